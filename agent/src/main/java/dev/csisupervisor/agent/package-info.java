@@ -1,0 +1,2 @@
+/** csi-supervisor agent module. */
+package dev.csisupervisor.agent;

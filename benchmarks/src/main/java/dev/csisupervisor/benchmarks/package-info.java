@@ -1,0 +1,2 @@
+/** csi-supervisor benchmarks module. */
+package dev.csisupervisor.benchmarks;

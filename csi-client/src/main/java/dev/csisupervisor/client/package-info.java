@@ -1,0 +1,2 @@
+/** csi-supervisor csi-client module. */
+package dev.csisupervisor.client;

@@ -1,0 +1,2 @@
+/** csi-supervisor mock-plugin module. */
+package dev.csisupervisor.mockplugin;

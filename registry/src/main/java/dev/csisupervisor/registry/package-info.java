@@ -1,0 +1,2 @@
+/** csi-supervisor registry module. */
+package dev.csisupervisor.registry;

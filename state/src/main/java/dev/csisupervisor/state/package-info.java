@@ -1,0 +1,2 @@
+/** csi-supervisor state module. */
+package dev.csisupervisor.state;

@@ -1,0 +1,2 @@
+/** csi-supervisor supervisor module. */
+package dev.csisupervisor.supervisor;

@@ -1,0 +1,2 @@
+/** csi-supervisor tests module. */
+package dev.csisupervisor.tests;
