@@ -1,0 +1,51 @@
+package dev.csisupervisor.supervisor;
+
+import dev.csisupervisor.client.CsiClient;
+import dev.csisupervisor.client.CsiClientOptions;
+import dev.csisupervisor.client.CsiPluginInfo;
+import dev.csisupervisor.client.PluginFingerprint;
+import dev.csisupervisor.client.PluginKind;
+import dev.csisupervisor.client.ProbeResult;
+import dev.csisupervisor.client.SocketPathTooLongException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+
+/** {@link PluginConnection} over one {@link CsiClient}: one channel, reused for every call. */
+final class CsiClientConnection implements PluginConnection {
+  private final CsiClient client;
+
+  private CsiClientConnection(CsiClient client) {
+    this.client = client;
+  }
+
+  static PluginConnection open(Path socket, Duration callTimeout) {
+    try {
+      return new CsiClientConnection(
+          CsiClient.create(socket, CsiClientOptions.defaults().withCallTimeout(callTimeout)));
+    } catch (SocketPathTooLongException e) {
+      // Hook construction validated the length already; reaching here is a programming error.
+      throw new IllegalArgumentException(e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public CompletableFuture<Boolean> probe() {
+    return client.probeAsync().thenApply(ProbeResult::ready);
+  }
+
+  @Override
+  public CompletableFuture<String> vendorVersion() {
+    return client.pluginInfoAsync().thenApply(CsiPluginInfo::vendorVersion);
+  }
+
+  @Override
+  public CompletableFuture<PluginFingerprint> fingerprint(PluginKind kind) {
+    return client.fingerprintAsync(kind);
+  }
+
+  @Override
+  public void close() {
+    client.close();
+  }
+}

@@ -1,0 +1,123 @@
+package dev.csisupervisor.supervisor;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.csisupervisor.client.PluginKind;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Optional;
+
+/**
+ * A task's CSI plugin block: what the hook needs to know to supervise it.
+ *
+ * @param pluginId       the plugin's id, used as its registry name and its directory name under
+ *                       the CSI root; {@code [A-Za-z0-9._-]{1,128}}, never {@code .} or {@code ..}
+ * @param type           controller, node or monolith (registered as both)
+ * @param mountDir       where the plugin directory is mounted inside the task (absolute)
+ * @param healthTimeout  how long the plugin may take to become ready before the task is
+ *                       restarted; {@link Duration#ZERO} waits forever
+ * @param probeInterval  the steady-state probe interval once the plugin is registered
+ * @param probeTimeout   the deadline of each probe and fingerprint call
+ * @param initialBackoff the first retry delay while waiting for ready (doubles each time)
+ * @param maxBackoff     the cap of the retry delay while waiting for ready
+ * @param externalSocket for a plugin started outside the task runner: its socket; the hook then
+ *                       neither creates nor removes anything on disk. Null for task plugins.
+ */
+public record CsiPluginConfig(
+    String pluginId,
+    PluginKind type,
+    String mountDir,
+    Duration healthTimeout,
+    Duration probeInterval,
+    Duration probeTimeout,
+    Duration initialBackoff,
+    Duration maxBackoff,
+    Path externalSocket) {
+
+  public static final String DEFAULT_MOUNT_DIR = "/csi";
+  public static final Duration DEFAULT_HEALTH_TIMEOUT = Duration.ofSeconds(30);
+  public static final Duration DEFAULT_PROBE_INTERVAL = Duration.ofSeconds(30);
+  public static final Duration DEFAULT_PROBE_TIMEOUT = Duration.ofSeconds(5);
+  public static final Duration DEFAULT_INITIAL_BACKOFF = Duration.ofMillis(50);
+  public static final Duration DEFAULT_MAX_BACKOFF = Duration.ofSeconds(5);
+
+  public CsiPluginConfig {
+    requireNonNull(pluginId, "pluginId");
+    requireNonNull(type, "type");
+    requireNonNull(mountDir, "mountDir");
+    Validation.checkPluginId(pluginId);
+    if (!mountDir.startsWith("/") || mountDir.contains("/../") || mountDir.endsWith("/..")) {
+      throw new IllegalArgumentException(
+          "mountDir must be an absolute path without '..', got " + Validation.quote(mountDir));
+    }
+    checkNotNegative("healthTimeout", healthTimeout);
+    checkPositive("probeInterval", probeInterval);
+    checkPositive("probeTimeout", probeTimeout);
+    checkPositive("initialBackoff", initialBackoff);
+    checkPositive("maxBackoff", maxBackoff);
+    if (maxBackoff.compareTo(initialBackoff) < 0) {
+      throw new IllegalArgumentException(
+          "maxBackoff " + maxBackoff + " must be >= initialBackoff " + initialBackoff);
+    }
+    if (externalSocket != null) {
+      if (!externalSocket.isAbsolute()) {
+        throw new IllegalArgumentException(
+            "externalSocket must be an absolute path, got " + externalSocket);
+      }
+      Validation.checkSocketPath("externalSocket", externalSocket);
+    }
+  }
+
+  public static Builder builder(String pluginId, PluginKind type) {
+    return new Builder(pluginId, type);
+  }
+
+  public Optional<Path> external() {
+    return Optional.ofNullable(externalSocket);
+  }
+
+  private static void checkPositive(String field, Duration d) {
+    requireNonNull(d, field);
+    if (d.isNegative() || d.isZero()) {
+      throw new IllegalArgumentException(field + " must be positive, got " + d);
+    }
+  }
+
+  private static void checkNotNegative(String field, Duration d) {
+    requireNonNull(d, field);
+    if (d.isNegative()) {
+      throw new IllegalArgumentException(field + " must not be negative, got " + d);
+    }
+  }
+
+  /** Builder with the defaults above. */
+  public static final class Builder {
+    private final String pluginId;
+    private final PluginKind type;
+    private String mountDir = DEFAULT_MOUNT_DIR;
+    private Duration healthTimeout = DEFAULT_HEALTH_TIMEOUT;
+    private Duration probeInterval = DEFAULT_PROBE_INTERVAL;
+    private Duration probeTimeout = DEFAULT_PROBE_TIMEOUT;
+    private Duration initialBackoff = DEFAULT_INITIAL_BACKOFF;
+    private Duration maxBackoff = DEFAULT_MAX_BACKOFF;
+    private Path externalSocket;
+
+    private Builder(String pluginId, PluginKind type) {
+      this.pluginId = pluginId;
+      this.type = type;
+    }
+
+    public Builder mountDir(String v) { this.mountDir = v; return this; }
+    public Builder healthTimeout(Duration v) { this.healthTimeout = v; return this; }
+    public Builder probeInterval(Duration v) { this.probeInterval = v; return this; }
+    public Builder probeTimeout(Duration v) { this.probeTimeout = v; return this; }
+    public Builder initialBackoff(Duration v) { this.initialBackoff = v; return this; }
+    public Builder maxBackoff(Duration v) { this.maxBackoff = v; return this; }
+    public Builder externalSocket(Path v) { this.externalSocket = v; return this; }
+
+    public CsiPluginConfig build() {
+      return new CsiPluginConfig(pluginId, type, mountDir, healthTimeout, probeInterval,
+          probeTimeout, initialBackoff, maxBackoff, externalSocket);
+    }
+  }
+}

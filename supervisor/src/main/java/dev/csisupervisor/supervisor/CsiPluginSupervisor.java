@@ -1,0 +1,106 @@
+package dev.csisupervisor.supervisor;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.csisupervisor.registry.PluginRegistry;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.Random;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * The node's CSI plugin supervisor: makes one {@link CsiPluginSupervisorHook} per plugin task,
+ * all sharing one scheduled executor (no thread per plugin), one clock and one socket watcher.
+ *
+ * <p>Thread-safe. The scheduler is the caller's: the supervisor never shuts it down. Closing the
+ * supervisor stops the socket watcher; stop the hooks first (each deregisters its plugin).
+ */
+public final class CsiPluginSupervisor implements AutoCloseable {
+  private enum State { RUNNING, CLOSED }
+
+  private final Path csiRoot;
+  private final PluginRegistry registry;
+  private final ScheduledExecutorService scheduler;
+  private final Clock clock;
+  private final Random random;
+  private final PluginConnection.Connector connector;
+  private final SocketWatcher watcher;
+  private final AtomicReference<State> state = new AtomicReference<>(State.RUNNING);
+
+  private CsiPluginSupervisor(Builder b) {
+    this.csiRoot = requireNonNull(b.csiRoot, "csiRoot");
+    if (!csiRoot.isAbsolute()) {
+      throw new IllegalArgumentException("csiRoot must be an absolute path, got " + csiRoot);
+    }
+    this.registry = requireNonNull(b.registry, "registry");
+    this.scheduler = requireNonNull(b.scheduler, "scheduler");
+    this.clock = requireNonNull(b.clock, "clock");
+    this.random = requireNonNull(b.random, "random");
+    this.connector = b.connector != null ? b.connector : CsiClientConnection::open;
+    this.watcher = new SocketWatcher(scheduler);
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * A hook for one task's plugin. Validates the config against this node (the socket path must
+   * fit the unix limit under {@code csiRoot}) and throws {@link IllegalArgumentException} naming
+   * the problem; nothing touches the disk until prestart.
+   */
+  public CsiPluginSupervisorHook hook(TaskContext task, CsiPluginConfig config,
+      TaskEventEmitter events, TaskLifecycle lifecycle) {
+    if (state.get() == State.CLOSED) {
+      throw new IllegalStateException("supervisor is closed");
+    }
+    return new DefaultCsiPluginSupervisorHook(task, config, csiRoot, registry, scheduler, clock,
+        random, connector, watcher, events, lifecycle);
+  }
+
+  /** The directory a managed plugin's socket lives in: {@code <csiRoot>/<type>/<pluginId>}. */
+  public Path pluginDir(CsiPluginConfig config) {
+    return csiRoot.resolve(DefaultCsiPluginSupervisorHook.typeDir(config.type()))
+        .resolve(config.pluginId());
+  }
+
+  public Path csiRoot() {
+    return csiRoot;
+  }
+
+  @Override
+  public void close() {
+    if (state.getAndSet(State.CLOSED) == State.CLOSED) {
+      return;
+    }
+    watcher.close();
+  }
+
+  /** Builder; {@code csiRoot}, {@code registry} and {@code scheduler} are required. */
+  public static final class Builder {
+    private Path csiRoot;
+    private PluginRegistry registry;
+    private ScheduledExecutorService scheduler;
+    private Clock clock = Clock.systemUTC();
+    private Random random = new Random();
+    private PluginConnection.Connector connector;
+
+    private Builder() {}
+
+    /** Root of the plugin directories, {@code <csiRoot>/<type>/<pluginId>/csi.sock}. */
+    public Builder csiRoot(Path v) { this.csiRoot = v; return this; }
+    public Builder registry(PluginRegistry v) { this.registry = v; return this; }
+    /** The shared scheduler every hook's timers and RPC completions run on. */
+    public Builder scheduler(ScheduledExecutorService v) { this.scheduler = v; return this; }
+    /** The clock for event and health timestamps (timers use the scheduler). */
+    public Builder clock(Clock v) { this.clock = v; return this; }
+    /** The randomness behind backoff jitter; seed it for reproducible runs. */
+    public Builder random(Random v) { this.random = v; return this; }
+    Builder connector(PluginConnection.Connector v) { this.connector = v; return this; }
+
+    public CsiPluginSupervisor build() {
+      return new CsiPluginSupervisor(this);
+    }
+  }
+}

@@ -1,0 +1,57 @@
+package dev.csisupervisor.supervisor;
+
+import static java.util.Objects.requireNonNull;
+
+import java.time.Duration;
+import java.util.Random;
+
+/**
+ * Exponential backoff with jitter: {@code initial, initial*m, initial*m^2, ...} capped at
+ * {@code max}, each delay spread uniformly by {@code ±jitter} (0.2 = ±20%) so that many plugins
+ * restarted together do not probe in lock-step. Not thread-safe.
+ */
+public final class ExponentialBackoff implements Backoff {
+  private final long initialNanos;
+  private final long maxNanos;
+  private final double multiplier;
+  private final double jitter;
+  private final Random random;
+  private double nextNanos;
+
+  public ExponentialBackoff(
+      Duration initial, Duration max, double multiplier, double jitter, Random random) {
+    requireNonNull(initial, "initial");
+    requireNonNull(max, "max");
+    if (initial.isNegative() || initial.isZero()) {
+      throw new IllegalArgumentException("initial must be positive, got " + initial);
+    }
+    if (max.compareTo(initial) < 0) {
+      throw new IllegalArgumentException("max " + max + " must be >= initial " + initial);
+    }
+    if (!(multiplier >= 1.0)) {
+      throw new IllegalArgumentException("multiplier must be >= 1, got " + multiplier);
+    }
+    if (!(jitter >= 0.0 && jitter < 1.0)) {
+      throw new IllegalArgumentException("jitter must be in [0, 1), got " + jitter);
+    }
+    this.initialNanos = initial.toNanos();
+    this.maxNanos = max.toNanos();
+    this.multiplier = multiplier;
+    this.jitter = jitter;
+    this.random = requireNonNull(random, "random");
+    this.nextNanos = initialNanos;
+  }
+
+  @Override
+  public Duration next() {
+    double base = nextNanos;
+    nextNanos = Math.min(maxNanos, nextNanos * multiplier);
+    double spread = jitter == 0.0 ? 1.0 : 1.0 + jitter * (2 * random.nextDouble() - 1);
+    return Duration.ofNanos(Math.max(1, Math.min(maxNanos, Math.round(base * spread))));
+  }
+
+  @Override
+  public void reset() {
+    nextNanos = initialNanos;
+  }
+}

@@ -1,0 +1,7 @@
+package dev.csisupervisor.supervisor;
+
+/** Runs when the task stops for good. Idempotent, and safe before poststart ever ran. */
+@FunctionalInterface
+public interface StopHook {
+  void stop(StopRequest request);
+}

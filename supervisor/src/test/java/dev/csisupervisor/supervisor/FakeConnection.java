@@ -1,0 +1,87 @@
+package dev.csisupervisor.supervisor;
+
+import dev.csisupervisor.client.PluginFingerprint;
+import dev.csisupervisor.client.PluginKind;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * A scripted plugin for the state-machine tests: each call completes at once (or, for a hung
+ * probe, fails after the probe timeout on the fake scheduler, as the real client's deadline does).
+ */
+final class FakeConnection implements PluginConnection {
+  enum Probe { READY, NOT_READY, REFUSED, HANG }
+
+  private final FakeScheduler scheduler;
+  private final Duration callTimeout;
+  volatile Probe probe = Probe.NOT_READY;
+  volatile String vendorVersion = "1.0.0";
+  volatile boolean fingerprintFails;
+  volatile boolean closed;
+  volatile int probes;
+  volatile int fingerprints;
+
+  FakeConnection(FakeScheduler scheduler, Duration callTimeout) {
+    this.scheduler = scheduler;
+    this.callTimeout = callTimeout;
+  }
+
+  /** A connector that always hands out this connection (one plugin per test). */
+  PluginConnection.Connector connector() {
+    return (Path socket, Duration timeout) -> this;
+  }
+
+  @Override
+  public CompletableFuture<Boolean> probe() {
+    probes++;
+    return switch (probe) {
+      case READY -> CompletableFuture.completedFuture(true);
+      case NOT_READY -> CompletableFuture.completedFuture(false);
+      case REFUSED -> CompletableFuture.failedFuture(
+          new IllegalStateException("connection refused on csi.sock"));
+      case HANG -> {
+        CompletableFuture<Boolean> f = new CompletableFuture<>();
+        scheduler.schedule(() -> f.completeExceptionally(
+                new TimeoutException("deadline exceeded after " + callTimeout.toMillis() + "ms")),
+            callTimeout.toNanos(), TimeUnit.NANOSECONDS);
+        yield f;
+      }
+    };
+  }
+
+  @Override
+  public CompletableFuture<String> vendorVersion() {
+    return probe == Probe.READY
+        ? CompletableFuture.completedFuture(vendorVersion)
+        : CompletableFuture.failedFuture(new IllegalStateException("unavailable"));
+  }
+
+  @Override
+  public CompletableFuture<PluginFingerprint> fingerprint(PluginKind kind) {
+    fingerprints++;
+    if (fingerprintFails) {
+      return CompletableFuture.failedFuture(new IllegalStateException("GetPluginInfo failed"));
+    }
+    return CompletableFuture.completedFuture(fingerprintOf(kind, vendorVersion));
+  }
+
+  static PluginFingerprint fingerprintOf(PluginKind kind, String version) {
+    boolean controller = kind != PluginKind.NODE;
+    boolean node = kind != PluginKind.CONTROLLER;
+    return new PluginFingerprint("fake.csi.dev", version, Map.of(),
+        controller ? Set.of("CONTROLLER_SERVICE") : Set.of(),
+        controller ? Set.of("CREATE_DELETE_VOLUME") : Set.of(),
+        node ? Set.of("STAGE_UNSTAGE_VOLUME") : Set.of(),
+        node ? "node-1" : "", 0, Map.of());
+  }
+
+  @Override
+  public void close() {
+    closed = true;
+  }
+}

@@ -1,0 +1,407 @@
+package dev.csisupervisor.supervisor;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.csisupervisor.client.PluginKind;
+import dev.csisupervisor.registry.PluginEvent;
+import dev.csisupervisor.registry.PluginInfo;
+import dev.csisupervisor.registry.PluginListener;
+import dev.csisupervisor.registry.PluginRegistry;
+import dev.csisupervisor.registry.PluginType;
+import dev.csisupervisor.state.InMemoryStateStore;
+import dev.csisupervisor.supervisor.CsiPluginSupervisorHook.Phase;
+import dev.csisupervisor.supervisor.FakeConnection.Probe;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The supervision loop under a fake clock and a scripted plugin: every timing is exact. */
+class SupervisionStateMachineTest {
+  @TempDir Path root;
+
+  private final FakeScheduler scheduler = new FakeScheduler();
+  private final FakeConnection plugin = new FakeConnection(scheduler, Duration.ofSeconds(5));
+  private final List<TaskEvent> taskEvents = new CopyOnWriteArrayList<>();
+  private final List<String> restarts = new CopyOnWriteArrayList<>();
+  private final List<PluginEvent> registryEvents = new CopyOnWriteArrayList<>();
+  private PluginRegistry registry;
+  private CsiPluginSupervisor supervisor;
+
+  @BeforeEach
+  void setUp() {
+    registry = PluginRegistry.builder().stateStore(new InMemoryStateStore())
+        .clock(scheduler.clock()).build();
+    PluginListener recorder = registryEvents::add;
+    registry.subscribe(PluginType.CSI_CONTROLLER, recorder, Runnable::run);
+    registry.subscribe(PluginType.CSI_NODE, recorder, Runnable::run);
+    supervisor = newSupervisor(registry);
+  }
+
+  private CsiPluginSupervisor newSupervisor(PluginRegistry reg) {
+    return CsiPluginSupervisor.builder().csiRoot(root).registry(reg).scheduler(scheduler)
+        .clock(scheduler.clock()).random(new Random(7)).connector(plugin.connector()).build();
+  }
+
+  @AfterEach
+  void tearDown() {
+    supervisor.close();
+    registry.close();
+  }
+
+  private CsiPluginSupervisorHook hook(PluginKind kind) {
+    return hook(supervisor, CsiPluginConfig.builder("ebs", kind).build());
+  }
+
+  private CsiPluginSupervisorHook hook(CsiPluginSupervisor sup, CsiPluginConfig config) {
+    return sup.hook(new TaskContext("alloc-1", "plugin"), config, taskEvents::add, restarts::add);
+  }
+
+  private static CsiPluginSupervisorHook started(CsiPluginSupervisorHook hook) throws Exception {
+    hook.prestart(PrestartRequest.withEnv(Map.of()));
+    hook.poststart(PoststartRequest.of());
+    return hook;
+  }
+
+  private List<String> eventTypes() {
+    List<String> out = new ArrayList<>();
+    taskEvents.forEach(e -> out.add(e.type()));
+    return out;
+  }
+
+  private List<String> registryKinds() {
+    List<String> out = new ArrayList<>();
+    registryEvents.forEach(e -> out.add(e.kind() + " " + e.type()));
+    return out;
+  }
+
+  @Test
+  void readyAfterDelay_probesWithGrowingBackoffThenRegisters() throws Exception {
+    CsiPluginSupervisorHook hook = started(hook(PluginKind.CONTROLLER));
+    scheduler.runDueTasks();
+    assertEquals(1, plugin.probes, "probes immediately at poststart");
+    assertEquals(Phase.AWAITING_READY, hook.phase());
+
+    List<Duration> delays = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      Duration next = scheduler.pendingDelays().get(0);
+      delays.add(next);
+      scheduler.forwardTime(next);
+    }
+    assertEquals(5, plugin.probes);
+    // 50 ms doubling, each within ±20% jitter.
+    long[] base = {50, 100, 200, 400};
+    for (int i = 0; i < base.length; i++) {
+      long ms = delays.get(i).toMillis();
+      assertTrue(ms >= base[i] * 0.8 - 1 && ms <= base[i] * 1.2 + 1, "delay " + i + " = " + ms);
+    }
+
+    plugin.probe = Probe.READY;
+    scheduler.forwardTime(scheduler.pendingDelays().get(0));
+    assertEquals(Phase.REGISTERED, hook.phase());
+    assertEquals(List.of(TaskEvent.PLUGIN_HEALTHY, TaskEvent.PLUGIN_REGISTERED), eventTypes());
+    assertEquals(List.of("REGISTERED CSI_CONTROLLER"), registryKinds());
+    PluginInfo info = registry.find(PluginType.CSI_CONTROLLER, "ebs").orElseThrow();
+    assertEquals("1.0.0", info.version());
+    assertEquals("alloc-1", info.allocId());
+    assertEquals(hook.socketPath(), info.socketPath());
+    assertEquals("fake.csi.dev", info.options().get("provider"));
+    assertTrue(info.health().healthy());
+  }
+
+  @Test
+  void backoffIsCappedAtMaxBackoff() throws Exception {
+    started(hook(PluginKind.NODE));
+    scheduler.runDueTasks();
+    Duration last = Duration.ZERO;
+    for (int i = 0; i < 12; i++) {
+      last = scheduler.pendingDelays().get(0);
+      scheduler.forwardTime(last);
+    }
+    assertTrue(last.compareTo(Duration.ofSeconds(5)) <= 0, "capped at 5 s: " + last);
+    assertTrue(last.compareTo(Duration.ofSeconds(4)) >= 0, "reached the cap: " + last);
+  }
+
+  @Test
+  void neverReady_healthTimeoutEmitsEventAndRequestsRestart_thenKeepsSupervising()
+      throws Exception {
+    CsiPluginSupervisorHook hook = started(hook(PluginKind.CONTROLLER));
+    scheduler.forwardTime(29_999, TimeUnit.MILLISECONDS);
+    assertTrue(restarts.isEmpty());
+    scheduler.forwardTime(1, TimeUnit.MILLISECONDS);
+    assertEquals(1, restarts.size());
+    assertTrue(restarts.get(0).startsWith("unhealthy: did not become ready within 30s"),
+        restarts.get(0));
+    assertTrue(restarts.get(0).contains("plugin reports not ready"), restarts.get(0));
+    assertEquals(List.of(TaskEvent.PLUGIN_UNHEALTHY, TaskEvent.RESTART_REQUESTED), eventTypes());
+    assertEquals(Phase.AWAITING_READY, hook.phase());
+
+    // The restarted task gets a fresh deadline.
+    scheduler.forwardTime(30, TimeUnit.SECONDS);
+    assertEquals(2, restarts.size());
+
+    plugin.probe = Probe.READY;
+    scheduler.forwardTime(6, TimeUnit.SECONDS);
+    assertEquals(Phase.REGISTERED, hook.phase());
+    scheduler.forwardTime(60, TimeUnit.SECONDS);
+    assertEquals(2, restarts.size(), "no restart once registered");
+    assertTrue(registryEvents.size() == 1);
+  }
+
+  @Test
+  void zeroHealthTimeout_neverRestarts() throws Exception {
+    started(hook(supervisor, CsiPluginConfig.builder("ebs", PluginKind.NODE)
+        .healthTimeout(Duration.ZERO).build()));
+    scheduler.forwardTime(10, TimeUnit.MINUTES);
+    assertTrue(restarts.isEmpty());
+    assertTrue(plugin.probes > 100);
+  }
+
+  @Test
+  void hungProbe_failsAtDeadlineThenRetries() throws Exception {
+    plugin.probe = Probe.HANG;
+    CsiPluginSupervisorHook hook = started(hook(PluginKind.CONTROLLER));
+    scheduler.runDueTasks();
+    assertEquals(1, plugin.probes);
+    scheduler.forwardTime(4_999, TimeUnit.MILLISECONDS);
+    assertEquals(1, plugin.probes, "no second probe while one is in flight");
+    plugin.probe = Probe.READY;
+    scheduler.forwardTime(1, TimeUnit.MILLISECONDS);
+    scheduler.forwardTime(scheduler.pendingDelays().get(0));
+    assertEquals(2, plugin.probes);
+    assertEquals(Phase.REGISTERED, hook.phase());
+  }
+
+  @Test
+  void crashWhileRegistered_marksUnhealthyOnceKeepsRegistration_thenRecovers() throws Exception {
+    plugin.probe = Probe.READY;
+    CsiPluginSupervisorHook hook = started(hook(PluginKind.CONTROLLER));
+    scheduler.runDueTasks();
+    assertEquals(Phase.REGISTERED, hook.phase());
+    taskEvents.clear();
+    registryEvents.clear();
+
+    plugin.probe = Probe.REFUSED;
+    scheduler.forwardTime(30, TimeUnit.SECONDS);
+    scheduler.forwardTime(30, TimeUnit.SECONDS);
+    scheduler.forwardTime(30, TimeUnit.SECONDS);
+    assertEquals(List.of(TaskEvent.PLUGIN_UNHEALTHY), eventTypes());
+    assertTrue(taskEvents.get(0).message().contains("connection refused"),
+        taskEvents.get(0).message());
+    assertEquals(List.of("UPDATED CSI_CONTROLLER"), registryKinds());
+    PluginInfo info = registry.find(PluginType.CSI_CONTROLLER, "ebs").orElseThrow();
+    assertFalse(info.health().healthy());
+    assertTrue(info.health().message().contains("connection refused"));
+    assertFalse(hook.healthy());
+
+    plugin.probe = Probe.READY;
+    scheduler.forwardTime(30, TimeUnit.SECONDS);
+    assertEquals(List.of(TaskEvent.PLUGIN_UNHEALTHY, TaskEvent.PLUGIN_HEALTHY), eventTypes());
+    assertEquals(List.of("UPDATED CSI_CONTROLLER", "UPDATED CSI_CONTROLLER"), registryKinds());
+    assertTrue(registry.find(PluginType.CSI_CONTROLLER, "ebs").orElseThrow().health().healthy());
+    assertTrue(hook.healthy());
+  }
+
+  @Test
+  void pluginRestartedWithNewVersion_updatesRegistration() throws Exception {
+    plugin.probe = Probe.READY;
+    started(hook(PluginKind.NODE));
+    scheduler.runDueTasks();
+    registryEvents.clear();
+
+    plugin.vendorVersion = "2.0.0";
+    scheduler.forwardTime(30, TimeUnit.SECONDS);
+    assertEquals(List.of("UPDATED CSI_NODE"), registryKinds());
+    assertEquals("2.0.0", registryEvents.get(0).plugin().version());
+    assertEquals("2.0.0", registry.find(PluginType.CSI_NODE, "ebs").orElseThrow().version());
+
+    scheduler.forwardTime(30, TimeUnit.SECONDS);
+    assertEquals(1, registryEvents.size(), "no event while nothing changes");
+  }
+
+  @Test
+  void steadyProbes_useTheConfiguredInterval() throws Exception {
+    plugin.probe = Probe.READY;
+    started(hook(supervisor, CsiPluginConfig.builder("ebs", PluginKind.NODE)
+        .probeInterval(Duration.ofSeconds(10)).build()));
+    scheduler.runDueTasks();
+    int before = plugin.probes;
+    scheduler.forwardTime(100, TimeUnit.SECONDS);
+    assertEquals(before + 10, plugin.probes);
+  }
+
+  @Test
+  void flappingPlugin_oneEventPerTransition() throws Exception {
+    plugin.probe = Probe.READY;
+    started(hook(PluginKind.CONTROLLER));
+    scheduler.runDueTasks();
+    taskEvents.clear();
+    registryEvents.clear();
+    for (int i = 0; i < 3; i++) {
+      plugin.probe = Probe.NOT_READY;
+      scheduler.forwardTime(30, TimeUnit.SECONDS);
+      scheduler.forwardTime(30, TimeUnit.SECONDS);
+      plugin.probe = Probe.READY;
+      scheduler.forwardTime(30, TimeUnit.SECONDS);
+      scheduler.forwardTime(30, TimeUnit.SECONDS);
+    }
+    List<String> expected = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      expected.add(TaskEvent.PLUGIN_UNHEALTHY);
+      expected.add(TaskEvent.PLUGIN_HEALTHY);
+    }
+    assertEquals(expected, eventTypes());
+    assertEquals(6, registryEvents.size());
+    assertTrue(registryEvents.stream().allMatch(e -> e.kind() == PluginEvent.Kind.UPDATED));
+  }
+
+  @Test
+  void monolith_registersControllerAndNode() throws Exception {
+    plugin.probe = Probe.READY;
+    CsiPluginSupervisorHook hook = started(hook(PluginKind.MONOLITH));
+    scheduler.runDueTasks();
+    assertEquals(List.of("REGISTERED CSI_CONTROLLER", "REGISTERED CSI_NODE"), registryKinds());
+    assertEquals(java.util.Set.of(PluginType.CSI_CONTROLLER, PluginType.CSI_NODE),
+        hook.registeredTypes());
+
+    hook.stop(StopRequest.because("test"));
+    assertEquals(List.of("REGISTERED CSI_CONTROLLER", "REGISTERED CSI_NODE",
+        "DEREGISTERED CSI_NODE", "DEREGISTERED CSI_CONTROLLER"), registryKinds());
+  }
+
+  @Test
+  void monolith_secondRegistrationFails_firstIsRolledBackAndRetried() throws Exception {
+    boolean[] failNode = {true};
+    PluginRegistry failing = (PluginRegistry) Proxy.newProxyInstance(
+        getClass().getClassLoader(), new Class<?>[] {PluginRegistry.class},
+        (proxy, method, args) -> {
+          if (method.getName().equals("register") && failNode[0]
+              && ((PluginInfo) args[0]).type() == PluginType.CSI_NODE) {
+            throw new IllegalStateException("state store commit failed");
+          }
+          try {
+            return method.invoke(registry, args);
+          } catch (InvocationTargetException e) {
+            throw e.getCause();
+          }
+        });
+    CsiPluginSupervisor sup = newSupervisor(failing);
+    plugin.probe = Probe.READY;
+    CsiPluginSupervisorHook hook =
+        started(hook(sup, CsiPluginConfig.builder("ebs", PluginKind.MONOLITH).build()));
+    scheduler.runDueTasks();
+    assertEquals(List.of("REGISTERED CSI_CONTROLLER", "DEREGISTERED CSI_CONTROLLER"),
+        registryKinds());
+    assertTrue(registry.list(PluginType.CSI_CONTROLLER).isEmpty());
+    assertEquals(Phase.AWAITING_READY, hook.phase());
+    assertTrue(eventTypes().contains(TaskEvent.PLUGIN_FAILED));
+    assertTrue(taskEvents.stream().anyMatch(e -> e.message().contains("state store commit failed")));
+
+    failNode[0] = false;
+    scheduler.forwardTime(scheduler.pendingDelays().get(0));
+    assertEquals(Phase.REGISTERED, hook.phase());
+    assertEquals(1, registry.list(PluginType.CSI_NODE).size());
+    assertEquals(1, registry.list(PluginType.CSI_CONTROLLER).size());
+    sup.close();
+  }
+
+  @Test
+  void fingerprintFailure_isReportedAndRetried() throws Exception {
+    plugin.probe = Probe.READY;
+    plugin.fingerprintFails = true;
+    CsiPluginSupervisorHook hook = started(hook(PluginKind.CONTROLLER));
+    scheduler.runDueTasks();
+    assertEquals(Phase.AWAITING_READY, hook.phase());
+    assertTrue(registryEvents.isEmpty());
+    plugin.fingerprintFails = false;
+    scheduler.forwardTime(scheduler.pendingDelays().get(0));
+    assertEquals(Phase.REGISTERED, hook.phase());
+  }
+
+  @Test
+  void stopDuringWaitForReady_cancelsEverything() throws Exception {
+    CsiPluginSupervisorHook hook = started(hook(PluginKind.CONTROLLER));
+    scheduler.forwardTime(1, TimeUnit.SECONDS);
+    int probes = plugin.probes;
+    hook.stop(StopRequest.because("task killed"));
+    assertEquals(Phase.STOPPED, hook.phase());
+    assertTrue(plugin.closed);
+    assertEquals(0, scheduler.pendingCount(), "no timers left: " + scheduler.pendingDelays());
+    plugin.probe = Probe.READY;
+    scheduler.forwardTime(10, TimeUnit.MINUTES);
+    assertEquals(probes, plugin.probes);
+    assertTrue(registryEvents.isEmpty());
+    assertTrue(restarts.isEmpty());
+  }
+
+  @Test
+  void stopTwice_deregistersOnce() throws Exception {
+    plugin.probe = Probe.READY;
+    CsiPluginSupervisorHook hook = started(hook(PluginKind.NODE));
+    scheduler.runDueTasks();
+    hook.stop(StopRequest.because("one"));
+    hook.stop(StopRequest.because("two"));
+    assertEquals(List.of("REGISTERED CSI_NODE", "DEREGISTERED CSI_NODE"), registryKinds());
+    assertTrue(hook.registeredTypes().isEmpty());
+  }
+
+  @Test
+  void stopBeforePoststart_isHarmless_andPoststartAfterStopIsRefused() {
+    CsiPluginSupervisorHook hook = hook(PluginKind.NODE);
+    hook.stop(StopRequest.because("never started"));
+    assertEquals(Phase.STOPPED, hook.phase());
+    assertEquals(0, plugin.probes);
+    IllegalStateException e = assertThrows(IllegalStateException.class,
+        () -> hook.poststart(PoststartRequest.of()));
+    assertTrue(e.getMessage().contains("ebs"), e.getMessage());
+  }
+
+  @Test
+  void poststartTwice_runsOneLoop() throws Exception {
+    CsiPluginSupervisorHook hook = started(hook(PluginKind.CONTROLLER));
+    hook.prestart(PrestartRequest.withEnv(Map.of()));
+    hook.poststart(PoststartRequest.of());
+    scheduler.runDueTasks();
+    assertEquals(1, plugin.probes);
+    scheduler.forwardTime(2, TimeUnit.SECONDS);
+    int oneLoop = plugin.probes;
+    assertTrue(oneLoop <= 7, "one backoff loop, not two: " + oneLoop);
+    assertEquals(1, scheduler.pendingDelays().stream()
+        .filter(d -> d.compareTo(Duration.ofSeconds(5)) <= 0).count(), "a single probe timer");
+  }
+
+  @Test
+  void stopRemovesSocketLeftBehind() throws Exception {
+    CsiPluginSupervisorHook hook = started(hook(PluginKind.CONTROLLER));
+    Files.createFile(hook.socketPath());
+    hook.stop(StopRequest.because("done"));
+    assertFalse(Files.exists(hook.socketPath()));
+  }
+
+  @Test
+  void throwingEventEmitter_doesNotBreakSupervision() throws Exception {
+    plugin.probe = Probe.READY;
+    CsiPluginSupervisorHook hook = supervisor.hook(new TaskContext("alloc-1", "plugin"),
+        CsiPluginConfig.builder("ebs", PluginKind.NODE).build(),
+        e -> {
+          throw new IllegalStateException("emitter down");
+        }, restarts::add);
+    started(hook);
+    scheduler.runDueTasks();
+    assertEquals(Phase.REGISTERED, hook.phase());
+  }
+}
