@@ -1,0 +1,146 @@
+package dev.csisupervisor.client;
+
+import java.nio.file.Path;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A client for one CSI plugin, reached over its unix domain socket.
+ *
+ * <p><b>Connection.</b> One gRPC channel (Netty epoll, shared I/O threads for all clients) is
+ * created with the client and reused for every call. The client connects on the first call, not
+ * on {@link #create}. When a connection attempt fails (nothing listening yet, stale socket, not a
+ * gRPC server) the call fails at once and that channel is replaced, so the next call connects
+ * right away instead of waiting out gRPC's reconnect backoff: retrying is the caller's decision.
+ * While not connected, each call first looks at the socket path (stat, no connection) so that a
+ * missing path, a regular file or a permission problem is reported precisely.
+ *
+ * <p><b>Calls.</b> Every call has a deadline ({@link CsiClientOptions#callTimeout()}), does not
+ * wait for the plugin to become reachable, and bounds the response size
+ * ({@link CsiClientOptions#maxInboundMessageBytes()}). Failures are {@link CsiException}
+ * subtypes naming the socket; no gRPC type is visible through this interface.
+ *
+ * <p><b>Blocking and async.</b> The {@code ...Async} methods never block the caller (while not
+ * connected they stat the socket path on the calling thread, nothing more): the returned
+ * future completes on one of the client's shared I/O threads ({@code csi-client-io}), where stages
+ * attached with the non-async {@code then...} methods also run: never block there, attach any
+ * real work with an explicit executor ({@code thenApplyAsync(f, executor)}). A failed
+ * future holds the {@link CsiException} itself (see {@link CsiException#find} to unwrap the
+ * {@code CompletionException} of dependent stages). Cancelling a returned future cancels the call.
+ * The blocking methods wait for the same future; an interrupt cancels the call, sets the thread's
+ * interrupt flag again and throws {@link CallCancelledException}.
+ *
+ * <p><b>Threads.</b> Implementations are thread-safe; calls may run concurrently from any thread.
+ * {@link #close()} is idempotent; calls after it fail with {@link CallCancelledException}.
+ */
+public interface CsiClient extends AutoCloseable {
+
+  /**
+   * A client for the plugin socket at {@code socket} with {@link CsiClientOptions#defaults()}.
+   *
+   * @param socket the plugin's socket; a relative path is made absolute against the working directory
+   * @throws SocketPathTooLongException if the absolute path is over 107 bytes (nothing is connected)
+   * @throws IllegalArgumentException if {@code socket} is empty
+   * @throws IllegalStateException if Netty's epoll transport is not available (not Linux)
+   */
+  static CsiClient create(Path socket) throws SocketPathTooLongException {
+    return create(socket, CsiClientOptions.defaults());
+  }
+
+  /**
+   * A client for the plugin socket at {@code socket}.
+   *
+   * @see #create(Path)
+   */
+  static CsiClient create(Path socket, CsiClientOptions options) throws SocketPathTooLongException {
+    return GrpcCsiClient.create(socket, options);
+  }
+
+  /** The plugin's socket path, absolute. */
+  Path socket();
+
+  /** {@code Identity.Probe}: whether the plugin is ready (an absent {@code ready} field means ready). */
+  CompletableFuture<ProbeResult> probeAsync();
+
+  /** {@code Identity.GetPluginInfo}. An empty name fails with {@link InvalidResponseException}. */
+  CompletableFuture<CsiPluginInfo> pluginInfoAsync();
+
+  /** {@code Identity.GetPluginCapabilities}, named as {@link CsiCapabilities} describes. */
+  CompletableFuture<Set<String>> pluginCapabilitiesAsync();
+
+  /** {@code Controller.ControllerGetCapabilities}, named as {@link CsiCapabilities} describes. */
+  CompletableFuture<Set<String>> controllerCapabilitiesAsync();
+
+  /** {@code Node.NodeGetCapabilities}, named as {@link CsiCapabilities} describes. */
+  CompletableFuture<Set<String>> nodeCapabilitiesAsync();
+
+  /**
+   * {@code Node.NodeGetInfo}. An empty node id or a negative max volumes fails with
+   * {@link InvalidResponseException}.
+   */
+  CompletableFuture<CsiNodeInfo> nodeInfoAsync();
+
+  /**
+   * Everything a plugin of {@code kind} reports, gathered into one {@link PluginFingerprint}: plugin
+   * info and capabilities, plus controller capabilities (controller, monolith) and node
+   * capabilities and node info (node, monolith). The calls run concurrently, each with its own
+   * deadline, so this takes about one call's time. If any fails, the future fails with the first
+   * failure in the order info, plugin capabilities, controller capabilities, node capabilities,
+   * node info, once all have finished.
+   */
+  default CompletableFuture<PluginFingerprint> fingerprintAsync(PluginKind kind) {
+    Objects.requireNonNull(kind, "kind");
+    CompletableFuture<CsiPluginInfo> info = pluginInfoAsync();
+    CompletableFuture<Set<String>> plugin = pluginCapabilitiesAsync();
+    CompletableFuture<Set<String>> controller =
+        kind.hasController() ? controllerCapabilitiesAsync() : CompletableFuture.completedFuture(Set.of());
+    CompletableFuture<Set<String>> node =
+        kind.hasNode() ? nodeCapabilitiesAsync() : CompletableFuture.completedFuture(Set.of());
+    CompletableFuture<CsiNodeInfo> nodeInfo =
+        kind.hasNode() ? nodeInfoAsync() : CompletableFuture.completedFuture(null);
+    return Fingerprints.combine(info, plugin, controller, node, nodeInfo);
+  }
+
+  /** Blocking {@link #probeAsync()}. */
+  default ProbeResult probe() throws CsiException {
+    return Fingerprints.await(this, probeAsync(), CsiMethods.PROBE);
+  }
+
+  /** Blocking {@link #pluginInfoAsync()}. */
+  default CsiPluginInfo pluginInfo() throws CsiException {
+    return Fingerprints.await(this, pluginInfoAsync(), CsiMethods.GET_PLUGIN_INFO);
+  }
+
+  /** Blocking {@link #pluginCapabilitiesAsync()}. */
+  default Set<String> pluginCapabilities() throws CsiException {
+    return Fingerprints.await(this, pluginCapabilitiesAsync(), CsiMethods.GET_PLUGIN_CAPABILITIES);
+  }
+
+  /** Blocking {@link #controllerCapabilitiesAsync()}. */
+  default Set<String> controllerCapabilities() throws CsiException {
+    return Fingerprints.await(this, controllerCapabilitiesAsync(), CsiMethods.CONTROLLER_GET_CAPABILITIES);
+  }
+
+  /** Blocking {@link #nodeCapabilitiesAsync()}. */
+  default Set<String> nodeCapabilities() throws CsiException {
+    return Fingerprints.await(this, nodeCapabilitiesAsync(), CsiMethods.NODE_GET_CAPABILITIES);
+  }
+
+  /** Blocking {@link #nodeInfoAsync()}. */
+  default CsiNodeInfo nodeInfo() throws CsiException {
+    return Fingerprints.await(this, nodeInfoAsync(), CsiMethods.NODE_GET_INFO);
+  }
+
+  /** Blocking {@link #fingerprintAsync(PluginKind)}. */
+  default PluginFingerprint fingerprint(PluginKind kind) throws CsiException {
+    return Fingerprints.await(this, fingerprintAsync(kind), "fingerprint(" + kind + ")");
+  }
+
+  /**
+   * Closes the channel: lets calls in flight finish for up to 200 ms, then cancels them (they fail
+   * with {@link CallCancelledException}). Idempotent; blocks at most about a second.
+   */
+  @Override
+  void close();
+}

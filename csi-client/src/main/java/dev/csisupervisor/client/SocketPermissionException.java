@@ -1,0 +1,18 @@
+package dev.csisupervisor.client;
+
+import java.nio.file.Path;
+
+/** This process may not look up the socket path or connect to the socket. */
+public final class SocketPermissionException extends CsiException {
+  private static final long serialVersionUID = 1L;
+
+  /** @param detail which operation was denied, e.g. "connect(..) failed: Permission denied"; may be null */
+  public SocketPermissionException(Path socket, String detail) {
+    super(socket, null, withDetail("permission denied on CSI plugin socket " + socket, detail), null);
+  }
+
+  @Override
+  public CsiErrorKind kind() {
+    return CsiErrorKind.PERMISSION_DENIED;
+  }
+}

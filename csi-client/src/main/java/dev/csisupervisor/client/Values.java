@@ -1,0 +1,54 @@
+package dev.csisupervisor.client;
+
+import java.util.Collections;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.SortedMap;
+import java.util.SortedSet;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/** Defensive copies for the value records: immutable, sorted (stable toString), no nulls. */
+final class Values {
+  private Values() {}
+
+  static SortedMap<String, String> copyOf(Map<String, String> map, String field) {
+    Objects.requireNonNull(map, field);
+    TreeMap<String, String> copy = new TreeMap<>();
+    map.forEach((k, v) -> {
+      if (k == null || v == null) {
+        throw new IllegalArgumentException(field + " must not contain null keys or values, got " + map);
+      }
+      copy.put(k, v);
+    });
+    return Collections.unmodifiableSortedMap(copy);
+  }
+
+  static SortedSet<String> copyOf(Set<String> set, String field) {
+    Objects.requireNonNull(set, field);
+    TreeSet<String> copy = new TreeSet<>();
+    for (String s : set) {
+      if (s == null || s.isBlank()) {
+        throw new IllegalArgumentException(field + " must not contain null or blank entries, got " + set);
+      }
+      copy.add(s);
+    }
+    return Collections.unmodifiableSortedSet(copy);
+  }
+
+  static String requireNonBlank(String value, String field) {
+    Objects.requireNonNull(value, field);
+    if (value.isBlank()) {
+      throw new IllegalArgumentException(field + " must not be blank, got '" + value + "'");
+    }
+    return value;
+  }
+
+  static long requireNonNegative(long value, String field) {
+    if (value < 0) {
+      throw new IllegalArgumentException(field + " must not be negative, got " + value);
+    }
+    return value;
+  }
+}

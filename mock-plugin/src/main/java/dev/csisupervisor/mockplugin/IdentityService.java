@@ -1,0 +1,62 @@
+package dev.csisupervisor.mockplugin;
+
+import com.google.protobuf.BoolValue;
+import dev.csisupervisor.csi.v1.GetPluginCapabilitiesRequest;
+import dev.csisupervisor.csi.v1.GetPluginCapabilitiesResponse;
+import dev.csisupervisor.csi.v1.GetPluginInfoRequest;
+import dev.csisupervisor.csi.v1.GetPluginInfoResponse;
+import dev.csisupervisor.csi.v1.IdentityGrpc;
+import dev.csisupervisor.csi.v1.ProbeRequest;
+import dev.csisupervisor.csi.v1.ProbeResponse;
+import io.grpc.Status;
+import io.grpc.stub.StreamObserver;
+
+/** The CSI Identity service, answering from the {@link Script}. Runs on the event loop; never blocks. */
+final class IdentityService extends IdentityGrpc.IdentityImplBase {
+
+    private final Script script;
+    private final Responder responder;
+
+    IdentityService(Script script, Responder responder) {
+        this.script = script;
+        this.responder = responder;
+    }
+
+    @Override
+    public void getPluginInfo(GetPluginInfoRequest request, StreamObserver<GetPluginInfoResponse> observer) {
+        responder.reply(observer, script.pluginInfo());
+    }
+
+    @Override
+    public void getPluginCapabilities(
+            GetPluginCapabilitiesRequest request, StreamObserver<GetPluginCapabilitiesResponse> observer) {
+        responder.reply(observer, GetPluginCapabilitiesResponse.newBuilder()
+                .addAllCapabilities(script.pluginCapabilities())
+                .build());
+    }
+
+    @Override
+    public void probe(ProbeRequest request, StreamObserver<ProbeResponse> observer) {
+        script.countProbe();
+        // A hung probe keeps its observer and returns: the event loop stays free.
+        if (script.parkIfHanging(observer)) {
+            return;
+        }
+        Status failure = script.probeFailure();
+        if (failure != null) {
+            responder.fail(observer, failure);
+            return;
+        }
+        answer(observer);
+    }
+
+    /** Answers a probe with the readiness of this moment; also used to release parked probes. */
+    void answer(StreamObserver<ProbeResponse> observer) {
+        responder.reply(observer, probeResponse(script.isReadyNow()));
+    }
+
+    /** {@code ready} is a BoolValue: always set it, so "not ready" is never mistaken for "unset = ready". */
+    static ProbeResponse probeResponse(boolean ready) {
+        return ProbeResponse.newBuilder().setReady(BoolValue.of(ready)).build();
+    }
+}

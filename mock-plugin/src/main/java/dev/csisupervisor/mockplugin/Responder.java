@@ -1,0 +1,62 @@
+package dev.csisupervisor.mockplugin;
+
+import io.grpc.Status;
+import io.grpc.stub.StreamObserver;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Completes calls, after the scripted latency if there is one.
+ *
+ * <p>Latency is a task scheduled on the plugin's event loop, never a sleeping thread: a slow mock
+ * costs nothing while it waits, so a thousand slow plugins fit in one JVM. Thread-safe.
+ */
+final class Responder {
+
+    private static final Logger log = LoggerFactory.getLogger(Responder.class);
+
+    private final Script script;
+    private final ScheduledExecutorService scheduler;
+
+    Responder(Script script, ScheduledExecutorService scheduler) {
+        this.script = script;
+        this.scheduler = scheduler;
+    }
+
+    <T> void reply(StreamObserver<T> observer, T value) {
+        deliver(() -> {
+            observer.onNext(value);
+            observer.onCompleted();
+        });
+    }
+
+    void fail(StreamObserver<?> observer, Status status) {
+        deliver(() -> observer.onError(status.asRuntimeException()));
+    }
+
+    private void deliver(Runnable completion) {
+        long latency = script.latencyNanos();
+        if (latency == 0) {
+            runQuietly(completion);
+            return;
+        }
+        try {
+            scheduler.schedule(() -> runQuietly(completion), latency, TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            // The event loop is shutting down with the plugin: the call dies with its connection.
+            log.debug("mock plugin stopping, delayed reply dropped");
+        }
+    }
+
+    private static void runQuietly(Runnable completion) {
+        try {
+            completion.run();
+        } catch (RuntimeException e) {
+            // The client gave up (deadline, cancel) or the server is going down: nothing to answer.
+            log.debug("reply not delivered: {}", e.toString());
+        }
+    }
+}
