@@ -1,0 +1,22 @@
+package dev.csisupervisor.registry;
+
+import dev.csisupervisor.state.MapDbStateStore;
+import dev.csisupervisor.state.StateStore;
+import java.nio.file.Path;
+import org.junit.jupiter.api.io.TempDir;
+
+class MapDbPluginRegistryTest extends PluginRegistryContractTest {
+
+  @TempDir Path dataDir;
+
+  @Override
+  protected StateStore openStore() {
+    return MapDbStateStore.open(dataDir, MapDbStateStore.Options.defaults().withStrict(true));
+  }
+
+  @Override
+  protected StateStore reopenStore(StateStore store) {
+    store.close();
+    return MapDbStateStore.open(dataDir, MapDbStateStore.Options.defaults().withStrict(true));
+  }
+}

@@ -1,0 +1,31 @@
+package dev.csisupervisor.state;
+
+/** Argument checks shared by the stores. */
+final class Keys {
+  private Keys() {}
+
+  static String check(String key) {
+    if (key == null || key.isBlank()) {
+      throw new IllegalArgumentException("key must not be null or blank, got " + (key == null ? "null" : "'" + key + "'"));
+    }
+    return key;
+  }
+
+  static void checkChanges(java.util.List<StateChange> changes) {
+    if (changes == null) {
+      throw new IllegalArgumentException("changes must not be null");
+    }
+    for (int i = 0; i < changes.size(); i++) {
+      if (changes.get(i) == null) {
+        throw new IllegalArgumentException("changes[" + i + "] must not be null");
+      }
+    }
+  }
+
+  static byte[] checkValue(String key, byte[] value) {
+    if (value == null) {
+      throw new IllegalArgumentException("value for key '" + key + "' must not be null");
+    }
+    return value;
+  }
+}
