@@ -1,0 +1,49 @@
+package dev.csisupervisor.agent.cli;
+
+import dev.csisupervisor.agent.config.ConfigException;
+import dev.csisupervisor.agent.config.ConfigLoader;
+import java.nio.file.Path;
+import picocli.CommandLine;
+import picocli.CommandLine.Option;
+
+/** Where the agent's admin socket is: {@code --admin-socket}, or from {@code --config}. */
+final class AdminOptions {
+  static final String ENV = "CSI_AGENT_ADMIN_SOCKET";
+
+  @Option(names = "--admin-socket", paramLabel = "PATH",
+      description = "The agent's admin socket (default: $" + ENV + ").")
+  Path adminSocket;
+
+  @Option(names = "--config", paramLabel = "FILE",
+      description = "Take the admin socket from this agent config file.")
+  Path config;
+
+  /**
+   * The socket to talk to.
+   *
+   * @throws CommandLine.ParameterException (exit 2) if none is given, or both, or the config is
+   *     invalid
+   */
+  Path socket(CommandLine cmd) {
+    if (adminSocket != null && config != null) {
+      throw new CommandLine.ParameterException(cmd,
+          "Give either --admin-socket or --config, not both");
+    }
+    if (adminSocket != null) {
+      return adminSocket.toAbsolutePath();
+    }
+    if (config != null) {
+      try {
+        return ConfigLoader.load(config).adminSocket();
+      } catch (ConfigException e) {
+        throw new CommandLine.ParameterException(cmd, e.getMessage());
+      }
+    }
+    String env = System.getenv(ENV);
+    if (env != null && !env.isBlank()) {
+      return Path.of(env).toAbsolutePath();
+    }
+    throw new CommandLine.ParameterException(cmd,
+        "Which agent? Give --admin-socket PATH or --config FILE (or set " + ENV + ")");
+  }
+}

@@ -1,0 +1,138 @@
+package dev.csisupervisor.agent.cli;
+
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.MessageOrBuilder;
+import com.google.protobuf.util.JsonFormat;
+import dev.csisupervisor.admin.v1.Fingerprint;
+import dev.csisupervisor.admin.v1.Plugin;
+import dev.csisupervisor.admin.v1.PluginEvent;
+import dev.csisupervisor.admin.v1.PluginType;
+import dev.csisupervisor.agent.admin.ProtoMapper;
+import java.io.PrintWriter;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/** How the CLI shows plugins and events. Stateless. */
+public final class Format {
+  private static final DateTimeFormatter TIME =
+      DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss").withZone(ZoneId.systemDefault());
+  private static final JsonFormat.Printer JSON = JsonFormat.printer()
+      .preservingProtoFieldNames()
+      .alwaysPrintFieldsWithNoPresence()
+      .omittingInsignificantWhitespace();
+  private static final JsonFormat.Printer PRETTY = JsonFormat.printer()
+      .preservingProtoFieldNames()
+      .alwaysPrintFieldsWithNoPresence();
+
+  private Format() {}
+
+  public static String type(PluginType t) {
+    return switch (t) {
+      case CSI_CONTROLLER -> "controller";
+      case CSI_NODE -> "node";
+      default -> t.name();
+    };
+  }
+
+  static String time(Instant t) {
+    return TIME.format(t);
+  }
+
+  static String health(Plugin p) {
+    String h = p.getHealth().getHealthy() ? "healthy"
+        : "unhealthy" + (p.getHealth().getMessage().isEmpty() ? ""
+            : ": " + p.getHealth().getMessage());
+    return p.getRestored() ? h + " (restored)" : h;
+  }
+
+  /** The {@code plugins} table. */
+  public static void table(PrintWriter out, List<Plugin> plugins) {
+    List<String[]> rows = new ArrayList<>();
+    rows.add(new String[] {"TYPE", "NAME", "VERSION", "ALLOC", "HEALTH", "SINCE", "SOCKET"});
+    for (Plugin p : plugins) {
+      rows.add(new String[] {type(p.getType()), p.getName(), p.getVersion(), p.getAllocId(),
+          truncate(health(p), 48), time(ProtoMapper.instant(p.getHealth().getSince())),
+          p.getSocketPath()});
+    }
+    int[] width = new int[rows.get(0).length];
+    for (String[] r : rows) {
+      for (int i = 0; i < r.length; i++) {
+        width[i] = Math.max(width[i], r[i].length());
+      }
+    }
+    for (String[] r : rows) {
+      StringBuilder sb = new StringBuilder();
+      for (int i = 0; i < r.length; i++) {
+        sb.append(i == r.length - 1 ? r[i] : pad(r[i], width[i] + 2));
+      }
+      out.println(sb.toString().stripTrailing());
+    }
+    if (plugins.isEmpty()) {
+      out.println("(no plugins registered)");
+    }
+  }
+
+  /** Everything about one plugin. */
+  public static void details(PrintWriter out, Plugin p) {
+    Fingerprint f = p.getFingerprint();
+    line(out, "type", type(p.getType()));
+    line(out, "name", p.getName());
+    line(out, "version", p.getVersion());
+    line(out, "alloc", p.getAllocId());
+    line(out, "socket", p.getSocketPath());
+    line(out, "health", health(p));
+    line(out, "since", time(ProtoMapper.instant(p.getHealth().getSince())));
+    line(out, "restored", p.getRestored() ? "yes (not yet confirmed by its supervisor)" : "no");
+    line(out, "options", map(p.getOptionsMap()));
+    out.println("fingerprint:");
+    line(out, "  name", f.getName());
+    line(out, "  vendor version", f.getVendorVersion());
+    line(out, "  manifest", map(f.getManifestMap()));
+    line(out, "  plugin caps", String.join(", ", f.getPluginCapabilitiesList()));
+    line(out, "  controller caps", String.join(", ", f.getControllerCapabilitiesList()));
+    line(out, "  node caps", String.join(", ", f.getNodeCapabilitiesList()));
+    line(out, "  node id", f.getNodeId());
+    line(out, "  max volumes", f.getMaxVolumesPerNode() == 0 ? "(not reported)"
+        : Long.toString(f.getMaxVolumesPerNode()));
+    line(out, "  topology", map(f.getAccessibleTopologyMap()));
+  }
+
+  /** One event as a line. */
+  public static String event(PluginEvent e) {
+    Plugin p = e.getPlugin();
+    return time(ProtoMapper.instant(e.getTime())) + "  " + pad(type(e.getType()), 10)
+        + " seq=" + pad(Long.toString(e.getSequence()), 4) + " " + pad(e.getKind().name(), 12)
+        + " " + p.getName() + " alloc=" + p.getAllocId() + " version=" + p.getVersion()
+        + " health=" + health(p);
+  }
+
+  static String json(MessageOrBuilder m, boolean pretty) {
+    try {
+      return (pretty ? PRETTY : JSON).print(m);
+    } catch (InvalidProtocolBufferException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static void line(PrintWriter out, String key, String value) {
+    out.println(pad(key + ":", 20) + (value.isEmpty() ? "-" : value));
+  }
+
+  private static String map(Map<String, String> m) {
+    List<String> parts = new ArrayList<>();
+    new java.util.TreeMap<>(m).forEach((k, v) -> parts.add(k + "=" + v));
+    return String.join(", ", parts);
+  }
+
+  static String pad(String s, int width) {
+    return s.length() >= width ? s + " " : s + " ".repeat(width - s.length());
+  }
+
+  private static String truncate(String s, int max) {
+    return s.length() <= max ? s : s.substring(0, max - 1) + "…";
+  }
+}

@@ -1,0 +1,53 @@
+package dev.csisupervisor.agent.cli;
+
+import dev.csisupervisor.agent.Agent;
+import dev.csisupervisor.agent.config.AgentConfig;
+import dev.csisupervisor.agent.config.ConfigException;
+import dev.csisupervisor.agent.config.ConfigLoader;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code csi-agent run --config FILE}: the daemon, until SIGTERM/SIGINT. */
+@Command(name = "run", mixinStandardHelpOptions = true,
+    description = {"Run the agent: launch and supervise the configured plugins, serve the admin"
+        + " API and metrics. Stops on SIGTERM or SIGINT (Ctrl-C)."})
+final class RunCommand implements Callable<Integer> {
+  @CommandLine.Spec
+  CommandLine.Model.CommandSpec spec;
+
+  @Option(names = "--config", required = true, paramLabel = "FILE",
+      description = "The agent's YAML config.")
+  Path config;
+
+  @Option(names = {"-v", "--verbose"}, description = "Log at info (the default for run).")
+  boolean verbose;
+
+  @Override
+  public Integer call() throws Exception {
+    AgentConfig cfg;
+    try {
+      cfg = ConfigLoader.load(config);
+    } catch (ConfigException e) {
+      spec.commandLine().getErr().println("csi-agent: invalid config: " + e.getMessage());
+      return CsiAgentCommand.USAGE;
+    }
+    Agent agent = Agent.create(cfg);
+    Thread hook = new Thread(agent::close, "csi-agent-shutdown");
+    Runtime.getRuntime().addShutdownHook(hook);
+    try {
+      agent.start();
+    } catch (Agent.AgentException e) {
+      spec.commandLine().getErr().println("csi-agent: cannot start: " + e.getMessage());
+      return CsiAgentCommand.FAILURE;
+    }
+    spec.commandLine().getOut().println("csi-agent running: admin socket " + cfg.adminSocket()
+        + agent.metricsAddress().map(a -> ", metrics http://" + a.getAddress().getHostAddress()
+            + ":" + a.getPort() + "/metrics").orElse("")
+        + ", " + cfg.plugins().size() + " plugin(s)");
+    agent.awaitTermination();
+    return CsiAgentCommand.OK;
+  }
+}

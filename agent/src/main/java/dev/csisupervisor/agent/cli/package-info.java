@@ -1,0 +1,2 @@
+/** The picocli commands of {@code csi-agent}. */
+package dev.csisupervisor.agent.cli;

@@ -1,0 +1,586 @@
+package dev.csisupervisor.agent.config;
+
+import com.fasterxml.jackson.core.JsonLocation;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonMappingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.exc.MismatchedInputException;
+import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import dev.csisupervisor.client.PluginKind;
+import dev.csisupervisor.supervisor.CsiPluginConfig;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeSet;
+import java.util.function.Function;
+import java.util.regex.Pattern;
+
+/**
+ * Reads the agent's YAML config into a validated {@link AgentConfig}.
+ *
+ * <p>Keys are snake_case; an unknown key, a value of the wrong kind, a duplicate key, and every
+ * invalid value is an error. All problems found are reported together, each naming its field as a
+ * path ({@code plugins[1].type}) and what is wrong. Relative paths (and a relative {@code command}
+ * that contains a {@code /}) resolve against the config file's directory.
+ *
+ * <p>Stateless and thread-safe.
+ */
+public final class ConfigLoader {
+  /** Linux {@code sun_path} holds 108 bytes including the terminating NUL. */
+  public static final int MAX_SOCKET_PATH_BYTES = 107;
+
+  /**
+   * A {@code command} naming the mock CSI plugin bundled with the agent: the launcher runs it in a
+   * JVM like the agent's own, from the agent's class path.
+   */
+  public static final String BUILTIN_MOCK_PLUGIN = "builtin:mock-plugin";
+
+  private static final Pattern PLUGIN_ID = Pattern.compile("[A-Za-z0-9._-]{1,128}");
+  private static final String SOCKET_FILE = "csi.sock";
+
+  private static final ObjectMapper MAPPER = YAMLMapper.builder(new YAMLFactory())
+      .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+      .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
+      .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+      .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
+      .build();
+
+  private ConfigLoader() {}
+
+  /**
+   * Reads and validates {@code file}.
+   *
+   * @throws ConfigException naming the file and every problem: unreadable, not YAML, unknown or
+   *     duplicate fields, missing or invalid values
+   */
+  public static AgentConfig load(Path file) throws ConfigException {
+    Path abs = file.toAbsolutePath().normalize();
+    String text;
+    try {
+      if (Files.isDirectory(abs)) {
+        throw new ConfigException(abs, "cannot read config file: it is a directory");
+      }
+      text = Files.readString(abs, StandardCharsets.UTF_8);
+    } catch (NoSuchFileException e) {
+      throw new ConfigException(abs, "cannot read config file: no such file");
+    } catch (AccessDeniedException e) {
+      throw new ConfigException(abs, "cannot read config file: permission denied");
+    } catch (IOException e) {
+      throw new ConfigException(abs, "cannot read config file: " + e.getMessage());
+    }
+    return parse(text, abs);
+  }
+
+  /**
+   * Validates YAML text as if read from {@code file} (relative paths resolve against its directory).
+   *
+   * @throws ConfigException naming the file and every problem
+   */
+  public static AgentConfig parse(String yaml, Path file) throws ConfigException {
+    Path abs = file.toAbsolutePath().normalize();
+    if (yaml.isBlank()) {
+      throw new ConfigException(abs, "config file is empty (data_dir and plugins are required)");
+    }
+    RawConfig.Root raw;
+    try {
+      raw = MAPPER.readValue(yaml, RawConfig.Root.class);
+    } catch (JsonProcessingException e) {
+      throw new ConfigException(abs, describe(e, yaml));
+    }
+    if (raw == null) {
+      throw new ConfigException(abs, "config file is empty (data_dir and plugins are required)");
+    }
+    return new Validator(abs).validate(raw);
+  }
+
+  // ---- Jackson errors ------------------------------------------------------------------------
+
+  private static String describe(JsonProcessingException e, String yaml) {
+    JsonLocation loc = e.getLocation();
+    if (e.getProcessor() instanceof JsonParser p && p.currentTokenLocation() != null
+        && p.currentTokenLocation().getLineNr() > 0) {
+      // Where the offending key or value starts, not where the parser stopped after it.
+      loc = p.currentTokenLocation();
+    }
+    String where = location(loc);
+    if (e instanceof UnrecognizedPropertyException u) {
+      String field = path(u.getPath());
+      where = location(keyLine(yaml, u.getPropertyName(), loc));
+      return field + ": unknown field" + where + " (known fields: " + known(u.getKnownPropertyIds())
+          + ")";
+    }
+    if (e instanceof MismatchedInputException m && !m.getPath().isEmpty()) {
+      return path(m.getPath()) + ": expected " + kind(m.getTargetType()) + where;
+    }
+    if (e instanceof JsonMappingException m && !m.getPath().isEmpty()) {
+      return path(m.getPath()) + ": " + firstLine(e.getOriginalMessage()) + where;
+    }
+    if (e instanceof MismatchedInputException m) {
+      return "expected a mapping of settings at the top level" + where;
+    }
+    return "not valid YAML" + where + ": " + firstLine(e.getOriginalMessage());
+  }
+
+  /**
+   * The YAML parser reports where it stopped, which for a key is after its value: look back from
+   * there for the line that holds the key.
+   */
+  private static JsonLocation keyLine(String yaml, String key, JsonLocation loc) {
+    if (loc == null || loc.getLineNr() < 1) {
+      return loc;
+    }
+    String[] lines = yaml.split("\n", -1);
+    Pattern p = Pattern.compile("^[\\s-]*[\"']?" + Pattern.quote(key) + "[\"']?\\s*:");
+    for (int i = Math.min(loc.getLineNr(), lines.length); i >= 1; i--) {
+      java.util.regex.Matcher m = p.matcher(lines[i - 1]);
+      if (m.find() || lines[i - 1].contains(key + ":")) {
+        int col = lines[i - 1].indexOf(key) + 1;
+        return new JsonLocation(loc.contentReference(), -1, i, Math.max(col, 1));
+      }
+    }
+    return loc;
+  }
+
+  private static String path(List<JsonMappingException.Reference> refs) {
+    StringBuilder sb = new StringBuilder();
+    for (JsonMappingException.Reference r : refs) {
+      if (r.getFieldName() != null) {
+        if (sb.length() > 0) {
+          sb.append('.');
+        }
+        sb.append(r.getFieldName());
+      } else if (r.getIndex() >= 0) {
+        sb.append('[').append(r.getIndex()).append(']');
+      }
+    }
+    return sb.length() == 0 ? "(top level)" : sb.toString();
+  }
+
+  private static String known(Collection<Object> ids) {
+    TreeSet<String> names = new TreeSet<>();
+    if (ids != null) {
+      ids.forEach(id -> names.add(String.valueOf(id)));
+    }
+    return String.join(", ", names);
+  }
+
+  private static String kind(Class<?> type) {
+    if (type == null) {
+      return "a different kind of value";
+    }
+    if (List.class.isAssignableFrom(type) || type.isArray()) {
+      return "a list";
+    }
+    if (Map.class.isAssignableFrom(type) || type.isRecord()) {
+      return "a mapping";
+    }
+    if (type == Integer.class || type == int.class || type == Long.class) {
+      return "an integer";
+    }
+    if (type == Boolean.class || type == boolean.class) {
+      return "true or false";
+    }
+    if (type == String.class) {
+      return "a single value (a string)";
+    }
+    return "a " + type.getSimpleName();
+  }
+
+  private static String location(JsonLocation loc) {
+    if (loc == null || loc.getLineNr() < 1) {
+      return "";
+    }
+    return " (line " + loc.getLineNr() + ", column " + loc.getColumnNr() + ")";
+  }
+
+  private static String firstLine(String s) {
+    if (s == null) {
+      return "";
+    }
+    int nl = s.indexOf('\n');
+    return (nl < 0 ? s : s.substring(0, nl)).strip();
+  }
+
+  // ---- validation ----------------------------------------------------------------------------
+
+  /** Collects every problem; builds the config only if there is none. */
+  private static final class Validator {
+    private final Path file;
+    private final Path baseDir;
+    private final List<String> problems = new ArrayList<>();
+
+    Validator(Path file) {
+      this.file = file;
+      this.baseDir = file.getParent() != null ? file.getParent() : Path.of("/");
+    }
+
+    AgentConfig validate(RawConfig.Root raw) throws ConfigException {
+      Path dataDir = null;
+      if (raw.dataDir() == null || raw.dataDir().isBlank()) {
+        problems.add("data_dir: missing (the agent's data directory, e.g. /var/lib/csi-agent)");
+      } else {
+        dataDir = path("data_dir", raw.dataDir());
+      }
+      Path csiRoot = raw.csiRoot() == null
+          ? (dataDir == null ? null : dataDir.resolve(AgentConfig.DEFAULT_CSI_ROOT))
+          : path("csi_root", raw.csiRoot());
+      Path adminSocket = raw.adminSocket() == null
+          ? (dataDir == null ? null : dataDir.resolve(AgentConfig.DEFAULT_ADMIN_SOCKET))
+          : path("admin_socket", raw.adminSocket());
+      if (adminSocket != null) {
+        checkSocketLength(raw.adminSocket() == null ? "data_dir" : "admin_socket",
+            "the admin socket", adminSocket);
+      }
+      InetSocketAddress metrics = metricsAddress(raw.metricsAddress());
+      boolean leaveRunning = raw.leaveRunning() != null && raw.leaveRunning();
+      Duration grace = duration("shutdown_grace", raw.shutdownGrace(),
+          AgentConfig.DEFAULT_SHUTDOWN_GRACE, false);
+      long logMaxBytes = AgentConfig.DEFAULT_LOG_MAX_BYTES;
+      if (raw.logMaxSize() != null) {
+        logMaxBytes = check("log_max_size", raw.logMaxSize(), Units::size, logMaxBytes);
+        if (logMaxBytes < 1024) {
+          problems.add("log_max_size: must be at least 1KiB, got " + raw.logMaxSize());
+          logMaxBytes = AgentConfig.DEFAULT_LOG_MAX_BYTES;
+        }
+      }
+      int logMaxFiles = AgentConfig.DEFAULT_LOG_MAX_FILES;
+      if (raw.logMaxFiles() != null) {
+        if (raw.logMaxFiles() < 0) {
+          problems.add("log_max_files: must be >= 0, got " + raw.logMaxFiles());
+        } else {
+          logMaxFiles = raw.logMaxFiles();
+        }
+      }
+
+      RawConfig.Defaults d = raw.defaults();
+      ProbeSettings defaultProbe = d == null ? ProbeSettings.DEFAULT
+          : probe("defaults", d.healthTimeout(), d.probeInterval(), d.probeTimeout(),
+              d.initialBackoff(), d.maxBackoff(), ProbeSettings.DEFAULT);
+      RestartPolicy defaultRestart = d == null || d.restart() == null ? RestartPolicy.DEFAULT
+          : restart("defaults.restart", d.restart(), RestartPolicy.DEFAULT);
+
+      List<PluginSpec> plugins = new ArrayList<>();
+      if (raw.plugins() == null) {
+        problems.add("plugins: missing (a list of plugins, each with id, type and command or"
+            + " socket; write 'plugins: []' for none)");
+      } else {
+        Map<String, Integer> seen = new HashMap<>();
+        for (int i = 0; i < raw.plugins().size(); i++) {
+          RawConfig.Plugin p = raw.plugins().get(i);
+          String at = "plugins[" + i + "]";
+          if (p == null) {
+            problems.add(at + ": empty entry (each plugin needs id, type and command or socket)");
+            continue;
+          }
+          if (p.id() != null) {
+            Integer first = seen.putIfAbsent(p.id(), i);
+            if (first != null) {
+              problems.add(at + ".id: duplicate id \"" + p.id() + "\" (also plugins[" + first
+                  + "])");
+              continue;
+            }
+          }
+          PluginSpec spec = plugin(at, p, csiRoot, defaultProbe, defaultRestart);
+          if (spec != null) {
+            plugins.add(spec);
+          }
+        }
+      }
+      if (!problems.isEmpty()) {
+        throw new ConfigException(file, problems);
+      }
+      try {
+        return new AgentConfig(file, dataDir, csiRoot, adminSocket, metrics, leaveRunning, grace,
+            logMaxBytes, logMaxFiles, plugins);
+      } catch (IllegalArgumentException e) {
+        throw new ConfigException(file, e.getMessage());
+      }
+    }
+
+    private PluginSpec plugin(String at, RawConfig.Plugin p, Path csiRoot,
+        ProbeSettings defaultProbe, RestartPolicy defaultRestart) {
+      int before = problems.size();
+      String id = p.id();
+      if (id == null || id.isEmpty()) {
+        problems.add(at + ".id: missing (the plugin's id, e.g. \"ebs\")");
+        id = null;
+      } else if (id.equals(".") || id.equals("..") || id.contains("/")) {
+        problems.add(at + ".id: \"" + id + "\" could escape the plugin root (no '/', '.' or '..')");
+        id = null;
+      } else if (!PLUGIN_ID.matcher(id).matches()) {
+        problems.add(at + ".id: \"" + id + "\" must be 1 to 128 of A-Z a-z 0-9 . _ -");
+        id = null;
+      }
+      PluginKind kind = null;
+      if (p.type() == null) {
+        problems.add(at + ".type: missing (controller, node or monolith)");
+      } else {
+        kind = switch (p.type().strip().toLowerCase(Locale.ROOT)) {
+          case "controller" -> PluginKind.CONTROLLER;
+          case "node" -> PluginKind.NODE;
+          case "monolith" -> PluginKind.MONOLITH;
+          default -> null;
+        };
+        if (kind == null) {
+          problems.add(at + ".type: \"" + p.type() + "\" is not a plugin type"
+              + " (use controller, node or monolith)");
+        }
+      }
+      String command = p.command();
+      Path socket = null;
+      if (command != null && p.socket() != null) {
+        problems.add(at + ": has both command and socket (command: the agent launches the"
+            + " plugin; socket: it only supervises one started elsewhere)");
+      } else if (command == null && p.socket() == null) {
+        problems.add(at + ": needs command (to launch the plugin) or socket (to supervise one"
+            + " started elsewhere)");
+      } else if (command != null) {
+        if (command.isBlank()) {
+          problems.add(at + ".command: must not be empty");
+        } else if (command.contains("/") && !command.startsWith("/")
+            && !command.startsWith(BUILTIN_MOCK_PLUGIN)) {
+          command = baseDir.resolve(command).normalize().toString();
+        }
+        if (id != null && kind != null && csiRoot != null) {
+          Path derived = csiRoot.resolve(typeDir(kind)).resolve(id).resolve(SOCKET_FILE);
+          checkSocketLength(at + ".id", "its socket", derived);
+        }
+      } else {
+        if (p.socket().isBlank()) {
+          problems.add(at + ".socket: must not be empty");
+        } else {
+          socket = path(at + ".socket", p.socket());
+          if (socket != null) {
+            checkSocketLength(at + ".socket", "the socket", socket);
+          }
+        }
+        if (p.args() != null) {
+          problems.add(at + ".args: only for launched plugins (with command), not with socket");
+        }
+        if (p.env() != null) {
+          problems.add(at + ".env: only for launched plugins (with command), not with socket");
+        }
+        if (p.restart() != null) {
+          problems.add(at + ".restart: only for launched plugins (with command), not with"
+              + " socket");
+        }
+      }
+      List<String> args = new ArrayList<>();
+      if (p.args() != null) {
+        for (int i = 0; i < p.args().size(); i++) {
+          String a = p.args().get(i);
+          if (a == null) {
+            problems.add(at + ".args[" + i + "]: empty value (write \"\" for an empty argument)");
+          } else {
+            args.add(a);
+          }
+        }
+      }
+      Map<String, String> env = new LinkedHashMap<>();
+      if (p.env() != null) {
+        for (Map.Entry<String, String> e : p.env().entrySet()) {
+          String key = e.getKey();
+          if (key.isEmpty() || key.contains("=") || key.indexOf('\0') >= 0) {
+            problems.add(at + ".env: \"" + key + "\" is not a valid variable name");
+          } else if (key.equals("CSI_ENDPOINT")) {
+            problems.add(at + ".env.CSI_ENDPOINT: set by the agent (the plugin's socket under"
+                + " csi_root); remove it");
+          } else if (e.getValue() == null) {
+            problems.add(at + ".env." + key + ": empty value (write \"\" for an empty string)");
+          } else {
+            env.put(key, e.getValue());
+          }
+        }
+      }
+      ProbeSettings probe = probe(at, p.healthTimeout(), p.probeInterval(), p.probeTimeout(),
+          p.initialBackoff(), p.maxBackoff(), defaultProbe);
+      RestartPolicy restart = p.restart() == null ? defaultRestart
+          : restart(at + ".restart", p.restart(), defaultRestart);
+      if (problems.size() > before) {
+        return null;
+      }
+      PluginSpec spec;
+      try {
+        spec = new PluginSpec(id, kind, command, args, env, socket, probe, restart);
+        // What the supervisor will be given: its own checks run here, not at launch time.
+        toSupervisorConfig(spec);
+      } catch (IllegalArgumentException e) {
+        problems.add(at + ": " + e.getMessage());
+        return null;
+      }
+      return spec;
+    }
+
+    private ProbeSettings probe(String at, String healthTimeout, String probeInterval,
+        String probeTimeout, String initialBackoff, String maxBackoff, ProbeSettings base) {
+      String prefix = at.isEmpty() ? "" : at + ".";
+      int before = problems.size();
+      Duration ht = duration(prefix + "health_timeout", healthTimeout, base.healthTimeout(),
+          false);
+      Duration pi = duration(prefix + "probe_interval", probeInterval, base.probeInterval(), true);
+      Duration pt = duration(prefix + "probe_timeout", probeTimeout, base.probeTimeout(), true);
+      Duration ib = duration(prefix + "initial_backoff", initialBackoff, base.initialBackoff(),
+          true);
+      Duration mb = duration(prefix + "max_backoff", maxBackoff, base.maxBackoff(), true);
+      if (problems.size() > before) {
+        return base;
+      }
+      try {
+        return new ProbeSettings(ht, pi, pt, ib, mb);
+      } catch (IllegalArgumentException e) {
+        problems.add(prefix + "max_backoff: " + e.getMessage());
+        return base;
+      }
+    }
+
+    private RestartPolicy restart(String at, RawConfig.Restart r, RestartPolicy base) {
+      int before = problems.size();
+      int attempts = base.attempts();
+      if (r.attempts() != null) {
+        if (r.attempts() < 0) {
+          problems.add(at + ".attempts: must be >= 0, got " + r.attempts());
+        } else {
+          attempts = r.attempts();
+        }
+      }
+      Duration interval = duration(at + ".interval", r.interval(), base.interval(), true);
+      Duration delay = duration(at + ".delay", r.delay(), base.delay(), false);
+      RestartPolicy.Mode mode = base.mode();
+      if (r.mode() != null) {
+        switch (r.mode().strip().toLowerCase(Locale.ROOT)) {
+          case "delay" -> mode = RestartPolicy.Mode.DELAY;
+          case "fail" -> mode = RestartPolicy.Mode.FAIL;
+          default -> problems.add(at + ".mode: \"" + r.mode() + "\" is not a restart mode"
+              + " (use delay or fail)");
+        }
+      }
+      if (problems.size() > before) {
+        return base;
+      }
+      try {
+        return new RestartPolicy(attempts, interval, delay, mode);
+      } catch (IllegalArgumentException e) {
+        problems.add(at + ": " + e.getMessage());
+        return base;
+      }
+    }
+
+    private Duration duration(String field, String value, Duration dflt, boolean positive) {
+      if (value == null) {
+        return dflt;
+      }
+      Duration d = check(field, value, Units::duration, dflt);
+      if (positive && d.isZero()) {
+        problems.add(field + ": must be greater than 0");
+        return dflt;
+      }
+      return d;
+    }
+
+    private <T> T check(String field, String value, Function<String, T> parser, T dflt) {
+      try {
+        return parser.apply(value);
+      } catch (IllegalArgumentException e) {
+        problems.add(field + ": " + e.getMessage());
+        return dflt;
+      }
+    }
+
+    private Path path(String field, String value) {
+      if (value.isBlank()) {
+        problems.add(field + ": must not be empty");
+        return null;
+      }
+      if (value.indexOf('\0') >= 0) {
+        problems.add(field + ": contains a NUL character");
+        return null;
+      }
+      try {
+        return baseDir.resolve(value).normalize();
+      } catch (RuntimeException e) {
+        problems.add(field + ": \"" + value + "\" is not a valid path: " + e.getMessage());
+        return null;
+      }
+    }
+
+    private void checkSocketLength(String field, String what, Path socket) {
+      int bytes = socket.toString().getBytes(StandardCharsets.UTF_8).length;
+      if (bytes > MAX_SOCKET_PATH_BYTES) {
+        problems.add(field + ": " + what + " " + socket + " is " + bytes
+            + " bytes, over the unix socket limit of " + MAX_SOCKET_PATH_BYTES + " bytes");
+      }
+    }
+
+    private InetSocketAddress metricsAddress(String value) {
+      if (value == null) {
+        return AgentConfig.defaultMetricsAddress();
+      }
+      String v = value.strip();
+      if (v.isEmpty() || v.equalsIgnoreCase("off") || v.equalsIgnoreCase("none")) {
+        return null;
+      }
+      int colon = v.lastIndexOf(':');
+      if (colon <= 0 || colon == v.length() - 1) {
+        problems.add("metrics_address: \"" + value + "\" must be host:port (e.g. 127.0.0.1:9464),"
+            + " or off");
+        return null;
+      }
+      String host = v.substring(0, colon);
+      if (host.startsWith("[") && host.endsWith("]")) {
+        host = host.substring(1, host.length() - 1);
+      }
+      int port;
+      try {
+        port = Integer.parseInt(v.substring(colon + 1));
+      } catch (NumberFormatException e) {
+        port = -1;
+      }
+      if (port < 0 || port > 65535) {
+        problems.add("metrics_address: port of \"" + value + "\" must be 0 to 65535");
+        return null;
+      }
+      // Unresolved: resolving happens when the endpoint binds, where a failure is reported.
+      return InetSocketAddress.createUnresolved(host, port);
+    }
+  }
+
+  // ---- shared with the agent -----------------------------------------------------------------
+
+  /** The directory name of a plugin type under the CSI root, as the supervisor lays it out. */
+  public static String typeDir(PluginKind kind) {
+    return switch (kind) {
+      case CONTROLLER -> "controller";
+      case NODE -> "node";
+      case MONOLITH -> "monolith";
+    };
+  }
+
+  /** The supervisor's view of a plugin spec. */
+  public static CsiPluginConfig toSupervisorConfig(PluginSpec spec) {
+    ProbeSettings p = spec.probe();
+    return CsiPluginConfig.builder(spec.id(), spec.type())
+        .healthTimeout(p.healthTimeout())
+        .probeInterval(p.probeInterval())
+        .probeTimeout(p.probeTimeout())
+        .initialBackoff(p.initialBackoff())
+        .maxBackoff(p.maxBackoff())
+        .externalSocket(spec.socket())
+        .build();
+  }
+}

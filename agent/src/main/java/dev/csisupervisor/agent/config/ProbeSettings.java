@@ -1,0 +1,45 @@
+package dev.csisupervisor.agent.config;
+
+import static java.util.Objects.requireNonNull;
+
+import java.time.Duration;
+
+/**
+ * How the supervisor probes one plugin.
+ *
+ * @param healthTimeout  how long a (re)started plugin may take to become ready before the agent
+ *                       restarts it; {@link Duration#ZERO} waits forever
+ * @param probeInterval  the steady-state probe interval once registered
+ * @param probeTimeout   the deadline of each probe and fingerprint call
+ * @param initialBackoff the first retry delay while waiting for ready (doubles each time)
+ * @param maxBackoff     the cap of that retry delay
+ */
+public record ProbeSettings(Duration healthTimeout, Duration probeInterval, Duration probeTimeout,
+    Duration initialBackoff, Duration maxBackoff) {
+
+  /** The agent's defaults: 30 s to become ready, a probe every 10 s with a 5 s deadline. */
+  public static final ProbeSettings DEFAULT = new ProbeSettings(Duration.ofSeconds(30),
+      Duration.ofSeconds(10), Duration.ofSeconds(5), Duration.ofMillis(50), Duration.ofSeconds(5));
+
+  public ProbeSettings {
+    requireNonNull(healthTimeout, "healthTimeout");
+    if (healthTimeout.isNegative()) {
+      throw new IllegalArgumentException("healthTimeout must not be negative, got " + healthTimeout);
+    }
+    positive("probeInterval", probeInterval);
+    positive("probeTimeout", probeTimeout);
+    positive("initialBackoff", initialBackoff);
+    positive("maxBackoff", maxBackoff);
+    if (maxBackoff.compareTo(initialBackoff) < 0) {
+      throw new IllegalArgumentException(
+          "maxBackoff " + maxBackoff + " must be >= initialBackoff " + initialBackoff);
+    }
+  }
+
+  private static void positive(String field, Duration d) {
+    requireNonNull(d, field);
+    if (d.isNegative() || d.isZero()) {
+      throw new IllegalArgumentException(field + " must be positive, got " + d);
+    }
+  }
+}

@@ -1,0 +1,55 @@
+package dev.csisupervisor.agent.config;
+
+import com.fasterxml.jackson.annotation.JsonProperty;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The config file exactly as written: every field optional, nothing validated. Jackson maps the
+ * YAML onto these (unknown fields are an error); {@link ConfigLoader} then checks every field and
+ * builds the validated {@link AgentConfig}. Durations and sizes stay strings here so that their
+ * errors can name the field.
+ */
+final class RawConfig {
+  private RawConfig() {}
+
+  record Root(
+      @JsonProperty("data_dir") String dataDir,
+      @JsonProperty("csi_root") String csiRoot,
+      @JsonProperty("admin_socket") String adminSocket,
+      @JsonProperty("metrics_address") String metricsAddress,
+      @JsonProperty("leave_running") Boolean leaveRunning,
+      @JsonProperty("shutdown_grace") String shutdownGrace,
+      @JsonProperty("log_max_size") String logMaxSize,
+      @JsonProperty("log_max_files") Integer logMaxFiles,
+      @JsonProperty("defaults") Defaults defaults,
+      @JsonProperty("plugins") List<Plugin> plugins) {}
+
+  record Defaults(
+      @JsonProperty("health_timeout") String healthTimeout,
+      @JsonProperty("probe_interval") String probeInterval,
+      @JsonProperty("probe_timeout") String probeTimeout,
+      @JsonProperty("initial_backoff") String initialBackoff,
+      @JsonProperty("max_backoff") String maxBackoff,
+      @JsonProperty("restart") Restart restart) {}
+
+  record Restart(
+      @JsonProperty("attempts") Integer attempts,
+      @JsonProperty("interval") String interval,
+      @JsonProperty("delay") String delay,
+      @JsonProperty("mode") String mode) {}
+
+  record Plugin(
+      @JsonProperty("id") String id,
+      @JsonProperty("type") String type,
+      @JsonProperty("command") String command,
+      @JsonProperty("args") List<String> args,
+      @JsonProperty("env") Map<String, String> env,
+      @JsonProperty("socket") String socket,
+      @JsonProperty("health_timeout") String healthTimeout,
+      @JsonProperty("probe_interval") String probeInterval,
+      @JsonProperty("probe_timeout") String probeTimeout,
+      @JsonProperty("initial_backoff") String initialBackoff,
+      @JsonProperty("max_backoff") String maxBackoff,
+      @JsonProperty("restart") Restart restart) {}
+}

@@ -1,0 +1,187 @@
+package dev.csisupervisor.agent.metrics;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.csisupervisor.registry.PluginEvent;
+import dev.csisupervisor.registry.PluginInfo;
+import dev.csisupervisor.registry.PluginRegistry;
+import dev.csisupervisor.registry.PluginType;
+import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
+import io.prometheus.metrics.core.metrics.Histogram;
+import io.prometheus.metrics.exporter.httpserver.HTTPServer;
+import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.Locale;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+
+/**
+ * The agent's Prometheus metrics, in a registry of its own (not the global default one, so that
+ * several agents in one JVM, as in tests, do not collide).
+ *
+ * <ul>
+ *   <li>{@code csi_agent_plugins{type,healthy}} — registered plugin instances, read from the
+ *       registry at scrape time</li>
+ *   <li>{@code csi_agent_registry_events_total{type,kind}} — registrations, updates and
+ *       deregistrations</li>
+ *   <li>{@code csi_agent_health_transitions_total{plugin,to}} — healthy/unhealthy transitions
+ *       reported by the supervisor</li>
+ *   <li>{@code csi_agent_plugin_restarts_total{plugin}} — process restarts by the agent</li>
+ *   <li>{@code csi_agent_state_commit_seconds{op}} — state store commit latency</li>
+ *   <li>{@code csi_agent_admin_watchers} and {@code csi_agent_admin_watch_backlog} — admin event
+ *       streams and the events queued for them</li>
+ * </ul>
+ *
+ * <p>Thread-safe.
+ */
+public final class AgentMetrics implements AutoCloseable {
+  private final PrometheusRegistry prometheus = new PrometheusRegistry();
+  private final Counter registryEvents;
+  private final Counter healthTransitions;
+  private final Counter restarts;
+  private final Histogram commitSeconds;
+  private final AtomicReference<HTTPServer> server = new AtomicReference<>();
+
+  public AgentMetrics() {
+    registryEvents = Counter.builder()
+        .name("csi_agent_registry_events_total")
+        .help("Plugin registry events: REGISTERED, UPDATED, DEREGISTERED")
+        .labelNames("type", "kind")
+        .register(prometheus);
+    healthTransitions = Counter.builder()
+        .name("csi_agent_health_transitions_total")
+        .help("Plugin health transitions seen by the supervisor")
+        .labelNames("plugin", "to")
+        .register(prometheus);
+    restarts = Counter.builder()
+        .name("csi_agent_plugin_restarts_total")
+        .help("Plugin process restarts by the agent")
+        .labelNames("plugin")
+        .register(prometheus);
+    commitSeconds = Histogram.builder()
+        .name("csi_agent_state_commit_seconds")
+        .help("Latency of state store commits")
+        .labelNames("op")
+        .classicOnly()
+        .classicUpperBounds(0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1)
+        .register(prometheus);
+  }
+
+  /** Reports the registry's content at each scrape. */
+  public void watchRegistry(PluginRegistry registry) {
+    requireNonNull(registry, "registry");
+    GaugeWithCallback.builder()
+        .name("csi_agent_plugins")
+        .help("Registered plugin instances by type and health")
+        .labelNames("type", "healthy")
+        .callback(cb -> {
+          for (PluginType type : PluginType.values()) {
+            long healthy = 0;
+            long unhealthy = 0;
+            for (PluginInfo p : registry.listAll(type)) {
+              if (p.health().healthy()) {
+                healthy++;
+              } else {
+                unhealthy++;
+              }
+            }
+            cb.call(healthy, label(type), "true");
+            cb.call(unhealthy, label(type), "false");
+          }
+        })
+        .register(prometheus);
+  }
+
+  /** Reports the admin API's event streams at each scrape. */
+  public void watchAdminStreams(LongSupplier watchers, LongSupplier backlog) {
+    GaugeWithCallback.builder()
+        .name("csi_agent_admin_watchers")
+        .help("Open admin WatchEvents streams")
+        .callback(cb -> cb.call(watchers.getAsLong()))
+        .register(prometheus);
+    GaugeWithCallback.builder()
+        .name("csi_agent_admin_watch_backlog")
+        .help("Events queued for admin WatchEvents streams, not yet sent")
+        .callback(cb -> cb.call(backlog.getAsLong()))
+        .register(prometheus);
+  }
+
+  public void registryEvent(PluginEvent event) {
+    registryEvents.labelValues(label(event.type()), event.kind().name().toLowerCase(Locale.ROOT))
+        .inc();
+  }
+
+  public void healthTransition(String pluginId, boolean healthy) {
+    healthTransitions.labelValues(pluginId, healthy ? "healthy" : "unhealthy").inc();
+  }
+
+  public void restart(String pluginId) {
+    restarts.labelValues(pluginId).inc();
+  }
+
+  /** Times one state store operation. */
+  public <T> T timeCommit(String op, Supplier<T> commit) {
+    long start = System.nanoTime();
+    try {
+      return commit.get();
+    } finally {
+      commitSeconds.labelValues(op).observe((System.nanoTime() - start) / 1e9);
+    }
+  }
+
+  /**
+   * Serves {@code /metrics} on {@code address} (port 0 picks a free port).
+   *
+   * @return the bound address
+   * @throws IOException if it cannot bind, naming the address
+   */
+  public InetSocketAddress serve(InetSocketAddress address) throws IOException {
+    InetAddress host;
+    try {
+      host = InetAddress.getByName(address.getHostString());
+    } catch (IOException e) {
+      throw new IOException("metrics_address host " + address.getHostString()
+          + " cannot be resolved: " + e.getMessage(), e);
+    }
+    HTTPServer s;
+    try {
+      s = HTTPServer.builder().inetAddress(host).port(address.getPort()).registry(prometheus)
+          .buildAndStart();
+    } catch (IOException e) {
+      throw new IOException("cannot serve metrics on " + host.getHostAddress() + ":"
+          + address.getPort() + ": " + e.getMessage(), e);
+    }
+    server.set(s);
+    return new InetSocketAddress(host, s.getPort());
+  }
+
+  /** The current metrics in the Prometheus text format (what a scrape returns). */
+  public String scrape() {
+    try {
+      ByteArrayOutputStream out = new ByteArrayOutputStream();
+      PrometheusTextFormatWriter.create().write(out, prometheus.scrape());
+      return out.toString(StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  static String label(PluginType type) {
+    return type == PluginType.CSI_CONTROLLER ? "controller" : "node";
+  }
+
+  @Override
+  public void close() {
+    HTTPServer s = server.getAndSet(null);
+    if (s != null) {
+      s.close();
+    }
+  }
+}

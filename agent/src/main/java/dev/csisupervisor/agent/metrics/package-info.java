@@ -1,0 +1,2 @@
+/** The agent's Prometheus metrics. */
+package dev.csisupervisor.agent.metrics;

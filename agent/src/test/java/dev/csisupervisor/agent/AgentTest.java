@@ -1,0 +1,183 @@
+package dev.csisupervisor.agent;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.csisupervisor.agent.TaskStatus.ProcessState;
+import dev.csisupervisor.agent.config.AgentConfig;
+import dev.csisupervisor.agent.config.ConfigLoader;
+import dev.csisupervisor.agent.config.PluginSpec;
+import dev.csisupervisor.agent.config.ProbeSettings;
+import dev.csisupervisor.agent.config.RestartPolicy;
+import dev.csisupervisor.client.PluginKind;
+import dev.csisupervisor.mockplugin.MockCsiPlugin;
+import dev.csisupervisor.mockplugin.MockMode;
+import dev.csisupervisor.registry.PluginEvent;
+import dev.csisupervisor.registry.PluginInfo;
+import dev.csisupervisor.registry.PluginListener;
+import dev.csisupervisor.registry.PluginType;
+import dev.csisupervisor.supervisor.TaskEvent;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The agent in this JVM; its plugins are real child processes or in-process mock plugins. */
+class AgentTest {
+  private static final Duration WAIT = Duration.ofSeconds(60);
+  private static final ProbeSettings FAST = new ProbeSettings(Duration.ofSeconds(30),
+      Duration.ofMillis(200), Duration.ofSeconds(2), Duration.ofMillis(20),
+      Duration.ofMillis(200));
+  private static final RestartPolicy QUICK = new RestartPolicy(3, Duration.ofMinutes(1),
+      Duration.ofMillis(100), RestartPolicy.Mode.DELAY);
+
+  @TempDir Path dir;
+  private final List<Agent> agents = new ArrayList<>();
+  private final List<AgentEvent> events = Collections.synchronizedList(new ArrayList<>());
+  private final List<Long> pids = new ArrayList<>();
+
+  @AfterEach
+  void tearDown() {
+    agents.forEach(Agent::close);
+    pids.forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly));
+  }
+
+  private AgentConfig config(boolean leaveRunning, PluginSpec... plugins) {
+    return new AgentConfig(null, dir, dir.resolve("csi"), dir.resolve("agent.sock"), null,
+        leaveRunning, Duration.ofSeconds(5), 1 << 20, 1, List.of(plugins));
+  }
+
+  private static PluginSpec mock(String id, PluginKind kind, ProbeSettings probe,
+      RestartPolicy restart, String... extraArgs) {
+    List<String> args = new ArrayList<>(List.of("--type", ConfigLoader.typeDir(kind),
+        "--name", id + ".csi.dev"));
+    args.addAll(List.of(extraArgs));
+    return new PluginSpec(id, kind, ConfigLoader.BUILTIN_MOCK_PLUGIN, args, Map.of(), null,
+        probe, restart);
+  }
+
+  private Agent start(AgentConfig config) throws Exception {
+    Agent a = Agent.create(config);
+    a.addListener(events::add);
+    agents.add(a);
+    a.start();
+    return a;
+  }
+
+  private boolean sawEvent(String pluginId, String type) {
+    synchronized (events) {
+      return events.stream().anyMatch(e -> e.pluginId().equals(pluginId)
+          && e.type().equals(type));
+    }
+  }
+
+  @Test
+  void neverReadyPlugin_isRestartedAfterHealthTimeout() throws Exception {
+    ProbeSettings shortTimeout = new ProbeSettings(Duration.ofMillis(1500),
+        Duration.ofMillis(200), Duration.ofSeconds(1), Duration.ofMillis(20),
+        Duration.ofMillis(200));
+    Agent agent = start(config(false, mock("stuck", PluginKind.NODE, shortTimeout, QUICK,
+        "--never-ready")));
+    await().atMost(WAIT).until(() -> agent.task("stuck").orElseThrow().restarts() >= 1);
+    assertTrue(sawEvent("stuck", TaskEvent.PLUGIN_UNHEALTHY));
+    assertTrue(sawEvent("stuck", AgentEvent.RESTART_REQUESTED));
+    assertTrue(sawEvent("stuck", AgentEvent.PROCESS_EXITED));
+    assertTrue(agent.registry().list(PluginType.CSI_NODE).isEmpty());
+    assertTrue(agent.metrics().scrape().contains("csi_agent_plugin_restarts_total{plugin=\"stuck\"}"),
+        agent.metrics().scrape());
+  }
+
+  @Test
+  void missingCommand_failModeGivesUp() throws Exception {
+    PluginSpec bad = new PluginSpec("ghost", PluginKind.CONTROLLER, "/no/such/plugin",
+        List.of(), Map.of(), null, FAST, new RestartPolicy(1, Duration.ofMinutes(1),
+            Duration.ofMillis(10), RestartPolicy.Mode.FAIL));
+    Agent agent = start(config(false, bad));
+    await().atMost(WAIT).until(() ->
+        agent.task("ghost").orElseThrow().processState() == ProcessState.FAILED);
+    assertTrue(sawEvent("ghost", AgentEvent.START_FAILED));
+    assertTrue(sawEvent("ghost", AgentEvent.NOT_RESTARTING));
+    synchronized (events) {
+      assertTrue(events.stream().anyMatch(e -> e.message().contains("/no/such/plugin")),
+          events.toString());
+    }
+  }
+
+  @Test
+  void externalPlugin_isSupervisedButNotLaunched() throws Exception {
+    Path socket = dir.resolve("ext/csi.sock");
+    try (MockCsiPlugin ext = MockCsiPlugin.builder().socket(socket).mode(MockMode.NODE)
+        .name("ext.csi.dev").createParentDirs(true).build().start()) {
+      PluginSpec spec = new PluginSpec("ext", PluginKind.NODE, null, List.of(), Map.of(), socket,
+          FAST, QUICK);
+      Agent agent = start(config(false, spec));
+      await().atMost(WAIT).until(() -> agent.registry().find(PluginType.CSI_NODE, "ext")
+          .map(p -> p.health().healthy()).orElse(false));
+      TaskStatus t = agent.task("ext").orElseThrow();
+      assertEquals(ProcessState.EXTERNAL, t.processState());
+      assertFalse(t.launched());
+      assertEquals(socket, agent.registry().find(PluginType.CSI_NODE, "ext").orElseThrow()
+          .socketPath());
+      agent.close();
+      assertTrue(ext.isRunning(), "the agent never stops an external plugin");
+      assertTrue(Files.exists(socket), "nor removes its socket");
+    }
+  }
+
+  @Test
+  void leaveRunning_keepsPluginsAndRegistrations_forTheNextStart() throws Exception {
+    AgentConfig cfg = config(true, mock("keep", PluginKind.CONTROLLER, FAST, QUICK));
+    Agent first = start(cfg);
+    await().atMost(WAIT).until(() -> first.registry().find(PluginType.CSI_CONTROLLER, "keep")
+        .map(p -> p.health().healthy()).orElse(false));
+    long pid = first.task("keep").orElseThrow().pid();
+    pids.add(pid);
+    first.close();
+    assertTrue(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false),
+        "left running");
+
+    Agent second = start(cfg);
+    List<PluginEvent> seen = Collections.synchronizedList(new ArrayList<>());
+    second.registry().subscribe(PluginType.CSI_CONTROLLER, new PluginListener() {
+      @Override
+      public void onEvent(PluginEvent e) {
+        seen.add(e);
+      }
+    }, Runnable::run);
+    TaskStatus t = second.task("keep").orElseThrow();
+    assertTrue(t.reattached());
+    assertEquals(pid, t.pid(), "re-attached, not launched again");
+    await().atMost(WAIT).until(() -> second.registry().find(PluginType.CSI_CONTROLLER, "keep")
+        .map(p -> !p.restored()).orElse(false));
+    List<PluginInfo> all = second.registry().listAll(PluginType.CSI_CONTROLLER);
+    assertEquals(1, all.size(), "confirmed, not duplicated: " + all);
+    assertTrue(seen.stream().noneMatch(e -> e.kind() == PluginEvent.Kind.REGISTERED),
+        "a confirmation is not a new registration: " + seen);
+  }
+
+  @Test
+  void secondAgentOnSameDataDir_failsClearly() throws Exception {
+    start(config(false));
+    Agent other = Agent.create(config(false));
+    agents.add(other);
+    Agent.AgentException e = assertThrows(Agent.AgentException.class, other::start);
+    assertTrue(e.getMessage().contains("locked by another process"), e.getMessage());
+  }
+
+  @Test
+  void startTwice_isRejected() throws Exception {
+    Agent a = start(config(false));
+    assertThrows(IllegalStateException.class, a::start);
+    a.close();
+    a.close();
+  }
+}

@@ -1,0 +1,348 @@
+package dev.csisupervisor.agent.config;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
+
+import dev.csisupervisor.client.PluginKind;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ConfigLoaderTest {
+  @TempDir Path dir;
+
+  private Path write(String yaml) throws IOException {
+    Path f = dir.resolve("agent.yaml");
+    Files.writeString(f, yaml);
+    return f;
+  }
+
+  private ConfigException fails(String yaml) throws IOException {
+    Path f = write(yaml);
+    ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(f));
+    assertTrue(e.getMessage().startsWith(f.toString() + ": "), e.getMessage());
+    return e;
+  }
+
+  @Test
+  void fullConfig_isReadIntoRecords() throws Exception {
+    Path f = write("""
+        data_dir: data
+        csi_root: /run/csi
+        admin_socket: /run/agent.sock
+        metrics_address: 127.0.0.1:9100
+        leave_running: true
+        shutdown_grace: 3s
+        log_max_size: 512KiB
+        log_max_files: 4
+        defaults:
+          health_timeout: 20s
+          probe_interval: 2s
+          probe_timeout: 1s
+          restart: {attempts: 5, interval: 1m, delay: 2s, mode: fail}
+        plugins:
+          - id: ebs
+            type: controller
+            command: bin/ebs-plugin
+            args: [--v, 5]
+            env: {REGION: eu-1, LEVEL: 3}
+            probe_interval: 500ms
+            restart: {attempts: 1}
+          - id: nfs
+            type: NODE
+            socket: /run/nfs/csi.sock
+        """);
+    AgentConfig c = ConfigLoader.load(f);
+    assertEquals(dir.resolve("data"), c.dataDir());
+    assertEquals(Path.of("/run/csi"), c.csiRoot());
+    assertEquals(Path.of("/run/agent.sock"), c.adminSocket());
+    assertEquals(9100, c.metricsAddress().getPort());
+    assertEquals("127.0.0.1", c.metricsAddress().getHostString());
+    assertTrue(c.leaveRunning());
+    assertEquals(Duration.ofSeconds(3), c.shutdownGrace());
+    assertEquals(512 * 1024, c.logMaxBytes());
+    assertEquals(4, c.logMaxFiles());
+    assertEquals(2, c.plugins().size());
+
+    PluginSpec ebs = c.plugins().get(0);
+    assertEquals("ebs", ebs.id());
+    assertEquals(PluginKind.CONTROLLER, ebs.type());
+    assertEquals(dir.resolve("bin/ebs-plugin").toString(), ebs.command());
+    assertEquals(List.of("--v", "5"), ebs.args());
+    assertEquals(Map.of("REGION", "eu-1", "LEVEL", "3"), ebs.env());
+    assertTrue(ebs.launched());
+    assertEquals("agent-ebs", ebs.allocId());
+    assertEquals(Duration.ofMillis(500), ebs.probe().probeInterval());
+    assertEquals(Duration.ofSeconds(20), ebs.probe().healthTimeout(), "from defaults");
+    assertEquals(new RestartPolicy(1, Duration.ofMinutes(1), Duration.ofSeconds(2),
+        RestartPolicy.Mode.FAIL), ebs.restart(), "partial override takes the rest from defaults");
+
+    PluginSpec nfs = c.plugins().get(1);
+    assertEquals(PluginKind.NODE, nfs.type());
+    assertFalse(nfs.launched());
+    assertEquals(Path.of("/run/nfs/csi.sock"), nfs.socket());
+  }
+
+  @Test
+  void exampleConfig_isValid() throws Exception {
+    // Surefire runs in the module directory.
+    AgentConfig c = ConfigLoader.load(Path.of("agent.example.yaml"));
+    assertEquals(List.of("hostpath-controller", "hostpath-node"),
+        c.plugins().stream().map(PluginSpec::id).toList());
+    assertEquals(RestartPolicy.Mode.FAIL, c.plugins().get(1).restart().mode());
+  }
+
+  @Test
+  void minimalConfig_getsDefaults() throws Exception {
+    AgentConfig c = ConfigLoader.load(write("data_dir: /var/lib/a\nplugins: []\n"));
+    assertEquals(Path.of("/var/lib/a/csi"), c.csiRoot());
+    assertEquals(Path.of("/var/lib/a/agent.sock"), c.adminSocket());
+    assertEquals(AgentConfig.defaultMetricsAddress().getPort(), c.metricsAddress().getPort());
+    assertFalse(c.leaveRunning());
+    assertTrue(c.plugins().isEmpty());
+    assertEquals(Path.of("/var/lib/a/processes.json"), c.processesFile());
+  }
+
+  @Test
+  void metricsOff_disablesEndpoint() throws Exception {
+    assertNull(ConfigLoader.load(write("data_dir: /a\nmetrics_address: off\nplugins: []\n"))
+        .metricsAddress());
+  }
+
+  @Test
+  void unknownField_namesFieldAndLine() throws Exception {
+    ConfigException e = fails("""
+        data_dir: /a
+        plugins:
+          - id: x
+            type: node
+            comand: /bin/x
+        """);
+    assertTrue(e.getMessage().contains("plugins[0].comand: unknown field"), e.getMessage());
+    assertTrue(e.getMessage().contains("line 5"), e.getMessage());
+    assertTrue(e.getMessage().contains("command"), "lists the known fields: " + e.getMessage());
+  }
+
+  @Test
+  void unknownTopLevelField_isNamed() throws Exception {
+    ConfigException e = fails("data_dir: /a\nplugins: []\nmetrics: 1\n");
+    assertTrue(e.getMessage().contains("metrics: unknown field"), e.getMessage());
+  }
+
+  @Test
+  void missingId_isNamed() throws Exception {
+    ConfigException e = fails("data_dir: /a\nplugins:\n  - type: node\n    command: /bin/x\n");
+    assertEquals(List.of("plugins[0].id: missing (the plugin's id, e.g. \"ebs\")"),
+        e.problems());
+  }
+
+  @Test
+  void duplicateId_namesBothEntries() throws Exception {
+    ConfigException e = fails("""
+        data_dir: /a
+        plugins:
+          - {id: x, type: node, command: /bin/x}
+          - {id: y, type: node, command: /bin/y}
+          - {id: x, type: controller, command: /bin/z}
+        """);
+    assertEquals(List.of("plugins[2].id: duplicate id \"x\" (also plugins[0])"), e.problems());
+  }
+
+  @Test
+  void badType_isNamedWithChoices() throws Exception {
+    ConfigException e = fails("data_dir: /a\nplugins:\n  - {id: x, type: storage, command: /x}\n");
+    assertEquals(List.of("plugins[0].type: \"storage\" is not a plugin type"
+        + " (use controller, node or monolith)"), e.problems());
+  }
+
+  @Test
+  void externalSocketTooLong_isRejected() throws Exception {
+    String longPath = "/run/" + "s".repeat(100) + "/csi.sock";
+    ConfigException e = fails("data_dir: /a\nplugins:\n  - {id: x, type: node, socket: "
+        + longPath + "}\n");
+    assertTrue(e.getMessage().contains("plugins[0].socket: the socket " + longPath + " is 114"
+        + " bytes, over the unix socket limit of 107 bytes"), e.getMessage());
+  }
+
+  @Test
+  void derivedSocketTooLong_namesTheId() throws Exception {
+    ConfigException e = fails("data_dir: /a\ncsi_root: /" + "r".repeat(80)
+        + "\nplugins:\n  - {id: " + "p".repeat(20) + ", type: controller, command: /x}\n");
+    assertTrue(e.getMessage().contains("plugins[0].id: its socket /rrr"), e.getMessage());
+    assertTrue(e.getMessage().contains("over the unix socket limit of 107 bytes"));
+  }
+
+  @Test
+  void adminSocketTooLong_isRejected() throws Exception {
+    ConfigException e = fails("data_dir: /" + "d".repeat(100) + "\nplugins: []\n");
+    assertTrue(e.getMessage().contains("data_dir: the admin socket /ddd"), e.getMessage());
+  }
+
+  @Test
+  void unreadableFile_missing() {
+    Path f = dir.resolve("nope.yaml");
+    ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(f));
+    assertEquals(f + ": cannot read config file: no such file", e.getMessage());
+  }
+
+  @Test
+  void unreadableFile_directory() {
+    ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(dir));
+    assertEquals(dir + ": cannot read config file: it is a directory", e.getMessage());
+  }
+
+  @Test
+  void unreadableFile_permissionDenied() throws Exception {
+    assumeFalse("root".equals(System.getProperty("user.name")), "root reads any file");
+    Path f = write("data_dir: /a\nplugins: []\n");
+    Files.setPosixFilePermissions(f, PosixFilePermissions.fromString("---------"));
+    ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(f));
+    assertEquals(f + ": cannot read config file: permission denied", e.getMessage());
+  }
+
+  @Test
+  void emptyFile_saysSo() throws Exception {
+    ConfigException e = fails("  \n");
+    assertTrue(e.getMessage().contains("config file is empty"), e.getMessage());
+  }
+
+  @Test
+  void notYaml_saysWhere() throws Exception {
+    ConfigException e = fails("data_dir: \"unterminated\nplugins: []\n");
+    assertTrue(e.getMessage().contains("not valid YAML"), e.getMessage());
+    assertTrue(e.getMessage().contains("line"), e.getMessage());
+  }
+
+  @Test
+  void topLevelList_isRejected() throws Exception {
+    ConfigException e = fails("- a\n- b\n");
+    assertTrue(e.getMessage().contains("expected a mapping"), e.getMessage());
+  }
+
+  @Test
+  void duplicateKey_isRejected() throws Exception {
+    ConfigException e = fails("data_dir: /a\ndata_dir: /b\nplugins: []\n");
+    assertTrue(e.getMessage().contains("data_dir"), e.getMessage());
+    assertTrue(e.getMessage().toLowerCase().contains("duplicate"), e.getMessage());
+  }
+
+  @Test
+  void wrongKindOfValue_namesField() throws Exception {
+    ConfigException e = fails("data_dir: /a\nplugins:\n  - {id: x, type: node, command: /x,"
+        + " args: {a: b}}\n");
+    assertTrue(e.getMessage().contains("plugins[0].args: expected a list"), e.getMessage());
+  }
+
+  @Test
+  void missingDataDirAndPlugins_bothReported() throws Exception {
+    ConfigException e = fails("leave_running: true\n");
+    assertEquals(2, e.problems().size(), e.getMessage());
+    assertTrue(e.problems().get(0).startsWith("data_dir: missing"));
+    assertTrue(e.problems().get(1).startsWith("plugins: missing"));
+  }
+
+  @Test
+  void commandAndSocket_bothOrNeither_areRejected() throws Exception {
+    ConfigException e = fails("""
+        data_dir: /a
+        plugins:
+          - {id: a, type: node, command: /x, socket: /s.sock}
+          - {id: b, type: node}
+        """);
+    assertTrue(e.problems().get(0).startsWith("plugins[0]: has both command and socket"));
+    assertTrue(e.problems().get(1).startsWith("plugins[1]: needs command"));
+  }
+
+  @Test
+  void pluginIdEscapingRoot_isRejected() throws Exception {
+    ConfigException e = fails("data_dir: /a\nplugins:\n  - {id: '..', type: node, command: /x}\n"
+        + "  - {id: 'a/b', type: node, command: /x}\n  - {id: 'a b', type: node, command: /x}\n");
+    assertEquals(3, e.problems().size(), e.getMessage());
+    assertTrue(e.problems().get(0).contains("could escape the plugin root"));
+    assertTrue(e.problems().get(1).contains("could escape the plugin root"));
+    assertTrue(e.problems().get(2).contains("must be 1 to 128 of"));
+  }
+
+  @Test
+  void badDurationsAndSizes_areNamed() throws Exception {
+    ConfigException e = fails("""
+        data_dir: /a
+        shutdown_grace: soon
+        log_max_size: 10 parsecs
+        defaults:
+          probe_interval: 30
+          restart: {mode: sometimes, attempts: -1}
+        plugins: []
+        """);
+    String m = e.getMessage();
+    assertTrue(m.contains("shutdown_grace: 'soon' is not a duration"), m);
+    assertTrue(m.contains("log_max_size: '10 parsecs' is not a size"), m);
+    assertTrue(m.contains("defaults.probe_interval: '30' is not a duration"), m);
+    assertTrue(m.contains("defaults.restart.mode: \"sometimes\" is not a restart mode"), m);
+    assertTrue(m.contains("defaults.restart.attempts: must be >= 0, got -1"), m);
+  }
+
+  @Test
+  void endpointInEnv_isRejected() throws Exception {
+    ConfigException e = fails("data_dir: /a\nplugins:\n  - {id: x, type: node, command: /x,"
+        + " env: {CSI_ENDPOINT: unix:///tmp/x}}\n");
+    assertTrue(e.getMessage().contains("plugins[0].env.CSI_ENDPOINT: set by the agent"),
+        e.getMessage());
+  }
+
+  @Test
+  void launchOnlyFieldsWithSocket_areRejected() throws Exception {
+    ConfigException e = fails("data_dir: /a\nplugins:\n  - {id: x, type: node, socket: /s,"
+        + " args: [a]}\n");
+    assertTrue(e.getMessage().contains("plugins[0].args: only for launched plugins"),
+        e.getMessage());
+  }
+
+  @Test
+  void badMetricsAddress_isRejected() throws Exception {
+    ConfigException e = fails("data_dir: /a\nmetrics_address: localhost\nplugins: []\n");
+    assertTrue(e.getMessage().contains("metrics_address: \"localhost\" must be host:port"),
+        e.getMessage());
+  }
+
+  @Test
+  void restartIntervalShorterThanDelays_isRejected() throws Exception {
+    ConfigException e = fails("data_dir: /a\ndefaults:\n  restart: {attempts: 5, delay: 10s,"
+        + " interval: 20s}\nplugins: []\n");
+    assertTrue(e.getMessage().contains("defaults.restart: interval PT20S must be at least"),
+        e.getMessage());
+  }
+
+  @Test
+  void durations_parseUnitsAndIso() {
+    assertEquals(Duration.ofMillis(250), Units.duration("250ms"));
+    assertEquals(Duration.ofSeconds(90), Units.duration("1m30s"));
+    assertEquals(Duration.ofHours(2), Units.duration("2h"));
+    assertEquals(Duration.ofSeconds(5), Units.duration("PT5S"));
+    assertEquals(Duration.ZERO, Units.duration("0"));
+    assertThrows(IllegalArgumentException.class, () -> Units.duration("5"));
+    assertThrows(IllegalArgumentException.class, () -> Units.duration("5 s"));
+    assertThrows(IllegalArgumentException.class, () -> Units.duration("s"));
+    assertThrows(IllegalArgumentException.class, () -> Units.duration("-5s"));
+  }
+
+  @Test
+  void sizes_parseBinaryUnits() {
+    assertEquals(10L * 1024 * 1024, Units.size("10MiB"));
+    assertEquals(2048, Units.size("2k"));
+    assertEquals(1L << 30, Units.size("1GiB"));
+    assertEquals(123, Units.size("123"));
+    assertThrows(IllegalArgumentException.class, () -> Units.size("99999999999999999999"));
+    assertThrows(IllegalArgumentException.class, () -> Units.size("1TiB"));
+  }
+}
