@@ -176,7 +176,7 @@ public final class Agent implements AutoCloseable {
 
     // Step 2: the plugin tasks — re-attach to live processes, launch the rest.
     supervisor = CsiPluginSupervisor.builder().csiRoot(config.csiRoot()).registry(registry)
-        .scheduler(scheduler).clock(clock).build();
+        .scheduler(scheduler).clock(clock).probeObserver(metrics::probe).build();
     try {
       records = ProcessRecords.open(config.processesFile(), clock);
     } catch (IOException e) {

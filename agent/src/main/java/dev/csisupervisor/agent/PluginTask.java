@@ -378,6 +378,8 @@ final class PluginTask {
         state = ProcessState.STOPPED;
       }
     }
+    // Close the channel and end probing, but keep the registrations for the next start.
+    hook.detach("agent shutting down with leave_running");
   }
 
   // ---- status ------------------------------------------------------------------------------

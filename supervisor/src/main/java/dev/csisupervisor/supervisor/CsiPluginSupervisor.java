@@ -8,6 +8,7 @@ import java.time.Clock;
 import java.util.Random;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.LongSupplier;
 
 /**
  * The node's CSI plugin supervisor: makes one {@link CsiPluginSupervisorHook} per plugin task,
@@ -25,6 +26,8 @@ public final class CsiPluginSupervisor implements AutoCloseable {
   private final Clock clock;
   private final Random random;
   private final PluginConnection.Connector connector;
+  private final ProbeObserver probeObserver;
+  private final LongSupplier nanoTicker;
   private final SocketWatcher watcher;
   private final AtomicReference<State> state = new AtomicReference<>(State.RUNNING);
 
@@ -38,6 +41,8 @@ public final class CsiPluginSupervisor implements AutoCloseable {
     this.clock = requireNonNull(b.clock, "clock");
     this.random = requireNonNull(b.random, "random");
     this.connector = b.connector != null ? b.connector : CsiClientConnection::open;
+    this.probeObserver = requireNonNull(b.probeObserver, "probeObserver");
+    this.nanoTicker = requireNonNull(b.nanoTicker, "nanoTicker");
     this.watcher = new SocketWatcher(scheduler);
   }
 
@@ -56,7 +61,7 @@ public final class CsiPluginSupervisor implements AutoCloseable {
       throw new IllegalStateException("supervisor is closed");
     }
     return new DefaultCsiPluginSupervisorHook(task, config, csiRoot, registry, scheduler, clock,
-        random, connector, watcher, events, lifecycle);
+        random, connector, watcher, probeObserver, nanoTicker, events, lifecycle);
   }
 
   /** The directory a managed plugin's socket lives in: {@code <csiRoot>/<type>/<pluginId>}. */
@@ -85,6 +90,8 @@ public final class CsiPluginSupervisor implements AutoCloseable {
     private Clock clock = Clock.systemUTC();
     private Random random = new Random();
     private PluginConnection.Connector connector;
+    private ProbeObserver probeObserver = ProbeObserver.none();
+    private LongSupplier nanoTicker = System::nanoTime;
 
     private Builder() {}
 
@@ -97,6 +104,10 @@ public final class CsiPluginSupervisor implements AutoCloseable {
     public Builder clock(Clock v) { this.clock = v; return this; }
     /** The randomness behind backoff jitter; seed it for reproducible runs. */
     public Builder random(Random v) { this.random = v; return this; }
+    /** Sees every probe (latency, outcome), e.g. for a latency histogram. */
+    public Builder probeObserver(ProbeObserver v) { this.probeObserver = v; return this; }
+    /** The ticker probe latencies are measured with. */
+    public Builder nanoTicker(LongSupplier v) { this.nanoTicker = v; return this; }
     Builder connector(PluginConnection.Connector v) { this.connector = v; return this; }
 
     public CsiPluginSupervisor build() {

@@ -29,6 +29,14 @@ public interface CsiPluginSupervisorHook extends PrestartHook, PoststartHook, St
 
   Phase phase();
 
+  /**
+   * Ends supervision without deregistering: the channel is closed, no more probes or events, and
+   * the plugin's registrations stay in the registry (and its state file). For an agent that shuts
+   * down leaving its plugins running, whose next start re-runs the hooks and confirms them.
+   * Idempotent; {@link #stop} after it changes nothing.
+   */
+  void detach(String reason);
+
   CsiPluginConfig config();
 
   TaskContext task();

@@ -29,6 +29,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -50,6 +51,8 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
   private final Clock clock;
   private final PluginConnection.Connector connector;
   private final SocketWatcher watcher;
+  private final ProbeObserver probeObserver;
+  private final LongSupplier nanoTicker;
   private final TaskEventEmitter events;
   private final TaskLifecycle lifecycle;
   private final Path pluginDir;
@@ -79,6 +82,8 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
       Random random,
       PluginConnection.Connector connector,
       SocketWatcher watcher,
+      ProbeObserver probeObserver,
+      LongSupplier nanoTicker,
       TaskEventEmitter events,
       TaskLifecycle lifecycle) {
     this.task = requireNonNull(task, "task");
@@ -88,6 +93,8 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
     this.clock = requireNonNull(clock, "clock");
     this.connector = requireNonNull(connector, "connector");
     this.watcher = requireNonNull(watcher, "watcher");
+    this.probeObserver = requireNonNull(probeObserver, "probeObserver");
+    this.nanoTicker = requireNonNull(nanoTicker, "nanoTicker");
     this.events = requireNonNull(events, "events");
     this.lifecycle = requireNonNull(lifecycle, "lifecycle");
     if (config.externalSocket() != null) {
@@ -166,6 +173,36 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
   }
 
   @Override
+  public void detach(String reason) {
+    requireNonNull(reason, "reason");
+    PluginConnection toClose;
+    synchronized (lock) {
+      if (phase == Phase.STOPPED) {
+        return;
+      }
+      log.info("detached from plugin={} alloc={} (was {}), registrations kept: {}",
+          config.pluginId(), task.allocId(), phase, reason);
+      halt();
+      registered.clear();
+      toClose = connection;
+      connection = null;
+    }
+    if (toClose != null) {
+      toClose.close();
+    }
+  }
+
+  /** Ends supervision: no timer, watch or RPC completion acts after this. */
+  private void halt() {
+    phase = Phase.STOPPED;
+    cancel(nextProbe);
+    cancel(healthDeadline);
+    if (watch != null) {
+      watch.cancel();
+    }
+  }
+
+  @Override
   public void stop(StopRequest request) {
     requireNonNull(request, "request");
     PluginConnection toClose;
@@ -174,12 +211,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
         return;
       }
       Phase was = phase;
-      phase = Phase.STOPPED;
-      cancel(nextProbe);
-      cancel(healthDeadline);
-      if (watch != null) {
-        watch.cancel();
-      }
+      halt();
       List<PluginType> types = new ArrayList<>(registered.keySet());
       Collections.reverse(types);
       for (PluginType type : types) {
@@ -249,7 +281,11 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
     probeInFlight = true;
     probeRequested = false;
     PluginConnection conn = connection;
-    conn.probe().whenCompleteAsync((ready, error) -> onProbe(conn, ready, error), scheduler);
+    long sent = nanoTicker.getAsLong();
+    conn.probe().whenCompleteAsync((ready, error) -> {
+      observe(Duration.ofNanos(nanoTicker.getAsLong() - sent), ready, error);
+      onProbe(conn, ready, error);
+    }, scheduler);
   }
 
   private void scheduleProbe(Duration delay) {
@@ -261,6 +297,15 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
         }
       }
     }, delay.toNanos(), TimeUnit.NANOSECONDS);
+  }
+
+  private void observe(Duration latency, Boolean ready, Throwable error) {
+    try {
+      probeObserver.probed(config.pluginId(), latency, Boolean.TRUE.equals(ready),
+          error == null ? "" : describe(error));
+    } catch (RuntimeException e) {
+      log.warn("plugin={}: probe observer threw", config.pluginId(), e);
+    }
   }
 
   private void onProbe(PluginConnection conn, Boolean ready, Throwable error) {
@@ -303,11 +348,14 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
       emit(TaskEvent.RESTART_REQUESTED, "restarting task: " + reason);
       // Keep supervising: the restarted task gets a fresh deadline and backoff.
       startWaitingForReady();
-      try {
-        lifecycle.restart(reason);
-      } catch (RuntimeException e) {
-        log.error("plugin={}: task restart request failed", config.pluginId(), e);
-      }
+      // Outside the lock: the task runner may call back into this hook (prestart, poststart).
+      scheduler.execute(() -> {
+        try {
+          lifecycle.restart(reason);
+        } catch (RuntimeException e) {
+          log.error("plugin={}: task restart request failed", config.pluginId(), e);
+        }
+      });
     }
   }
 

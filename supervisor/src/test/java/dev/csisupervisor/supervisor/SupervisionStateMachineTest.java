@@ -52,9 +52,16 @@ class SupervisionStateMachineTest {
     supervisor = newSupervisor(registry);
   }
 
+  private final List<String> probes = new CopyOnWriteArrayList<>();
+
   private CsiPluginSupervisor newSupervisor(PluginRegistry reg) {
+    long[] ticks = {0};
     return CsiPluginSupervisor.builder().csiRoot(root).registry(reg).scheduler(scheduler)
-        .clock(scheduler.clock()).random(new Random(7)).connector(plugin.connector()).build();
+        .clock(scheduler.clock()).random(new Random(7)).connector(plugin.connector())
+        .nanoTicker(() -> ticks[0] += 1_000_000)
+        .probeObserver((id, latency, ready, error) ->
+            probes.add(id + " " + latency.toMillis() + "ms " + ready + " " + error))
+        .build();
   }
 
   @AfterEach
@@ -390,6 +397,35 @@ class SupervisionStateMachineTest {
     Files.createFile(hook.socketPath());
     hook.stop(StopRequest.because("done"));
     assertFalse(Files.exists(hook.socketPath()));
+  }
+
+  @Test
+  void probeObserver_seesEveryProbeWithLatencyAndOutcome() throws Exception {
+    plugin.probe = Probe.REFUSED;
+    started(hook(PluginKind.NODE));
+    scheduler.runDueTasks();
+    plugin.probe = Probe.READY;
+    scheduler.forwardTime(scheduler.pendingDelays().get(0));
+    assertEquals(List.of("ebs 1ms false connection refused on csi.sock", "ebs 1ms true "), probes);
+  }
+
+  @Test
+  void detach_keepsRegistrationsButStopsSupervising() throws Exception {
+    plugin.probe = Probe.READY;
+    CsiPluginSupervisorHook hook = started(hook(PluginKind.MONOLITH));
+    scheduler.runDueTasks();
+    registryEvents.clear();
+    int probesBefore = plugin.probes;
+    hook.detach("agent shutting down, leave_running");
+    assertEquals(Phase.STOPPED, hook.phase());
+    assertTrue(plugin.closed);
+    assertEquals(0, scheduler.pendingCount());
+    scheduler.forwardTime(5, TimeUnit.MINUTES);
+    assertEquals(probesBefore, plugin.probes);
+    hook.stop(StopRequest.because("after detach"));
+    assertTrue(registryEvents.isEmpty(), "nothing deregistered: " + registryKinds());
+    assertEquals(1, registry.list(PluginType.CSI_NODE).size());
+    assertEquals(1, registry.list(PluginType.CSI_CONTROLLER).size());
   }
 
   @Test

@@ -47,6 +47,8 @@ public final class AgentMetrics implements AutoCloseable {
   private final Counter healthTransitions;
   private final Counter restarts;
   private final Histogram commitSeconds;
+  private final Histogram probeSeconds;
+  private final Counter probeFailures;
   private final AtomicReference<HTTPServer> server = new AtomicReference<>();
 
   public AgentMetrics() {
@@ -72,6 +74,26 @@ public final class AgentMetrics implements AutoCloseable {
         .classicOnly()
         .classicUpperBounds(0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1)
         .register(prometheus);
+    probeSeconds = Histogram.builder()
+        .name("csi_agent_probe_seconds")
+        .help("Latency of CSI Identity.Probe calls made by the supervisor")
+        .labelNames("plugin")
+        .classicOnly()
+        .classicUpperBounds(0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25, 1, 5)
+        .register(prometheus);
+    probeFailures = Counter.builder()
+        .name("csi_agent_probe_failures_total")
+        .help("Probes that got no answer (refused, deadline, error status, ...)")
+        .labelNames("plugin")
+        .register(prometheus);
+  }
+
+  /** Records one supervisor probe (a {@code ProbeObserver}). */
+  public void probe(String pluginId, java.time.Duration latency, boolean ready, String error) {
+    probeSeconds.labelValues(pluginId).observe(latency.toNanos() / 1e9);
+    if (!error.isEmpty()) {
+      probeFailures.labelValues(pluginId).inc();
+    }
   }
 
   /** Reports the registry's content at each scrape. */

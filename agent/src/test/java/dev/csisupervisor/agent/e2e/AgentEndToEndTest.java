@@ -162,6 +162,8 @@ class AgentEndToEndTest {
     String metrics = scrape(Cli.read(dir.resolve("agent1.out")));
     assertTrue(metrics.contains("csi_agent_plugins{healthy=\"true\",type=\"node\"} 2"), metrics);
     assertTrue(metrics.contains("csi_agent_registry_events_total"), metrics);
+    assertTrue(metrics.contains("csi_agent_probe_seconds_count{plugin=\"n1\"}"), metrics);
+    assertTrue(metrics.contains("csi_agent_state_commit_seconds"), metrics);
 
     // Offline tools refuse while the agent holds the state file; so does a second agent.
     Cli.Result inspect = Cli.run(dir, WAIT, "state", "inspect", "--data-dir",
