@@ -1,5 +1,6 @@
 package dev.csisupervisor.registry;
 
+import dev.csisupervisor.testing.FakeScheduler;
 import static dev.csisupervisor.registry.PluginType.CSI_CONTROLLER;
 import static dev.csisupervisor.registry.PluginType.CSI_NODE;
 import static dev.csisupervisor.registry.TestPlugins.T0;
@@ -431,45 +432,45 @@ abstract class PluginRegistryContractTest {
   void gracePeriod_dropsRestoredEntriesNobodyConfirmed() throws Exception {
     registry.register(node("confirmed", "c1"));
     registry.register(node("forgotten", "f1"));
-    ManualScheduler scheduler = new ManualScheduler();
+    FakeScheduler scheduler = new FakeScheduler();
     restart(builder().restoreGracePeriod(Duration.ofMinutes(5), scheduler));
     RecordingListener l = subscribe(CSI_NODE);
     registry.register(node("confirmed", "c1"));
 
-    scheduler.advance(Duration.ofMinutes(4));
+    scheduler.forwardTime(Duration.ofMinutes(4));
     assertEquals(2, registry.listAll(CSI_NODE).size());
-    scheduler.advance(Duration.ofMinutes(1));
+    scheduler.forwardTime(Duration.ofMinutes(1));
 
     assertEquals(List.of(node("confirmed", "c1")), registry.listAll(CSI_NODE));
     assertEquals(1, l.events().size());
     assertEquals(Kind.DEREGISTERED, l.events().get(0).kind());
     assertEquals("forgotten", l.events().get(0).plugin().name());
-    assertTrue(scheduler.pending().isEmpty());
+    assertEquals(0, scheduler.pendingCount());
   }
 
   @Test
   void gracePeriod_notScheduledWhenNothingRestored_andCancelledOnClose() throws Exception {
-    ManualScheduler scheduler = new ManualScheduler();
+    FakeScheduler scheduler = new FakeScheduler();
     restart(builder().restoreGracePeriod(Duration.ofMinutes(5), scheduler));
-    assertTrue(scheduler.pending().isEmpty());
+    assertEquals(0, scheduler.pendingCount());
 
     registry.register(node("x", "x1"));
     restart(builder().restoreGracePeriod(Duration.ofMinutes(5), scheduler));
-    assertEquals(1, scheduler.pending().size());
+    assertEquals(1, scheduler.pendingCount());
     registry.close();
-    assertTrue(scheduler.pending().isEmpty());
+    assertEquals(0, scheduler.pendingCount());
   }
 
   @Test
   void gracePeriod_failedCommit_isRetriedAfterAnotherPeriod() throws Exception {
     registry.register(node("forgotten", "f1"));
-    ManualScheduler scheduler = new ManualScheduler();
+    FakeScheduler scheduler = new FakeScheduler();
     restart(builder().restoreGracePeriod(Duration.ofMinutes(5), scheduler));
     store.failNextCommits(1);
-    scheduler.advance(Duration.ofMinutes(5));
+    scheduler.forwardTime(Duration.ofMinutes(5));
     assertEquals(1, registry.listAll(CSI_NODE).size());
-    assertEquals(1, scheduler.pending().size());
-    scheduler.advance(Duration.ofMinutes(5));
+    assertEquals(1, scheduler.pendingCount());
+    scheduler.forwardTime(Duration.ofMinutes(5));
     assertEquals(List.of(), registry.listAll(CSI_NODE));
   }
 
@@ -756,7 +757,7 @@ abstract class PluginRegistryContractTest {
     assertMessage(assertThrows(IllegalStateException.class, () -> PluginRegistry.builder().build()), "stateStore");
     assertMessage(assertThrows(IllegalArgumentException.class, () -> PluginRegistry.builder().maxSubscriberBacklog(0)), "maxSubscriberBacklog");
     assertMessage(assertThrows(IllegalArgumentException.class,
-        () -> PluginRegistry.builder().restoreGracePeriod(Duration.ZERO, new ManualScheduler())), "gracePeriod");
+        () -> PluginRegistry.builder().restoreGracePeriod(Duration.ZERO, new FakeScheduler())), "gracePeriod");
     assertMessage(assertThrows(IllegalArgumentException.class,
         () -> PluginRegistry.builder().restoreGracePeriod(Duration.ofSeconds(1), null)), "scheduler");
     assertMessage(assertThrows(IllegalArgumentException.class, () -> PluginRegistry.builder().dispenser(null, p -> p)), "type");

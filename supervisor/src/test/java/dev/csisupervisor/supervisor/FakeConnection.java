@@ -1,5 +1,6 @@
 package dev.csisupervisor.supervisor;
 
+import dev.csisupervisor.testing.FakeScheduler;
 import dev.csisupervisor.client.PluginFingerprint;
 import dev.csisupervisor.client.PluginKind;
 import java.nio.file.Path;

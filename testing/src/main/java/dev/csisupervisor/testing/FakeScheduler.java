@@ -1,4 +1,4 @@
-package dev.csisupervisor.supervisor;
+package dev.csisupervisor.testing;
 
 import java.time.Clock;
 import java.time.Duration;
@@ -21,14 +21,14 @@ import java.util.concurrent.TimeUnit;
  * {@code FakeClock}: nothing runs until the test calls {@link #runDueTasks()} or
  * {@link #forwardTime}; {@link #clock()} reads the same virtual time.
  */
-final class FakeScheduler extends AbstractExecutorService implements ScheduledExecutorService {
+public final class FakeScheduler extends AbstractExecutorService implements ScheduledExecutorService {
   private static final Instant EPOCH = Instant.parse("2026-01-01T00:00:00Z");
 
   private final PriorityQueue<Task<?>> queue = new PriorityQueue<>();
   private long nowNanos;
   private long seq;
 
-  final class Task<V> extends FutureTask<V> implements ScheduledFuture<V> {
+  public final class Task<V> extends FutureTask<V> implements ScheduledFuture<V> {
     final long dueNanos;
     final long order = seq++;
 
@@ -50,7 +50,7 @@ final class FakeScheduler extends AbstractExecutorService implements ScheduledEx
     }
   }
 
-  Clock clock() {
+  public Clock clock() {
     return new Clock() {
       @Override
       public ZoneId getZone() {
@@ -72,7 +72,7 @@ final class FakeScheduler extends AbstractExecutorService implements ScheduledEx
   }
 
   /** Runs every task due now, including tasks those tasks submit for now. Returns how many. */
-  int runDueTasks() {
+  public int runDueTasks() {
     int ran = 0;
     while (true) {
       Task<?> next;
@@ -91,7 +91,7 @@ final class FakeScheduler extends AbstractExecutorService implements ScheduledEx
   }
 
   /** Advances virtual time step by step, running each task at its due time. */
-  void forwardTime(long amount, TimeUnit unit) {
+  public void forwardTime(long amount, TimeUnit unit) {
     long target;
     synchronized (this) {
       target = nowNanos + unit.toNanos(amount);
@@ -114,12 +114,12 @@ final class FakeScheduler extends AbstractExecutorService implements ScheduledEx
     runDueTasks();
   }
 
-  void forwardTime(Duration d) {
+  public void forwardTime(Duration d) {
     forwardTime(d.toNanos(), TimeUnit.NANOSECONDS);
   }
 
   /** Delays of pending (not cancelled) tasks, soonest first. */
-  synchronized List<Duration> pendingDelays() {
+  public synchronized List<Duration> pendingDelays() {
     List<Task<?>> tasks = new ArrayList<>(queue);
     tasks.sort(null);
     List<Duration> out = new ArrayList<>();
@@ -131,7 +131,7 @@ final class FakeScheduler extends AbstractExecutorService implements ScheduledEx
     return out;
   }
 
-  synchronized int pendingCount() {
+  public synchronized int pendingCount() {
     return (int) queue.stream().filter(t -> !t.isCancelled()).count();
   }
 
@@ -156,12 +156,12 @@ final class FakeScheduler extends AbstractExecutorService implements ScheduledEx
 
   @Override
   public ScheduledFuture<?> scheduleAtFixedRate(Runnable c, long i, long p, TimeUnit u) {
-    throw new UnsupportedOperationException("supervision never uses fixed-rate tasks");
+    throw new UnsupportedOperationException("FakeScheduler runs one-shot tasks only");
   }
 
   @Override
   public ScheduledFuture<?> scheduleWithFixedDelay(Runnable c, long i, long d, TimeUnit u) {
-    throw new UnsupportedOperationException("supervision never uses fixed-delay tasks");
+    throw new UnsupportedOperationException("FakeScheduler runs one-shot tasks only");
   }
 
   @Override
