@@ -37,7 +37,7 @@ public abstract sealed class CsiException extends Exception
   private final String method;
 
   CsiException(Path socket, String method, String message, Throwable cause) {
-    super(message, cause);
+    super(printable(message), cause);
     this.socket = Objects.requireNonNull(socket, "socket");
     this.method = method;
   }
@@ -85,5 +85,24 @@ public abstract sealed class CsiException extends Exception
 
   static String withDetail(String message, String detail) {
     return detail == null || detail.isBlank() ? message : message + " (" + detail + ")";
+  }
+
+  /**
+   * Socket paths and plugin messages come from outside: escape control characters so that a
+   * message always prints as one readable line (and cannot forge log lines).
+   */
+  static String printable(String message) {
+    if (message == null || message.chars().noneMatch(Character::isISOControl)) {
+      return message;
+    }
+    StringBuilder sb = new StringBuilder(message.length() + 16);
+    for (char c : message.toCharArray()) {
+      if (Character.isISOControl(c)) {
+        sb.append(String.format("\\u%04x", (int) c));
+      } else {
+        sb.append(c);
+      }
+    }
+    return sb.toString();
   }
 }

@@ -6,7 +6,7 @@ final class Keys {
 
   static String check(String key) {
     if (key == null || key.isBlank()) {
-      throw new IllegalArgumentException("key must not be null or blank, got " + (key == null ? "null" : "'" + key + "'"));
+      throw new IllegalArgumentException("key must not be null or blank, got " + (key == null ? "null" : quote(key)));
     }
     return key;
   }
@@ -24,8 +24,17 @@ final class Keys {
 
   static byte[] checkValue(String key, byte[] value) {
     if (value == null) {
-      throw new IllegalArgumentException("value for key '" + key + "' must not be null");
+      throw new IllegalArgumentException("value for key " + quote(key) + " must not be null");
     }
     return value;
+  }
+
+  /** The key in quotes with control characters escaped, so an error message stays one line. */
+  static String quote(String key) {
+    StringBuilder sb = new StringBuilder("'");
+    for (char c : key.toCharArray()) {
+      sb.append(Character.isISOControl(c) ? String.format("\\u%04x", (int) c) : String.valueOf(c));
+    }
+    return sb.append('\'').toString();
   }
 }

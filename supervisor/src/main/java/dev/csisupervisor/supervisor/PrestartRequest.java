@@ -11,7 +11,14 @@ import java.util.Map;
  */
 public record PrestartRequest(Map<String, String> taskEnv) {
   public PrestartRequest {
-    taskEnv = Map.copyOf(requireNonNull(taskEnv, "taskEnv"));
+    requireNonNull(taskEnv, "taskEnv");
+    taskEnv.forEach((k, v) -> {
+      if (k == null || v == null) {
+        throw new IllegalArgumentException("taskEnv must not contain null names or values, got "
+            + Validation.quote(String.valueOf(k)) + "=" + Validation.quote(String.valueOf(v)));
+      }
+    });
+    taskEnv = Map.copyOf(taskEnv);
   }
 
   public static PrestartRequest withEnv(Map<String, String> taskEnv) {
