@@ -6,15 +6,24 @@ import dev.csisupervisor.admin.v1.GetAgentStatusResponse;
 import dev.csisupervisor.agent.admin.AdminServer;
 import dev.csisupervisor.agent.admin.AdminService;
 import dev.csisupervisor.agent.admin.ProtoMapper;
+import dev.csisupervisor.agent.artifact.ArtifactStore;
 import dev.csisupervisor.agent.config.AgentConfig;
 import dev.csisupervisor.agent.config.ConfigLoader;
 import dev.csisupervisor.agent.config.PluginSpec;
+import dev.csisupervisor.agent.config.ProbeSettings;
+import dev.csisupervisor.agent.config.ResourceLimits;
+import dev.csisupervisor.agent.discovery.CsiSocketClassifier;
+import dev.csisupervisor.agent.discovery.DiscoveryDir;
+import dev.csisupervisor.agent.discovery.SocketClassifier;
 import dev.csisupervisor.agent.metrics.AgentMetrics;
 import dev.csisupervisor.agent.metrics.TimedStateStore;
 import dev.csisupervisor.agent.process.LaunchedProcess;
 import dev.csisupervisor.agent.process.ProcessRecord;
 import dev.csisupervisor.agent.process.ProcessRecords;
 import dev.csisupervisor.agent.process.RotatingLog;
+import dev.csisupervisor.agent.resources.ResourceMonitor;
+import dev.csisupervisor.agent.resources.ResourceSample;
+import dev.csisupervisor.client.PluginKind;
 import dev.csisupervisor.registry.PluginEvent;
 import dev.csisupervisor.registry.PluginListener;
 import dev.csisupervisor.registry.PluginRegistry;
@@ -25,7 +34,10 @@ import dev.csisupervisor.state.StateFileLockedException;
 import dev.csisupervisor.state.StateStore;
 import dev.csisupervisor.state.StateStoreException;
 import dev.csisupervisor.supervisor.CsiPluginSupervisor;
+import dev.csisupervisor.supervisor.CsiPluginConfig;
 import dev.csisupervisor.supervisor.CsiPluginSupervisorHook;
+import dev.csisupervisor.supervisor.PoststartRequest;
+import dev.csisupervisor.supervisor.StopRequest;
 import dev.csisupervisor.supervisor.TaskContext;
 import dev.csisupervisor.supervisor.TaskEvent;
 import java.io.IOException;
@@ -37,13 +49,19 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Objects;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -71,6 +89,12 @@ import org.slf4j.LoggerFactory;
  * same on every start, so its re-registration confirms the restored entry, and
  * {@link PluginRegistry#reconcile} removes the entries of plugins no longer configured.
  *
+ * <p><b>Artifacts, discovery, resources.</b> Plugins with an {@code artifact} are launched from
+ * a verified revision under {@code <data_dir>/plugins} (see {@link PluginTask}); with a
+ * {@code discovery_dir}, every socket appearing there is supervised as an external plugin
+ * ({@link DiscoveryDir}); launched plugins' CPU and memory are sampled on the agent's scheduler
+ * ({@link ResourceMonitor}). {@link #reload} applies a changed plugin list while running.
+ *
  * <p><b>Stop.</b> {@link #close()}: supervision stops and deregisters every plugin, and launched
  * processes get SIGTERM then SIGKILL after the grace period; or, with {@code leave_running}, the
  * processes and the registrations are left as they are for the next start.
@@ -90,11 +114,20 @@ public final class Agent implements AutoCloseable {
   private final List<AgentListener> listeners = new CopyOnWriteArrayList<>();
   private final AtomicReference<State> state = new AtomicReference<>(State.NEW);
   private final CountDownLatch terminated = new CountDownLatch(1);
-  private final Map<String, PluginTask> tasks = new LinkedHashMap<>();
+  /** The plugin tasks in config order; replaced, never changed, by a reload (under reloadLock). */
+  private volatile Map<String, PluginTask> tasks = Map.of();
+  private final Object reloadLock = new Object();
+  private final Map<String, CsiPluginSupervisorHook> discovered = new ConcurrentHashMap<>();
   private final AgentMetrics metrics = new AgentMetrics();
+  private volatile AgentConfig current;
 
   private ScheduledExecutorService scheduler;
   private ExecutorService eventExecutor;
+  private ThreadPoolExecutor io;
+  private ArtifactStore artifacts;
+  private ResourceMonitor monitor;
+  private ScheduledFuture<?> sampling;
+  private DiscoveryDir discovery;
   private StateStore store;
   private PluginRegistry registry;
   private CsiPluginSupervisor supervisor;
@@ -108,8 +141,10 @@ public final class Agent implements AutoCloseable {
 
   private Agent(AgentConfig config, Clock clock) {
     this.config = requireNonNull(config, "config");
+    this.current = config;
     this.clock = requireNonNull(clock, "clock");
   }
+
 
   public static Agent create(AgentConfig config) {
     return new Agent(config, Clock.systemUTC());
@@ -146,6 +181,15 @@ public final class Agent implements AutoCloseable {
     prepareDir(config.csiRoot(), "csi_root");
     scheduler = newScheduler();
     eventExecutor = Executors.newSingleThreadExecutor(daemon("csi-agent-events"));
+    // Blocking work off the scheduler: artifact downloads and unpacking, closing clients.
+    io = new ThreadPoolExecutor(4, 4, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+        daemon("csi-agent-io"));
+    io.allowCoreThreadTimeOut(true);
+    artifacts = ArtifactStore.builder(config.pluginsDir()).scheduler(scheduler).io(io).build();
+    if (!config.resourceInterval().isZero()) {
+      monitor = ResourceMonitor.system(clock, config.resourceHistory());
+      metrics.watchResources(monitor::current);
+    }
 
     // Step 1: restore the registry from the state file.
     try {
@@ -176,22 +220,37 @@ public final class Agent implements AutoCloseable {
 
     // Step 2: the plugin tasks — re-attach to live processes, launch the rest.
     supervisor = CsiPluginSupervisor.builder().csiRoot(config.csiRoot()).registry(registry)
-        .scheduler(scheduler).clock(clock).probeObserver(metrics::probe).build();
+        .scheduler(scheduler).clock(clock).probeObserver(this::probed).build();
     try {
       records = ProcessRecords.open(config.processesFile(), clock);
     } catch (IOException e) {
       throw new AgentException("cannot read " + config.processesFile() + ": " + e.getMessage(), e);
     }
     stopUnconfiguredProcesses();
+    Set<String> withArtifacts = new HashSet<>();
+    config.plugins().stream().filter(p -> p.artifact() != null)
+        .forEach(p -> withArtifacts.add(p.id()));
+    artifacts.removeAllBut(withArtifacts);
+    Map<String, PluginTask> created = new LinkedHashMap<>();
     for (PluginSpec spec : config.plugins()) {
-      tasks.put(spec.id(), newTask(spec));
+      created.put(spec.id(), newTask(spec));
     }
-    for (PluginTask task : tasks.values()) {
+    tasks = Collections.unmodifiableMap(created);
+    for (PluginTask task : created.values()) {
       task.start(reattachable(task));
     }
+    if (monitor != null) {
+      sampling = monitor.start(scheduler, config.resourceInterval());
+    }
 
-    // Step 3: drop what the previous run registered for plugins that are gone.
+    // Step 3: the discovery directory's sockets.
     Set<String> live = new HashSet<>();
+    if (config.discoveryDir() != null) {
+      startDiscovery();
+      discovery.candidateIds().forEach(id -> live.add(DISCOVERED_ALLOC_PREFIX + id));
+    }
+
+    // Step 4: drop what the previous run registered for plugins that are gone.
     config.plugins().forEach(p -> live.add(p.allocId()));
     List<PluginEvent> dropped = registry.reconcile(live);
     if (!dropped.isEmpty()) {
@@ -200,7 +259,7 @@ public final class Agent implements AutoCloseable {
     }
     rotation = scheduler.scheduleWithFixedDelay(this::rotateLogs, 1, 1, TimeUnit.SECONDS);
 
-    // Step 4: serve.
+    // Step 5: serve.
     adminService = new AdminService(registry, this::statusProto, eventExecutor,
         ADMIN_MAX_BACKLOG);
     metrics.watchAdminStreams(adminService::watcherCount, adminService::backlog);
@@ -222,10 +281,105 @@ public final class Agent implements AutoCloseable {
         config.dataDir(), config.adminSocket());
   }
 
+  /** The alloc id prefix of discovered plugins: {@code discovered-<id>}. */
+  public static final String DISCOVERED_ALLOC_PREFIX = "discovered-";
+
+  private void startDiscovery() throws AgentException {
+    SocketClassifier c = new CsiSocketClassifier(config.discoveryProbe().probeTimeout(), io);
+    discovery = DiscoveryDir.builder(config.discoveryDir())
+        .scheduler(scheduler)
+        .classifier(c)
+        .supervision(this::superviseDiscovered)
+        .reserved(id -> tasks.containsKey(id))
+        .listener((id, type, message) -> {
+          log.info("plugin={} event=\"{}\": {}", id, type, message);
+          emit(new AgentEvent(clock.instant(), id, type, message));
+        })
+        .backoff(config.discoveryProbe().initialBackoff().multipliedBy(10),
+            Duration.ofSeconds(30))
+        .build();
+    metrics.watchDiscovery(() -> {
+      Map<String, Long> byState = new TreeMap<>();
+      for (DiscoveryDir.State st : DiscoveryDir.State.values()) {
+        byState.put(st.name().toLowerCase(java.util.Locale.ROOT), 0L);
+      }
+      for (DiscoveryDir.Entry e : discovery.entries()) {
+        byState.merge(e.state().name().toLowerCase(java.util.Locale.ROOT), 1L, Long::sum);
+      }
+      return byState;
+    });
+    try {
+      discovery.start();
+    } catch (IOException e) {
+      throw new AgentException("discovery_dir " + config.discoveryDir() + " cannot be watched: "
+          + e, e);
+    }
+  }
+
+  /** Starts supervising a socket found in the discovery directory. Runs on the scheduler. */
+  private DiscoveryDir.Handle superviseDiscovered(String id, PluginKind kind, Path socket) {
+    ProbeSettings p = config.discoveryProbe();
+    CsiPluginConfig cfg = CsiPluginConfig.builder(id, kind)
+        .healthTimeout(p.healthTimeout())
+        .probeInterval(p.probeInterval())
+        .probeTimeout(p.probeTimeout())
+        .initialBackoff(p.initialBackoff())
+        .maxBackoff(p.maxBackoff())
+        .externalSocket(socket)
+        .build();
+    CsiPluginSupervisorHook hook = supervisor.hook(
+        new TaskContext(DISCOVERED_ALLOC_PREFIX + id, id), cfg,
+        event -> onDiscoveredEvent(id, kind, event),
+        reason -> log.warn("plugin={}: restart requested ({}), but a discovered plugin is not"
+            + " the agent's to restart", id, reason));
+    CsiPluginSupervisorHook previous = discovered.put(id, hook);
+    if (previous != null) {
+      previous.stop(StopRequest.because("replaced by a new socket"));
+    }
+    hook.poststart(PoststartRequest.of());
+    return new DiscoveryDir.Handle() {
+      @Override
+      public void stop(String reason) {
+        discovered.remove(id, hook);
+        hook.stop(StopRequest.because(reason));
+      }
+
+      @Override
+      public void detach(String reason) {
+        discovered.remove(id, hook);
+        hook.detach(reason);
+      }
+    };
+  }
+
+  private void onDiscoveredEvent(String id, PluginKind kind, TaskEvent event) {
+    log.info("plugin={} type={} alloc={} event=\"{}\": {}", id, ConfigLoader.typeDir(kind),
+        DISCOVERED_ALLOC_PREFIX + id, event.type(), event.message());
+    if (TaskEvent.PLUGIN_HEALTHY.equals(event.type())) {
+      metrics.healthTransition(id, true);
+    } else if (TaskEvent.PLUGIN_UNHEALTHY.equals(event.type())) {
+      metrics.healthTransition(id, false);
+    }
+    emit(new AgentEvent(event.time(), id, event.type(), event.message()));
+  }
+
+  /** The supervisor's probe observer: metrics, and the launched task's revision check. */
+  private void probed(String pluginId, Duration latency, boolean ready, String error) {
+    long sent = System.nanoTime() - latency.toNanos();
+    metrics.probe(pluginId, latency, ready, error);
+    PluginTask t = tasks.get(pluginId);
+    if (t != null) {
+      t.probed(ready && error.isEmpty(), sent);
+    }
+  }
+
   private Duration restoreGrace() {
     // A restored entry of a configured plugin that has not come back by the time its health
     // timeout would have restarted it is stale.
     Duration max = Duration.ofSeconds(30);
+    if (config.discoveryProbe().healthTimeout().compareTo(max) > 0) {
+      max = config.discoveryProbe().healthTimeout();
+    }
     for (PluginSpec p : config.plugins()) {
       if (p.probe().healthTimeout().compareTo(max) > 0) {
         max = p.probe().healthTimeout();
@@ -247,7 +401,7 @@ public final class Agent implements AutoCloseable {
             config.logMaxFiles())
         : null;
     PluginTask task = new PluginTask(spec, hook, scheduler, clock, records, logFile,
-        config.shutdownGrace(), this::emit, () -> metrics.restart(spec.id()));
+        config.shutdownGrace(), this::emit, metrics, artifacts, io, monitor);
     self.set(task);
     return task;
   }
@@ -268,7 +422,8 @@ public final class Agent implements AutoCloseable {
           spec.id(), rec.get().pid());
       return null;
     }
-    List<String> want = PluginTask.commandLine(spec);
+    List<String> want = PluginTask.commandLine(spec, spec.artifact() == null ? null
+        : artifacts.revisionDir(spec.id(), spec.artifact()));
     String socket = task.hook().socketPath().toString();
     if (!rec.get().commandLine().equals(want) || !rec.get().socket().equals(socket)) {
       log.info("plugin={}: its config changed since pid {} was launched; stopping that process",
@@ -370,18 +525,41 @@ public final class Agent implements AutoCloseable {
     return Optional.ofNullable(metricsBound);
   }
 
-  /** Every plugin task, in config order. */
+  /** Every plugin task, in config order, then the discovered plugins by id. */
   public List<TaskStatus> tasks() {
     List<TaskStatus> out = new ArrayList<>();
     for (PluginTask t : tasks.values()) {
       out.add(t.status());
     }
+    new TreeMap<>(discovered).forEach((id, hook) -> out.add(discoveredStatus(id, hook)));
     return out;
   }
 
+  /** A configured or discovered plugin's task. */
   public Optional<TaskStatus> task(String id) {
     PluginTask t = tasks.get(id);
-    return t == null ? Optional.empty() : Optional.of(t.status());
+    if (t != null) {
+      return Optional.of(t.status());
+    }
+    CsiPluginSupervisorHook h = discovered.get(id);
+    return h == null ? Optional.empty() : Optional.of(discoveredStatus(id, h));
+  }
+
+  private static TaskStatus discoveredStatus(String id, CsiPluginSupervisorHook hook) {
+    return new TaskStatus(id, hook.config().type(), hook.task().allocId(), false,
+        TaskStatus.ProcessState.EXTERNAL, 0, 0, false, hook.phase(), hook.healthy(),
+        hook.socketPath(), null, true, null, null, ResourceLimits.NONE, 0, List.of());
+  }
+
+  /** The discovery directory's sockets, if there is one. */
+  public List<DiscoveryDir.Entry> discoveredSockets() {
+    DiscoveryDir d = discovery;
+    return d == null ? List.of() : d.entries();
+  }
+
+  /** The config in effect: the one started with, or the last one {@link #reload}ed. */
+  public AgentConfig currentConfig() {
+    return current;
   }
 
   private GetAgentStatusResponse statusProto() {
@@ -396,21 +574,165 @@ public final class Agent implements AutoCloseable {
             + metricsBound.getAddress().getHostAddress() + ":" + metricsBound.getPort()
             + "/metrics");
     for (TaskStatus t : tasks()) {
-      b.addTasks(dev.csisupervisor.admin.v1.TaskStatus.newBuilder()
-          .setId(t.id())
-          .setKind(ConfigLoader.typeDir(t.kind()))
-          .setAllocId(t.allocId())
-          .setLaunched(t.launched())
-          .setProcessState(t.processState().name().toLowerCase(java.util.Locale.ROOT))
-          .setPid(t.pid())
-          .setRestarts(t.restarts())
-          .setPhase(t.phase().name())
-          .setHealthy(t.healthy())
-          .setSocketPath(t.socket().toString())
-          .setLogFile(t.logFile() == null ? "" : t.logFile().toString())
-          .setReattached(t.reattached()));
+      b.addTasks(taskProto(t));
+    }
+    if (config.discoveryDir() != null) {
+      b.setDiscoveryDir(config.discoveryDir().toString());
+      for (DiscoveryDir.Entry e : discoveredSockets()) {
+        b.addDiscoveredSockets(dev.csisupervisor.admin.v1.DiscoveredSocket.newBuilder()
+            .setSocketPath(e.socket().toString())
+            .setId(e.id())
+            .setState(e.state().name().toLowerCase(java.util.Locale.ROOT))
+            .setKind(e.kind() == null ? "" : ConfigLoader.typeDir(e.kind()))
+            .setMessage(e.message()));
+      }
     }
     return b.build();
+  }
+
+  /** The admin API's view of a task. */
+  static dev.csisupervisor.admin.v1.TaskStatus taskProto(TaskStatus t) {
+    var b = dev.csisupervisor.admin.v1.TaskStatus.newBuilder()
+        .setId(t.id())
+        .setKind(ConfigLoader.typeDir(t.kind()))
+        .setAllocId(t.allocId())
+        .setLaunched(t.launched())
+        .setProcessState(t.processState().name().toLowerCase(java.util.Locale.ROOT))
+        .setPid(t.pid())
+        .setRestarts(t.restarts())
+        .setPhase(t.phase().name())
+        .setHealthy(t.healthy())
+        .setSocketPath(t.socket().toString())
+        .setLogFile(t.logFile() == null ? "" : t.logFile().toString())
+        .setReattached(t.reattached())
+        .setDiscovered(t.discovered())
+        .setRevision(t.revision() == null ? "" : t.revision())
+        .setArtifactError(t.artifactError() == null ? "" : t.artifactError());
+    if (t.launched() && (!t.resources().isEmpty() || t.limits().any())) {
+      var usage = dev.csisupervisor.admin.v1.ResourceUsage.newBuilder()
+          .setMaxMemoryBytes(t.limits().maxMemoryBytes())
+          .setMaxCpuPercent(t.limits().maxCpuPercent())
+          .setLimitRestarts(t.limitRestarts());
+      t.latestResources().ifPresent(s -> usage.setLatest(sampleProto(s)));
+      for (ResourceSample s : t.resources()) {
+        usage.addHistory(sampleProto(s));
+      }
+      b.setResources(usage);
+    }
+    return b.build();
+  }
+
+  private static dev.csisupervisor.admin.v1.ResourceSample sampleProto(ResourceSample s) {
+    return dev.csisupervisor.admin.v1.ResourceSample.newBuilder()
+        .setTime(ProtoMapper.timestamp(s.time()))
+        .setPid(s.pid())
+        .setCpuPercent(s.cpuKnown() ? s.cpuPercent() : -1)
+        .setMemoryBytes(s.memoryBytes())
+        .build();
+  }
+
+  // ---- reload ------------------------------------------------------------------------------
+
+  /**
+   * Applies a new config's plugin list to the running agent: new plugins are started, removed
+   * ones stopped (and deregistered), and changed ones updated. A change of only what a launched
+   * plugin's process runs (command, args, env, artifact, resource limits) restarts its process
+   * under the same supervision, so its registration is UPDATED; any other change (type, socket,
+   * probe or restart settings) replaces the task (DEREGISTERED, then REGISTERED). Settings
+   * outside {@code plugins} need a restart of the agent: they are reported and left as they are.
+   *
+   * @return one line per change made or refused, for logs and the operator
+   * @throws IllegalStateException if the agent is not running
+   */
+  public List<String> reload(AgentConfig next) {
+    requireNonNull(next, "next");
+    List<String> changes = new ArrayList<>();
+    synchronized (reloadLock) {
+      if (state.get() != State.RUNNING) {
+        throw new IllegalStateException("agent is not running");
+      }
+      if (!config.sameAgentSettings(next)) {
+        changes.add("settings outside plugins changed: they take effect when the agent is"
+            + " restarted");
+      }
+      Map<String, PluginTask> before = tasks;
+      Map<String, PluginTask> after = new LinkedHashMap<>();
+      List<PluginTask> toStart = new ArrayList<>();
+      for (PluginSpec spec : next.plugins()) {
+        PluginTask old = before.get(spec.id());
+        if (old == null) {
+          if (discovered.containsKey(spec.id())) {
+            changes.add(spec.id() + ": not added: a discovered plugin has this id");
+            continue;
+          }
+          PluginTask t = newTask(spec);
+          after.put(spec.id(), t);
+          toStart.add(t);
+          changes.add(spec.id() + ": added");
+        } else if (old.spec().equals(spec)) {
+          after.put(spec.id(), old);
+        } else if (old.spec().sameSupervision(spec)) {
+          boolean newRevision = spec.artifact() != null
+              && !Objects.equals(old.spec().artifact(), spec.artifact());
+          old.update(spec);
+          after.put(spec.id(), old);
+          changes.add(spec.id() + ": updated" + (newRevision ? " (new artifact revision "
+              + spec.id() + "_" + spec.artifact().revision() + ")" : ""));
+        } else {
+          PluginTask t = newTask(spec);
+          after.put(spec.id(), t);
+          // Started once the old one is gone: its process may still hold the socket path.
+          old.stop("replaced by a new config").whenCompleteAsync((v, e) -> {
+            try {
+              t.start(null);
+            } catch (IllegalStateException closed) {
+              log.debug("plugin={}: not started, the agent stopped meanwhile", spec.id());
+            }
+          }, io);
+          changes.add(spec.id() + ": replaced (its type, socket, probe or restart settings"
+              + " changed)");
+        }
+      }
+      for (PluginTask old : before.values()) {
+        if (!after.containsKey(old.spec().id())) {
+          stopQuietly(old, "removed from the config");
+          changes.add(old.spec().id() + ": removed");
+        }
+      }
+      tasks = Collections.unmodifiableMap(after);
+      current = config.withPlugins(List.copyOf(next.plugins().stream()
+          .filter(p -> after.containsKey(p.id())).toList()));
+      for (PluginTask t : toStart) {
+        t.start(null);
+      }
+    }
+    if (changes.isEmpty()) {
+      changes.add("no plugin changed");
+    }
+    changes.forEach(c -> log.info("reload: {}", c));
+    return changes;
+  }
+
+  /**
+   * Reads the config file the agent was started with again and {@link #reload}s it.
+   *
+   * @throws ConfigException if the file is now invalid (nothing is changed then)
+   * @throws IllegalStateException if the config was not read from a file
+   */
+  public List<String> reloadFromFile() throws dev.csisupervisor.agent.config.ConfigException {
+    if (config.source() == null) {
+      throw new IllegalStateException("the agent's config was not read from a file");
+    }
+    return reload(ConfigLoader.load(config.source()));
+  }
+
+  private void stopQuietly(PluginTask t, String reason) {
+    // A removed plugin's stop runs in the background: a reload does not wait for its grace.
+    t.stop(reason).whenComplete((v, e) -> {
+      if (e != null) {
+        log.warn("plugin={}: stop failed: {}", t.spec().id(), e.toString());
+      }
+    });
   }
 
   /** The agent's version, from the jar manifest when packaged. */
@@ -440,19 +762,30 @@ public final class Agent implements AutoCloseable {
       terminated.countDown();
       return;
     }
-    log.info("agent stopping ({} plugin(s), leave_running={})", tasks.size(),
+    Map<String, PluginTask> all;
+    synchronized (reloadLock) {
+      // A reload in progress finishes first; later ones see CLOSED.
+      all = tasks;
+    }
+    log.info("agent stopping ({} plugin(s), leave_running={})", all.size(),
         config.leaveRunning());
     if (rotation != null) {
       rotation.cancel(false);
     }
+    if (sampling != null) {
+      sampling.cancel(false);
+    }
+    if (discovery != null) {
+      discovery.close(config.leaveRunning());
+    }
     if (config.leaveRunning()) {
-      tasks.values().forEach(PluginTask::detach);
+      all.values().forEach(PluginTask::detach);
       // Stop supervision without deregistering: the registrations stay in the state file for
       // the next start to restore and confirm.
       shutdown(scheduler);
     } else {
       List<CompletableFuture<Void>> stops = new ArrayList<>();
-      for (PluginTask t : tasks.values()) {
+      for (PluginTask t : all.values()) {
         stops.add(t.stop("agent shutting down"));
       }
       try {
@@ -474,6 +807,9 @@ public final class Agent implements AutoCloseable {
     shutdown(scheduler);
     if (eventExecutor != null) {
       eventExecutor.shutdown();
+    }
+    if (io != null) {
+      io.shutdownNow();
     }
     log.info("agent stopped");
     terminated.countDown();

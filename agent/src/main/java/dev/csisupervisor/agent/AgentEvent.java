@@ -25,6 +25,11 @@ public record AgentEvent(Instant time, String pluginId, String type, String mess
   public static final String NOT_RESTARTING = "Not restarting";
   public static final String PROCESS_STOPPED = "Process stopped";
   public static final String SUPERVISING = "Supervising";
+  public static final String ARTIFACT_FETCHING = "Downloading artifact";
+  public static final String ARTIFACT_READY = "Artifact ready";
+  public static final String ARTIFACT_FAILED = "Artifact failed";
+  public static final String RESTARTING_FOR_UPDATE = "Restarting for new config";
+  public static final String LIMIT_EXCEEDED = "Resource limit exceeded";
 
   public AgentEvent {
     requireNonNull(time, "time");

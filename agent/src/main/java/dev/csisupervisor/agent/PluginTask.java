@@ -3,8 +3,15 @@ package dev.csisupervisor.agent;
 import static java.util.Objects.requireNonNull;
 
 import dev.csisupervisor.agent.TaskStatus.ProcessState;
+import dev.csisupervisor.agent.artifact.ArtifactException;
+import dev.csisupervisor.agent.artifact.ArtifactStore;
+import dev.csisupervisor.agent.artifact.Revision;
+import dev.csisupervisor.agent.config.ArtifactSpec;
 import dev.csisupervisor.agent.config.ConfigLoader;
 import dev.csisupervisor.agent.config.PluginSpec;
+import dev.csisupervisor.agent.metrics.AgentMetrics;
+import dev.csisupervisor.agent.resources.ResourceMonitor;
+import dev.csisupervisor.agent.resources.ResourceSample;
 import dev.csisupervisor.agent.process.LaunchedProcess;
 import dev.csisupervisor.agent.process.ProcessRecords;
 import dev.csisupervisor.agent.process.RestartTracker;
@@ -25,7 +32,11 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -43,6 +54,18 @@ import org.slf4j.LoggerFactory;
  * the hook stops the process (SIGTERM, then SIGKILL after the grace period) and the exit goes
  * through the same path. For a socket-only plugin there is no process: poststart and stop only.
  *
+ * <p><b>Artifacts.</b> A plugin with an artifact first has it fetched ({@link ArtifactStore}):
+ * the process is launched from the revision only once it is verified and installed; if it cannot
+ * be, the task is {@link ProcessState#FAILED} with an {@link AgentEvent#ARTIFACT_FAILED} event.
+ * {@link #update} with a changed artifact fetches the new revision while the old process keeps
+ * running, then stops it and launches the new one under the same supervision hook, so the
+ * registration is updated, not replaced; if the new revision cannot be fetched, the old process
+ * keeps running. Older revisions are removed once a probe sent after the launch finds the new
+ * process ready.
+ *
+ * <p><b>Resources.</b> The process is sampled by the agent's {@link ResourceMonitor}; a plugin
+ * that stays over a limit is stopped and goes through the restart path.
+ *
  * <p>Thread-safe: every transition happens under {@link #lock}; exits and timers hop onto the
  * agent's scheduler. Nothing here blocks on a process.
  */
@@ -50,7 +73,6 @@ final class PluginTask {
   private static final Logger log = LoggerFactory.getLogger(PluginTask.class);
   static final String MOCK_PLUGIN_MAIN = "dev.csisupervisor.mockplugin.MockCsiPlugin";
 
-  private final PluginSpec spec;
   private final CsiPluginSupervisorHook hook;
   private final ScheduledExecutorService scheduler;
   private final Clock clock;
@@ -58,21 +80,43 @@ final class PluginTask {
   private final RotatingLog logFile;
   private final Duration grace;
   private final Consumer<AgentEvent> events;
-  private final Runnable onRestart;
+  private final AgentMetrics metrics;
+  private final ArtifactStore artifacts;
+  private final Executor io;
+  private final ResourceMonitor monitor;
   private final RestartTracker tracker;
 
   private final Object lock = new Object();
+  // Written under lock; volatile so that id, type and kind (which an update never changes) can
+  // be read without it.
+  private volatile PluginSpec spec;
   // Guarded by lock.
   private ProcessState state = ProcessState.NEW;
   private LaunchedProcess process;
   private ScheduledFuture<?> pendingStart;
   private boolean restartRequested;
   private int restarts;
+  private int limitRestarts;
   private CompletableFuture<Void> stopped;
+  /** The revision to launch (for an artifact plugin); the current one once fetched. */
+  private Revision revision;
+  /** The revision the current process runs. */
+  private Revision runningRevision;
+  /** Bumped by every fetch; a fetch result of an older generation is ignored. */
+  private long fetchGeneration;
+  /** The process is being stopped to launch a new revision or command: no restart policy. */
+  private boolean swapping;
+  private String artifactError;
+  /** When the current process was launched, and whether a ready probe has been seen since. */
+  private long launchedNanos;
+  private boolean confirmed;
+  /** The current process's pid, for the sampler, without taking the lock. */
+  private volatile long currentPid;
 
   PluginTask(PluginSpec spec, CsiPluginSupervisorHook hook, ScheduledExecutorService scheduler,
       Clock clock, ProcessRecords records, RotatingLog logFile, Duration grace,
-      Consumer<AgentEvent> events, Runnable onRestart) {
+      Consumer<AgentEvent> events, AgentMetrics metrics, ArtifactStore artifacts, Executor io,
+      ResourceMonitor monitor) {
     this.spec = requireNonNull(spec, "spec");
     this.hook = requireNonNull(hook, "hook");
     this.scheduler = requireNonNull(scheduler, "scheduler");
@@ -81,11 +125,17 @@ final class PluginTask {
     this.logFile = logFile;
     this.grace = requireNonNull(grace, "grace");
     this.events = requireNonNull(events, "events");
-    this.onRestart = requireNonNull(onRestart, "onRestart");
+    this.metrics = requireNonNull(metrics, "metrics");
+    this.artifacts = requireNonNull(artifacts, "artifacts");
+    this.io = requireNonNull(io, "io");
+    this.monitor = monitor;
     this.tracker = new RestartTracker(spec.restart());
     if (spec.launched()) {
       requireNonNull(records, "records");
       requireNonNull(logFile, "logFile");
+      if (monitor != null) {
+        monitor.track(spec.id(), () -> currentPid, spec.limits(), this::limitExceeded);
+      }
     } else {
       state = ProcessState.EXTERNAL;
     }
@@ -99,10 +149,16 @@ final class PluginTask {
     return hook;
   }
 
-  /** The full command line a launched plugin runs (the built-in mock plugin expanded). */
-  static List<String> commandLine(PluginSpec spec) {
+  /**
+   * The full command line a launched plugin runs: the built-in mock plugin expanded, an
+   * artifact's entry in {@code revisionDir}.
+   */
+  static List<String> commandLine(PluginSpec spec, Path revisionDir) {
     List<String> argv = new ArrayList<>();
-    if (spec.command().equals(ConfigLoader.BUILTIN_MOCK_PLUGIN)) {
+    if (spec.artifact() != null) {
+      requireNonNull(revisionDir, "revisionDir");
+      argv.add(revisionDir.resolve(spec.artifact().entry()).normalize().toString());
+    } else if (spec.command().equals(ConfigLoader.BUILTIN_MOCK_PLUGIN)) {
       argv.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
       // Small and quick to start: the mock plugin needs little.
       argv.add("-XX:+UseSerialGC");
@@ -145,6 +201,10 @@ final class PluginTask {
         return;
       }
       if (reattach != null) {
+        if (spec.artifact() != null) {
+          revision = artifacts.installed(spec.id(), spec.artifact()).orElse(null);
+          runningRevision = revision;
+        }
         try {
           hook.prestart(PrestartRequest.withEnv(spec.env()));
         } catch (IOException | RuntimeException e) {
@@ -164,6 +224,10 @@ final class PluginTask {
 
   private void launchLocked() {
     pendingStart = null;
+    if (spec.artifact() != null && !revisionCurrent()) {
+      fetchLocked(false);
+      return;
+    }
     state = ProcessState.STARTING;
     Map<String, String> env = new LinkedHashMap<>(spec.env());
     try {
@@ -176,7 +240,7 @@ final class PluginTask {
     // The plugin runs on the host, not in a container: its endpoint is the host path.
     env.put("CSI_ENDPOINT", "unix://" + hook.socketPath());
     removeStaleSocket();
-    List<String> argv = commandLine(spec);
+    List<String> argv = commandLine(spec, revision == null ? null : revision.dir());
     LaunchedProcess p;
     try {
       p = LaunchedProcess.launch(argv, env, logFile.file());
@@ -185,6 +249,7 @@ final class PluginTask {
       return;
     }
     adopt(p);
+    runningRevision = revision;
     log.info("plugin={} type={} alloc={}: started pid {} ({}), log {}", spec.id(), kind(),
         spec.allocId(), p.pid(), argv.get(0), logFile.file());
     emit(AgentEvent.PROCESS_STARTED, "started pid " + p.pid());
@@ -193,6 +258,9 @@ final class PluginTask {
 
   private void adopt(LaunchedProcess p) {
     process = p;
+    currentPid = p.pid();
+    launchedNanos = System.nanoTime();
+    confirmed = false;
     state = ProcessState.RUNNING;
     try {
       records.put(p.record(spec.id(), hook.socketPath()));
@@ -226,6 +294,197 @@ final class PluginTask {
     decideRestart("failed to start: " + reason);
   }
 
+  // ---- artifact ----------------------------------------------------------------------------
+
+  /** Whether {@link #revision} is the spec's artifact. */
+  private boolean revisionCurrent() {
+    ArtifactSpec a = spec.artifact();
+    return revision != null && a != null && revision.sha256().equals(a.sha256())
+        && revision.executable().equals(
+            artifacts.revisionDir(spec.id(), a).resolve(a.entry()).normalize());
+  }
+
+  /**
+   * Makes the spec's artifact ready, then launches it; {@code whileRunning}: the current
+   * process keeps running until then (an update).
+   */
+  private void fetchLocked(boolean whileRunning) {
+    ArtifactSpec a = spec.artifact();
+    long generation = ++fetchGeneration;
+    if (!whileRunning) {
+      state = ProcessState.FETCHING;
+    }
+    var installed = artifacts.installed(spec.id(), a);
+    if (installed.isPresent()) {
+      fetched(generation, installed.get(), null, false);
+      return;
+    }
+    String msg = "downloading " + a.displayUrl() + " (revision " + spec.id() + "_"
+        + a.revision() + ")";
+    log.info("plugin={} alloc={}: {}", spec.id(), spec.allocId(), msg);
+    emit(AgentEvent.ARTIFACT_FETCHING, msg);
+    artifacts.fetch(spec.id(), a).whenCompleteAsync((rev, error) -> {
+      synchronized (lock) {
+        fetched(generation, rev, error, true);
+      }
+    }, scheduler);
+  }
+
+  private void fetched(long generation, Revision rev, Throwable error, boolean downloaded) {
+    if (generation != fetchGeneration || state == ProcessState.STOPPING
+        || state == ProcessState.STOPPED || state == ProcessState.DETACHED) {
+      return; // superseded by a newer config, or stopped
+    }
+    if (error != null) {
+      artifactFailed(error);
+      return;
+    }
+    artifactError = null;
+    if (downloaded) {
+      metrics.artifactInstalled(spec.id());
+      emit(AgentEvent.ARTIFACT_READY, "revision " + rev.name() + " verified and installed");
+    }
+    revision = rev;
+    if (process != null) {
+      swapLocked("new revision " + rev.name());
+    } else if (state == ProcessState.FETCHING || state == ProcessState.NEW) {
+      launchLocked();
+    }
+  }
+
+  private void artifactFailed(Throwable error) {
+    Throwable t = error;
+    while (t instanceof CompletionException && t.getCause() != null) {
+      t = t.getCause();
+    }
+    String reason = t instanceof ArtifactException ae ? ae.reason().label() : "io";
+    String msg = t.getMessage() == null ? t.toString() : t.getMessage();
+    artifactError = msg;
+    metrics.artifactFailure(spec.id(), reason);
+    if (process != null) {
+      // An update: the revision that runs now stays.
+      log.error("plugin={} alloc={}: the new artifact cannot be used, pid {} keeps running"
+          + " revision {}: {}", spec.id(), spec.allocId(), process.pid(),
+          runningRevision == null ? "(none)" : runningRevision.name(), msg);
+      emit(AgentEvent.ARTIFACT_FAILED, msg + " (pid " + process.pid() + " keeps running "
+          + (runningRevision == null ? "its command" : "revision " + runningRevision.name())
+          + ")");
+      return;
+    }
+    state = ProcessState.FAILED;
+    log.error("plugin={} type={} alloc={}: artifact failed, not starting: {}", spec.id(),
+        kind(), spec.allocId(), msg);
+    emit(AgentEvent.ARTIFACT_FAILED, msg);
+  }
+
+  /** Stops the current process to launch the current spec (and revision) at once. */
+  private void swapLocked(String why) {
+    if (process == null) {
+      if (pendingStart != null) {
+        pendingStart.cancel(false);
+      }
+      launchLocked();
+      return;
+    }
+    if (swapping) {
+      return; // already stopping it; the exit launches what is current then
+    }
+    swapping = true;
+    String msg = "stopping pid " + process.pid() + " to start " + why;
+    log.info("plugin={} alloc={}: {}", spec.id(), spec.allocId(), msg);
+    emit(AgentEvent.RESTARTING_FOR_UPDATE, msg);
+    process.terminate(grace, scheduler);
+  }
+
+  /**
+   * Applies a new spec of the same plugin under the same supervision
+   * ({@link PluginSpec#sameSupervision}): new limits apply at once; a new command, arguments,
+   * environment or artifact restart the process on it (an artifact is fetched first, while the
+   * old process keeps running).
+   */
+  void update(PluginSpec next) {
+    requireNonNull(next, "next");
+    synchronized (lock) {
+      if (!spec.sameSupervision(next)) {
+        throw new IllegalArgumentException("plugin " + spec.id() + ": " + next
+            + " needs a new task, not an update");
+      }
+      if (state == ProcessState.STOPPING || state == ProcessState.STOPPED
+          || state == ProcessState.DETACHED) {
+        return;
+      }
+      PluginSpec old = spec;
+      spec = next;
+      if (!old.limits().equals(next.limits()) && monitor != null) {
+        monitor.setLimits(next.id(), next.limits());
+        log.info("plugin={}: resource limits now {}", next.id(), next.limits());
+      }
+      boolean processChanged = !Objects.equals(old.command(), next.command())
+          || !old.args().equals(next.args()) || !old.env().equals(next.env())
+          || !Objects.equals(old.artifact(), next.artifact());
+      if (!processChanged) {
+        return;
+      }
+      if (next.artifact() != null && !revisionCurrent()) {
+        if (process != null) {
+          fetchLocked(true);
+        } else {
+          if (pendingStart != null) {
+            pendingStart.cancel(false);
+          }
+          fetchLocked(false);
+        }
+        return;
+      }
+      if (next.artifact() == null) {
+        revision = null;
+      }
+      fetchGeneration++; // a fetch for the previous config is no longer wanted
+      swapLocked("the new config");
+    }
+  }
+
+  /**
+   * A probe of this plugin completed (the supervisor's probe observer). The first ready probe
+   * sent after the current process was launched proves its revision: older ones are removed.
+   */
+  void probed(boolean ready, long sentNanos) {
+    Revision keep;
+    synchronized (lock) {
+      if (!ready || confirmed || process == null || sentNanos - launchedNanos <= 0
+          || !spec.launched()) {
+        return;
+      }
+      confirmed = true;
+      keep = runningRevision;
+    }
+    String id = spec.id();
+    try {
+      // keep == null: the plugin no longer runs an artifact, none of its revisions is needed.
+      io.execute(() -> artifacts.prune(id, keep));
+    } catch (RejectedExecutionException e) {
+      log.debug("plugin={}: agent stopping, old revisions kept", id);
+    }
+  }
+
+  // ---- resource limits ---------------------------------------------------------------------
+
+  private void limitExceeded(String pluginId, ResourceMonitor.Breach breach) {
+    synchronized (lock) {
+      if (process == null || process.pid() != breach.pid() || state != ProcessState.RUNNING
+          || swapping) {
+        return;
+      }
+      limitRestarts++;
+      metrics.limitRestart(spec.id(), breach.resource().label());
+      String msg = breach.message() + "; stopping pid " + process.pid();
+      log.warn("plugin={} type={} alloc={}: {}", spec.id(), kind(), spec.allocId(), msg);
+      emit(AgentEvent.LIMIT_EXCEEDED, msg);
+      restartRequested = true;
+      process.terminate(grace, scheduler);
+    }
+  }
+
   // ---- exit and restart --------------------------------------------------------------------
 
   private void exited(LaunchedProcess p, int code) {
@@ -234,6 +493,7 @@ final class PluginTask {
         return;
       }
       process = null;
+      currentPid = 0;
       try {
         records.remove(spec.id());
       } catch (IOException e) {
@@ -242,6 +502,16 @@ final class PluginTask {
       String how = code < 0 ? "exited" : "exited with code " + code;
       if (state == ProcessState.STOPPING || state == ProcessState.STOPPED
           || state == ProcessState.DETACHED) {
+        return;
+      }
+      if (swapping) {
+        // Stopped for a new config or revision: start that now, outside the restart policy.
+        swapping = false;
+        restartRequested = false;
+        emit(AgentEvent.PROCESS_EXITED, "pid " + p.pid() + " " + how);
+        restarts++;
+        metrics.restart(spec.id());
+        launchLocked();
         return;
       }
       boolean requested = restartRequested;
@@ -280,7 +550,7 @@ final class PluginTask {
         return;
       }
       restarts++;
-      onRestart.run();
+      metrics.restart(spec.id());
       launchLocked();
     }
   }
@@ -326,7 +596,11 @@ final class PluginTask {
       if (state != ProcessState.EXTERNAL) {
         state = ProcessState.STOPPING;
       }
+      fetchGeneration++;
       stopped = new CompletableFuture<>();
+    }
+    if (monitor != null) {
+      monitor.untrack(spec.id());
     }
     try {
       hook.stop(StopRequest.because(reason));
@@ -356,6 +630,7 @@ final class PluginTask {
         }
       }
       process = null;
+      currentPid = 0;
     }
     stopped.complete(null);
   }
@@ -369,6 +644,10 @@ final class PluginTask {
     synchronized (lock) {
       if (pendingStart != null) {
         pendingStart.cancel(false);
+      }
+      fetchGeneration++;
+      if (monitor != null) {
+        monitor.untrack(spec.id());
       }
       if (process != null) {
         log.info("plugin={} alloc={}: leaving pid {} running", spec.id(), spec.allocId(),
@@ -385,11 +664,15 @@ final class PluginTask {
   // ---- status ------------------------------------------------------------------------------
 
   TaskStatus status() {
+    List<ResourceSample> samples = monitor == null || !spec().launched() ? List.of()
+        : monitor.history(spec().id());
     synchronized (lock) {
       return new TaskStatus(spec.id(), spec.type(), spec.allocId(), spec.launched(), state,
           process == null ? 0 : process.pid(), restarts,
           process != null && process.reattached(), hook.phase(), hook.healthy(),
-          hook.socketPath(), logFile == null ? null : logFile.file());
+          hook.socketPath(), logFile == null ? null : logFile.file(), false,
+          runningRevision == null ? null : runningRevision.name(), artifactError, spec.limits(),
+          limitRestarts, samples);
     }
   }
 

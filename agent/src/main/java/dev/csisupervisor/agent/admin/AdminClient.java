@@ -6,6 +6,7 @@ import dev.csisupervisor.admin.v1.AgentAdminGrpc;
 import dev.csisupervisor.admin.v1.GetAgentStatusRequest;
 import dev.csisupervisor.admin.v1.GetAgentStatusResponse;
 import dev.csisupervisor.admin.v1.GetPluginRequest;
+import dev.csisupervisor.admin.v1.GetPluginResponse;
 import dev.csisupervisor.admin.v1.ListPluginsRequest;
 import dev.csisupervisor.admin.v1.Plugin;
 import dev.csisupervisor.admin.v1.PluginType;
@@ -103,6 +104,20 @@ public final class AdminClient implements AutoCloseable {
     try {
       return Optional.of(deadline().getPlugin(GetPluginRequest.newBuilder().setType(type)
           .setName(name).build()).getPlugin());
+    } catch (StatusRuntimeException e) {
+      if (e.getStatus().getCode() == Status.Code.NOT_FOUND) {
+        return Optional.empty();
+      }
+      throw translate(e);
+    }
+  }
+
+  /** The plugin and the agent's task for it, or empty if none of that type and name is registered. */
+  public Optional<GetPluginResponse> getPluginDetails(PluginType type, String name)
+      throws AdminException {
+    try {
+      return Optional.of(deadline().getPlugin(GetPluginRequest.newBuilder().setType(type)
+          .setName(name).build()));
     } catch (StatusRuntimeException e) {
       if (e.getStatus().getCode() == Status.Code.NOT_FOUND) {
         return Optional.empty();

@@ -123,8 +123,20 @@ public final class AdminService extends AgentAdminGrpc.AgentAdminImplBase {
           + request.getName() + "\" is registered").asException());
       return;
     }
-    response.onNext(GetPluginResponse.newBuilder().setPlugin(ProtoMapper.toProto(found.get()))
-        .build());
+    GetPluginResponse.Builder b = GetPluginResponse.newBuilder()
+        .setPlugin(ProtoMapper.toProto(found.get()));
+    try {
+      for (var t : status.get().getTasksList()) {
+        if (t.getId().equals(request.getName()) && t.getAllocId().equals(found.get().allocId())) {
+          b.setTask(t);
+          break;
+        }
+      }
+    } catch (RuntimeException e) {
+      log.warn("GetPlugin {}: the agent's task status is not available: {}", request.getName(),
+          e.toString());
+    }
+    response.onNext(b.build());
     response.onCompleted();
   }
 

@@ -7,6 +7,9 @@ import dev.csisupervisor.admin.v1.Fingerprint;
 import dev.csisupervisor.admin.v1.Plugin;
 import dev.csisupervisor.admin.v1.PluginEvent;
 import dev.csisupervisor.admin.v1.PluginType;
+import dev.csisupervisor.admin.v1.ResourceSample;
+import dev.csisupervisor.admin.v1.ResourceUsage;
+import dev.csisupervisor.admin.v1.TaskStatus;
 import dev.csisupervisor.agent.admin.ProtoMapper;
 import java.io.PrintWriter;
 import java.time.Instant;
@@ -14,6 +17,7 @@ import java.time.ZoneId;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 /** How the CLI shows plugins and events. Stateless. */
@@ -99,6 +103,78 @@ public final class Format {
     line(out, "  max volumes", f.getMaxVolumesPerNode() == 0 ? "(not reported)"
         : Long.toString(f.getMaxVolumesPerNode()));
     line(out, "  topology", map(f.getAccessibleTopologyMap()));
+  }
+
+  /** The agent's task of a plugin: process, artifact revision, resources. */
+  public static void task(PrintWriter out, TaskStatus t) {
+    out.println("task:");
+    line(out, "  process", t.getProcessState() + (t.getPid() == 0 ? "" : " pid " + t.getPid())
+        + (t.getReattached() ? " (re-attached)" : "")
+        + (t.getDiscovered() ? " (discovered socket)" : ""));
+    line(out, "  restarts", Integer.toString(t.getRestarts()));
+    if (!t.getRevision().isEmpty() || !t.getArtifactError().isEmpty()) {
+      line(out, "  revision", t.getRevision());
+    }
+    if (!t.getArtifactError().isEmpty()) {
+      line(out, "  artifact error", t.getArtifactError());
+    }
+    if (!t.getLogFile().isEmpty()) {
+      line(out, "  log", t.getLogFile());
+    }
+    if (!t.hasResources()) {
+      return;
+    }
+    ResourceUsage r = t.getResources();
+    line(out, "  cpu", r.hasLatest() ? cpu(r.getLatest().getCpuPercent()) : "-");
+    line(out, "  memory", r.hasLatest() ? bytes(r.getLatest().getMemoryBytes()) : "-");
+    if (r.getHistoryCount() > 0) {
+      double maxCpu = -1;
+      double sumCpu = 0;
+      int nCpu = 0;
+      long maxMem = 0;
+      for (ResourceSample s : r.getHistoryList()) {
+        if (s.getCpuPercent() >= 0) {
+          maxCpu = Math.max(maxCpu, s.getCpuPercent());
+          sumCpu += s.getCpuPercent();
+          nCpu++;
+        }
+        maxMem = Math.max(maxMem, s.getMemoryBytes());
+      }
+      Instant from = ProtoMapper.instant(r.getHistory(0).getTime());
+      line(out, "  history", r.getHistoryCount() + " samples since " + time(from) + ": cpu avg "
+          + (nCpu == 0 ? "-" : cpu(sumCpu / nCpu)) + " max " + (nCpu == 0 ? "-" : cpu(maxCpu))
+          + ", memory max " + bytes(maxMem));
+    }
+    List<String> limits = new ArrayList<>();
+    if (r.getMaxMemoryBytes() > 0) {
+      limits.add("memory " + bytes(r.getMaxMemoryBytes()));
+    }
+    if (r.getMaxCpuPercent() > 0) {
+      limits.add("cpu " + cpu(r.getMaxCpuPercent()));
+    }
+    if (!limits.isEmpty()) {
+      line(out, "  limits", String.join(", ", limits) + " (" + r.getLimitRestarts()
+          + " restart(s) for exceeding them)");
+    }
+  }
+
+  /** {@code 12.5%}; {@code -} when unknown (negative). */
+  public static String cpu(double percent) {
+    return percent < 0 ? "-" : String.format(Locale.ROOT, "%.1f%%", percent);
+  }
+
+  /** {@code 812 B}, {@code 1.5 KiB}, {@code 48.0 MiB}, {@code 2.0 GiB}. */
+  public static String bytes(long b) {
+    if (b >= 1024L * 1024 * 1024) {
+      return String.format(Locale.ROOT, "%.1f GiB", b / (1024.0 * 1024 * 1024));
+    }
+    if (b >= 1024L * 1024) {
+      return String.format(Locale.ROOT, "%.1f MiB", b / (1024.0 * 1024));
+    }
+    if (b >= 1024) {
+      return String.format(Locale.ROOT, "%.1f KiB", b / 1024.0);
+    }
+    return b + " B";
   }
 
   /** One event as a line. */

@@ -1,6 +1,6 @@
 package dev.csisupervisor.agent.cli;
 
-import dev.csisupervisor.admin.v1.Plugin;
+import dev.csisupervisor.admin.v1.GetPluginResponse;
 import dev.csisupervisor.admin.v1.PluginType;
 import dev.csisupervisor.agent.admin.AdminClient;
 import java.util.Optional;
@@ -13,7 +13,8 @@ import picocli.CommandLine.Parameters;
 
 /** {@code csi-agent plugin TYPE NAME}. */
 @Command(name = "plugin", mixinStandardHelpOptions = true,
-    description = "Show one plugin with all its details, including its fingerprint.")
+    description = {"Show one plugin with all its details, including its fingerprint, and the"
+        + " agent's task for it: process, artifact revision, CPU and memory."})
 final class PluginCommand implements Callable<Integer> {
   @CommandLine.Spec
   CommandLine.Model.CommandSpec spec;
@@ -35,7 +36,7 @@ final class PluginCommand implements Callable<Integer> {
   public Integer call() {
     var out = spec.commandLine().getOut();
     try (AdminClient client = AdminClient.connect(admin.socket(spec.commandLine()))) {
-      Optional<Plugin> p = client.getPlugin(type, name);
+      Optional<GetPluginResponse> p = client.getPluginDetails(type, name);
       if (p.isEmpty()) {
         spec.commandLine().getErr().println("csi-agent: no " + Format.type(type)
             + " plugin named \"" + name + "\" is registered at " + client.socket());
@@ -44,7 +45,10 @@ final class PluginCommand implements Callable<Integer> {
       if (json) {
         out.println(Format.json(p.get(), true));
       } else {
-        Format.details(out, p.get());
+        Format.details(out, p.get().getPlugin());
+        if (p.get().hasTask()) {
+          Format.task(out, p.get().getTask());
+        }
       }
       return CsiAgentCommand.OK;
     } catch (AdminClient.AdminException e) {

@@ -13,8 +13,11 @@ import picocli.CommandLine.Option;
 /** {@code csi-agent run --config FILE}: the daemon, until SIGTERM/SIGINT. */
 @Command(name = "run", mixinStandardHelpOptions = true,
     description = {"Run the agent: launch and supervise the configured plugins, serve the admin"
-        + " API and metrics. Stops on SIGTERM or SIGINT (Ctrl-C)."})
+        + " API and metrics. Stops on SIGTERM or SIGINT (Ctrl-C); SIGHUP re-reads the config"
+        + " and applies its plugin changes."})
 final class RunCommand implements Callable<Integer> {
+  private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(RunCommand.class);
+
   @CommandLine.Spec
   CommandLine.Model.CommandSpec spec;
 
@@ -24,6 +27,30 @@ final class RunCommand implements Callable<Integer> {
 
   @Option(names = {"-v", "--verbose"}, description = "Log at info (the default for run).")
   boolean verbose;
+
+  /**
+   * SIGHUP re-reads the config file and applies its plugin changes (see {@link Agent#reload}).
+   * An invalid file is reported and changes nothing.
+   */
+  private static void reloadOnSighup(Agent agent) {
+    boolean installed = Hangup.onHangup(() -> {
+      // Not on the signal thread: reading and applying the config may take a moment.
+      Thread t = new Thread(() -> {
+        try {
+          agent.reloadFromFile();
+        } catch (ConfigException e) {
+          log.error("reload: invalid config, nothing changed: {}", e.getMessage());
+        } catch (RuntimeException e) {
+          log.error("reload failed", e);
+        }
+      }, "csi-agent-reload");
+      t.setDaemon(true);
+      t.start();
+    });
+    if (!installed) {
+      log.warn("SIGHUP cannot be handled on this JVM: no config reload");
+    }
+  }
 
   @Override
   public Integer call() throws Exception {
@@ -47,6 +74,7 @@ final class RunCommand implements Callable<Integer> {
         + agent.metricsAddress().map(a -> ", metrics http://" + a.getAddress().getHostAddress()
             + ":" + a.getPort() + "/metrics").orElse("")
         + ", " + cfg.plugins().size() + " plugin(s)");
+    reloadOnSighup(agent);
     agent.awaitTermination();
     return CsiAgentCommand.OK;
   }

@@ -1,5 +1,6 @@
 package dev.csisupervisor.agent.cli;
 
+import dev.csisupervisor.admin.v1.DiscoveredSocket;
 import dev.csisupervisor.admin.v1.GetAgentStatusResponse;
 import dev.csisupervisor.admin.v1.TaskStatus;
 import dev.csisupervisor.agent.admin.AdminClient;
@@ -12,7 +13,8 @@ import picocli.CommandLine.Option;
 
 /** {@code csi-agent status}: the agent and its plugin tasks. */
 @Command(name = "status", mixinStandardHelpOptions = true,
-    description = "Show the running agent and its plugin tasks (processes, restarts, phase).")
+    description = {"Show the running agent and its plugin tasks (processes, restarts, phase, CPU,"
+        + " memory) and the sockets of its discovery directory."})
 final class StatusCommand implements Callable<Integer> {
   @CommandLine.Spec
   CommandLine.Model.CommandSpec spec;
@@ -40,16 +42,39 @@ final class StatusCommand implements Callable<Integer> {
       out.println();
       out.println(Format.pad("ID", 24) + Format.pad("KIND", 12) + Format.pad("PROCESS", 12)
           + Format.pad("PID", 9) + Format.pad("RESTARTS", 10) + Format.pad("PHASE", 16)
-          + "HEALTHY");
+          + Format.pad("HEALTHY", 9) + Format.pad("CPU", 9) + "MEMORY");
       for (TaskStatus t : s.getTasksList()) {
+        boolean sampled = t.hasResources() && t.getResources().hasLatest();
         out.println(Format.pad(t.getId(), 24) + Format.pad(t.getKind(), 12)
-            + Format.pad(t.getProcessState() + (t.getReattached() ? "*" : ""), 12)
+            + Format.pad(t.getProcessState() + (t.getReattached() ? "*" : "")
+                + (t.getDiscovered() ? "+" : ""), 12)
             + Format.pad(t.getPid() == 0 ? "-" : Long.toString(t.getPid()), 9)
             + Format.pad(Integer.toString(t.getRestarts()), 10) + Format.pad(t.getPhase(), 16)
-            + (t.getHealthy() ? "yes" : "no"));
+            + Format.pad(t.getHealthy() ? "yes" : "no", 9)
+            + Format.pad(sampled ? Format.cpu(t.getResources().getLatest().getCpuPercent()) : "-",
+                9)
+            + (sampled ? Format.bytes(t.getResources().getLatest().getMemoryBytes()) : "-"));
       }
       if (s.getTasksList().stream().anyMatch(TaskStatus::getReattached)) {
         out.println("(* re-attached after an agent restart)");
+      }
+      if (s.getTasksList().stream().anyMatch(TaskStatus::getDiscovered)) {
+        out.println("(+ found in the discovery directory)");
+      }
+      for (TaskStatus t : s.getTasksList()) {
+        if (!t.getArtifactError().isEmpty()) {
+          out.println(t.getId() + ": artifact error: " + t.getArtifactError());
+        }
+      }
+      if (!s.getDiscoveryDir().isEmpty()) {
+        out.println();
+        out.println("discovery dir " + s.getDiscoveryDir() + ": "
+            + s.getDiscoveredSocketsCount() + " socket(s)");
+        for (DiscoveredSocket d : s.getDiscoveredSocketsList()) {
+          out.println("  " + Format.pad(d.getId(), 24) + Format.pad(d.getState(), 12)
+              + Format.pad(d.getKind().isEmpty() ? "-" : d.getKind(), 12)
+              + (d.getMessage().isEmpty() ? d.getSocketPath() : d.getMessage()));
+        }
       }
       return CsiAgentCommand.OK;
     } catch (AdminClient.AdminException e) {

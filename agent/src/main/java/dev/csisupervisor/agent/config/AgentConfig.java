@@ -24,10 +24,17 @@ import java.util.Set;
  * @param logMaxBytes    the size at which a plugin's log file is rotated
  * @param logMaxFiles    how many rotated log files are kept per plugin (besides the current one)
  * @param plugins        the plugins, ids unique
+ * @param discoveryDir   a directory whose unix sockets are supervised as external plugins, or
+ *                       null for none
+ * @param resourceInterval how often launched plugins' CPU and memory are sampled;
+ *                       {@link Duration#ZERO} turns sampling (and limits) off
+ * @param resourceHistory how many samples are kept per plugin
+ * @param discoveryProbe how discovered plugins are probed (the config's {@code defaults})
  */
 public record AgentConfig(Path source, Path dataDir, Path csiRoot, Path adminSocket,
     InetSocketAddress metricsAddress, boolean leaveRunning, Duration shutdownGrace,
-    long logMaxBytes, int logMaxFiles, List<PluginSpec> plugins) {
+    long logMaxBytes, int logMaxFiles, List<PluginSpec> plugins, Path discoveryDir,
+    Duration resourceInterval, int resourceHistory, ProbeSettings discoveryProbe) {
 
   public static final String DEFAULT_ADMIN_SOCKET = "agent.sock";
   public static final String DEFAULT_CSI_ROOT = "csi";
@@ -35,12 +42,17 @@ public record AgentConfig(Path source, Path dataDir, Path csiRoot, Path adminSoc
   public static final Duration DEFAULT_SHUTDOWN_GRACE = Duration.ofSeconds(10);
   public static final long DEFAULT_LOG_MAX_BYTES = 10L * 1024 * 1024;
   public static final int DEFAULT_LOG_MAX_FILES = 2;
+  public static final Duration DEFAULT_RESOURCE_INTERVAL = Duration.ofSeconds(10);
+  public static final int DEFAULT_RESOURCE_HISTORY = 60;
+  public static final int MAX_RESOURCE_HISTORY = 100_000;
 
   public AgentConfig {
     requireNonNull(dataDir, "dataDir");
     requireNonNull(csiRoot, "csiRoot");
     requireNonNull(adminSocket, "adminSocket");
     requireNonNull(shutdownGrace, "shutdownGrace");
+    requireNonNull(resourceInterval, "resourceInterval");
+    requireNonNull(discoveryProbe, "discoveryProbe");
     plugins = List.copyOf(requireNonNull(plugins, "plugins"));
     for (var p : List.of(dataDir, csiRoot, adminSocket)) {
       if (!p.isAbsolute()) {
@@ -56,12 +68,36 @@ public record AgentConfig(Path source, Path dataDir, Path csiRoot, Path adminSoc
     if (logMaxFiles < 0) {
       throw new IllegalArgumentException("logMaxFiles must be >= 0, got " + logMaxFiles);
     }
+    if (discoveryDir != null && !discoveryDir.isAbsolute()) {
+      throw new IllegalArgumentException("discoveryDir must be absolute, got " + discoveryDir);
+    }
+    if (resourceInterval.isNegative()) {
+      throw new IllegalArgumentException("resourceInterval must not be negative, got "
+          + resourceInterval);
+    }
+    if (resourceHistory < 1 || resourceHistory > MAX_RESOURCE_HISTORY) {
+      throw new IllegalArgumentException("resourceHistory must be 1 to " + MAX_RESOURCE_HISTORY
+          + ", got " + resourceHistory);
+    }
     Set<String> ids = new HashSet<>();
     for (PluginSpec p : plugins) {
       if (!ids.add(p.id())) {
         throw new IllegalArgumentException("duplicate plugin id " + p.id());
       }
+      if (p.limits().any() && resourceInterval.isZero()) {
+        throw new IllegalArgumentException("plugin " + p.id() + " has resource limits, but"
+            + " resource sampling is off (resourceInterval 0)");
+      }
     }
+  }
+
+  /** A config without discovery directory, sampling at the default interval. */
+  public AgentConfig(Path source, Path dataDir, Path csiRoot, Path adminSocket,
+      InetSocketAddress metricsAddress, boolean leaveRunning, Duration shutdownGrace,
+      long logMaxBytes, int logMaxFiles, List<PluginSpec> plugins) {
+    this(source, dataDir, csiRoot, adminSocket, metricsAddress, leaveRunning, shutdownGrace,
+        logMaxBytes, logMaxFiles, plugins, null, DEFAULT_RESOURCE_INTERVAL,
+        DEFAULT_RESOURCE_HISTORY, ProbeSettings.DEFAULT);
   }
 
   /** The default metrics address: loopback only. */
@@ -87,13 +123,52 @@ public record AgentConfig(Path source, Path dataDir, Path csiRoot, Path adminSoc
     return dataDir.resolve("processes.json");
   }
 
+  /** {@code <dataDir>/plugins}: downloaded plugin artifacts, one directory per revision. */
+  public Path pluginsDir() {
+    return dataDir.resolve("plugins");
+  }
+
+  public Optional<Path> discovery() {
+    return Optional.ofNullable(discoveryDir);
+  }
+
   public AgentConfig withPlugins(List<PluginSpec> plugins) {
     return new AgentConfig(source, dataDir, csiRoot, adminSocket, metricsAddress, leaveRunning,
-        shutdownGrace, logMaxBytes, logMaxFiles, plugins);
+        shutdownGrace, logMaxBytes, logMaxFiles, plugins, discoveryDir, resourceInterval,
+        resourceHistory, discoveryProbe);
   }
 
   public AgentConfig withMetricsAddress(InetSocketAddress metricsAddress) {
     return new AgentConfig(source, dataDir, csiRoot, adminSocket, metricsAddress, leaveRunning,
-        shutdownGrace, logMaxBytes, logMaxFiles, plugins);
+        shutdownGrace, logMaxBytes, logMaxFiles, plugins, discoveryDir, resourceInterval,
+        resourceHistory, discoveryProbe);
+  }
+
+  public AgentConfig withDiscoveryDir(Path discoveryDir) {
+    return new AgentConfig(source, dataDir, csiRoot, adminSocket, metricsAddress, leaveRunning,
+        shutdownGrace, logMaxBytes, logMaxFiles, plugins, discoveryDir, resourceInterval,
+        resourceHistory, discoveryProbe);
+  }
+
+  public AgentConfig withResources(Duration interval, int history) {
+    return new AgentConfig(source, dataDir, csiRoot, adminSocket, metricsAddress, leaveRunning,
+        shutdownGrace, logMaxBytes, logMaxFiles, plugins, discoveryDir, interval, history,
+        discoveryProbe);
+  }
+
+  /**
+   * Whether {@code other} differs from this in anything but its plugins (and source): such
+   * changes need an agent restart; a reload applies only plugin changes.
+   */
+  public boolean sameAgentSettings(AgentConfig other) {
+    return dataDir.equals(other.dataDir) && csiRoot.equals(other.csiRoot)
+        && adminSocket.equals(other.adminSocket)
+        && java.util.Objects.equals(metricsAddress, other.metricsAddress)
+        && leaveRunning == other.leaveRunning && shutdownGrace.equals(other.shutdownGrace)
+        && logMaxBytes == other.logMaxBytes && logMaxFiles == other.logMaxFiles
+        && java.util.Objects.equals(discoveryDir, other.discoveryDir)
+        && resourceInterval.equals(other.resourceInterval)
+        && resourceHistory == other.resourceHistory
+        && discoveryProbe.equals(other.discoveryProbe);
   }
 }

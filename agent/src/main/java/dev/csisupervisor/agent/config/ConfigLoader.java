@@ -14,6 +14,8 @@ import dev.csisupervisor.client.PluginKind;
 import dev.csisupervisor.supervisor.CsiPluginConfig;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
@@ -53,6 +55,9 @@ public final class ConfigLoader {
 
   private static final Pattern PLUGIN_ID = Pattern.compile("[A-Za-z0-9._-]{1,128}");
   private static final String SOCKET_FILE = "csi.sock";
+  private static final Pattern SHA256 = Pattern.compile("[0-9a-f]{64}");
+  /** Sampling /proc more often than this costs more than it tells. */
+  static final Duration MIN_RESOURCE_INTERVAL = Duration.ofMillis(50);
 
   private static final ObjectMapper MAPPER = YAMLMapper.builder(new YAMLFactory())
       .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
@@ -268,6 +273,34 @@ public final class ConfigLoader {
         }
       }
 
+      Path discoveryDir = null;
+      if (raw.discoveryDir() != null) {
+        discoveryDir = path("discovery_dir", raw.discoveryDir());
+        if (discoveryDir != null) {
+          // The shortest socket it can hold is "<dir>/x".
+          checkSocketLength("discovery_dir", "a socket in it, like",
+              discoveryDir.resolve("x"));
+        }
+      }
+      Duration resourceInterval = raw.resourceInterval() != null
+          && raw.resourceInterval().strip().equalsIgnoreCase("off") ? Duration.ZERO
+          : duration("resource_interval", raw.resourceInterval(),
+              AgentConfig.DEFAULT_RESOURCE_INTERVAL, false);
+      if (!resourceInterval.isZero() && resourceInterval.compareTo(MIN_RESOURCE_INTERVAL) < 0) {
+        problems.add("resource_interval: must be at least " + Units.format(MIN_RESOURCE_INTERVAL)
+            + " (or off), got " + raw.resourceInterval());
+        resourceInterval = AgentConfig.DEFAULT_RESOURCE_INTERVAL;
+      }
+      int resourceHistory = AgentConfig.DEFAULT_RESOURCE_HISTORY;
+      if (raw.resourceHistory() != null) {
+        if (raw.resourceHistory() < 1 || raw.resourceHistory() > AgentConfig.MAX_RESOURCE_HISTORY) {
+          problems.add("resource_history: must be 1 to " + AgentConfig.MAX_RESOURCE_HISTORY
+              + " samples, got " + raw.resourceHistory());
+        } else {
+          resourceHistory = raw.resourceHistory();
+        }
+      }
+
       RawConfig.Defaults d = raw.defaults();
       ProbeSettings defaultProbe = d == null ? ProbeSettings.DEFAULT
           : probe("defaults", d.healthTimeout(), d.probeInterval(), d.probeTimeout(),
@@ -296,7 +329,8 @@ public final class ConfigLoader {
               continue;
             }
           }
-          PluginSpec spec = plugin(at, p, csiRoot, defaultProbe, defaultRestart);
+          PluginSpec spec = plugin(at, p, csiRoot, defaultProbe, defaultRestart,
+              resourceInterval.isZero());
           if (spec != null) {
             plugins.add(spec);
           }
@@ -307,14 +341,15 @@ public final class ConfigLoader {
       }
       try {
         return new AgentConfig(file, dataDir, csiRoot, adminSocket, metrics, leaveRunning, grace,
-            logMaxBytes, logMaxFiles, plugins);
+            logMaxBytes, logMaxFiles, plugins, discoveryDir, resourceInterval, resourceHistory,
+            defaultProbe);
       } catch (IllegalArgumentException e) {
         throw new ConfigException(file, e.getMessage());
       }
     }
 
     private PluginSpec plugin(String at, RawConfig.Plugin p, Path csiRoot,
-        ProbeSettings defaultProbe, RestartPolicy defaultRestart) {
+        ProbeSettings defaultProbe, RestartPolicy defaultRestart, boolean samplingOff) {
       int before = problems.size();
       String id = p.id();
       if (id == null || id.isEmpty()) {
@@ -344,12 +379,33 @@ public final class ConfigLoader {
       }
       String command = p.command();
       Path socket = null;
-      if (command != null && p.socket() != null) {
-        problems.add(at + ": has both command and socket (command: the agent launches the"
-            + " plugin; socket: it only supervises one started elsewhere)");
-      } else if (command == null && p.socket() == null) {
-        problems.add(at + ": needs command (to launch the plugin) or socket (to supervise one"
-            + " started elsewhere)");
+      ArtifactSpec artifact = null;
+      int sources = (command == null ? 0 : 1) + (p.socket() == null ? 0 : 1)
+          + (p.artifact() == null ? 0 : 1);
+      if (sources > 1) {
+        List<String> given = new ArrayList<>();
+        if (command != null) {
+          given.add("command");
+        }
+        if (p.artifact() != null) {
+          given.add("artifact");
+        }
+        if (p.socket() != null) {
+          given.add("socket");
+        }
+        problems.add(at + ": has " + (given.size() == 2 ? "both " + given.get(0) + " and "
+            + given.get(1) : "command, artifact and socket") + " (use one: command or"
+            + " artifact: the agent launches the plugin; socket: it only supervises one started"
+            + " elsewhere)");
+      } else if (sources == 0) {
+        problems.add(at + ": needs command or artifact (to launch the plugin) or socket (to"
+            + " supervise one started elsewhere)");
+      } else if (p.artifact() != null) {
+        artifact = artifact(at + ".artifact", p.artifact());
+        if (id != null && kind != null && csiRoot != null) {
+          Path derived = csiRoot.resolve(typeDir(kind)).resolve(id).resolve(SOCKET_FILE);
+          checkSocketLength(at + ".id", "its socket", derived);
+        }
       } else if (command != null) {
         if (command.isBlank()) {
           problems.add(at + ".command: must not be empty");
@@ -380,7 +436,16 @@ public final class ConfigLoader {
           problems.add(at + ".restart: only for launched plugins (with command), not with"
               + " socket");
         }
+        for (String[] f : new String[][] {{"max_memory_bytes", p.maxMemoryBytes()},
+            {"max_cpu_percent", p.maxCpuPercent()}, {"limit_grace", p.limitGrace()}}) {
+          if (f[1] != null) {
+            problems.add(at + "." + f[0] + ": only for launched plugins (with command or"
+                + " artifact), not with socket");
+          }
+        }
       }
+      ResourceLimits limits = p.socket() != null ? ResourceLimits.NONE
+          : limits(at, p, samplingOff);
       List<String> args = new ArrayList<>();
       if (p.args() != null) {
         for (int i = 0; i < p.args().size(); i++) {
@@ -417,7 +482,8 @@ public final class ConfigLoader {
       }
       PluginSpec spec;
       try {
-        spec = new PluginSpec(id, kind, command, args, env, socket, probe, restart);
+        spec = new PluginSpec(id, kind, artifact != null ? null : command, args, env, socket,
+            probe, restart, artifact, limits);
         // What the supervisor will be given: its own checks run here, not at launch time.
         toSupervisorConfig(spec);
       } catch (IllegalArgumentException e) {
@@ -425,6 +491,142 @@ public final class ConfigLoader {
         return null;
       }
       return spec;
+    }
+
+    private ArtifactSpec artifact(String at, RawConfig.Artifact a) {
+      int before = problems.size();
+      URI url = null;
+      if (a.url() == null || a.url().isBlank()) {
+        problems.add(at + ".url: missing (http://, https:// or file:/// URL of the plugin's"
+            + " executable or archive)");
+      } else {
+        try {
+          url = new URI(a.url().strip());
+          String scheme = url.getScheme() == null ? "" : url.getScheme().toLowerCase(Locale.ROOT);
+          if (!scheme.equals("http") && !scheme.equals("https") && !scheme.equals("file")) {
+            problems.add(at + ".url: \"" + a.url() + "\" must be an http, https or file URL");
+            url = null;
+          } else if (scheme.equals("file") && (url.getPath() == null
+              || !url.getPath().startsWith("/"))) {
+            problems.add(at + ".url: \"" + a.url() + "\" must be an absolute file URL"
+                + " (file:///dir/file)");
+            url = null;
+          } else if (!scheme.equals("file") && (url.getHost() == null || url.getHost().isEmpty())) {
+            problems.add(at + ".url: \"" + a.url() + "\" has no host");
+            url = null;
+          }
+        } catch (URISyntaxException e) {
+          problems.add(at + ".url: \"" + a.url() + "\" is not a valid URL: " + e.getReason());
+        }
+      }
+      String sha = a.sha256() == null ? null : a.sha256().strip().toLowerCase(Locale.ROOT);
+      if (sha == null || sha.isEmpty()) {
+        problems.add(at + ".sha256: missing (the SHA-256 of the file, 64 hex digits; the"
+            + " agent runs nothing it cannot verify)");
+      } else if (!SHA256.matcher(sha).matches()) {
+        problems.add(at + ".sha256: \"" + a.sha256() + "\" must be 64 hex digits");
+      }
+      ArtifactSpec.Unpack unpack = ArtifactSpec.Unpack.NONE;
+      if (a.unpack() != null) {
+        switch (a.unpack().strip().toLowerCase(Locale.ROOT)) {
+          case "tar.gz", "tgz" -> unpack = ArtifactSpec.Unpack.TAR_GZ;
+          case "zip" -> unpack = ArtifactSpec.Unpack.ZIP;
+          case "none", "" -> unpack = ArtifactSpec.Unpack.NONE;
+          default -> problems.add(at + ".unpack: \"" + a.unpack() + "\" is not an archive format"
+              + " (use tar.gz or zip, or leave it out for a single executable)");
+        }
+      }
+      String entry = a.entry();
+      if (entry == null) {
+        if (unpack != ArtifactSpec.Unpack.NONE) {
+          problems.add(at + ".entry: missing (the executable's path inside the archive, e.g."
+              + " bin/plugin)");
+        } else if (url != null) {
+          entry = defaultEntry(url);
+        }
+      } else {
+        try {
+          ArtifactSpec.checkEntry(entry);
+        } catch (IllegalArgumentException e) {
+          problems.add(at + ".entry: " + e.getMessage());
+          entry = null;
+        }
+        if (entry != null && unpack == ArtifactSpec.Unpack.NONE && entry.contains("/")) {
+          problems.add(at + ".entry: \"" + entry + "\" must be a file name without '/' when the"
+              + " artifact is not unpacked (it names the downloaded file)");
+        }
+      }
+      Duration timeout = duration(at + ".timeout", a.timeout(), ArtifactSpec.DEFAULT_TIMEOUT,
+          true);
+      int attempts = ArtifactSpec.DEFAULT_ATTEMPTS;
+      if (a.attempts() != null) {
+        if (a.attempts() < 1 || a.attempts() > ArtifactSpec.MAX_ATTEMPTS) {
+          problems.add(at + ".attempts: must be 1 to " + ArtifactSpec.MAX_ATTEMPTS + ", got "
+              + a.attempts());
+        } else {
+          attempts = a.attempts();
+        }
+      }
+      if (problems.size() > before) {
+        return null;
+      }
+      try {
+        return new ArtifactSpec(url, sha, unpack, entry, timeout, attempts);
+      } catch (IllegalArgumentException e) {
+        problems.add(at + ": " + e.getMessage());
+        return null;
+      }
+    }
+
+    /** A single-file artifact is saved under its URL's last path segment, if that is a name. */
+    private static String defaultEntry(URI url) {
+      String path = url.getPath() == null ? "" : url.getPath();
+      String last = path.substring(path.lastIndexOf('/') + 1);
+      return PLUGIN_ID.matcher(last).matches() && !last.equals(".") && !last.equals("..")
+          ? last : "plugin";
+    }
+
+    private ResourceLimits limits(String at, RawConfig.Plugin p, boolean samplingOff) {
+      int before = problems.size();
+      long memory = 0;
+      if (p.maxMemoryBytes() != null) {
+        memory = check(at + ".max_memory_bytes", p.maxMemoryBytes(), Units::size, 0L);
+        if (problems.size() == before && memory <= 0) {
+          problems.add(at + ".max_memory_bytes: must be greater than 0, got "
+              + p.maxMemoryBytes());
+        }
+      }
+      double cpu = 0;
+      if (p.maxCpuPercent() != null) {
+        String v = p.maxCpuPercent().strip();
+        if (v.endsWith("%")) {
+          v = v.substring(0, v.length() - 1).strip();
+        }
+        try {
+          cpu = Double.parseDouble(v);
+          if (!(cpu > 0) || Double.isInfinite(cpu)) {
+            problems.add(at + ".max_cpu_percent: must be a number greater than 0 (100 = one"
+                + " core), got " + p.maxCpuPercent());
+          }
+        } catch (NumberFormatException e) {
+          problems.add(at + ".max_cpu_percent: \"" + p.maxCpuPercent() + "\" is not a number"
+              + " (percent of one core, e.g. 50 or 150)");
+        }
+      }
+      Duration grace = duration(at + ".limit_grace", p.limitGrace(),
+          ResourceLimits.DEFAULT_GRACE, false);
+      if (p.limitGrace() != null && p.maxMemoryBytes() == null && p.maxCpuPercent() == null) {
+        problems.add(at + ".limit_grace: only with max_memory_bytes or max_cpu_percent");
+      }
+      if (problems.size() > before) {
+        return ResourceLimits.NONE;
+      }
+      ResourceLimits limits = new ResourceLimits(memory, cpu, grace);
+      if (limits.any() && samplingOff) {
+        problems.add(at + "." + (memory > 0 ? "max_memory_bytes" : "max_cpu_percent")
+            + ": needs resource sampling, but resource_interval is off");
+      }
+      return limits;
     }
 
     private ProbeSettings probe(String at, String healthTimeout, String probeInterval,
@@ -561,6 +763,11 @@ public final class ConfigLoader {
   }
 
   // ---- shared with the agent -----------------------------------------------------------------
+
+  /** Whether {@code id} is a valid plugin id: 1 to 128 of A-Z a-z 0-9 . _ -, not . or .. */
+  public static boolean validPluginId(String id) {
+    return id != null && PLUGIN_ID.matcher(id).matches() && !id.equals(".") && !id.equals("..");
+  }
 
   /** The directory name of a plugin type under the CSI root, as the supervisor lays it out. */
   public static String typeDir(PluginKind kind) {

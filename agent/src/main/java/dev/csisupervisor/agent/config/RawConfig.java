@@ -23,7 +23,10 @@ final class RawConfig {
       @JsonProperty("log_max_size") String logMaxSize,
       @JsonProperty("log_max_files") Integer logMaxFiles,
       @JsonProperty("defaults") Defaults defaults,
-      @JsonProperty("plugins") List<Plugin> plugins) {}
+      @JsonProperty("plugins") List<Plugin> plugins,
+      @JsonProperty("discovery_dir") String discoveryDir,
+      @JsonProperty("resource_interval") String resourceInterval,
+      @JsonProperty("resource_history") Integer resourceHistory) {}
 
   record Defaults(
       @JsonProperty("health_timeout") String healthTimeout,
@@ -51,5 +54,17 @@ final class RawConfig {
       @JsonProperty("probe_timeout") String probeTimeout,
       @JsonProperty("initial_backoff") String initialBackoff,
       @JsonProperty("max_backoff") String maxBackoff,
-      @JsonProperty("restart") Restart restart) {}
+      @JsonProperty("restart") Restart restart,
+      @JsonProperty("artifact") Artifact artifact,
+      @JsonProperty("max_memory_bytes") String maxMemoryBytes,
+      @JsonProperty("max_cpu_percent") String maxCpuPercent,
+      @JsonProperty("limit_grace") String limitGrace) {}
+
+  record Artifact(
+      @JsonProperty("url") String url,
+      @JsonProperty("sha256") String sha256,
+      @JsonProperty("unpack") String unpack,
+      @JsonProperty("entry") String entry,
+      @JsonProperty("timeout") String timeout,
+      @JsonProperty("attempts") Integer attempts) {}
 }

@@ -2,6 +2,7 @@ package dev.csisupervisor.agent.metrics;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.csisupervisor.agent.resources.ResourceSample;
 import dev.csisupervisor.registry.PluginEvent;
 import dev.csisupervisor.registry.PluginInfo;
 import dev.csisupervisor.registry.PluginRegistry;
@@ -18,6 +19,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
@@ -37,6 +39,16 @@ import java.util.function.Supplier;
  *   <li>{@code csi_agent_state_commit_seconds{op}} — state store commit latency</li>
  *   <li>{@code csi_agent_admin_watchers} and {@code csi_agent_admin_watch_backlog} — admin event
  *       streams and the events queued for them</li>
+ *   <li>{@code csi_agent_artifact_downloads_total{plugin}} and
+ *       {@code csi_agent_artifact_failures_total{plugin,reason}} — artifact revisions installed,
+ *       and artifacts that could not be made ready (checksum, http, timeout, io, archive,
+ *       entry_missing, entry_not_executable)</li>
+ *   <li>{@code csi_agent_plugin_cpu_percent{plugin}} and
+ *       {@code csi_agent_plugin_memory_bytes{plugin}} — the latest resource sample of each
+ *       running launched plugin (its process tree)</li>
+ *   <li>{@code csi_agent_resource_limit_restarts_total{plugin,resource}} — restarts of plugins
+ *       that stayed over a limit</li>
+ *   <li>{@code csi_agent_discovered_sockets{state}} — sockets of the discovery directory</li>
  * </ul>
  *
  * <p>Thread-safe.
@@ -49,6 +61,9 @@ public final class AgentMetrics implements AutoCloseable {
   private final Histogram commitSeconds;
   private final Histogram probeSeconds;
   private final Counter probeFailures;
+  private final Counter artifactDownloads;
+  private final Counter artifactFailures;
+  private final Counter limitRestarts;
   private final AtomicReference<HTTPServer> server = new AtomicReference<>();
 
   public AgentMetrics() {
@@ -85,6 +100,67 @@ public final class AgentMetrics implements AutoCloseable {
         .name("csi_agent_probe_failures_total")
         .help("Probes that got no answer (refused, deadline, error status, ...)")
         .labelNames("plugin")
+        .register(prometheus);
+    artifactDownloads = Counter.builder()
+        .name("csi_agent_artifact_downloads_total")
+        .help("Plugin artifact revisions downloaded, verified and installed")
+        .labelNames("plugin")
+        .register(prometheus);
+    artifactFailures = Counter.builder()
+        .name("csi_agent_artifact_failures_total")
+        .help("Plugin artifacts that could not be made ready, by reason")
+        .labelNames("plugin", "reason")
+        .register(prometheus);
+    limitRestarts = Counter.builder()
+        .name("csi_agent_resource_limit_restarts_total")
+        .help("Plugin restarts because the plugin stayed over a resource limit")
+        .labelNames("plugin", "resource")
+        .register(prometheus);
+  }
+
+  public void artifactInstalled(String pluginId) {
+    artifactDownloads.labelValues(pluginId).inc();
+  }
+
+  public void artifactFailure(String pluginId, String reason) {
+    artifactFailures.labelValues(pluginId, reason).inc();
+  }
+
+  public void limitRestart(String pluginId, String resource) {
+    limitRestarts.labelValues(pluginId, resource).inc();
+  }
+
+  /** Reports each running launched plugin's latest CPU and memory sample at each scrape. */
+  public void watchResources(Supplier<Map<String, ResourceSample>> current) {
+    requireNonNull(current, "current");
+    GaugeWithCallback.builder()
+        .name("csi_agent_plugin_cpu_percent")
+        .help("CPU use of a launched plugin's process tree between the last two samples,"
+            + " percent of one core")
+        .labelNames("plugin")
+        .callback(cb -> current.get().forEach((id, s) -> {
+          if (s.cpuKnown()) {
+            cb.call(s.cpuPercent(), id);
+          }
+        }))
+        .register(prometheus);
+    GaugeWithCallback.builder()
+        .name("csi_agent_plugin_memory_bytes")
+        .help("Resident memory of a launched plugin's process tree at the last sample")
+        .labelNames("plugin")
+        .callback(cb -> current.get().forEach((id, s) -> cb.call(s.memoryBytes(), id)))
+        .register(prometheus);
+  }
+
+  /** Reports the discovery directory's sockets by state at each scrape. */
+  public void watchDiscovery(Supplier<Map<String, Long>> byState) {
+    requireNonNull(byState, "byState");
+    GaugeWithCallback.builder()
+        .name("csi_agent_discovered_sockets")
+        .help("Sockets in the discovery directory by state (classifying, retrying, supervised,"
+            + " ignored)")
+        .labelNames("state")
+        .callback(cb -> byState.get().forEach((state, n) -> cb.call(n, state)))
         .register(prometheus);
   }
 

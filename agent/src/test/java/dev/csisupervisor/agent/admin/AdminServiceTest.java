@@ -119,6 +119,29 @@ class AdminServiceTest {
   }
 
   @Test
+  void getPlugin_carriesTheAgentsTaskOfThatInstance() throws Exception {
+    service = new AdminService(registry, () -> GetAgentStatusResponse.newBuilder()
+        .addTasks(dev.csisupervisor.admin.v1.TaskStatus.newBuilder().setId("a")
+            .setAllocId("other-alloc").setPid(1))
+        .addTasks(dev.csisupervisor.admin.v1.TaskStatus.newBuilder().setId("a")
+            .setAllocId("alloc-a").setPid(7).setRevision("a_0123456789ab"))
+        .build(), executor, 10);
+    server = AdminServer.start(dir.resolve("agent.sock"), service);
+    client = AdminClient.connect(server.socket());
+    registry.register(info(PluginType.CSI_NODE, "a", "1", true));
+    registry.register(info(PluginType.CSI_NODE, "b", "1", true));
+    var a = client.getPluginDetails(dev.csisupervisor.admin.v1.PluginType.CSI_NODE, "a")
+        .orElseThrow();
+    assertEquals(7, a.getTask().getPid(), "the task of the registered alloc");
+    assertEquals("a_0123456789ab", a.getTask().getRevision());
+    var b = client.getPluginDetails(dev.csisupervisor.admin.v1.PluginType.CSI_NODE, "b")
+        .orElseThrow();
+    assertFalse(b.hasTask(), "registered, but not the agent's");
+    assertTrue(client.getPluginDetails(dev.csisupervisor.admin.v1.PluginType.CSI_NODE, "zz")
+        .isEmpty());
+  }
+
+  @Test
   void watch_sendsSnapshotThenOrderedEvents() throws Exception {
     serve(1000);
     registry.register(info(PluginType.CSI_NODE, "a", "1", true));

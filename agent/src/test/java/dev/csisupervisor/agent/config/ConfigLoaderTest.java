@@ -345,4 +345,193 @@ class ConfigLoaderTest {
     assertThrows(IllegalArgumentException.class, () -> Units.size("99999999999999999999"));
     assertThrows(IllegalArgumentException.class, () -> Units.size("1TiB"));
   }
+  // ---- artifacts, discovery, resources -------------------------------------------------------
+
+  private static final String SHA = "ab".repeat(32);
+
+  @Test
+  void artifactDiscoveryAndResources_areReadIntoRecords() throws Exception {
+    Path f = write("""
+        data_dir: /a
+        discovery_dir: plugins.d
+        resource_interval: 2s
+        resource_history: 30
+        defaults: {probe_interval: 3s}
+        plugins:
+          - id: ebs
+            type: monolith
+            artifact:
+              url: https://example.com/dl/ebs-1.2.tar.gz?token=x
+              sha256: %s
+              unpack: tar.gz
+              entry: bin/ebs-plugin
+              timeout: 2m
+              attempts: 5
+            args: [--v]
+            max_memory_bytes: 256MiB
+            max_cpu_percent: 150%%
+            limit_grace: 1m
+          - id: single
+            type: node
+            artifact: {url: "file:///opt/plugins/nfs-plugin", sha256: "%s"}
+        """.formatted(SHA, SHA.toUpperCase(java.util.Locale.ROOT)));
+    AgentConfig c = ConfigLoader.load(f);
+    assertEquals(dir.resolve("plugins.d"), c.discoveryDir());
+    assertEquals(Duration.ofSeconds(2), c.resourceInterval());
+    assertEquals(30, c.resourceHistory());
+    assertEquals(Duration.ofSeconds(3), c.discoveryProbe().probeInterval(),
+        "discovered plugins are probed with the defaults");
+    PluginSpec ebs = c.plugins().get(0);
+    assertTrue(ebs.launched());
+    assertNull(ebs.command());
+    ArtifactSpec a = ebs.artifact();
+    assertEquals(java.net.URI.create("https://example.com/dl/ebs-1.2.tar.gz?token=x"), a.url());
+    assertEquals("https://example.com/dl/ebs-1.2.tar.gz", a.displayUrl(), "no query in logs");
+    assertEquals(ArtifactSpec.Unpack.TAR_GZ, a.unpack());
+    assertEquals("bin/ebs-plugin", a.entry());
+    assertEquals(Duration.ofMinutes(2), a.timeout());
+    assertEquals(5, a.attempts());
+    assertEquals("abababababab", a.revision());
+    assertEquals(List.of("--v"), ebs.args());
+    assertEquals(new ResourceLimits(256L << 20, 150, Duration.ofMinutes(1)), ebs.limits());
+    ArtifactSpec single = c.plugins().get(1).artifact();
+    assertEquals(ArtifactSpec.Unpack.NONE, single.unpack());
+    assertEquals("nfs-plugin", single.entry(), "saved under the URL's file name");
+    assertEquals(SHA, single.sha256(), "stored lower case");
+    assertEquals(ArtifactSpec.DEFAULT_ATTEMPTS, single.attempts());
+    assertEquals(ResourceLimits.NONE, c.plugins().get(1).limits());
+  }
+
+  @Test
+  void resourceSamplingOff_andDefaults() throws Exception {
+    AgentConfig off = ConfigLoader.load(write("data_dir: /a\nresource_interval: off\nplugins: []\n"));
+    assertEquals(Duration.ZERO, off.resourceInterval());
+    AgentConfig dflt = ConfigLoader.load(write("data_dir: /a\nplugins: []\n"));
+    assertEquals(AgentConfig.DEFAULT_RESOURCE_INTERVAL, dflt.resourceInterval());
+    assertEquals(AgentConfig.DEFAULT_RESOURCE_HISTORY, dflt.resourceHistory());
+    assertNull(dflt.discoveryDir());
+  }
+
+  @Test
+  void badArtifactFields_areEachNamed() throws Exception {
+    ConfigException e = fails("""
+        data_dir: /a
+        plugins:
+          - {id: a, type: node, artifact: {sha256: %s}}
+          - {id: b, type: node, artifact: {url: "ftp://host/x", sha256: %s}}
+          - {id: c, type: node, artifact: {url: "http://h/x", sha256: "abc"}}
+          - {id: d, type: node, artifact: {url: "http://h/x", sha256: %s, unpack: rar}}
+          - {id: e, type: node, artifact: {url: "http://h/x.tgz", sha256: %s, unpack: tar.gz}}
+          - {id: f, type: node, artifact: {url: "http://h/x", sha256: %s, unpack: zip, entry: ../bin}}
+          - {id: g, type: node, artifact: {url: "http://h/x", sha256: %s, entry: /bin/sh}}
+          - {id: h, type: node, artifact: {url: "http://h/x", sha256: %s, entry: bin/x}}
+          - {id: i, type: node, artifact: {url: "http://h/x", sha256: %s, attempts: 0, timeout: soon}}
+          - {id: j, type: node, artifact: {url: "http://h/x", sha256: %s}, command: /bin/x}
+          - {id: k, type: node, artifact: {url: "http://h/x", sha256: %s}, socket: /s.sock}
+          - {id: l, type: node, artifact: {url: "http:///x", sha256: %s}}
+          - {id: m, type: node, artifact: {url: "file:relative/x", sha256: %s}}
+        """.formatted((Object[]) java.util.Collections.nCopies(12, SHA).toArray()));
+    String m = e.getMessage();
+    assertTrue(m.contains("plugins[0].artifact.url: missing"), m);
+    assertTrue(m.contains("plugins[1].artifact.url: \"ftp://host/x\" must be an http, https or"
+        + " file URL"), m);
+    assertTrue(m.contains("plugins[2].artifact.sha256: \"abc\" must be 64 hex digits"), m);
+    assertTrue(m.contains("plugins[3].artifact.unpack: \"rar\" is not an archive format"), m);
+    assertTrue(m.contains("plugins[4].artifact.entry: missing"), m);
+    assertTrue(m.contains("plugins[5].artifact.entry: entry must not contain '..'"), m);
+    assertTrue(m.contains("plugins[6].artifact.entry: entry must be relative"), m);
+    assertTrue(m.contains("plugins[7].artifact.entry: \"bin/x\" must be a file name without"
+        + " '/'"), m);
+    assertTrue(m.contains("plugins[8].artifact.attempts: must be 1 to 10, got 0"), m);
+    assertTrue(m.contains("plugins[8].artifact.timeout: 'soon' is not a duration"), m);
+    assertTrue(m.contains("plugins[9]: has both command and artifact"), m);
+    assertTrue(m.contains("plugins[10]: has both artifact and socket"), m);
+    assertTrue(m.contains("plugins[11].artifact.url: \"http:///x\" has no host"), m);
+    assertTrue(m.contains("plugins[12].artifact.url: \"file:relative/x\" must be an absolute"
+        + " file URL"), m);
+  }
+
+  @Test
+  void unknownArtifactField_isNamed() throws Exception {
+    ConfigException e = fails("data_dir: /a\nplugins:\n  - {id: a, type: node, artifact:"
+        + " {url: 'http://h/x', sha256: " + SHA + ", size: 3}}\n");
+    assertTrue(e.getMessage().contains("plugins[0].artifact.size: unknown field"),
+        e.getMessage());
+    assertTrue(e.getMessage().contains("known fields: attempts, entry, sha256, timeout, unpack,"
+        + " url"), e.getMessage());
+  }
+
+  @Test
+  void badResourceFields_areEachNamed() throws Exception {
+    ConfigException e = fails("""
+        data_dir: /a
+        resource_interval: 10ms
+        resource_history: 0
+        plugins:
+          - {id: a, type: node, command: /x, max_memory_bytes: lots, max_cpu_percent: fast}
+          - {id: b, type: node, command: /x, max_memory_bytes: 0, max_cpu_percent: -5}
+          - {id: c, type: node, command: /x, limit_grace: 1m}
+          - {id: d, type: node, command: /x, max_cpu_percent: 50, limit_grace: later}
+          - {id: e, type: node, socket: /s.sock, max_memory_bytes: 1MiB}
+        """);
+    String m = e.getMessage();
+    assertTrue(m.contains("resource_interval: must be at least 50ms (or off), got 10ms"), m);
+    assertTrue(m.contains("resource_history: must be 1 to 100000 samples, got 0"), m);
+    assertTrue(m.contains("plugins[0].max_memory_bytes: 'lots' is not a size"), m);
+    assertTrue(m.contains("plugins[0].max_cpu_percent: \"fast\" is not a number"), m);
+    assertTrue(m.contains("plugins[1].max_memory_bytes: must be greater than 0, got 0"), m);
+    assertTrue(m.contains("plugins[1].max_cpu_percent: must be a number greater than 0"), m);
+    assertTrue(m.contains("plugins[2].limit_grace: only with max_memory_bytes or"
+        + " max_cpu_percent"), m);
+    assertTrue(m.contains("plugins[3].limit_grace: 'later' is not a duration"), m);
+    assertTrue(m.contains("plugins[4].max_memory_bytes: only for launched plugins"), m);
+  }
+
+  @Test
+  void limitsWithSamplingOff_areRejected() throws Exception {
+    ConfigException e = fails("data_dir: /a\nresource_interval: off\nplugins:\n"
+        + "  - {id: a, type: node, command: /x, max_memory_bytes: 1GiB}\n");
+    assertTrue(e.getMessage().contains("plugins[0].max_memory_bytes: needs resource sampling,"
+        + " but resource_interval is off"), e.getMessage());
+  }
+
+  @Test
+  void badDiscoveryDir_isNamed() throws Exception {
+    ConfigException empty = fails("data_dir: /a\ndiscovery_dir: ''\nplugins: []\n");
+    assertTrue(empty.getMessage().contains("discovery_dir: must not be empty"),
+        empty.getMessage());
+    ConfigException tooLong = fails("data_dir: /a\ndiscovery_dir: /" + "d".repeat(110)
+        + "\nplugins: []\n");
+    assertTrue(tooLong.getMessage().contains("discovery_dir: a socket in it, like"),
+        tooLong.getMessage());
+    assertTrue(tooLong.getMessage().contains("over the unix socket limit of 107 bytes"),
+        tooLong.getMessage());
+  }
+
+  @Test
+  void artifactSpec_rejectsBadValuesInCode() {
+    java.net.URI u = java.net.URI.create("http://h/x");
+    Duration t = Duration.ofSeconds(1);
+    IllegalArgumentException bad = assertThrows(IllegalArgumentException.class,
+        () -> new ArtifactSpec(u, "xyz", ArtifactSpec.Unpack.NONE, "x", t, 1));
+    assertTrue(bad.getMessage().contains("sha256 must be 64 hex digits"), bad.getMessage());
+    assertThrows(IllegalArgumentException.class, () -> new ArtifactSpec(
+        java.net.URI.create("gopher://h/x"), SHA, ArtifactSpec.Unpack.NONE, "x", t, 1));
+    assertThrows(IllegalArgumentException.class,
+        () -> new ArtifactSpec(u, SHA, ArtifactSpec.Unpack.NONE, "a/../../b", t, 1));
+    assertThrows(IllegalArgumentException.class,
+        () -> new ArtifactSpec(u, SHA, ArtifactSpec.Unpack.NONE, "x", Duration.ZERO, 1));
+    assertThrows(IllegalArgumentException.class,
+        () -> new ArtifactSpec(u, SHA, ArtifactSpec.Unpack.NONE, "x", t, 11));
+    IllegalArgumentException both = assertThrows(IllegalArgumentException.class,
+        () -> new PluginSpec("p", PluginKind.NODE, "/x", List.of(), Map.of(), null,
+            ProbeSettings.DEFAULT, RestartPolicy.DEFAULT,
+            new ArtifactSpec(u, SHA, ArtifactSpec.Unpack.NONE, "x", t, 1), ResourceLimits.NONE));
+    assertTrue(both.getMessage().contains("exactly one of command, artifact and socket"),
+        both.getMessage());
+    assertThrows(IllegalArgumentException.class,
+        () -> new ResourceLimits(-1, 0, Duration.ZERO));
+    assertThrows(IllegalArgumentException.class,
+        () -> new ResourceLimits(0, Double.NaN, Duration.ZERO));
+  }
 }

@@ -24,6 +24,8 @@ class BadConfigTest {
       duplicate id    | plugins: [{id: a, type: node, command: /x}, {id: a, type: node, command: /y}] | plugins[1].id: duplicate id "a" (also plugins[0])
       bad type        | plugins: [{id: a, type: block, command: /bin/a}]               | plugins[0].type: "block" is not a plugin type
       socket too long | plugins: [{id: a, type: node, socket: /run/ssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssss/csi.sock}] | over the unix socket limit of 107 bytes
+      bad artifact sha | plugins: [{id: a, type: node, artifact: {url: 'http://h/p', sha256: 'cafe'}}] | plugins[0].artifact.sha256: "cafe" must be 64 hex digits
+      bad cpu limit   | plugins: [{id: a, type: node, command: /bin/a, max_cpu_percent: lots}] | plugins[0].max_cpu_percent: "lots" is not a number
       """)
   void badConfig_exitsTwo_namingTheProblem(String what, String plugins, String expected)
       throws Exception {

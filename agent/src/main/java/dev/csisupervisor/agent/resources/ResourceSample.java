@@ -1,0 +1,27 @@
+package dev.csisupervisor.agent.resources;
+
+import static java.util.Objects.requireNonNull;
+
+import java.time.Instant;
+
+/**
+ * One sample of a plugin's process tree (its process and its descendants).
+ *
+ * @param time        when it was taken
+ * @param pid         the plugin's process
+ * @param cpuPercent  CPU used since the previous sample of the same process, in percent of one
+ *                    core; {@link Double#NaN} for the first sample of a process
+ * @param memoryBytes resident memory now
+ */
+public record ResourceSample(Instant time, long pid, double cpuPercent, long memoryBytes) {
+  public ResourceSample {
+    requireNonNull(time, "time");
+    if (memoryBytes < 0) {
+      throw new IllegalArgumentException("memoryBytes must be >= 0, got " + memoryBytes);
+    }
+  }
+
+  public boolean cpuKnown() {
+    return !Double.isNaN(cpuPercent);
+  }
+}
