@@ -67,8 +67,12 @@ class LaunchedProcessTest {
 
   @Test
   void terminate_stopsWithSigterm() throws Exception {
-    LaunchedProcess p = sh("trap 'exit 0' TERM; while true; do sleep 0.1; done", Map.of());
+    LaunchedProcess p = sh("trap 'exit 0' TERM; echo ready; while true; do sleep 0.1; done",
+        Map.of());
     assertTrue(p.isAlive());
+    // Only once the trap is installed: a SIGTERM before that kills the shell with 143.
+    await().atMost(Duration.ofSeconds(10)).until(() ->
+        Files.readString(dir.resolve("logs/p.log")).contains("ready"));
     int code = p.terminate(Duration.ofSeconds(10), scheduler).get(10, TimeUnit.SECONDS);
     assertEquals(0, code, "exited by its own TERM trap, not killed");
     assertFalse(p.isAlive());
