@@ -42,6 +42,13 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
   private static final Logger log = LoggerFactory.getLogger(DefaultCsiPluginSupervisorHook.class);
 
   static final String CSI_ENDPOINT = "CSI_ENDPOINT";
+  /**
+   * A server creates its socket file at bind() and accepts only after listen(): a probe fired by
+   * the file's appearance can be refused by a plugin that is a moment from ready. Retry it this
+   * soon, this many times, before falling back to the backoff (which may be seconds by then).
+   */
+  static final Duration SOCKET_APPEARED_RETRY = Duration.ofMillis(5);
+  static final int SOCKET_APPEARED_RETRIES = 10;
   static final String SOCKET_FILE = "csi.sock";
 
   private final TaskContext task;
@@ -68,6 +75,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
   private ScheduledFuture<?> healthDeadline;
   private boolean probeInFlight;
   private boolean probeRequested;
+  private int quickRetries;
   private String lastError = "not probed yet";
   private boolean healthy;
   private final Map<PluginType, PluginInfo> registered = new LinkedHashMap<>();
@@ -265,6 +273,9 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
     synchronized (lock) {
       if (phase == Phase.AWAITING_READY) {
         log.debug("plugin={}: socket appeared, probing now", config.pluginId());
+        // The plugin is starting right now: its readiness is a matter of milliseconds.
+        backoff.reset();
+        quickRetries = SOCKET_APPEARED_RETRIES;
         probeLocked();
       }
     }
@@ -324,6 +335,9 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
             lastError = problem;
             if (probeRequested) {
               probeLocked();
+            } else if (quickRetries > 0) {
+              quickRetries--;
+              scheduleProbe(SOCKET_APPEARED_RETRY);
             } else {
               scheduleProbe(backoff.next());
             }

@@ -401,6 +401,44 @@ class SupervisionStateMachineTest {
   }
 
   @Test
+  void socketAppearing_probesAtOnce_thenRetriesRefusalsWithinMilliseconds() throws Exception {
+    plugin.probe = Probe.REFUSED;
+    CsiPluginSupervisorHook hook = started(hook(PluginKind.NODE));
+    scheduler.forwardTime(10, TimeUnit.SECONDS);
+    int before = plugin.probes;
+    assertTrue(before >= 7, "the backoff has doubled to seconds: " + before + " probes");
+
+    // The plugin binds its socket (real inotify) but does not accept yet: refused.
+    Files.createFile(hook.socketPath());
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10))
+        .until(() -> scheduler.pendingDelays().contains(Duration.ZERO));
+    scheduler.runDueTasks();
+    assertEquals(before + 1, plugin.probes, "probed as soon as the socket appeared");
+    assertEquals(Duration.ofMillis(5), scheduler.pendingDelays().get(0),
+        "a refusal right after the socket appeared is retried in 5 ms, not after the backoff");
+
+    plugin.probe = Probe.READY;
+    scheduler.forwardTime(5, TimeUnit.MILLISECONDS);
+    assertEquals(Phase.REGISTERED, hook.phase());
+  }
+
+  @Test
+  void socketAppearedRetries_areBounded_thenBackoffResumesFromTheStart() throws Exception {
+    plugin.probe = Probe.REFUSED;
+    CsiPluginSupervisorHook hook = started(hook(PluginKind.NODE));
+    scheduler.forwardTime(10, TimeUnit.SECONDS);
+    Files.createFile(hook.socketPath());
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10))
+        .until(() -> scheduler.pendingDelays().contains(Duration.ZERO));
+    scheduler.runDueTasks();
+    int before = plugin.probes;
+    scheduler.forwardTime(50, TimeUnit.MILLISECONDS);
+    assertEquals(before + 10, plugin.probes, "ten quick retries");
+    Duration next = scheduler.pendingDelays().get(0);
+    assertTrue(next.toMillis() >= 40 && next.toMillis() <= 60, "backoff restarted at 50 ms: " + next);
+  }
+
+  @Test
   void probeObserver_seesEveryProbeWithLatencyAndOutcome() throws Exception {
     plugin.probe = Probe.REFUSED;
     started(hook(PluginKind.NODE));
