@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Runs the csi-supervisor benchmarks and writes their output to benchmarks/target/bench-results/.
+#
+#   benchmarks/run.sh quick   # every benchmark, reduced sizes/durations: under 5 minutes on 2 cores
+#   benchmarks/run.sh full    # the sizes the issue asks for (1000 supervised plugins for 60 s, 100k events...)
+#   benchmarks/run.sh quick time-to-register   # just one: env | jmh | time-to-register | restore |
+#                                              #   supervision | fanout-stuck
+#   JMH_FILTER=fanout benchmarks/run.sh full jmh   # one JMH suite (regex over suite names)
+#
+# Not run by CI or by ./mvnw verify. The benchmark jar is (re)built first if it is missing or older
+# than any source file of the reactor (NO_BUILD=1 skips that); the build is not part of the time budget.
+# The first run also builds the pre-filled state files (10 to 100 000 registrations, about 40 s) into
+# benchmarks/target/bench-data/, reused afterwards.
+set -euo pipefail
+
+mode="${1:-quick}"
+only="${2:-all}"
+case "$mode" in
+  quick|full) ;;
+  *) echo "usage: $0 quick|full [env|jmh|time-to-register|restore|supervision|fanout-stuck]" >&2; exit 2 ;;
+esac
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/.." && pwd)"
+jar="$here/target/csi-benchmarks.jar"
+
+if [[ ! -f "$jar" ]] || [[ "${NO_BUILD:-0}" != 1 && -n "$(find "$repo" -path '*/src/main/*' -newer "$jar" -print -quit 2>/dev/null)" ]]; then
+  echo ">>> building $jar" >&2
+  (cd "$repo" && ./mvnw -B -q install -pl benchmarks -am -DskipTests)
+fi
+
+cd "$here"
+out="$here/target/bench-results"
+mkdir -p "$out"
+stamp="$(date -u +%Y%m%dT%H%M%SZ)"
+log="$out/$mode-$stamp.log"
+java=(java -Xms1g -Xmx3g -Dbench.data="$here/target/bench-data" -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -jar "$jar")
+
+run() {
+  echo ">>> $* (uptime: $(uptime))"
+  local t0=$SECONDS
+  "${java[@]}" "$@"
+  echo ">>> $1 took $((SECONDS - t0)) s"
+}
+
+want() { [[ "$only" == all || "$only" == "$1" ]]; }
+
+{
+  echo ">>> csi-supervisor benchmarks, mode $mode, $(date -u)"
+  echo ">>> nproc: $(nproc); cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs)"
+  java -version 2>&1 | sed 's/^/>>> /'
+  t_all=$SECONDS
+  if want env; then run env; fi
+  if want jmh; then run jmh "$mode" "${JMH_FILTER:-.*}"; fi
+  if want time-to-register; then
+    run time-to-register "$mode" mapdb
+    # The same without disk (in-memory store): the supervisor's own share. Full mode only, for time.
+    if [[ "$mode" == full ]]; then run time-to-register "$mode" memory; fi
+  fi
+  if want restore; then
+    run restore "$mode" 10000
+    run restore "$mode" 100000
+  fi
+  if want supervision; then run supervision "$mode"; fi
+  if want fanout-stuck; then run fanout-stuck "$mode"; fi
+  echo ">>> all done in $((SECONDS - t_all)) s (uptime: $(uptime))"
+  echo
+  echo ">>> summary"
+} 2>&1 | tee "$log"
+
+grep -E '^(RESULT|>>> .* took|>>> all done)' "$log" | tee -a "$log.summary"
+echo ">>> full log: $log"

@@ -1,0 +1,66 @@
+package dev.csisupervisor.benchmarks;
+
+import java.util.Arrays;
+import java.util.Locale;
+
+/**
+ * Entry point of {@code target/csi-benchmarks.jar}: {@code java -jar csi-benchmarks.jar <benchmark> [args]}.
+ * {@code benchmarks/run.sh} is the usual way in; see {@code benchmarks/README.md}.
+ *
+ * <pre>
+ * env                                  machine description for the results table
+ * jmh quick|full [regex]               the JMH benchmarks (2 registry change cost, 2 concurrent writers,
+ *                                      3 fan-out, 6 probe round trip), then a summary
+ * time-to-register quick|full [mapdb|memory]  1: ready plugin -> subscriber sees REGISTERED
+ * restore quick|full SIZE              4: open a state file with SIZE registrations
+ * supervision quick|full [N] [SECONDS] [mapdb|memory]  5: N supervised plugins (child JVM serves them)
+ * fanout-stuck quick|full              3b: register latency with and without a stuck subscriber
+ * plugin-farm CSI_ROOT COUNT THREADS   (child process of "supervision")
+ * </pre>
+ */
+public final class Main {
+  private Main() {}
+
+  public static void main(String[] args) throws Exception {
+    // Before any logger exists: per-plugin INFO lines would cost time on the measured threads.
+    if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null) {
+      System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+    }
+    if (args.length == 0) {
+      usage();
+      System.exit(2);
+    }
+    String[] rest = Arrays.copyOfRange(args, 1, args.length);
+    switch (args[0]) {
+      case "env" -> Env.main(rest);
+      case "jmh" -> JmhSuite.main(rest);
+      case "time-to-register" -> TimeToRegister.main(rest);
+      case "restore" -> Restore.main(rest);
+      case "supervision" -> SupervisionAtScale.main(rest);
+      case "fanout-stuck" -> FanOutStuckSubscriber.main(rest);
+      case "plugin-farm" -> PluginFarm.main(rest);
+      default -> {
+        System.err.println("unknown benchmark '" + args[0] + "'");
+        usage();
+        System.exit(2);
+      }
+    }
+  }
+
+  private static void usage() {
+    System.err.println("usage: java -jar csi-benchmarks.jar env | jmh quick|full [regex] | time-to-register quick|full [mapdb|memory]"
+        + " | restore quick|full SIZE | supervision quick|full [PLUGINS] [SECONDS] | fanout-stuck quick|full");
+  }
+
+  /** Parses "quick" / "full" (the first argument of every harness). */
+  static boolean isQuick(String[] args) {
+    if (args.length == 0) {
+      throw new IllegalArgumentException("mode must be 'quick' or 'full', got nothing");
+    }
+    return switch (args[0].toLowerCase(Locale.ROOT)) {
+      case "quick" -> true;
+      case "full" -> false;
+      default -> throw new IllegalArgumentException("mode must be 'quick' or 'full', got '" + args[0] + "'");
+    };
+  }
+}
