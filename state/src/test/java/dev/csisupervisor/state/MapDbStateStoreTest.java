@@ -56,6 +56,10 @@ class MapDbStateStoreTest extends StateStoreContractTest {
     return dataDir().resolve("registry.db");
   }
 
+  private Path mirrorFile() {
+    return dataDir().resolve("registry.db.mirror");
+  }
+
   private static MapDbStateStore.Options opts(boolean strict) {
     return MapDbStateStore.Options.defaults().withStrict(strict).withClock(FIXED);
   }
@@ -72,10 +76,12 @@ class MapDbStateStoreTest extends StateStoreContractTest {
   // ---- files, modes, locking ----
 
   @Test
-  void open_createsDataDirectory0700_stateFile0600_lockFile0600() throws IOException {
+  void open_createsDataDirectory0700_stateFileAndMirror0600_lockFile0600() throws IOException {
     assertEquals(dbFile(), ((MapDbStateStore) store).file());
+    assertEquals(mirrorFile(), ((MapDbStateStore) store).mirrorFile());
     assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(dataDir())));
     assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(dbFile())));
+    assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(mirrorFile())));
     assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(dataDir().resolve("registry.db.lock"))));
   }
 
@@ -168,16 +174,19 @@ class MapDbStateStoreTest extends StateStoreContractTest {
   // ---- bad state files ----
 
   @Test
-  void truncatedFile_isMovedAsideWithItsBytes_andEmptyStoreOpens() throws IOException {
+  void truncatedFileAndMirror_areMovedAsideWithTheirBytes_andEmptyStoreOpens() throws IOException {
     byte[] good = writeGoodFile();
     byte[] truncated = Arrays.copyOf(good, good.length / 2);
     Files.write(dbFile(), truncated);
+    byte[] truncatedMirror = Arrays.copyOf(Files.readAllBytes(mirrorFile()), 4096);
+    Files.write(mirrorFile(), truncatedMirror);
 
     MapDbStateStore opened = MapDbStateStore.open(dataDir(), opts(false));
     store = opened;
     Path moved = dataDir().resolve(QUARANTINE_NAME);
     assertEquals(moved, opened.quarantinedFile().orElseThrow());
     assertArrayEquals(truncated, Files.readAllBytes(moved));
+    assertArrayEquals(truncatedMirror, Files.readAllBytes(dataDir().resolve(QUARANTINE_NAME + ".mirror")));
     assertTrue(store.loadAll().isEmpty());
     store.put("fresh", bytes("1"));
     store = reopen(store);
@@ -186,16 +195,19 @@ class MapDbStateStoreTest extends StateStoreContractTest {
   }
 
   @Test
-  void truncatedFile_inStrictMode_failsNamingFile_andLeavesItUntouched() throws IOException {
+  void truncatedFileAndMirror_inStrictMode_failNamingBoth_andAreLeftUntouched() throws IOException {
     byte[] good = writeGoodFile();
     byte[] truncated = Arrays.copyOf(good, 4096);
     Files.write(dbFile(), truncated);
+    Files.write(mirrorFile(), truncated);
 
     StateFileCorruptException e = assertThrows(StateFileCorruptException.class, () -> MapDbStateStore.open(dataDir(), opts(true)));
     assertEquals(dbFile(), e.file());
-    assertTrue(e.getMessage().contains(dbFile().toString()) && e.getMessage().contains("corrupt"), e.getMessage());
+    assertTrue(e.getMessage().contains(dbFile().toString()) && e.getMessage().contains("corrupt")
+        && e.getMessage().contains("mirror " + mirrorFile()), e.getMessage());
     assertTrue(e.getCause() != null);
     assertArrayEquals(truncated, Files.readAllBytes(dbFile()));
+    assertArrayEquals(truncated, Files.readAllBytes(mirrorFile()));
     try (Stream<Path> files = Files.list(dataDir())) {
       assertFalse(files.anyMatch(p -> p.getFileName().toString().contains("corrupt")));
     }
@@ -218,9 +230,10 @@ class MapDbStateStoreTest extends StateStoreContractTest {
   }
 
   @Test
-  void zeroByteFileWithWriteAheadLog_isTreatedAsCorrupt_andBothAreMovedAside() throws IOException {
+  void zeroByteFileWithWriteAheadLog_andNoMirror_isTreatedAsCorrupt_andBothAreMovedAside() throws IOException {
     store.close();
     Files.write(dbFile(), new byte[0]);
+    Files.delete(mirrorFile());
     byte[] wal = bytes("some log bytes");
     Files.write(dataDir().resolve("registry.db.wal.0"), wal);
 
@@ -239,11 +252,15 @@ class MapDbStateStoreTest extends StateStoreContractTest {
     byte[] garbage = new byte[size];
     new Random(size).nextBytes(garbage);
     Files.write(dbFile(), garbage);
+    byte[] mirrorGarbage = new byte[size];
+    new Random(-size).nextBytes(mirrorGarbage);
+    Files.write(mirrorFile(), mirrorGarbage);
 
     StateFileCorruptException e = assertThrows(StateFileCorruptException.class, () -> MapDbStateStore.open(dataDir(), opts(true)));
     assertEquals(dbFile(), e.file());
     store = MapDbStateStore.open(dataDir(), opts(false));
     assertArrayEquals(garbage, Files.readAllBytes(dataDir().resolve(QUARANTINE_NAME)));
+    assertArrayEquals(mirrorGarbage, Files.readAllBytes(dataDir().resolve(QUARANTINE_NAME + ".mirror")));
     assertTrue(store.loadAll().isEmpty());
   }
 
@@ -251,8 +268,10 @@ class MapDbStateStoreTest extends StateStoreContractTest {
   void secondQuarantineAtSameInstant_getsDistinctName() throws IOException {
     store.close();
     Files.write(dbFile(), bytes("garbage garbage garbage"));
+    Files.write(mirrorFile(), bytes("mirror garbage"));
     MapDbStateStore.open(dataDir(), opts(false)).close();
     Files.write(dbFile(), bytes("more garbage garbage"));
+    Files.write(mirrorFile(), bytes("more mirror garbage"));
     store = MapDbStateStore.open(dataDir(), opts(false));
     assertEquals(dataDir().resolve(QUARANTINE_NAME + "-1"), ((MapDbStateStore) store).quarantinedFile().orElseThrow());
     assertArrayEquals(bytes("garbage garbage garbage"), Files.readAllBytes(dataDir().resolve(QUARANTINE_NAME)));
@@ -292,6 +311,221 @@ class MapDbStateStoreTest extends StateStoreContractTest {
       }
     }
     assertTrue(quarantined > 0, "expected at least one damaged file to be unreadable");
+  }
+
+  // ---- the mirror ----
+
+  private static final byte[] SOME_LOG_BYTES = bytes("write-ahead log of an interrupted commit");
+
+  private void assertGoodRecords(Map<String, byte[]> all) {
+    assertEquals(50, all.size());
+    for (int i = 0; i < 50; i++) {
+      assertArrayEquals(bytes("value-" + i + "-".repeat(i * 7)), all.get("key-" + i), "key-" + i);
+    }
+  }
+
+  /** Opens the one file left in the data directory on its own (the other one deleted) and returns its records. */
+  private Map<String, byte[]> recordsOfAlone(Path keep) throws IOException {
+    Path other = keep.equals(dbFile()) ? mirrorFile() : dbFile();
+    Files.delete(other);
+    if (keep.equals(mirrorFile())) {
+      Files.move(mirrorFile(), dbFile());
+    }
+    try (MapDbStateStore s = MapDbStateStore.open(dataDir(), opts(true))) {
+      return s.loadAll();
+    }
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"truncated", "random bytes", "zero bytes with a log", "missing"})
+  void damagedStateFile_isRebuiltFromMirror_evenInStrictMode(String damage) throws IOException {
+    byte[] good = writeGoodFile();
+    damage(dbFile(), good, damage);
+
+    store = MapDbStateStore.open(dataDir(), opts(true));
+    assertGoodRecords(store.loadAll());
+    assertTrue(((MapDbStateStore) store).quarantinedFile().isEmpty());
+    assertFalse(Files.exists(dataDir().resolve("registry.db.wal.0")), "the stale log is gone");
+    store.put("after", bytes("repair"));
+    store.close();
+    Map<String, byte[]> rebuilt = recordsOfAlone(dbFile());
+    assertEquals(51, rebuilt.size());
+    assertArrayEquals(bytes("repair"), rebuilt.get("after"));
+    store = MapDbStateStore.open(dataDir());
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"truncated", "random bytes", "zero bytes with a log", "missing"})
+  void damagedMirror_isRebuiltFromStateFile_evenInStrictMode(String damage) throws IOException {
+    writeGoodFile();
+    damage(mirrorFile(), Files.readAllBytes(mirrorFile()), damage);
+
+    store = MapDbStateStore.open(dataDir(), opts(true));
+    assertGoodRecords(store.loadAll());
+    assertFalse(Files.exists(dataDir().resolve("registry.db.mirror.wal.0")), "the stale log is gone");
+    store.close();
+    assertGoodRecords(recordsOfAlone(mirrorFile()));
+    store = MapDbStateStore.open(dataDir());
+  }
+
+  private void damage(Path file, byte[] good, String how) throws IOException {
+    switch (how) {
+      case "truncated" -> Files.write(file, Arrays.copyOf(good, good.length / 2));
+      case "random bytes" -> {
+        byte[] garbage = new byte[good.length];
+        new Random(7).nextBytes(garbage);
+        Files.write(file, garbage);
+      }
+      case "zero bytes with a log" -> {
+        Files.write(file, new byte[0]);
+        Files.write(file.resolveSibling(file.getFileName() + ".wal.0"), SOME_LOG_BYTES);
+      }
+      case "missing" -> Files.delete(file);
+      default -> throw new IllegalArgumentException(how);
+    }
+  }
+
+  /**
+   * What a kill -9 in the middle of a MapDB commit leaves: MapDB has sealed its log and written part of the
+   * commit into the state file, and never replays the log on open. The state file cannot be trusted, whether or not
+   * it still reads back; the mirror, whose commit of the same change had not begun, holds every acknowledged change.
+   */
+  @Test
+  void stateFileHalfWrittenByAnInterruptedCommit_isReplacedFromMirror() throws IOException {
+    for (int i = 0; i < 40; i++) {
+      store.put("key-" + i, bytes("value-" + i + "-".repeat(i * 11)));
+    }
+    Map<String, byte[]> acknowledged = store.loadAll();
+    store.close();
+    byte[] before = Files.readAllBytes(dbFile());
+    byte[] mirrorBefore = Files.readAllBytes(mirrorFile());
+    store = MapDbStateStore.open(dataDir());
+    store.apply(List.of(new StateChange.Put("key-1", bytes("x".repeat(700))), new StateChange.Delete("key-2"),
+        new StateChange.Put("key-new", bytes("y".repeat(3000))), new StateChange.Delete("key-30"),
+        new StateChange.Put("key-7", bytes("z"))));
+    Map<String, byte[]> committed = store.loadAll();
+    store.close();
+    byte[] after = Files.readAllBytes(dbFile());
+    int length = Math.max(before.length, after.length);
+    byte[] from = Arrays.copyOf(before, length);
+    byte[] to = Arrays.copyOf(after, length);
+    int[] changed = java.util.stream.IntStream.range(0, length).filter(i -> from[i] != to[i]).toArray();
+    assertTrue(changed.length > 100, "the commit changed " + changed.length + " bytes");
+
+    int unusableAlone = 0;
+    for (int step = 1; step < 8; step++) {
+      byte[] halfWritten = from.clone();
+      for (int j = 0; j < changed.length * step / 8; j++) {
+        halfWritten[changed[j]] = to[changed[j]];
+      }
+      clearDataDir();
+      Files.write(dbFile(), halfWritten);
+      Files.write(dataDir().resolve("registry.db.wal.0"), SOME_LOG_BYTES);
+      Files.write(mirrorFile(), mirrorBefore);
+      if (!readsBackAs(dbFile(), acknowledged) && !readsBackAs(dbFile(), committed)) {
+        unusableAlone++;
+      }
+
+      try (MapDbStateStore s = MapDbStateStore.open(dataDir(), opts(true))) {
+        assertRecords(acknowledged, s.loadAll(), "step " + step);
+        s.apply(List.of(new StateChange.Put("key-3", bytes("after repair")), new StateChange.Put("key-99", bytes("new"))));
+      }
+      try (MapDbStateStore s = MapDbStateStore.open(dataDir(), opts(true))) {
+        assertEquals(acknowledged.size() + 1, s.loadAll().size(), "step " + step);
+        assertArrayEquals(bytes("after repair"), s.get("key-3").orElseThrow());
+      }
+    }
+    // Without the mirror these files would have been lost or misread: the test above is not vacuous.
+    assertTrue(unusableAlone > 0, "no half-written state file was unusable on its own");
+    store = MapDbStateStore.open(dataDir());
+  }
+
+  /** A kill between the two commits: the state file has the change (unacknowledged, allowed), the mirror not yet. */
+  @Test
+  void mirrorOneCommitBehind_isCaughtUpFromStateFile() throws IOException {
+    store.put("a", bytes("1"));
+    store.close();
+    byte[] mirrorBefore = Files.readAllBytes(mirrorFile());
+    store = MapDbStateStore.open(dataDir());
+    store.apply(List.of(new StateChange.Put("a", bytes("2")), new StateChange.Put("b", bytes("3"))));
+    store.close();
+    Files.write(mirrorFile(), mirrorBefore);
+
+    store = MapDbStateStore.open(dataDir(), opts(true));
+    assertArrayEquals(bytes("2"), store.get("a").orElseThrow());
+    assertArrayEquals(bytes("3"), store.get("b").orElseThrow());
+    store.close();
+    Map<String, byte[]> mirror = recordsOfAlone(mirrorFile());
+    assertEquals(2, mirror.size());
+    assertArrayEquals(bytes("2"), mirror.get("a"));
+    store = MapDbStateStore.open(dataDir());
+  }
+
+  /** A state file written before the store kept a mirror. */
+  @Test
+  void stateFileWithoutMirror_opensAndGetsOne() throws IOException {
+    writeGoodFile();
+    Files.delete(mirrorFile());
+    store = MapDbStateStore.open(dataDir(), opts(true));
+    assertGoodRecords(store.loadAll());
+    assertTrue(Files.exists(mirrorFile()));
+    store.close();
+    assertGoodRecords(recordsOfAlone(mirrorFile()));
+    store = MapDbStateStore.open(dataDir());
+  }
+
+  /** Neither file closed cleanly (only damage not left by a kill does this): the state file, if it reads back. */
+  @Test
+  void bothFilesWithLogs_stateFileThatReadsBack_isUsed() throws IOException {
+    writeGoodFile();
+    Files.write(dataDir().resolve("registry.db.wal.0"), SOME_LOG_BYTES);
+    Files.write(mirrorFile(), bytes("garbage"));
+    Files.write(dataDir().resolve("registry.db.mirror.wal.0"), SOME_LOG_BYTES);
+
+    store = MapDbStateStore.open(dataDir(), opts(true));
+    assertGoodRecords(store.loadAll());
+    try (Stream<Path> files = Files.list(dataDir())) {
+      assertEquals(List.of("registry.db", "registry.db.lock", "registry.db.mirror"),
+          files.map(p -> p.getFileName().toString()).sorted().toList());
+    }
+  }
+
+  @Test
+  void leftoverRebuildFiles_areDeleted_andNeverUsed() throws IOException {
+    writeGoodFile();
+    Files.write(dataDir().resolve("registry.db.rebuild"), bytes("half a rebuild"));
+    Files.write(dataDir().resolve("registry.db.rebuild.wal.0"), SOME_LOG_BYTES);
+    Files.write(dataDir().resolve("registry.db.mirror.rebuild"), bytes("half a rebuild"));
+
+    store = MapDbStateStore.open(dataDir(), opts(true));
+    assertGoodRecords(store.loadAll());
+    try (Stream<Path> files = Files.list(dataDir())) {
+      assertEquals(List.of("registry.db", "registry.db.lock", "registry.db.mirror"),
+          files.map(p -> p.getFileName().toString()).sorted().toList());
+    }
+  }
+
+  private static boolean readsBackAs(Path file, Map<String, byte[]> expected) {
+    try {
+      org.mapdb.DB db = org.mapdb.DBMaker.fileDB(file.toFile()).readOnly().fileLockDisable().make();
+      try {
+        Map<String, byte[]> map = db.hashMap("records", org.mapdb.Serializer.STRING, org.mapdb.Serializer.BYTE_ARRAY).open();
+        Map<String, byte[]> copy = new java.util.HashMap<>(map);
+        if (copy.size() != expected.size()) {
+          return false;
+        }
+        return expected.entrySet().stream().allMatch(e -> Arrays.equals(e.getValue(), copy.get(e.getKey())));
+      } finally {
+        db.close();
+      }
+    } catch (RuntimeException | Error e) {
+      return false;
+    }
+  }
+
+  private static void assertRecords(Map<String, byte[]> expected, Map<String, byte[]> actual, String where) {
+    assertEquals(new java.util.TreeSet<>(expected.keySet()), new java.util.TreeSet<>(actual.keySet()), where);
+    expected.forEach((k, v) -> assertArrayEquals(v, actual.get(k), where + ": " + k));
   }
 
   private void clearDataDir() throws IOException {

@@ -55,7 +55,8 @@ final class StateCommand implements Runnable {
         err.println("csi-agent: no state file at " + file);
         return CsiAgentCommand.FAILURE;
       }
-      // Strict: a damaged file is reported, never moved aside by an inspection.
+      // Strict: a file damaged beyond repair is reported, never moved aside by an inspection. (Opening
+      // may rewrite one of registry.db / registry.db.mirror from the other, losing nothing.)
       try (MapDbStateStore store = MapDbStateStore.open(dir,
           MapDbStateStore.Options.defaults().withStrict(true));
           PluginRegistry registry = PluginRegistry.builder().stateStore(store).build()) {
