@@ -6,7 +6,12 @@ import dev.csisupervisor.registry.PluginRegistry;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.Random;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
 
@@ -20,9 +25,14 @@ import java.util.function.LongSupplier;
 public final class CsiPluginSupervisor implements AutoCloseable {
   private enum State { RUNNING, CLOSED }
 
+  /** Threads that run registrations when the host gives no executor of its own. */
+  static final int REGISTRY_THREADS = 4;
+
   private final Path csiRoot;
   private final PluginRegistry registry;
   private final ScheduledExecutorService scheduler;
+  private final Executor registryExecutor;
+  private final ExecutorService ownedRegistryExecutor;
   private final Clock clock;
   private final Random random;
   private final PluginConnection.Connector connector;
@@ -38,6 +48,20 @@ public final class CsiPluginSupervisor implements AutoCloseable {
     }
     this.registry = requireNonNull(b.registry, "registry");
     this.scheduler = requireNonNull(b.scheduler, "scheduler");
+    if (b.registryExecutor != null) {
+      this.registryExecutor = b.registryExecutor;
+      this.ownedRegistryExecutor = null;
+    } else {
+      ThreadPoolExecutor pool = new ThreadPoolExecutor(REGISTRY_THREADS, REGISTRY_THREADS, 0,
+          TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), runnable -> {
+            Thread t = new Thread(runnable, "csi-supervisor-registry");
+            t.setDaemon(true);
+            return t;
+          });
+      pool.prestartAllCoreThreads();
+      this.registryExecutor = pool;
+      this.ownedRegistryExecutor = pool;
+    }
     this.clock = requireNonNull(b.clock, "clock");
     this.random = requireNonNull(b.random, "random");
     this.connector = b.connector != null ? b.connector : CsiClientConnection::open;
@@ -60,8 +84,9 @@ public final class CsiPluginSupervisor implements AutoCloseable {
     if (state.get() == State.CLOSED) {
       throw new IllegalStateException("supervisor is closed");
     }
-    return new DefaultCsiPluginSupervisorHook(task, config, csiRoot, registry, scheduler, clock,
-        random, connector, watcher, probeObserver, nanoTicker, events, lifecycle);
+    return new DefaultCsiPluginSupervisorHook(task, config, csiRoot, registry, scheduler,
+        registryExecutor, clock, random, connector, watcher, probeObserver, nanoTicker, events,
+        lifecycle);
   }
 
   /** The directory a managed plugin's socket lives in: {@code <csiRoot>/<type>/<pluginId>}. */
@@ -80,6 +105,9 @@ public final class CsiPluginSupervisor implements AutoCloseable {
       return;
     }
     watcher.close();
+    if (ownedRegistryExecutor != null) {
+      ownedRegistryExecutor.shutdown();
+    }
   }
 
   /** Builder; {@code csiRoot}, {@code registry} and {@code scheduler} are required. */
@@ -87,6 +115,7 @@ public final class CsiPluginSupervisor implements AutoCloseable {
     private Path csiRoot;
     private PluginRegistry registry;
     private ScheduledExecutorService scheduler;
+    private Executor registryExecutor;
     private Clock clock = Clock.systemUTC();
     private Random random = new Random();
     private PluginConnection.Connector connector;
@@ -100,6 +129,11 @@ public final class CsiPluginSupervisor implements AutoCloseable {
     public Builder registry(PluginRegistry v) { this.registry = v; return this; }
     /** The shared scheduler every hook's timers and RPC completions run on. */
     public Builder scheduler(ScheduledExecutorService v) { this.scheduler = v; return this; }
+    /**
+     * Where registrations (durable registry commits) run, off the scheduler. Default: a pool of
+     * {@value #REGISTRY_THREADS} daemon threads owned and shut down by the supervisor.
+     */
+    public Builder registryExecutor(Executor v) { this.registryExecutor = v; return this; }
     /** The clock for event and health timestamps (timers use the scheduler). */
     public Builder clock(Clock v) { this.clock = v; return this; }
     /** The randomness behind backoff jitter; seed it for reproducible runs. */

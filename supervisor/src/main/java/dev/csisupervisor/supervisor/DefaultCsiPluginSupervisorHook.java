@@ -26,6 +26,7 @@ import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -55,6 +56,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
   private final CsiPluginConfig config;
   private final PluginRegistry registry;
   private final ScheduledExecutorService scheduler;
+  private final Executor registryExecutor;
   private final Clock clock;
   private final PluginConnection.Connector connector;
   private final SocketWatcher watcher;
@@ -86,6 +88,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
       Path csiRoot,
       PluginRegistry registry,
       ScheduledExecutorService scheduler,
+      Executor registryExecutor,
       Clock clock,
       Random random,
       PluginConnection.Connector connector,
@@ -98,6 +101,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
     this.config = requireNonNull(config, "config");
     this.registry = requireNonNull(registry, "registry");
     this.scheduler = requireNonNull(scheduler, "scheduler");
+    this.registryExecutor = requireNonNull(registryExecutor, "registryExecutor");
     this.clock = requireNonNull(clock, "clock");
     this.connector = requireNonNull(connector, "connector");
     this.watcher = requireNonNull(watcher, "watcher");
@@ -384,8 +388,11 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
 
   private void fingerprintAndRegister() {
     PluginConnection conn = connection;
+    // Registering is a durable commit (milliseconds on a busy disk): it runs on the registry
+    // executor, so that the scheduler keeps probing every other plugin meanwhile and concurrent
+    // registrations of several plugins can share one group commit.
     conn.fingerprint(config.type())
-        .whenCompleteAsync((fp, error) -> onFingerprint(conn, fp, error), scheduler);
+        .whenCompleteAsync((fp, error) -> onFingerprint(conn, fp, error), registryExecutor);
   }
 
   private void onFingerprint(PluginConnection conn, PluginFingerprint fp, Throwable error) {

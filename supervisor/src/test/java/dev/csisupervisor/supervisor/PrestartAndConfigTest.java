@@ -31,7 +31,7 @@ class PrestartAndConfigTest {
   void setUp() {
     registry = PluginRegistry.builder().stateStore(new InMemoryStateStore()).build();
     supervisor = CsiPluginSupervisor.builder().csiRoot(root).registry(registry)
-        .scheduler(scheduler).clock(scheduler.clock()).random(new Random(1))
+        .scheduler(scheduler).registryExecutor(scheduler).clock(scheduler.clock()).random(new Random(1))
         .connector(new FakeConnection(scheduler, Duration.ofSeconds(5)).connector()).build();
   }
 

@@ -58,7 +58,7 @@ class SupervisionStateMachineTest {
   private CsiPluginSupervisor newSupervisor(PluginRegistry reg) {
     long[] ticks = {0};
     return CsiPluginSupervisor.builder().csiRoot(root).registry(reg).scheduler(scheduler)
-        .clock(scheduler.clock()).random(new Random(7)).connector(plugin.connector())
+        .registryExecutor(scheduler).clock(scheduler.clock()).random(new Random(7)).connector(plugin.connector())
         .nanoTicker(() -> ticks[0] += 1_000_000)
         .probeObserver((id, latency, ready, error) ->
             probes.add(id + " " + latency.toMillis() + "ms " + ready + " " + error))
