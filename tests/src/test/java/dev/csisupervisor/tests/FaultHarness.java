@@ -211,6 +211,18 @@ final class FaultHarness implements AutoCloseable {
   List<String> checkStoppedHistory(Supervised s) {
     List<String> out = new ArrayList<>();
     for (PluginType t : types(s.hook.config().type())) {
+      // stop() returns once the deregistration is durable; its event reaches subscribers right
+      // after, possibly on the thread that committed the group (not this one): give it a moment.
+      try {
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(5))
+            .pollInterval(java.time.Duration.ofMillis(1)).until(() -> {
+              List<PluginEvent> seen = events(s, t);
+              return seen.isEmpty()
+                  || seen.get(seen.size() - 1).kind() == PluginEvent.Kind.DEREGISTERED;
+            });
+      } catch (org.awaitility.core.ConditionTimeoutException e) {
+        // reported below as a violation
+      }
       List<PluginEvent> ev = events(s, t);
       String where = t.id() + "/" + s.hook.config().pluginId() + "@" + s.hook.task().allocId() + " "
           + ev.stream().map(e -> e.kind() + "#" + e.sequence()).toList();
