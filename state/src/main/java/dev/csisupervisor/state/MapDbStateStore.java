@@ -145,9 +145,15 @@ public final class MapDbStateStore implements StateStore {
   private final Object lock = new Object();
   private boolean closed; // guarded by lock
   private boolean broken; // guarded by lock: a commit failed half-way, only a reopen can tell which file to trust
+  /**
+   * The records open() already read back to validate the files, kept for the first loadAll() (a restore, right
+   * after open) so that it does not read the whole file a second time; dropped at the first change or read.
+   */
+  private Map<String, byte[]> openedRecords; // guarded by lock
 
   private MapDbStateStore(Path file, FileChannel lockChannel, FileLock fileLock, MapFile primary, MapFile mirror,
-      Optional<Path> quarantinedTo) {
+      Optional<Path> quarantinedTo, Map<String, byte[]> openedRecords) {
+    this.openedRecords = new HashMap<>(openedRecords);
     this.file = file;
     this.lockChannel = lockChannel;
     this.fileLock = fileLock;
@@ -272,7 +278,7 @@ public final class MapDbStateStore implements StateStore {
       primary = p.takeHandleOrOpen();
       mirror = m.takeHandleOrOpen();
       log.info("opened state file {} and its mirror ({} records)", file, records.size());
-      return new MapDbStateStore(file, lockChannel, fileLock, primary, mirror, quarantinedTo);
+      return new MapDbStateStore(file, lockChannel, fileLock, primary, mirror, quarantinedTo, records);
     } catch (RuntimeException | Error e) {
       for (Inspection i : new Inspection[] {p, m}) {
         if (i != null && i.handle != null) {
@@ -336,6 +342,12 @@ public final class MapDbStateStore implements StateStore {
   public Map<String, byte[]> loadAll() {
     synchronized (lock) {
       ensureUsable();
+      if (openedRecords != null) {
+        // Nothing changed since open() read every record: hand those out (nobody else holds them).
+        Map<String, byte[]> restored = openedRecords;
+        openedRecords = null;
+        return restored;
+      }
       Map<String, byte[]> copy = new HashMap<>();
       for (Map.Entry<String, byte[]> e : primary.map.entrySet()) {
         copy.put(e.getKey(), e.getValue().clone());
@@ -360,6 +372,7 @@ public final class MapDbStateStore implements StateStore {
   private void commit(List<StateChange> changes) {
     synchronized (lock) {
       ensureUsable();
+      openedRecords = null;
       // The previous values, to take the change back out of the state file if the mirror's commit fails.
       Map<String, byte[]> before = new HashMap<>();
       for (StateChange change : changes) {

@@ -73,6 +73,31 @@ class MapDbStateStoreTest extends StateStoreContractTest {
     return Files.readAllBytes(dbFile());
   }
 
+  // ---- restore reads ----
+
+  @Test
+  void firstLoadAllAfterOpen_servesTheRecordsOpenReadBack_andLaterReadsSeeChanges() {
+    store.put("a", bytes("1"));
+    store.put("b", bytes("2"));
+    store = reopen(store);
+
+    Map<String, byte[]> first = store.loadAll();
+    assertEquals(2, first.size());
+    assertArrayEquals(bytes("1"), first.get("a"));
+    first.get("a")[0] = 'x'; // the caller owns what it was handed
+    first.remove("b");
+
+    Map<String, byte[]> second = store.loadAll();
+    assertEquals(2, second.size());
+    assertArrayEquals(bytes("1"), second.get("a"));
+
+    store = reopen(store);
+    store.delete("b");
+    store.put("c", bytes("3"));
+    Map<String, byte[]> afterChanges = store.loadAll();
+    assertEquals(List.of("a", "c"), afterChanges.keySet().stream().sorted().toList());
+  }
+
   // ---- files, modes, locking ----
 
   @Test
