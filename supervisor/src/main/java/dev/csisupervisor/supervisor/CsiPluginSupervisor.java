@@ -89,12 +89,6 @@ public final class CsiPluginSupervisor implements AutoCloseable {
         lifecycle);
   }
 
-  /** The directory a managed plugin's socket lives in: {@code <csiRoot>/<type>/<pluginId>}. */
-  public Path pluginDir(CsiPluginConfig config) {
-    return csiRoot.resolve(DefaultCsiPluginSupervisorHook.typeDir(config.type()))
-        .resolve(config.pluginId());
-  }
-
   public Path csiRoot() {
     return csiRoot;
   }

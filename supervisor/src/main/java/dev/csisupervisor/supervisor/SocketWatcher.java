@@ -155,11 +155,4 @@ final class SocketWatcher implements AutoCloseable {
       interests.clear();
     }
   }
-
-  /** For tests: the watch thread, if started. */
-  Thread thread() {
-    synchronized (lock) {
-      return thread;
-    }
-  }
 }
