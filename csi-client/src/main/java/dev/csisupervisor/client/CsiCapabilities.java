@@ -50,4 +50,9 @@ public final class CsiCapabilities {
   public static final String STAGE_UNSTAGE_VOLUME = "STAGE_UNSTAGE_VOLUME";
   /** Node capability: NodeGetVolumeStats. */
   public static final String GET_VOLUME_STATS = "GET_VOLUME_STATS";
+
+  /** Controller and Node capability: volume condition is reported. */
+  public static final String VOLUME_CONDITION = "VOLUME_CONDITION";
+  /** Controller and Node capability: the SINGLE_NODE_SINGLE/MULTI_WRITER access modes. */
+  public static final String SINGLE_NODE_MULTI_WRITER = "SINGLE_NODE_MULTI_WRITER";
 }

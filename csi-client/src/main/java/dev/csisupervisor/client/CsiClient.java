@@ -82,24 +82,23 @@ public interface CsiClient extends AutoCloseable {
   CompletableFuture<CsiNodeInfo> nodeInfoAsync();
 
   /**
-   * Everything a plugin of {@code kind} reports, gathered into one {@link PluginFingerprint}: plugin
-   * info and capabilities, plus controller capabilities (controller, monolith) and node
-   * capabilities and node info (node, monolith). The calls run concurrently, each with its own
-   * deadline, so this takes about one call's time. If any fails, the future fails with the first
-   * failure in the order info, plugin capabilities, controller capabilities, node capabilities,
-   * node info, once all have finished.
+   * Everything a plugin of {@code kind} reports, gathered into one {@link PluginFingerprint}, asked
+   * by capability: plugin info and plugin capabilities always; controller capabilities only if
+   * {@code kind} has a controller half <em>and</em> the plugin advertises
+   * {@link CsiCapabilities#CONTROLLER_SERVICE} (so a controller-configured plugin without it
+   * yields a fingerprint whose {@link PluginFingerprint#servesController()} is false, for the
+   * caller to refuse); node capabilities and node info for a kind with a node half. For a
+   * {@link PluginKind#MONOLITH} a Node service answering {@code UNIMPLEMENTED} leaves the node
+   * fields empty ({@link PluginFingerprint#servesNode()} false) instead of failing. The calls run
+   * concurrently (the controller call once the plugin capabilities are known), each with the
+   * fingerprint deadline ({@link CsiClientOptions#fingerprintTimeout()}). If any fails, the
+   * future fails with the first failure in the order info, plugin capabilities, controller
+   * capabilities, node capabilities, node info, once all have finished.
    */
   default CompletableFuture<PluginFingerprint> fingerprintAsync(PluginKind kind) {
     Objects.requireNonNull(kind, "kind");
-    CompletableFuture<CsiPluginInfo> info = pluginInfoAsync();
-    CompletableFuture<Set<String>> plugin = pluginCapabilitiesAsync();
-    CompletableFuture<Set<String>> controller =
-        kind.hasController() ? controllerCapabilitiesAsync() : CompletableFuture.completedFuture(Set.of());
-    CompletableFuture<Set<String>> node =
-        kind.hasNode() ? nodeCapabilitiesAsync() : CompletableFuture.completedFuture(Set.of());
-    CompletableFuture<CsiNodeInfo> nodeInfo =
-        kind.hasNode() ? nodeInfoAsync() : CompletableFuture.completedFuture(null);
-    return Fingerprints.combine(info, plugin, controller, node, nodeInfo);
+    return Fingerprints.gather(kind, this::pluginInfoAsync, this::pluginCapabilitiesAsync,
+        this::controllerCapabilitiesAsync, this::nodeCapabilitiesAsync, this::nodeInfoAsync);
   }
 
   /** Blocking {@link #probeAsync()}. */

@@ -7,41 +7,61 @@ import java.util.Objects;
  * Settings of one {@link CsiClient}. Immutable; start from {@link #defaults()} and change fields
  * with the {@code with...} methods.
  *
- * @param callTimeout deadline of every call (for {@code fingerprint}, of each of the calls it makes,
- *     which run concurrently); must be positive. Default 5 s.
+ * @param callTimeout deadline of every single call ({@code Probe}, {@code GetPluginInfo}, ...);
+ *     must be positive. Default 5 s.
  * @param maxInboundMessageBytes largest response accepted, in bytes; a larger one fails with
  *     {@link ResponseTooLargeException}. Must be positive. Default 4 MiB.
+ * @param fingerprintTimeout deadline of each call {@link CsiClient#fingerprintAsync} makes. Longer
+ *     than a probe's by default: a cloud driver's {@code NodeGetInfo} may query instance metadata.
+ *     Must be positive. Default 30 s.
  */
-public record CsiClientOptions(Duration callTimeout, int maxInboundMessageBytes) {
+public record CsiClientOptions(Duration callTimeout, int maxInboundMessageBytes,
+    Duration fingerprintTimeout) {
   /** Default deadline of every call. */
   public static final Duration DEFAULT_CALL_TIMEOUT = Duration.ofSeconds(5);
   /** Default bound on a response's size. */
   public static final int DEFAULT_MAX_INBOUND_MESSAGE_BYTES = 4 * 1024 * 1024;
+  /** Default deadline of each fingerprint call. */
+  public static final Duration DEFAULT_FINGERPRINT_TIMEOUT = Duration.ofSeconds(30);
 
-  private static final CsiClientOptions DEFAULTS =
-      new CsiClientOptions(DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_INBOUND_MESSAGE_BYTES);
+  private static final CsiClientOptions DEFAULTS = new CsiClientOptions(DEFAULT_CALL_TIMEOUT,
+      DEFAULT_MAX_INBOUND_MESSAGE_BYTES, DEFAULT_FINGERPRINT_TIMEOUT);
 
   public CsiClientOptions {
-    Objects.requireNonNull(callTimeout, "callTimeout");
-    if (callTimeout.isNegative() || callTimeout.isZero()) {
-      throw new IllegalArgumentException("callTimeout must be positive, got " + callTimeout);
-    }
+    positive("callTimeout", callTimeout);
     if (maxInboundMessageBytes <= 0) {
       throw new IllegalArgumentException(
           "maxInboundMessageBytes must be positive, got " + maxInboundMessageBytes);
     }
+    positive("fingerprintTimeout", fingerprintTimeout);
   }
 
-  /** 5 s per call, 4 MiB per response. */
+  /** With the default fingerprint timeout. */
+  public CsiClientOptions(Duration callTimeout, int maxInboundMessageBytes) {
+    this(callTimeout, maxInboundMessageBytes, DEFAULT_FINGERPRINT_TIMEOUT);
+  }
+
+  private static void positive(String field, Duration d) {
+    Objects.requireNonNull(d, field);
+    if (d.isNegative() || d.isZero()) {
+      throw new IllegalArgumentException(field + " must be positive, got " + d);
+    }
+  }
+
+  /** 5 s per call, 30 s per fingerprint call, 4 MiB per response. */
   public static CsiClientOptions defaults() {
     return DEFAULTS;
   }
 
   public CsiClientOptions withCallTimeout(Duration callTimeout) {
-    return new CsiClientOptions(callTimeout, maxInboundMessageBytes);
+    return new CsiClientOptions(callTimeout, maxInboundMessageBytes, fingerprintTimeout);
   }
 
   public CsiClientOptions withMaxInboundMessageBytes(int maxInboundMessageBytes) {
-    return new CsiClientOptions(callTimeout, maxInboundMessageBytes);
+    return new CsiClientOptions(callTimeout, maxInboundMessageBytes, fingerprintTimeout);
+  }
+
+  public CsiClientOptions withFingerprintTimeout(Duration fingerprintTimeout) {
+    return new CsiClientOptions(callTimeout, maxInboundMessageBytes, fingerprintTimeout);
   }
 }

@@ -26,6 +26,7 @@ import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.StreamObserver;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -113,39 +114,74 @@ final class GrpcCsiClient implements CsiClient {
 
   @Override
   public CompletableFuture<CsiPluginInfo> pluginInfoAsync() {
-    return call(IdentityGrpc.getGetPluginInfoMethod(), GetPluginInfoRequest.getDefaultInstance(),
-        r -> ProtoMapping.pluginInfo(socket, CsiMethods.GET_PLUGIN_INFO, r));
+    return pluginInfo(options.callTimeout());
   }
 
   @Override
   public CompletableFuture<Set<String>> pluginCapabilitiesAsync() {
-    return call(IdentityGrpc.getGetPluginCapabilitiesMethod(),
-        GetPluginCapabilitiesRequest.getDefaultInstance(), ProtoMapping::pluginCapabilities);
+    return pluginCapabilities(options.callTimeout());
   }
 
   @Override
   public CompletableFuture<Set<String>> controllerCapabilitiesAsync() {
-    return call(ControllerGrpc.getControllerGetCapabilitiesMethod(),
-        ControllerGetCapabilitiesRequest.getDefaultInstance(), ProtoMapping::controllerCapabilities);
+    return controllerCapabilities(options.callTimeout());
   }
 
   @Override
   public CompletableFuture<Set<String>> nodeCapabilitiesAsync() {
-    return call(NodeGrpc.getNodeGetCapabilitiesMethod(),
-        NodeGetCapabilitiesRequest.getDefaultInstance(), ProtoMapping::nodeCapabilities);
+    return nodeCapabilities(options.callTimeout());
   }
 
   @Override
   public CompletableFuture<CsiNodeInfo> nodeInfoAsync() {
+    return nodeInfo(options.callTimeout());
+  }
+
+  /** The same calls as the interface's default, each with the fingerprint timeout. */
+  @Override
+  public CompletableFuture<PluginFingerprint> fingerprintAsync(PluginKind kind) {
+    Objects.requireNonNull(kind, "kind");
+    Duration t = options.fingerprintTimeout();
+    return Fingerprints.gather(kind, () -> pluginInfo(t), () -> pluginCapabilities(t),
+        () -> controllerCapabilities(t), () -> nodeCapabilities(t), () -> nodeInfo(t));
+  }
+
+  private CompletableFuture<CsiPluginInfo> pluginInfo(Duration timeout) {
+    return call(IdentityGrpc.getGetPluginInfoMethod(), GetPluginInfoRequest.getDefaultInstance(),
+        r -> ProtoMapping.pluginInfo(socket, CsiMethods.GET_PLUGIN_INFO, r), timeout);
+  }
+
+  private CompletableFuture<Set<String>> pluginCapabilities(Duration timeout) {
+    return call(IdentityGrpc.getGetPluginCapabilitiesMethod(),
+        GetPluginCapabilitiesRequest.getDefaultInstance(), ProtoMapping::pluginCapabilities, timeout);
+  }
+
+  private CompletableFuture<Set<String>> controllerCapabilities(Duration timeout) {
+    return call(ControllerGrpc.getControllerGetCapabilitiesMethod(),
+        ControllerGetCapabilitiesRequest.getDefaultInstance(), ProtoMapping::controllerCapabilities,
+        timeout);
+  }
+
+  private CompletableFuture<Set<String>> nodeCapabilities(Duration timeout) {
+    return call(NodeGrpc.getNodeGetCapabilitiesMethod(),
+        NodeGetCapabilitiesRequest.getDefaultInstance(), ProtoMapping::nodeCapabilities, timeout);
+  }
+
+  private CompletableFuture<CsiNodeInfo> nodeInfo(Duration timeout) {
     return call(NodeGrpc.getNodeGetInfoMethod(), NodeGetInfoRequest.getDefaultInstance(),
-        r -> ProtoMapping.nodeInfo(socket, CsiMethods.NODE_GET_INFO, r));
+        r -> ProtoMapping.nodeInfo(socket, CsiMethods.NODE_GET_INFO, r), timeout);
   }
 
   private <Q, R, T> CompletableFuture<T> call(
       MethodDescriptor<Q, R> method, Q request, ResponseMapper<R, T> mapper) {
+    return call(method, request, mapper, options.callTimeout());
+  }
+
+  private <Q, R, T> CompletableFuture<T> call(
+      MethodDescriptor<Q, R> method, Q request, ResponseMapper<R, T> mapper, Duration timeout) {
     CompletableFuture<T> result = new CompletableFuture<>();
-    Deadline deadline = Deadline.after(options.callTimeout().toNanos(), TimeUnit.NANOSECONDS);
-    start(method, request, mapper, result, deadline, true);
+    Deadline deadline = Deadline.after(timeout.toNanos(), TimeUnit.NANOSECONDS);
+    start(method, request, mapper, result, deadline, timeout, true);
     return result;
   }
 
@@ -155,6 +191,7 @@ final class GrpcCsiClient implements CsiClient {
       ResponseMapper<R, T> mapper,
       CompletableFuture<T> result,
       Deadline deadline,
+      Duration timeout,
       boolean mayRetry) {
     String name = method.getFullMethodName();
     ManagedChannel ch;
@@ -191,7 +228,7 @@ final class GrpcCsiClient implements CsiClient {
         }
         if (!connected && mayRetry && isChannelShutdown(status)) {
           // Another call replaced this channel between our getting it and starting: use the new one.
-          start(method, request, mapper, result, deadline, false);
+          start(method, request, mapper, result, deadline, timeout, false);
           return;
         }
         if (!connected) {
@@ -200,7 +237,7 @@ final class GrpcCsiClient implements CsiClient {
           // even after resetConnectBackoff(): the next call must get a fresh channel instead.
           retire(ch);
         }
-        result.completeExceptionally(translator.translate(name, status, connected));
+        result.completeExceptionally(translator.translate(name, status, connected, timeout));
       }
 
       @Override

@@ -95,4 +95,56 @@ public record PluginFingerprint(
         || controllerCapabilities.contains(capability)
         || nodeCapabilities.contains(capability);
   }
+
+  /**
+   * Whether the plugin serves the Controller service: it advertises
+   * {@link CsiCapabilities#CONTROLLER_SERVICE} (CSI: "the CO MUST NOT call Controller RPCs"
+   * otherwise).
+   */
+  public boolean servesController() {
+    return pluginCapabilities.contains(CsiCapabilities.CONTROLLER_SERVICE);
+  }
+
+  /** Whether the plugin serves the Node service (it answered NodeGetInfo). */
+  public boolean servesNode() {
+    return !nodeId.isEmpty();
+  }
+
+  /**
+   * Whether volumes of this plugin need a controller plugin (the plugin advertises the Controller
+   * service).
+   */
+  public boolean requiresControllerPlugin() {
+    return servesController();
+  }
+
+  /** Volumes are not equally accessible from every node: the scheduler must honour topology. */
+  public boolean supportsTopology() {
+    return pluginCapabilities.contains(CsiCapabilities.VOLUME_ACCESSIBILITY_CONSTRAINTS);
+  }
+
+  /** Volumes can be expanded (online or offline plugin capability, or an EXPAND_VOLUME RPC). */
+  public boolean supportsExpansion() {
+    return pluginCapabilities.contains(CsiCapabilities.VOLUME_EXPANSION_ONLINE)
+        || pluginCapabilities.contains(CsiCapabilities.VOLUME_EXPANSION_OFFLINE)
+        || controllerCapabilities.contains(CsiCapabilities.EXPAND_VOLUME)
+        || nodeCapabilities.contains(CsiCapabilities.EXPAND_VOLUME);
+  }
+
+  /** The plugin reports volume condition (controller or node {@code VOLUME_CONDITION}). */
+  public boolean supportsVolumeCondition() {
+    return controllerCapabilities.contains(CsiCapabilities.VOLUME_CONDITION)
+        || nodeCapabilities.contains(CsiCapabilities.VOLUME_CONDITION);
+  }
+
+  /** The plugin supports the SINGLE_NODE_MULTI_WRITER access modes (controller or node). */
+  public boolean supportsSingleNodeMultiWriter() {
+    return controllerCapabilities.contains(CsiCapabilities.SINGLE_NODE_MULTI_WRITER)
+        || nodeCapabilities.contains(CsiCapabilities.SINGLE_NODE_MULTI_WRITER);
+  }
+
+  /** The plugin serves the GroupController service. */
+  public boolean hasGroupController() {
+    return pluginCapabilities.contains(CsiCapabilities.GROUP_CONTROLLER_SERVICE);
+  }
 }

@@ -36,10 +36,15 @@ final class StatusTranslator {
   }
 
   CsiException translate(String method, Status status, boolean connected) {
+    return translate(method, status, connected, options.callTimeout());
+  }
+
+  /** @param timeout the deadline the call had, for the message of a deadline exceeded */
+  CsiException translate(String method, Status status, boolean connected, java.time.Duration timeout) {
     Status.Code code = status.getCode();
     String description = status.getDescription();
     if (code == Status.Code.DEADLINE_EXCEEDED) {
-      return new CsiDeadlineExceededException(socket, method, options.callTimeout(), connected);
+      return new CsiDeadlineExceededException(socket, method, timeout, connected);
     }
     if (!connected) {
       return connectFailure(method, status);

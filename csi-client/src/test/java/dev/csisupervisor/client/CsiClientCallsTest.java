@@ -201,10 +201,83 @@ class CsiClientCallsTest {
   }
 
   @Test
-  void fingerprint_asMonolithOfNodeOnlyPlugin_failsWithTheControllerCall() throws Exception {
-    start(mock(MockMode.NODE));
-    CsiStatusException e = assertThrows(CsiStatusException.class, () -> client.fingerprint(PluginKind.MONOLITH));
-    assertEquals("csi.v1.Controller/ControllerGetCapabilities", e.getMethod().orElseThrow());
+  void fingerprint_asMonolithOfNodeOnlyPlugin_hasItsNodeHalfOnly() throws Exception {
+    // The plugin does not advertise CONTROLLER_SERVICE: no Controller RPC is made (it would
+    // answer UNIMPLEMENTED and fail the whole fingerprint).
+    start(mock(MockMode.NODE).nodeId("node-7"));
+    PluginFingerprint fp = client.fingerprint(PluginKind.MONOLITH);
+    assertFalse(fp.servesController());
+    assertTrue(fp.servesNode());
+    assertEquals(Set.of(), fp.controllerCapabilities());
+    assertEquals("node-7", fp.nodeId());
+  }
+
+  @Test
+  void fingerprint_asMonolithOfControllerOnlyPlugin_hasItsControllerHalfOnly() throws Exception {
+    start(mock(MockMode.CONTROLLER));
+    PluginFingerprint fp = client.fingerprint(PluginKind.MONOLITH);
+    assertTrue(fp.servesController());
+    assertFalse(fp.servesNode(), "a Node service answering UNIMPLEMENTED is no node half");
+    assertEquals(Set.of("CREATE_DELETE_VOLUME", "PUBLISH_UNPUBLISH_VOLUME"), fp.controllerCapabilities());
+  }
+
+  @Test
+  void fingerprint_asNodeOfControllerOnlyPlugin_failsWithTheNodeCall() throws Exception {
+    start(mock(MockMode.CONTROLLER));
+    CsiStatusException e = assertThrows(CsiStatusException.class, () -> client.fingerprint(PluginKind.NODE));
+    assertEquals(StatusCode.UNIMPLEMENTED, e.code());
+  }
+
+  @Test
+  void fingerprint_asControllerOfPluginWithoutControllerService_skipsTheControllerCall() throws Exception {
+    // Controller service bound but not advertised: CSI says the CO must not call it.
+    start(mock(MockMode.CONTROLLER).pluginCapabilities(new int[0]));
+    PluginFingerprint fp = client.fingerprint(PluginKind.CONTROLLER);
+    assertFalse(fp.servesController());
+    assertEquals(Set.of(), fp.controllerCapabilities());
+  }
+
+  @Test
+  void fingerprint_hasItsOwnTimeout_longerThanTheProbes() throws Exception {
+    start(mock(MockMode.MONOLITH).latency(java.time.Duration.ofMillis(400)));
+    client.close();
+    client = CsiClient.create(socket, CsiClientOptions.defaults()
+        .withCallTimeout(java.time.Duration.ofMillis(200)));
+    assertThrows(CsiDeadlineExceededException.class, client::probe);
+    PluginFingerprint fp = client.fingerprint(PluginKind.MONOLITH);
+    assertTrue(fp.servesController() && fp.servesNode());
+    client.close();
+    client = CsiClient.create(socket, CsiClientOptions.defaults()
+        .withFingerprintTimeout(java.time.Duration.ofMillis(200)));
+    CsiDeadlineExceededException e = assertThrows(CsiDeadlineExceededException.class,
+        () -> client.fingerprint(PluginKind.MONOLITH));
+    assertEquals(java.time.Duration.ofMillis(200), e.timeout());
+  }
+
+  @Test
+  void fingerprint_derivesWhatASchedulerNeeds_andKeepsUnknownValues() throws Exception {
+    start(mock(MockMode.MONOLITH)
+        .pluginCapabilities(List.of(
+            PluginCapability.newBuilder().setService(PluginCapability.Service.newBuilder()
+                .setType(PluginCapability.Service.Type.CONTROLLER_SERVICE)).build(),
+            PluginCapability.newBuilder().setService(PluginCapability.Service.newBuilder()
+                .setType(PluginCapability.Service.Type.VOLUME_ACCESSIBILITY_CONSTRAINTS)).build(),
+            PluginCapability.newBuilder().setService(PluginCapability.Service.newBuilder()
+                .setTypeValue(42)).build(),
+            PluginCapability.newBuilder().setVolumeExpansion(PluginCapability.VolumeExpansion.newBuilder()
+                .setType(PluginCapability.VolumeExpansion.Type.ONLINE)).build()))
+        .controllerCapabilities(ControllerServiceCapability.RPC.Type.SINGLE_NODE_MULTI_WRITER,
+            ControllerServiceCapability.RPC.Type.VOLUME_CONDITION)
+        .nodeCapabilities(77));
+    PluginFingerprint fp = client.fingerprint(PluginKind.MONOLITH);
+    assertTrue(fp.requiresControllerPlugin());
+    assertTrue(fp.supportsTopology());
+    assertTrue(fp.supportsExpansion());
+    assertTrue(fp.supportsVolumeCondition());
+    assertTrue(fp.supportsSingleNodeMultiWriter());
+    assertFalse(fp.hasGroupController());
+    assertTrue(fp.pluginCapabilities().contains("SERVICE:UNKNOWN(42)"));
+    assertEquals(Set.of("UNKNOWN(77)"), fp.nodeCapabilities());
   }
 
   @Test

@@ -75,6 +75,35 @@ class CsiClientDefaultsTest {
   }
 
   @Test
+  void fingerprint_controllerWithoutControllerService_makesNoControllerCall() throws Exception {
+    fake.info.complete(new CsiPluginInfo("n", "1", Map.of()));
+    fake.plugin.complete(Set.of("SERVICE:UNKNOWN(42)"));
+    PluginFingerprint fp = fake.fingerprint(PluginKind.CONTROLLER);
+    assertEquals(0, fake.controllerCalls.get());
+    assertEquals(0, fake.nodeCalls.get());
+    assertFalse(fp.servesController());
+    assertEquals(Set.of("SERVICE:UNKNOWN(42)"), fp.pluginCapabilities());
+  }
+
+  @Test
+  void fingerprint_monolith_asksControllerOnlyOnceItsCapabilityIsKnown() throws Exception {
+    CompletableFuture<PluginFingerprint> fp = fake.fingerprintAsync(PluginKind.MONOLITH);
+    assertEquals(0, fake.controllerCalls.get());
+    assertEquals(2, fake.nodeCalls.get(), "node calls run concurrently with the identity calls");
+    fake.plugin.complete(Set.of(CsiCapabilities.CONTROLLER_SERVICE));
+    assertEquals(1, fake.controllerCalls.get());
+    fake.info.complete(new CsiPluginInfo("n", "1", Map.of()));
+    fake.controller.complete(Set.of("CREATE_DELETE_VOLUME"));
+    fake.node.completeExceptionally(new CsiStatusException(SOCKET, "csi.v1.Node/NodeGetCapabilities",
+        StatusCode.UNIMPLEMENTED, ""));
+    fake.nodeInfo.completeExceptionally(new CsiStatusException(SOCKET, "csi.v1.Node/NodeGetInfo",
+        StatusCode.UNIMPLEMENTED, ""));
+    PluginFingerprint done = fp.get();
+    assertTrue(done.servesController());
+    assertFalse(done.servesNode());
+  }
+
+  @Test
   void fingerprint_waitsForAllParts_thenReportsTheFirstFailureInOrder() {
     CompletableFuture<PluginFingerprint> fp = fake.fingerprintAsync(PluginKind.MONOLITH);
     fake.nodeInfo.completeExceptionally(new SocketNotFoundException(SOCKET, null));

@@ -6,8 +6,14 @@ import java.util.Set;
 /**
  * What a plugin said about itself when it was fingerprinted (CSI GetPluginInfo, GetPluginCapabilities,
  * ControllerGetCapabilities, NodeGetInfo, NodeGetCapabilities), as plain strings so the registry needs no
- * gRPC types. Capabilities are the CSI enum names ({@code "CONTROLLER_SERVICE"}); a value this code does
- * not know is kept as e.g. {@code "UNKNOWN_42"}. Empty strings/collections mean "not reported".
+ * gRPC types. Capabilities are named as the csi-client names them: plugin capabilities
+ * {@code "SERVICE:CONTROLLER_SERVICE"} / {@code "VOLUME_EXPANSION:ONLINE"}, controller and node capabilities
+ * the bare enum name ({@code "STAGE_UNSTAGE_VOLUME"}); a value this code does not know is kept as e.g.
+ * {@code "SERVICE:UNKNOWN(42)"}. Empty strings/collections mean "not reported".
+ *
+ * <p>What a scheduler needs to place volume-using tasks is derived from the capabilities by the methods
+ * below ({@link #requiresControllerPlugin()}, {@link #supportsTopology()}, ...), so it is kept (and persisted)
+ * exactly as long as the capabilities are.
  * Immutable: collections are copied (sorted) in the constructor.
  */
 public record Fingerprint(
@@ -36,5 +42,39 @@ public record Fingerprint(
       throw new IllegalArgumentException("fingerprint.maxVolumesPerNode must be >= 0, got " + maxVolumesPerNode);
     }
     accessibleTopology = Checks.stringMap(accessibleTopology, "fingerprint.accessibleTopology");
+  }
+
+  /** Volumes need a controller plugin: the plugin advertises the Controller service. */
+  public boolean requiresControllerPlugin() {
+    return pluginCapabilities.contains("SERVICE:CONTROLLER_SERVICE");
+  }
+
+  /** Volumes are not equally accessible from all nodes: placement must honour topology. */
+  public boolean supportsTopology() {
+    return pluginCapabilities.contains("SERVICE:VOLUME_ACCESSIBILITY_CONSTRAINTS");
+  }
+
+  /** Volumes can be expanded (online / offline, or an EXPAND_VOLUME controller or node RPC). */
+  public boolean supportsExpansion() {
+    return pluginCapabilities.contains("VOLUME_EXPANSION:ONLINE")
+        || pluginCapabilities.contains("VOLUME_EXPANSION:OFFLINE")
+        || controllerCapabilities.contains("EXPAND_VOLUME")
+        || nodeCapabilities.contains("EXPAND_VOLUME");
+  }
+
+  /** The plugin reports volume condition (controller or node VOLUME_CONDITION). */
+  public boolean supportsVolumeCondition() {
+    return controllerCapabilities.contains("VOLUME_CONDITION") || nodeCapabilities.contains("VOLUME_CONDITION");
+  }
+
+  /** The plugin supports the SINGLE_NODE_SINGLE_WRITER / SINGLE_NODE_MULTI_WRITER access modes. */
+  public boolean supportsSingleNodeMultiWriter() {
+    return controllerCapabilities.contains("SINGLE_NODE_MULTI_WRITER")
+        || nodeCapabilities.contains("SINGLE_NODE_MULTI_WRITER");
+  }
+
+  /** The plugin serves the GroupController service. */
+  public boolean hasGroupController() {
+    return pluginCapabilities.contains("SERVICE:GROUP_CONTROLLER_SERVICE");
   }
 }

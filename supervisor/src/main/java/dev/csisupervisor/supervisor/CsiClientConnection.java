@@ -2,7 +2,6 @@ package dev.csisupervisor.supervisor;
 
 import dev.csisupervisor.client.CsiClient;
 import dev.csisupervisor.client.CsiClientOptions;
-import dev.csisupervisor.client.CsiPluginInfo;
 import dev.csisupervisor.client.PluginFingerprint;
 import dev.csisupervisor.client.PluginKind;
 import dev.csisupervisor.client.ProbeResult;
@@ -19,10 +18,10 @@ final class CsiClientConnection implements PluginConnection {
     this.client = client;
   }
 
-  static PluginConnection open(Path socket, Duration callTimeout) {
+  static PluginConnection open(Path socket, Duration probeTimeout, Duration fingerprintTimeout) {
     try {
-      return new CsiClientConnection(
-          CsiClient.create(socket, CsiClientOptions.defaults().withCallTimeout(callTimeout)));
+      return new CsiClientConnection(CsiClient.create(socket, CsiClientOptions.defaults()
+          .withCallTimeout(probeTimeout).withFingerprintTimeout(fingerprintTimeout)));
     } catch (SocketPathTooLongException e) {
       // Hook construction validated the length already; reaching here is a programming error.
       throw new IllegalArgumentException(e.getMessage(), e);
@@ -32,11 +31,6 @@ final class CsiClientConnection implements PluginConnection {
   @Override
   public CompletableFuture<Boolean> probe() {
     return client.probeAsync().thenApply(ProbeResult::ready);
-  }
-
-  @Override
-  public CompletableFuture<String> vendorVersion() {
-    return client.pluginInfoAsync().thenApply(CsiPluginInfo::vendorVersion);
   }
 
   @Override

@@ -14,14 +14,18 @@ import java.util.Optional;
  *                       the CSI root; {@code [A-Za-z0-9._-]{1,128}}, never {@code .} or {@code ..}
  * @param type           controller, node or monolith (registered as both)
  * @param mountDir       where the plugin directory is mounted inside the task (absolute)
- * @param healthTimeout  how long the plugin may take to become ready before the task is
- *                       restarted; {@link Duration#ZERO} waits forever
+ * @param healthTimeout  how long the plugin may stay unhealthy (not yet ready after a start or
+ *                       restart, or, once registered, failing or not-ready probes) before a
+ *                       restart of the task is requested; {@link Duration#ZERO} never asks
  * @param probeInterval  the steady-state probe interval once the plugin is registered
- * @param probeTimeout   the deadline of each probe and fingerprint call
+ * @param probeTimeout   the deadline of each Probe
  * @param initialBackoff the first retry delay while waiting for ready (doubles each time)
  * @param maxBackoff     the cap of the retry delay while waiting for ready
  * @param externalSocket for a plugin started outside the task runner: its socket; the hook then
  *                       neither creates nor removes anything on disk. Null for task plugins.
+ * @param fingerprintTimeout the deadline of each fingerprint call (GetPluginInfo, the capability
+ *                       calls, NodeGetInfo), longer than a probe's: a cloud driver's NodeGetInfo
+ *                       may query instance metadata
  */
 public record CsiPluginConfig(
     String pluginId,
@@ -32,12 +36,14 @@ public record CsiPluginConfig(
     Duration probeTimeout,
     Duration initialBackoff,
     Duration maxBackoff,
-    Path externalSocket) {
+    Path externalSocket,
+    Duration fingerprintTimeout) {
 
   public static final String DEFAULT_MOUNT_DIR = "/csi";
   public static final Duration DEFAULT_HEALTH_TIMEOUT = Duration.ofSeconds(30);
   public static final Duration DEFAULT_PROBE_INTERVAL = Duration.ofSeconds(30);
   public static final Duration DEFAULT_PROBE_TIMEOUT = Duration.ofSeconds(5);
+  public static final Duration DEFAULT_FINGERPRINT_TIMEOUT = Duration.ofSeconds(30);
   public static final Duration DEFAULT_INITIAL_BACKOFF = Duration.ofMillis(50);
   public static final Duration DEFAULT_MAX_BACKOFF = Duration.ofSeconds(5);
 
@@ -53,6 +59,7 @@ public record CsiPluginConfig(
     checkNotNegative("healthTimeout", healthTimeout);
     checkPositive("probeInterval", probeInterval);
     checkPositive("probeTimeout", probeTimeout);
+    checkPositive("fingerprintTimeout", fingerprintTimeout);
     checkPositive("initialBackoff", initialBackoff);
     checkPositive("maxBackoff", maxBackoff);
     if (maxBackoff.compareTo(initialBackoff) < 0) {
@@ -66,6 +73,14 @@ public record CsiPluginConfig(
       }
       Validation.checkSocketPath("externalSocket", externalSocket);
     }
+  }
+
+  /** With the default fingerprint timeout. */
+  public CsiPluginConfig(String pluginId, PluginKind type, String mountDir, Duration healthTimeout,
+      Duration probeInterval, Duration probeTimeout, Duration initialBackoff, Duration maxBackoff,
+      Path externalSocket) {
+    this(pluginId, type, mountDir, healthTimeout, probeInterval, probeTimeout, initialBackoff,
+        maxBackoff, externalSocket, DEFAULT_FINGERPRINT_TIMEOUT);
   }
 
   public static Builder builder(String pluginId, PluginKind type) {
@@ -101,6 +116,7 @@ public record CsiPluginConfig(
     private Duration initialBackoff = DEFAULT_INITIAL_BACKOFF;
     private Duration maxBackoff = DEFAULT_MAX_BACKOFF;
     private Path externalSocket;
+    private Duration fingerprintTimeout = DEFAULT_FINGERPRINT_TIMEOUT;
 
     private Builder(String pluginId, PluginKind type) {
       this.pluginId = pluginId;
@@ -114,10 +130,11 @@ public record CsiPluginConfig(
     public Builder initialBackoff(Duration v) { this.initialBackoff = v; return this; }
     public Builder maxBackoff(Duration v) { this.maxBackoff = v; return this; }
     public Builder externalSocket(Path v) { this.externalSocket = v; return this; }
+    public Builder fingerprintTimeout(Duration v) { this.fingerprintTimeout = v; return this; }
 
     public CsiPluginConfig build() {
       return new CsiPluginConfig(pluginId, type, mountDir, healthTimeout, probeInterval,
-          probeTimeout, initialBackoff, maxBackoff, externalSocket);
+          probeTimeout, initialBackoff, maxBackoff, externalSocket, fingerprintTimeout);
     }
   }
 }

@@ -27,6 +27,7 @@ import java.util.Set;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -38,6 +39,14 @@ import org.slf4j.LoggerFactory;
  * The supervision state machine of one plugin task. Every transition happens under {@link #lock};
  * RPCs are asynchronous and their completions hop back onto the shared scheduler, so no thread
  * ever waits on a plugin and there is no thread per plugin.
+ *
+ * <p>Registry writes (registrations, health updates, deregistrations) are durable commits: they
+ * never run under {@link #lock} nor on the scheduler. The state machine only changes the
+ * <em>desired</em> registrations ({@link #registered}) and asks {@link #sync()} on the registry
+ * executor to bring the registry there; {@link #commitLock} keeps one hook's writes in order.
+ * Lock order: {@code commitLock} before {@code lock}, never the other way round. Task events and
+ * lifecycle calls go through {@link #notifications}: in order, on the scheduler, outside every
+ * lock.
  */
 final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
   private static final Logger log = LoggerFactory.getLogger(DefaultCsiPluginSupervisorHook.class);
@@ -67,6 +76,8 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
   private final Path pluginDir;
   private final Path socket;
   private final Backoff backoff;
+  /** Task events and restart requests: in order, on the scheduler, outside every lock. */
+  private final SerialExecutor notifications;
 
   private final Object lock = new Object();
   // Everything below is guarded by lock.
@@ -74,13 +85,33 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
   private PluginConnection connection;
   private SocketWatcher.Watch watch;
   private ScheduledFuture<?> nextProbe;
+  /** Armed while the plugin is not healthy: when it fires, a restart is requested. */
   private ScheduledFuture<?> healthDeadline;
   private boolean probeInFlight;
   private boolean probeRequested;
+  private boolean fingerprinting;
   private int quickRetries;
+  /** A (re)started process: probe with backoff, not at the steady interval, until healthy. */
+  private boolean fastPath;
+  /** The process or its socket was replaced: fingerprint again at the next ready probe. */
+  private boolean refingerprint;
   private String lastError = "not probed yet";
   private boolean healthy;
+  private boolean detached;
+  /** The registrations this hook wants in the registry (sync() makes it so). */
   private final Map<PluginType, PluginInfo> registered = new LinkedHashMap<>();
+  private long desiredVersion;
+  /** The desired version whose commit a registration (phase REGISTERING, or a re-fingerprint) awaits; 0: none. */
+  private long awaitedVersion;
+  private Registration pending;
+
+  private final Object commitLock = new Object();
+  /** What this hook last wrote to the registry; guarded by commitLock. */
+  private final Map<PluginType, PluginInfo> committed = new LinkedHashMap<>();
+
+  /** A registration waiting for its commit. */
+  private record Registration(PluginFingerprint fingerprint, Map<PluginType, PluginInfo> before,
+      String skipped, boolean driverReplaced) {}
 
   DefaultCsiPluginSupervisorHook(
       TaskContext task,
@@ -119,6 +150,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
     }
     this.backoff = new ExponentialBackoff(
         config.initialBackoff(), config.maxBackoff(), 2.0, 0.2, requireNonNull(random, "random"));
+    this.notifications = new SerialExecutor(scheduler);
   }
 
   static String typeDir(PluginKind kind) {
@@ -165,22 +197,37 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
         case STOPPED -> throw new IllegalStateException(
             "plugin " + config.pluginId() + " hook is stopped; poststart after stop");
         default -> {
-          // A restarted task: supervision already runs and will see the new process.
-          log.debug("poststart again for plugin={} alloc={}: supervision already running",
-              config.pluginId(), task.allocId());
+          // A restarted task: a new process, which gets a first start's fast path.
+          log.info("plugin={} alloc={}: task restarted, probing the new process", config.pluginId(),
+              task.allocId());
+          processReplaced();
+          probeLocked();
           return;
         }
       }
       phase = Phase.AWAITING_READY;
-      connection = connector.connect(socket, config.probeTimeout());
-      if (pluginDir != null && Files.isDirectory(pluginDir)) {
-        watch = watcher.watch(pluginDir, socket.getFileName().toString(), this::socketAppeared);
-      }
-      startWaitingForReady();
+      connection = connector.connect(socket, config.probeTimeout(), config.fingerprintTimeout());
+      // For the plugin's whole life: every (re)appearance of the socket is probed at once.
+      watch = watcher.watch(socket, this::socketAppeared);
+      backoff.reset();
+      armDeadline();
       log.info("supervising plugin={} type={} alloc={} socket={}", config.pluginId(),
           config.type(), task.allocId(), socket);
       // Step 1: wait for ready — probe at once.
       probeLocked();
+    }
+  }
+
+  /** A new process behind the socket (restart, or the socket file re-created). */
+  private void processReplaced() {
+    backoff.reset();
+    quickRetries = SOCKET_APPEARED_RETRIES;
+    if (phase == Phase.REGISTERED || phase == Phase.REGISTERING) {
+      refingerprint = true;
+      fastPath = true;
+    }
+    if (!(phase == Phase.REGISTERED && healthy)) {
+      armDeadline(); // the new process gets a whole health timeout to become ready
     }
   }
 
@@ -195,6 +242,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
       log.info("detached from plugin={} alloc={} (was {}), registrations kept: {}",
           config.pluginId(), task.allocId(), phase, reason);
       halt();
+      detached = true;
       registered.clear();
       toClose = connection;
       connection = null;
@@ -209,37 +257,37 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
     phase = Phase.STOPPED;
     cancel(nextProbe);
     cancel(healthDeadline);
+    pending = null;
+    awaitedVersion = 0;
     if (watch != null) {
       watch.cancel();
     }
   }
 
+  /**
+   * Ends supervision and deregisters. Returns once the deregistrations are durable; it waits for
+   * them on the calling thread, holding no lock of the state machine, so probes and timers of
+   * this and every other plugin go on meanwhile.
+   */
   @Override
   public void stop(StopRequest request) {
     requireNonNull(request, "request");
     PluginConnection toClose;
+    Phase was;
     synchronized (lock) {
       if (phase == Phase.STOPPED) {
         return;
       }
-      Phase was = phase;
+      was = phase;
       halt();
-      List<PluginType> types = new ArrayList<>(registered.keySet());
-      Collections.reverse(types);
-      for (PluginType type : types) {
-        try {
-          registry.deregister(type, config.pluginId(), task.allocId());
-        } catch (RuntimeException e) {
-          log.error("plugin={} alloc={}: deregistering {} failed", config.pluginId(),
-              task.allocId(), type, e);
-        }
-      }
       registered.clear();
+      desiredVersion++;
       toClose = connection;
       connection = null;
-      log.info("stopped supervising plugin={} alloc={} (was {}): {}", config.pluginId(),
-          task.allocId(), was, request.reason());
     }
+    sync(); // the deregistrations, in order after any commit of this hook still running
+    log.info("stopped supervising plugin={} alloc={} (was {}): {}", config.pluginId(),
+        task.allocId(), was, request.reason());
     if (toClose != null) {
       toClose.close();
     }
@@ -263,9 +311,9 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
 
   // ---- supervision loop --------------------------------------------------------------------
 
-  private void startWaitingForReady() {
-    backoff.reset();
+  private void armDeadline() {
     cancel(healthDeadline);
+    healthDeadline = null;
     Duration timeout = config.healthTimeout();
     if (!timeout.isZero()) {
       healthDeadline = scheduler.schedule(this::healthDeadlinePassed, timeout.toNanos(),
@@ -273,13 +321,18 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
     }
   }
 
+  private void disarmDeadline() {
+    cancel(healthDeadline);
+    healthDeadline = null;
+  }
+
   private void socketAppeared() {
     synchronized (lock) {
-      if (phase == Phase.AWAITING_READY) {
-        log.debug("plugin={}: socket appeared, probing now", config.pluginId());
-        // The plugin is starting right now: its readiness is a matter of milliseconds.
-        backoff.reset();
-        quickRetries = SOCKET_APPEARED_RETRIES;
+      if (phase == Phase.AWAITING_READY || phase == Phase.REGISTERING
+          || phase == Phase.REGISTERED) {
+        log.debug("plugin={}: socket (re)appeared, probing now", config.pluginId());
+        // A process is starting right now: its readiness is a matter of milliseconds.
+        processReplaced();
         probeLocked();
       }
     }
@@ -287,7 +340,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
 
   /** Starts a probe now, or asks for another as soon as the one in flight completes. */
   private void probeLocked() {
-    if (probeInFlight) {
+    if (probeInFlight || fingerprinting || awaitedVersion != 0) {
       probeRequested = true;
       return;
     }
@@ -314,6 +367,23 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
     }, delay.toNanos(), TimeUnit.NANOSECONDS);
   }
 
+  /** The next probe after a failed one: quick retries, then backoff, or the steady interval. */
+  private void retryProbe() {
+    if (probeRequested) {
+      probeLocked();
+    } else if (quickRetries > 0) {
+      quickRetries--;
+      scheduleProbe(SOCKET_APPEARED_RETRY);
+    } else if (phase == Phase.AWAITING_READY) {
+      scheduleProbe(backoff.next());
+    } else if (fastPath) {
+      Duration next = backoff.next();
+      scheduleProbe(next.compareTo(config.probeInterval()) < 0 ? next : config.probeInterval());
+    } else {
+      scheduleProbe(config.probeInterval());
+    }
+  }
+
   private void observe(Duration latency, Boolean ready, Throwable error) {
     try {
       probeObserver.probed(config.pluginId(), latency, Boolean.TRUE.equals(ready),
@@ -337,14 +407,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
             becameReady();
           } else {
             lastError = problem;
-            if (probeRequested) {
-              probeLocked();
-            } else if (quickRetries > 0) {
-              quickRetries--;
-              scheduleProbe(SOCKET_APPEARED_RETRY);
-            } else {
-              scheduleProbe(backoff.next());
-            }
+            retryProbe();
           }
         }
         case REGISTERED -> steadyProbe(ok, problem);
@@ -353,21 +416,35 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
     }
   }
 
+  /**
+   * The plugin stayed unhealthy for the health timeout: not ready since its (re)start, or failing
+   * probes since it was registered. Ask for a restart, and give the restarted process a fresh
+   * deadline and backoff.
+   */
   private void healthDeadlinePassed() {
     synchronized (lock) {
-      if (phase != Phase.AWAITING_READY && phase != Phase.REGISTERING) {
+      healthDeadline = null;
+      if (phase == Phase.NEW || phase == Phase.STOPPED
+          || (phase == Phase.REGISTERED && healthy)) {
         return;
       }
-      String reason = "unhealthy: did not become ready within " + human(config.healthTimeout())
-          + " (last error: " + lastError + ")";
+      String reason = phase == Phase.REGISTERED
+          ? "unhealthy: failing probes for " + human(config.healthTimeout()) + " after registration"
+              + " (last error: " + lastError + ")"
+          : "unhealthy: did not become ready within " + human(config.healthTimeout())
+              + " (last error: " + lastError + ")";
       log.warn("plugin={} alloc={}: {}; restarting task", config.pluginId(), task.allocId(),
           reason);
-      emit(TaskEvent.PLUGIN_UNHEALTHY, reason);
+      if (phase != Phase.REGISTERED) {
+        emit(TaskEvent.PLUGIN_UNHEALTHY, reason); // a registered one had its event on the transition
+      }
       emit(TaskEvent.RESTART_REQUESTED, "restarting task: " + reason);
       // Keep supervising: the restarted task gets a fresh deadline and backoff.
-      startWaitingForReady();
+      backoff.reset();
+      fastPath = phase == Phase.REGISTERED;
+      armDeadline();
       // Outside the lock: the task runner may call back into this hook (prestart, poststart).
-      scheduler.execute(() -> {
+      notifications.execute(() -> {
         try {
           lifecycle.restart(reason);
         } catch (RuntimeException e) {
@@ -388,11 +465,10 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
 
   private void fingerprintAndRegister() {
     PluginConnection conn = connection;
-    // Registering is a durable commit (milliseconds on a busy disk): it runs on the registry
-    // executor, so that the scheduler keeps probing every other plugin meanwhile and concurrent
-    // registrations of several plugins can share one group commit.
+    fingerprinting = true;
+    refingerprint = false;
     conn.fingerprint(config.type())
-        .whenCompleteAsync((fp, error) -> onFingerprint(conn, fp, error), registryExecutor);
+        .whenCompleteAsync((fp, error) -> onFingerprint(conn, fp, error), scheduler);
   }
 
   private void onFingerprint(PluginConnection conn, PluginFingerprint fp, Throwable error) {
@@ -400,27 +476,122 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
       if (conn != connection || (phase != Phase.REGISTERING && phase != Phase.REGISTERED)) {
         return;
       }
+      fingerprinting = false;
       if (error != null) {
         fingerprintFailed(describe(error));
         return;
       }
-      try {
-        registerAll(fp);
-      } catch (RuntimeException e) {
-        fingerprintFailed("registration failed: " + e.getMessage());
-        return;
+      Set<PluginType> types;
+      String skipped = null;
+      switch (config.type()) {
+        case CONTROLLER -> {
+          if (!fp.servesController()) {
+            fingerprintFailed("plugin " + config.pluginId() + " (driver " + fp.name() + " "
+                + fp.vendorVersion() + ") is configured as a controller but does not advertise"
+                + " the CONTROLLER_SERVICE plugin capability (GetPluginCapabilities: "
+                + fp.pluginCapabilities() + ")");
+            return;
+          }
+          types = EnumSet.of(PluginType.CSI_CONTROLLER);
+        }
+        case NODE -> types = EnumSet.of(PluginType.CSI_NODE);
+        default -> {
+          types = EnumSet.noneOf(PluginType.class);
+          if (fp.servesController()) {
+            types.add(PluginType.CSI_CONTROLLER);
+          } else {
+            skipped = "controller half not registered: plugin " + config.pluginId() + " (driver "
+                + fp.name() + ") is configured as a monolith but does not advertise the"
+                + " CONTROLLER_SERVICE plugin capability (GetPluginCapabilities: "
+                + fp.pluginCapabilities() + ")";
+          }
+          if (fp.servesNode()) {
+            types.add(PluginType.CSI_NODE);
+          } else {
+            skipped = "node half not registered: plugin " + config.pluginId() + " (driver "
+                + fp.name() + ") is configured as a monolith but its Node service answers"
+                + " UNIMPLEMENTED";
+          }
+          if (types.isEmpty()) {
+            fingerprintFailed("plugin " + config.pluginId() + " (driver " + fp.name()
+                + ") is configured as a monolith but serves neither half: no CONTROLLER_SERVICE"
+                + " plugin capability, and its Node service answers UNIMPLEMENTED");
+            return;
+          }
+        }
       }
-      if (phase == Phase.REGISTERING) {
-        phase = Phase.REGISTERED;
-        cancel(healthDeadline);
-        healthDeadline = null;
-      } else if (!healthy) {
-        log.info("plugin={} alloc={} is healthy again", config.pluginId(), task.allocId());
-        emit(TaskEvent.PLUGIN_HEALTHY, "plugin " + config.pluginId() + " is healthy again");
+      Map<PluginType, PluginInfo> before = new LinkedHashMap<>(registered);
+      boolean replaced = false;
+      if (!before.isEmpty()) {
+        Fingerprint old = before.values().iterator().next().fingerprint();
+        if (!old.name().equals(fp.name())) {
+          replaced = true;
+          String message = "plugin " + config.pluginId() + ": driver " + old.name() + " "
+              + old.vendorVersion() + " was replaced on " + socket + " by " + fp.name() + " "
+              + fp.vendorVersion();
+          log.warn("plugin={} alloc={}: {}", config.pluginId(), task.allocId(), message);
+          emit(TaskEvent.DRIVER_REPLACED, message);
+        }
       }
-      healthy = true;
+      PluginHealth health = new PluginHealth(true, "", clock.instant());
+      registered.clear();
+      for (PluginType type : types) {
+        registered.put(type, info(type, fp, health));
+      }
+      pending = new Registration(fp, before, skipped, replaced);
+      awaitedVersion = ++desiredVersion;
+      requestSync();
+    }
+  }
+
+  /** Step 3b: the registration is durable. Called under lock. */
+  private void registrationCommitted(Registration r) {
+    boolean first = phase == Phase.REGISTERING;
+    if (first) {
+      phase = Phase.REGISTERED;
+    }
+    Set<PluginType> types = registered.keySet();
+    boolean newBuild = !r.before().isEmpty()
+        && (!r.before().keySet().equals(types) || !sameFingerprint(r.before(), r.fingerprint()));
+    for (PluginType type : types) {
+      if (!r.before().containsKey(type) || newBuild) {
+        log.info("registered plugin={} type={} alloc={} version={}", config.pluginId(), type,
+            task.allocId(), r.fingerprint().vendorVersion());
+      }
+    }
+    // Health-only changes are reported as healthy/unhealthy events, not as a new registration.
+    if (first || newBuild) {
+      emit(TaskEvent.PLUGIN_REGISTERED, (first ? "registered " : "updated ")
+          + config.pluginId() + " " + r.fingerprint().vendorVersion() + " as " + types);
+    }
+    if (r.skipped() != null && (first || newBuild)) {
+      log.info("plugin={} alloc={}: {}", config.pluginId(), task.allocId(), r.skipped());
+      emit(TaskEvent.PLUGIN_PARTIAL, r.skipped());
+    }
+    if (!first && !healthy) {
+      log.info("plugin={} alloc={} is healthy again", config.pluginId(), task.allocId());
+      emit(TaskEvent.PLUGIN_HEALTHY, "plugin " + config.pluginId() + " is healthy again");
+    }
+    healthy = true;
+    fastPath = false;
+    lastError = "";
+    backoff.reset();
+    disarmDeadline();
+    if (probeRequested || refingerprint) {
+      probeLocked();
+    } else {
       scheduleProbe(config.probeInterval());
     }
+  }
+
+  private static boolean sameFingerprint(Map<PluginType, PluginInfo> before, PluginFingerprint fp) {
+    Fingerprint now = toRegistry(fp);
+    for (PluginInfo info : before.values()) {
+      if (!info.fingerprint().equals(now)) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private void fingerprintFailed(String problem) {
@@ -429,84 +600,37 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
     lastError = problem;
     if (phase == Phase.REGISTERING) {
       phase = Phase.AWAITING_READY;
+      probeRequested = false;
       scheduleProbe(backoff.next());
     } else {
       if (healthy) {
         markUnhealthy(problem);
       }
-      scheduleProbe(config.probeInterval());
+      retryProbe();
     }
   }
 
-  /** Registers one entry per type; for a monolith, a failure of the second undoes the first. */
-  private void registerAll(PluginFingerprint fp) {
-    PluginHealth health = new PluginHealth(true, "", clock.instant());
-    Map<PluginType, PluginInfo> done = new LinkedHashMap<>();
-    boolean newBuild = false;
-    try {
-      for (PluginType type : registryTypes(config.type())) {
-        PluginInfo info = info(type, fp, health);
-        boolean changed = registry.register(info).isPresent();
-        done.put(type, info);
-        PluginInfo before = registered.get(type);
-        newBuild |= before != null && !before.fingerprint().equals(info.fingerprint());
-        if (changed) {
-          log.info("registered plugin={} type={} alloc={} version={}", config.pluginId(), type,
-              task.allocId(), info.version());
-        }
-      }
-    } catch (RuntimeException e) {
-      for (PluginType type : done.keySet()) {
-        if (!registered.containsKey(type)) {
-          try {
-            registry.deregister(type, config.pluginId(), task.allocId());
-          } catch (RuntimeException rollback) {
-            e.addSuppressed(rollback);
-          }
-        }
-      }
-      throw e;
-    }
-    boolean first = registered.isEmpty();
-    registered.putAll(done);
-    // Health-only changes are reported as healthy/unhealthy events, not as a new registration.
-    if (first || newBuild) {
-      emit(TaskEvent.PLUGIN_REGISTERED, (first ? "registered " : "updated ")
-          + config.pluginId() + " " + fp.vendorVersion() + " as " + done.keySet());
-    }
-  }
-
-  // Step 4: steady state — report transitions only.
+  // Step 4: steady state — only Probe; report transitions.
   private void steadyProbe(boolean ok, String problem) {
     if (!ok) {
+      lastError = problem;
       if (healthy) {
         markUnhealthy(problem);
       }
-      scheduleProbe(config.probeInterval());
+      retryProbe();
       return;
     }
-    if (!healthy) {
-      // Back from unhealthy: most likely a restarted process, possibly a new build. It counts
-      // as healthy once re-fingerprinted and its registration updated.
+    if (!healthy || refingerprint) {
+      // Back from unhealthy, or a new process behind the socket: possibly a new build or even
+      // another driver. It counts as healthy once re-fingerprinted and its registration updated.
       fingerprintAndRegister();
       return;
     }
-    PluginConnection conn = connection;
-    conn.vendorVersion().whenCompleteAsync((version, error) -> {
-      synchronized (lock) {
-        if (conn != connection || phase != Phase.REGISTERED) {
-          return;
-        }
-        String current = registered.values().iterator().next().version();
-        if (error == null && !current.equals(version)) {
-          log.info("plugin={} changed version {} -> {}: re-fingerprinting", config.pluginId(),
-              current, version);
-          fingerprintAndRegister();
-        } else {
-          scheduleProbe(config.probeInterval());
-        }
-      }
-    }, scheduler);
+    if (probeRequested) {
+      probeLocked();
+    } else {
+      scheduleProbe(config.probeInterval());
+    }
   }
 
   private void markUnhealthy(String problem) {
@@ -514,16 +638,105 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
     log.warn("plugin={} alloc={} is unhealthy: {}", config.pluginId(), task.allocId(), problem);
     emit(TaskEvent.PLUGIN_UNHEALTHY, "plugin " + config.pluginId() + " is unhealthy: " + problem);
     PluginHealth health = new PluginHealth(false, problem, clock.instant());
-    for (Map.Entry<PluginType, PluginInfo> e : registered.entrySet()) {
-      PluginInfo updated = e.getValue().withHealth(health);
-      try {
-        registry.register(updated);
-        e.setValue(updated);
-      } catch (RuntimeException ex) {
-        log.error("plugin={}: recording unhealthy state for {} failed", config.pluginId(),
-            e.getKey(), ex);
+    registered.replaceAll((type, info) -> info.withHealth(health));
+    desiredVersion++;
+    requestSync();
+    // Liveness: unhealthy for the whole health timeout means a restart.
+    armDeadline();
+  }
+
+  // ---- registry writes: off the scheduler, outside lock ------------------------------------
+
+  private void requestSync() {
+    try {
+      registryExecutor.execute(this::sync);
+    } catch (RejectedExecutionException e) {
+      log.warn("plugin={}: registry executor is shut down; registry not updated",
+          config.pluginId());
+    }
+  }
+
+  /**
+   * Brings the registry to the desired registrations: deregisters what is no longer wanted,
+   * registers what changed. Runs on the registry executor (or on stop()'s caller), never under
+   * {@link #lock}; {@link #commitLock} keeps this hook's commits in order.
+   */
+  private void sync() {
+    synchronized (commitLock) {
+      Map<PluginType, PluginInfo> want;
+      long version;
+      synchronized (lock) {
+        if (detached) {
+          committed.clear();
+          return;
+        }
+        want = new LinkedHashMap<>(registered);
+        version = desiredVersion;
+      }
+      RuntimeException failure = null;
+      List<PluginType> gone = new ArrayList<>(committed.keySet());
+      gone.removeAll(want.keySet());
+      Collections.reverse(gone);
+      for (PluginType type : gone) {
+        try {
+          registry.deregister(type, config.pluginId(), task.allocId());
+          committed.remove(type);
+        } catch (RuntimeException e) {
+          log.error("plugin={} alloc={}: deregistering {} failed", config.pluginId(),
+              task.allocId(), type, e);
+          failure = failure == null ? e : failure;
+        }
+      }
+      if (failure == null) {
+        for (Map.Entry<PluginType, PluginInfo> e : want.entrySet()) {
+          PluginInfo have = committed.get(e.getKey());
+          if (have != null && have.sameContentAs(e.getValue())) {
+            continue;
+          }
+          try {
+            registry.register(e.getValue());
+            committed.put(e.getKey(), e.getValue());
+          } catch (RuntimeException ex) {
+            log.error("plugin={} alloc={}: registering {} failed", config.pluginId(),
+                task.allocId(), e.getKey(), ex);
+            failure = ex;
+            break;
+          }
+        }
+      }
+      synchronized (lock) {
+        synced(version, failure);
       }
     }
+  }
+
+  /** A sync of desired version {@code version} finished. Called under lock (and commitLock). */
+  private void synced(long version, RuntimeException failure) {
+    if (phase == Phase.STOPPED) {
+      return;
+    }
+    if (awaitedVersion == 0 || version < awaitedVersion) {
+      if (failure != null && version == desiredVersion) {
+        // A health update did not commit: try again at the next interval (the registry's
+        // store stays usable, contract 4, so the cause may be gone by then).
+        scheduler.schedule(this::requestSync, config.probeInterval().toNanos(),
+            TimeUnit.NANOSECONDS);
+      }
+      return;
+    }
+    Registration r = pending;
+    pending = null;
+    awaitedVersion = 0;
+    if (failure == null) {
+      registrationCommitted(r);
+      return;
+    }
+    // Undo: back to what was registered before (nothing, for a first registration).
+    registered.clear();
+    registered.putAll(r.before());
+    desiredVersion++;
+    requestSync();
+    fingerprintFailed("registration failed: " + describe(failure));
   }
 
   private PluginInfo info(PluginType type, PluginFingerprint fp, PluginHealth health) {
@@ -553,12 +766,16 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
 
   // ---- helpers -----------------------------------------------------------------------------
 
+  /** Queues a task event; it is delivered on the scheduler, outside every lock, in order. */
   private void emit(String type, String message) {
-    try {
-      events.emit(new TaskEvent(type, message, clock.instant()));
-    } catch (RuntimeException e) {
-      log.error("plugin={}: task event emitter threw", config.pluginId(), e);
-    }
+    TaskEvent event = new TaskEvent(type, message, clock.instant());
+    notifications.execute(() -> {
+      try {
+        events.emit(event);
+      } catch (RuntimeException e) {
+        log.error("plugin={}: task event emitter threw", config.pluginId(), e);
+      }
+    });
   }
 
   private static void cancel(ScheduledFuture<?> f) {

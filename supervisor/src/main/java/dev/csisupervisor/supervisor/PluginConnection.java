@@ -12,12 +12,17 @@ import java.util.concurrent.CompletableFuture;
  * unit tests substitute completed futures to drive the state machine under a fake clock.
  */
 interface PluginConnection extends AutoCloseable {
-  /** Completes with the plugin's readiness, or exceptionally with the reason it could not tell. */
+  /**
+   * Completes with the plugin's readiness (an absent {@code ready} field is ready), or
+   * exceptionally with the reason it could not tell.
+   */
   CompletableFuture<Boolean> probe();
 
-  /** Completes with the plugin's vendor version (GetPluginInfo), to notice a new build. */
-  CompletableFuture<String> vendorVersion();
-
+  /**
+   * The plugin's fingerprint, asked by capability (see {@code CsiClient#fingerprintAsync}): the
+   * controller capabilities only of a plugin advertising CONTROLLER_SERVICE, a monolith's missing
+   * Node service as empty node fields.
+   */
   CompletableFuture<PluginFingerprint> fingerprint(PluginKind kind);
 
   @Override
@@ -26,6 +31,10 @@ interface PluginConnection extends AutoCloseable {
   /** Opens a connection to a socket; must not block on the plugin (connect lazily). */
   @FunctionalInterface
   interface Connector {
-    PluginConnection connect(Path socket, Duration callTimeout);
+    /**
+     * @param probeTimeout       the deadline of each Probe
+     * @param fingerprintTimeout the deadline of each fingerprint call
+     */
+    PluginConnection connect(Path socket, Duration probeTimeout, Duration fingerprintTimeout);
   }
 }

@@ -20,8 +20,21 @@ public record TaskEvent(String type, String message, Instant time) {
   public static final String PLUGIN_REGISTERED = "Plugin registered";
   /** The plugin could not be registered (fingerprint or registry failure). */
   public static final String PLUGIN_FAILED = "Plugin failed";
-  /** The supervisor asked the task runner to restart the task. */
+  /**
+   * The supervisor asked the task runner to restart the task: the plugin stayed unhealthy (not
+   * ready after a start, or failing probes once registered) for its health timeout.
+   */
   public static final String RESTART_REQUESTED = "Restart requested";
+  /**
+   * A monolith registered only the half it really serves; the message says which half was
+   * skipped and why (no CONTROLLER_SERVICE capability, or a Node service answering UNIMPLEMENTED).
+   */
+  public static final String PLUGIN_PARTIAL = "Plugin partially registered";
+  /**
+   * A different driver (another GetPluginInfo name) now answers on the plugin's socket; the
+   * message names the old and new driver and version. The registration is then UPDATED.
+   */
+  public static final String DRIVER_REPLACED = "Driver replaced";
 
   public TaskEvent {
     requireNonNull(type, "type");

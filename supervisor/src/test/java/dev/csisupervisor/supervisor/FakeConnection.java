@@ -22,6 +22,10 @@ final class FakeConnection implements PluginConnection {
   private final Duration callTimeout;
   volatile Probe probe = Probe.NOT_READY;
   volatile String vendorVersion = "1.0.0";
+  volatile String name = "fake.csi.dev";
+  /** Whether the plugin advertises CONTROLLER_SERVICE / serves the Node service. */
+  volatile boolean servesController = true;
+  volatile boolean servesNode = true;
   volatile boolean fingerprintFails;
   volatile boolean closed;
   volatile int probes;
@@ -34,7 +38,7 @@ final class FakeConnection implements PluginConnection {
 
   /** A connector that always hands out this connection (one plugin per test). */
   PluginConnection.Connector connector() {
-    return (Path socket, Duration timeout) -> this;
+    return (Path socket, Duration probeTimeout, Duration fingerprintTimeout) -> this;
   }
 
   @Override
@@ -56,26 +60,29 @@ final class FakeConnection implements PluginConnection {
   }
 
   @Override
-  public CompletableFuture<String> vendorVersion() {
-    return probe == Probe.READY
-        ? CompletableFuture.completedFuture(vendorVersion)
-        : CompletableFuture.failedFuture(new IllegalStateException("unavailable"));
-  }
-
-  @Override
   public CompletableFuture<PluginFingerprint> fingerprint(PluginKind kind) {
     fingerprints++;
     if (fingerprintFails) {
       return CompletableFuture.failedFuture(new IllegalStateException("GetPluginInfo failed"));
     }
-    return CompletableFuture.completedFuture(fingerprintOf(kind, vendorVersion));
+    // As the real client: controller RPCs only if CONTROLLER_SERVICE is advertised.
+    boolean controller = kind != PluginKind.NODE && servesController;
+    boolean node = kind != PluginKind.CONTROLLER && servesNode;
+    if (kind == PluginKind.NODE && !servesNode) {
+      return CompletableFuture.failedFuture(new IllegalStateException("NodeGetInfo: UNIMPLEMENTED"));
+    }
+    return CompletableFuture.completedFuture(new PluginFingerprint(name, vendorVersion, Map.of(),
+        servesController ? Set.of("SERVICE:CONTROLLER_SERVICE") : Set.of(),
+        controller ? Set.of("CREATE_DELETE_VOLUME") : Set.of(),
+        node ? Set.of("STAGE_UNSTAGE_VOLUME") : Set.of(),
+        node ? "node-1" : "", 0, Map.of()));
   }
 
   static PluginFingerprint fingerprintOf(PluginKind kind, String version) {
     boolean controller = kind != PluginKind.NODE;
     boolean node = kind != PluginKind.CONTROLLER;
     return new PluginFingerprint("fake.csi.dev", version, Map.of(),
-        controller ? Set.of("CONTROLLER_SERVICE") : Set.of(),
+        controller ? Set.of("SERVICE:CONTROLLER_SERVICE") : Set.of(),
         controller ? Set.of("CREATE_DELETE_VOLUME") : Set.of(),
         node ? Set.of("STAGE_UNSTAGE_VOLUME") : Set.of(),
         node ? "node-1" : "", 0, Map.of());

@@ -197,7 +197,9 @@ class SupervisionStateMachineTest {
   @Test
   void crashWhileRegistered_marksUnhealthyOnceKeepsRegistration_thenRecovers() throws Exception {
     plugin.probe = Probe.READY;
-    CsiPluginSupervisorHook hook = started(hook(PluginKind.CONTROLLER));
+    // Liveness restarts are covered below; here the plugin comes back before health_timeout.
+    CsiPluginSupervisorHook hook = started(hook(supervisor, CsiPluginConfig.builder("ebs",
+        PluginKind.CONTROLLER).healthTimeout(Duration.ofMinutes(5)).build()));
     scheduler.runDueTasks();
     assertEquals(Phase.REGISTERED, hook.phase());
     taskEvents.clear();
@@ -227,18 +229,34 @@ class SupervisionStateMachineTest {
   @Test
   void pluginRestartedWithNewVersion_updatesRegistration() throws Exception {
     plugin.probe = Probe.READY;
-    started(hook(PluginKind.NODE));
+    CsiPluginSupervisorHook hook = started(hook(PluginKind.NODE));
     scheduler.runDueTasks();
     registryEvents.clear();
 
+    // The task runner restarts the task on a new build: poststart again.
     plugin.vendorVersion = "2.0.0";
-    scheduler.forwardTime(30, TimeUnit.SECONDS);
+    hook.prestart(PrestartRequest.withEnv(Map.of()));
+    hook.poststart(PoststartRequest.of());
+    scheduler.runDueTasks();
     assertEquals(List.of("UPDATED CSI_NODE"), registryKinds());
     assertEquals("2.0.0", registryEvents.get(0).plugin().version());
     assertEquals("2.0.0", registry.find(PluginType.CSI_NODE, "ebs").orElseThrow().version());
 
-    scheduler.forwardTime(30, TimeUnit.SECONDS);
+    scheduler.forwardTime(300, TimeUnit.SECONDS);
     assertEquals(1, registryEvents.size(), "no event while nothing changes");
+  }
+
+  @Test
+  void steadyLoop_sendsOnlyProbe() throws Exception {
+    plugin.probe = Probe.READY;
+    started(hook(supervisor, CsiPluginConfig.builder("ebs", PluginKind.NODE)
+        .probeInterval(Duration.ofSeconds(10)).build()));
+    scheduler.runDueTasks();
+    assertEquals(1, plugin.fingerprints);
+    int probes = plugin.probes;
+    scheduler.forwardTime(100, TimeUnit.SECONDS);
+    assertEquals(probes + 10, plugin.probes);
+    assertEquals(1, plugin.fingerprints, "no GetPluginInfo (or any other call) besides Probe");
   }
 
   @Test
@@ -255,7 +273,8 @@ class SupervisionStateMachineTest {
   @Test
   void flappingPlugin_oneEventPerTransition() throws Exception {
     plugin.probe = Probe.READY;
-    started(hook(PluginKind.CONTROLLER));
+    started(hook(supervisor, CsiPluginConfig.builder("ebs", PluginKind.CONTROLLER)
+        .healthTimeout(Duration.ofMinutes(5)).build()));
     scheduler.runDueTasks();
     taskEvents.clear();
     registryEvents.clear();
@@ -384,10 +403,12 @@ class SupervisionStateMachineTest {
     hook.prestart(PrestartRequest.withEnv(Map.of()));
     hook.poststart(PoststartRequest.of());
     scheduler.runDueTasks();
-    assertEquals(1, plugin.probes);
+    // The second poststart is a restarted task: its new process is probed at once.
+    assertEquals(2, plugin.probes);
     scheduler.forwardTime(2, TimeUnit.SECONDS);
     int oneLoop = plugin.probes;
-    assertTrue(oneLoop <= 7, "one backoff loop, not two: " + oneLoop);
+    // 2 immediate probes, 10 quick retries, then 50 ms backoff doubling: ~6 within 2 s.
+    assertTrue(oneLoop <= 18, "one loop (quick retries, then backoff), not two: " + oneLoop);
     assertEquals(1, scheduler.pendingDelays().stream()
         .filter(d -> d.compareTo(Duration.ofSeconds(5)) <= 0).count(), "a single probe timer");
   }
@@ -478,5 +499,208 @@ class SupervisionStateMachineTest {
     started(hook);
     scheduler.runDueTasks();
     assertEquals(Phase.REGISTERED, hook.phase());
+  }
+
+  // ---- liveness for the plugin's whole life -------------------------------------------------
+
+  private CsiPluginSupervisorHook registeredHook(Duration healthTimeout) throws Exception {
+    plugin.probe = Probe.READY;
+    CsiPluginSupervisorHook hook = started(hook(supervisor, CsiPluginConfig.builder("ebs",
+        PluginKind.NODE).healthTimeout(healthTimeout).probeInterval(Duration.ofSeconds(10))
+        .build()));
+    scheduler.runDueTasks();
+    assertEquals(Phase.REGISTERED, hook.phase());
+    taskEvents.clear();
+    registryEvents.clear();
+    return hook;
+  }
+
+  @Test
+  void registeredPluginThatHangs_isRestartedAfterHealthTimeout() throws Exception {
+    CsiPluginSupervisorHook hook = registeredHook(Duration.ofSeconds(30));
+    plugin.probe = Probe.HANG;
+    // t=10 s: the probe hangs; t=15 s: its 5 s deadline passes, unhealthy from then on.
+    scheduler.forwardTime(15, TimeUnit.SECONDS);
+    assertFalse(hook.healthy());
+    assertEquals(List.of(TaskEvent.PLUGIN_UNHEALTHY), eventTypes());
+    scheduler.forwardTime(29_999, TimeUnit.MILLISECONDS);
+    assertEquals(List.of(), restarts, "not before health_timeout");
+    scheduler.forwardTime(1, TimeUnit.MILLISECONDS);
+    assertEquals(1, restarts.size(), "restart requested at health_timeout: " + eventTypes());
+    assertTrue(restarts.get(0).contains("after registration"), restarts.get(0));
+    assertTrue(restarts.get(0).contains("deadline exceeded"), restarts.get(0));
+    assertEquals(List.of(TaskEvent.PLUGIN_UNHEALTHY, TaskEvent.RESTART_REQUESTED), eventTypes());
+    // Still registered (as unhealthy) while the task restarts.
+    assertFalse(registry.find(PluginType.CSI_NODE, "ebs").orElseThrow().health().healthy());
+
+    // The task runner relaunches the process: fast path, healthy again at once.
+    plugin.probe = Probe.READY;
+    hook.prestart(PrestartRequest.withEnv(Map.of()));
+    hook.poststart(PoststartRequest.of());
+    scheduler.runDueTasks();
+    assertTrue(hook.healthy());
+    assertEquals(TaskEvent.PLUGIN_HEALTHY, eventTypes().get(eventTypes().size() - 1));
+    scheduler.forwardTime(5, TimeUnit.MINUTES);
+    assertEquals(1, restarts.size(), "the deadline is cancelled once healthy");
+  }
+
+  @Test
+  void registeredPluginReportingNotReady_isRestartedAfterHealthTimeout_andAgainIfStillDown()
+      throws Exception {
+    registeredHook(Duration.ofSeconds(30));
+    plugin.probe = Probe.NOT_READY;
+    scheduler.forwardTime(10, TimeUnit.SECONDS); // unhealthy at t=10
+    scheduler.forwardTime(30, TimeUnit.SECONDS);
+    assertEquals(1, restarts.size());
+    assertTrue(restarts.get(0).contains("plugin reports not ready"), restarts.get(0));
+    // A restart that does not help: a fresh deadline, another request.
+    scheduler.forwardTime(30, TimeUnit.SECONDS);
+    assertEquals(2, restarts.size());
+  }
+
+  @Test
+  void pluginSlowToAnswerOnce_isNotRestarted() throws Exception {
+    CsiPluginSupervisorHook hook = registeredHook(Duration.ofSeconds(30));
+    plugin.probe = Probe.HANG;
+    scheduler.forwardTime(15, TimeUnit.SECONDS); // one probe timed out
+    plugin.probe = Probe.READY;
+    scheduler.forwardTime(10, TimeUnit.MINUTES);
+    assertTrue(hook.healthy());
+    assertEquals(List.of(), restarts);
+    assertEquals(List.of(TaskEvent.PLUGIN_UNHEALTHY, TaskEvent.PLUGIN_HEALTHY), eventTypes());
+  }
+
+  @Test
+  void healthTimeoutZero_neverRestartsARegisteredPlugin() throws Exception {
+    registeredHook(Duration.ZERO);
+    plugin.probe = Probe.REFUSED;
+    scheduler.forwardTime(1, TimeUnit.HOURS);
+    assertEquals(List.of(), restarts);
+  }
+
+  @Test
+  void relaunchedProcess_isProbedAtOnce_withFreshBackoff_notAtTheSteadyTick() throws Exception {
+    CsiPluginSupervisorHook hook = registeredHook(Duration.ofSeconds(30));
+    plugin.probe = Probe.REFUSED; // crashed
+    scheduler.forwardTime(10, TimeUnit.SECONDS);
+    assertFalse(hook.healthy());
+    int fingerprints = plugin.fingerprints;
+    // Relaunched, but it takes a moment to listen: quick retries, then backoff from 50 ms.
+    hook.prestart(PrestartRequest.withEnv(Map.of()));
+    hook.poststart(PoststartRequest.of());
+    scheduler.forwardTime(50, TimeUnit.MILLISECONDS);
+    Duration next = scheduler.pendingDelays().get(0);
+    assertTrue(next.toMillis() <= 60, "fresh backoff, not the 10 s interval: " + next);
+    plugin.probe = Probe.READY;
+    scheduler.forwardTime(next);
+    assertTrue(hook.healthy(), "healthy well before the next steady tick");
+    assertEquals(fingerprints + 1, plugin.fingerprints, "the new process is re-fingerprinted");
+  }
+
+  @Test
+  void relaunchedProcess_getsAFreshHealthDeadline() throws Exception {
+    CsiPluginSupervisorHook hook = registeredHook(Duration.ofSeconds(30));
+    plugin.probe = Probe.REFUSED;
+    scheduler.forwardTime(10, TimeUnit.SECONDS); // unhealthy at t=10, deadline t=40
+    scheduler.forwardTime(20, TimeUnit.SECONDS);
+    hook.poststart(PoststartRequest.of()); // relaunched at t=30: deadline t=60
+    scheduler.forwardTime(20, TimeUnit.SECONDS);
+    assertEquals(List.of(), restarts, "the old deadline does not apply to the new process");
+    scheduler.forwardTime(10, TimeUnit.SECONDS);
+    assertEquals(1, restarts.size());
+  }
+
+  // ---- fingerprint by capability -------------------------------------------------------------
+
+  @Test
+  void nodeOnlyPluginConfiguredAsMonolith_registersItsNodeHalf_andSaysWhy() throws Exception {
+    plugin.probe = Probe.READY;
+    plugin.servesController = false;
+    CsiPluginSupervisorHook hook = started(hook(PluginKind.MONOLITH));
+    scheduler.runDueTasks();
+    assertEquals(Phase.REGISTERED, hook.phase());
+    assertEquals(List.of("REGISTERED CSI_NODE"), registryKinds());
+    assertEquals(java.util.Set.of(PluginType.CSI_NODE), hook.registeredTypes());
+    TaskEvent partial = taskEvents.stream()
+        .filter(e -> e.type().equals(TaskEvent.PLUGIN_PARTIAL)).findFirst().orElseThrow();
+    assertTrue(partial.message().contains("controller half not registered"), partial.message());
+    assertTrue(partial.message().contains("CONTROLLER_SERVICE"), partial.message());
+  }
+
+  @Test
+  void controllerOnlyPluginConfiguredAsMonolith_registersItsControllerHalf() throws Exception {
+    plugin.probe = Probe.READY;
+    plugin.servesNode = false;
+    started(hook(PluginKind.MONOLITH));
+    scheduler.runDueTasks();
+    assertEquals(List.of("REGISTERED CSI_CONTROLLER"), registryKinds());
+    assertTrue(taskEvents.stream().anyMatch(e -> e.type().equals(TaskEvent.PLUGIN_PARTIAL)
+        && e.message().contains("node half not registered")), taskEvents.toString());
+  }
+
+  @Test
+  void controllerConfiguredPluginWithoutControllerService_failsNamingTheCapability()
+      throws Exception {
+    plugin.probe = Probe.READY;
+    plugin.servesController = false;
+    CsiPluginSupervisorHook hook = started(hook(PluginKind.CONTROLLER));
+    scheduler.runDueTasks();
+    assertEquals(Phase.AWAITING_READY, hook.phase());
+    assertEquals(List.of(), registryKinds());
+    TaskEvent failed = taskEvents.stream()
+        .filter(e -> e.type().equals(TaskEvent.PLUGIN_FAILED)).findFirst().orElseThrow();
+    assertEquals("plugin ebs (driver fake.csi.dev 1.0.0) is configured as a controller but does"
+        + " not advertise the CONTROLLER_SERVICE plugin capability (GetPluginCapabilities: [])",
+        failed.message());
+  }
+
+  @Test
+  void anotherDriverOnTheSocket_isReportedAsReplaced_thenUpdated() throws Exception {
+    plugin.probe = Probe.READY;
+    CsiPluginSupervisorHook hook = started(hook(PluginKind.NODE));
+    scheduler.runDueTasks();
+    taskEvents.clear();
+    registryEvents.clear();
+    plugin.name = "other.csi.dev";
+    plugin.vendorVersion = "9.9";
+    hook.poststart(PoststartRequest.of()); // a restart brought up another driver
+    scheduler.runDueTasks();
+    TaskEvent replaced = taskEvents.stream()
+        .filter(e -> e.type().equals(TaskEvent.DRIVER_REPLACED)).findFirst().orElseThrow();
+    assertEquals("plugin ebs: driver fake.csi.dev 1.0.0 was replaced on " + hook.socketPath()
+        + " by other.csi.dev 9.9", replaced.message());
+    assertEquals(List.of(TaskEvent.DRIVER_REPLACED, TaskEvent.PLUGIN_REGISTERED), eventTypes());
+    assertEquals(List.of("UPDATED CSI_NODE"), registryKinds());
+    assertEquals("other.csi.dev",
+        registry.find(PluginType.CSI_NODE, "ebs").orElseThrow().fingerprint().name());
+  }
+
+  // ---- listeners outside the lock --------------------------------------------------------------
+
+  @Test
+  void taskEventEmitter_mayCallBackIntoTheHook_fromAnotherThread() throws Exception {
+    plugin.probe = Probe.READY;
+    java.util.concurrent.ExecutorService other = java.util.concurrent.Executors.newSingleThreadExecutor();
+    try {
+      CsiPluginSupervisorHook[] self = new CsiPluginSupervisorHook[1];
+      List<Boolean> seen = new CopyOnWriteArrayList<>();
+      // A listener that asks the hook for its state on another thread and waits for the answer:
+      // deadlocks if the event is emitted under the hook's lock.
+      CsiPluginSupervisorHook hook = supervisor.hook(new TaskContext("alloc-1", "plugin"),
+          CsiPluginConfig.builder("ebs", PluginKind.NODE).build(),
+          e -> {
+            try {
+              seen.add(other.submit(() -> self[0].healthy()).get(5, TimeUnit.SECONDS));
+            } catch (Exception ex) {
+              throw new IllegalStateException("listener could not ask the hook: " + ex, ex);
+            }
+          }, restarts::add);
+      self[0] = hook;
+      started(hook);
+      scheduler.runDueTasks();
+      assertEquals(2, seen.size(), "both events delivered: " + seen);
+    } finally {
+      other.shutdownNow();
+    }
   }
 }
