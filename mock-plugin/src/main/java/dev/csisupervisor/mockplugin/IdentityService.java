@@ -38,6 +38,7 @@ final class IdentityService extends IdentityGrpc.IdentityImplBase {
     @Override
     public void probe(ProbeRequest request, StreamObserver<ProbeResponse> observer) {
         script.countProbe();
+        script.beforeProbe();
         // A hung probe keeps its observer and returns: the event loop stays free.
         if (script.parkIfHanging(observer)) {
             return;
@@ -52,7 +53,10 @@ final class IdentityService extends IdentityGrpc.IdentityImplBase {
 
     /** Answers a probe with the readiness of this moment; also used to release parked probes. */
     void answer(StreamObserver<ProbeResponse> observer) {
-        responder.reply(observer, probeResponse(script.isReadyNow()));
+        boolean ready = script.isReadyNow();
+        responder.reply(observer, ready && script.omitReady()
+                ? ProbeResponse.getDefaultInstance() // no ready field: the caller must assume ready
+                : probeResponse(ready));
     }
 
     /** {@code ready} is a BoolValue: always set it, so "not ready" is never mistaken for "unset = ready". */

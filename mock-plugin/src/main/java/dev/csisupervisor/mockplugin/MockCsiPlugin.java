@@ -72,6 +72,7 @@ public final class MockCsiPlugin implements AutoCloseable {
     private final Duration initialReadyAfter;
     private final EventLoopGroup sharedGroup;
     private final Script script;
+    private final InMemoryDriver driver;
 
     private final Object lifecycle = new Object();
     private final AtomicReference<State> state = new AtomicReference<>(State.NEW);
@@ -89,6 +90,7 @@ public final class MockCsiPlugin implements AutoCloseable {
         this.initialReadyAfter = b.neverReady ? null : b.readyAfter;
         this.sharedGroup = b.eventLoopGroup;
         this.script = new Script(b.ticker);
+        this.driver = new InMemoryDriver(script, java.time.Clock.systemUTC());
         script.updatePluginInfo(info -> info
                 .setName(b.name)
                 .setVendorVersion(b.vendorVersion)
@@ -102,6 +104,10 @@ public final class MockCsiPlugin implements AutoCloseable {
         script.setLatency(b.latency);
         if (b.neverReady) {
             script.setReady(false);
+        }
+        script.setOmitReady(b.omitReady);
+        if (b.hangAfterReady != null) {
+            script.hangAfterReady(b.hangAfterReady);
         }
     }
 
@@ -148,10 +154,10 @@ public final class MockCsiPlugin implements AutoCloseable {
                     .directExecutor()
                     .addService(identityService);
             if (mode.servesController()) {
-                builder.addService(new ControllerService(script, responder));
+                builder.addService(new ControllerService(script, responder, driver));
             }
             if (mode.servesNode()) {
-                builder.addService(new NodeService(script, responder));
+                builder.addService(new NodeService(script, responder, driver));
             }
             if (initialReadyAfter != null && !initialReadyAfter.isZero()) {
                 script.readyAfter(initialReadyAfter);
@@ -331,6 +337,24 @@ public final class MockCsiPlugin implements AutoCloseable {
         return script.isReadyNow();
     }
 
+    /**
+     * Whether a ready Probe answer leaves out the {@code ready} field, as many drivers do (CSI: "If
+     * not present, the caller SHALL assume that the plugin is in a ready state"). Not-ready answers
+     * always carry {@code ready=false}.
+     */
+    public void omitReadyField(boolean omit) {
+        script.setOmitReady(omit);
+    }
+
+    /**
+     * Probes start hanging once the plugin has answered ready for {@code after} (measured on the
+     * ticker from the first probe that found it ready): a plugin that hangs after registration.
+     * {@link #hangProbes(boolean) hangProbes(false)} ends it.
+     */
+    public void hangProbesAfterReady(Duration after) {
+        script.hangAfterReady(Objects.requireNonNull(after, "after"));
+    }
+
     // ---- probe faults -----------------------------------------------------------------------------
 
     /**
@@ -455,6 +479,11 @@ public final class MockCsiPlugin implements AutoCloseable {
         System.exit(MockPluginCommand.runMain(args));
     }
 
+    /** The script, for the standalone command in this package. */
+    Script script() {
+        return script;
+    }
+
     // ---- internals ----------------------------------------------------------------------------------
 
     private EventLoopGroup newOwnedGroup() {
@@ -515,6 +544,8 @@ public final class MockCsiPlugin implements AutoCloseable {
         private long maxVolumesPerNode;
         private Map<String, String> accessibleTopology = Map.of();
         private Duration latency = Duration.ZERO;
+        private boolean omitReady;
+        private Duration hangAfterReady;
         private EventLoopGroup eventLoopGroup;
         private LongSupplier ticker = System::nanoTime;
 
@@ -636,6 +667,57 @@ public final class MockCsiPlugin implements AutoCloseable {
         /** NodeGetInfo accessible_topology segments; default empty (field unset). */
         public Builder accessibleTopology(Map<String, String> segments) {
             this.accessibleTopology = Map.copyOf(segments);
+            return this;
+        }
+
+        /** Ready probes are answered without the {@code ready} field (absent means ready). */
+        public Builder omitReadyField() {
+            this.omitReady = true;
+            return this;
+        }
+
+        /** Probes hang once the plugin has been ready for {@code after}; see {@link MockCsiPlugin#hangProbesAfterReady}. */
+        public Builder hangProbesAfterReady(Duration after) {
+            this.hangAfterReady = Checks.nonNegative("hangProbesAfterReady", after);
+            return this;
+        }
+
+        /**
+         * Advertises everything the in-memory driver implements (what csi-sanity then tests):
+         * plugin CONTROLLER_SERVICE (if the mode serves Controller) and online volume expansion;
+         * every Controller RPC capability but MODIFY_VOLUME; node STAGE_UNSTAGE_VOLUME,
+         * GET_VOLUME_STATS, EXPAND_VOLUME, VOLUME_CONDITION, SINGLE_NODE_MULTI_WRITER.
+         */
+        public Builder allCapabilities() {
+            List<PluginCapability> plugin = new java.util.ArrayList<>();
+            if (mode.servesController()) {
+                plugin.addAll(Capabilities.pluginServices(PluginCapability.Service.Type.CONTROLLER_SERVICE));
+            }
+            plugin.add(PluginCapability.newBuilder().setVolumeExpansion(PluginCapability.VolumeExpansion.newBuilder()
+                    .setType(PluginCapability.VolumeExpansion.Type.ONLINE)).build());
+            this.pluginCapabilities = List.copyOf(plugin);
+            this.controllerCapabilities = Capabilities.controller(
+                    ControllerServiceCapability.RPC.Type.CREATE_DELETE_VOLUME,
+                    ControllerServiceCapability.RPC.Type.PUBLISH_UNPUBLISH_VOLUME,
+                    ControllerServiceCapability.RPC.Type.LIST_VOLUMES,
+                    ControllerServiceCapability.RPC.Type.GET_CAPACITY,
+                    ControllerServiceCapability.RPC.Type.CREATE_DELETE_SNAPSHOT,
+                    ControllerServiceCapability.RPC.Type.LIST_SNAPSHOTS,
+                    ControllerServiceCapability.RPC.Type.CLONE_VOLUME,
+                    ControllerServiceCapability.RPC.Type.PUBLISH_READONLY,
+                    ControllerServiceCapability.RPC.Type.EXPAND_VOLUME,
+                    ControllerServiceCapability.RPC.Type.LIST_VOLUMES_PUBLISHED_NODES,
+                    ControllerServiceCapability.RPC.Type.VOLUME_CONDITION,
+                    ControllerServiceCapability.RPC.Type.GET_VOLUME,
+                    // GET_SNAPSHOT is implemented but not advertised: csi-sanity v5.3.1 does not
+                    // know it yet and fails a plugin that advertises it.
+                    ControllerServiceCapability.RPC.Type.SINGLE_NODE_MULTI_WRITER);
+            this.nodeCapabilities = Capabilities.node(
+                    NodeServiceCapability.RPC.Type.STAGE_UNSTAGE_VOLUME,
+                    NodeServiceCapability.RPC.Type.GET_VOLUME_STATS,
+                    NodeServiceCapability.RPC.Type.EXPAND_VOLUME,
+                    NodeServiceCapability.RPC.Type.VOLUME_CONDITION,
+                    NodeServiceCapability.RPC.Type.SINGLE_NODE_MULTI_WRITER);
             return this;
         }
 

@@ -1,5 +1,8 @@
 package dev.csisupervisor.mockplugin;
 
+import dev.csisupervisor.csi.v1.ControllerServiceCapability;
+import dev.csisupervisor.csi.v1.NodeServiceCapability;
+import dev.csisupervisor.csi.v1.PluginCapability;
 import io.grpc.Status;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -9,6 +12,8 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -36,7 +41,8 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "csi-mock-plugin", mixinStandardHelpOptions = true,
         versionProvider = MockPluginCommand.Version.class,
-        description = "A scriptable CSI plugin (Identity, Controller, Node) on a unix socket.",
+        description = {"A scriptable CSI plugin (Identity, Controller, Node) on a unix socket that is also a",
+                "complete in-memory CSI driver (volumes, snapshots, publish/stage; csi-sanity passes)."},
         footer = {"",
                 "Prints 'READY-TO-SERVE <socket>' on stdout once bound; SIGTERM/SIGINT stop gracefully.",
                 "",
@@ -109,6 +115,25 @@ final class MockPluginCommand implements Callable<Integer> {
     @Option(names = "--stdin-control", description = "Obey line commands on stdin (see below).")
     private boolean stdinControl;
 
+    @Option(names = "--all-capabilities",
+            description = "Advertise everything the in-memory driver implements (snapshots, cloning, expansion, ...).")
+    private boolean allCapabilities;
+
+    @Option(names = "--omit-ready", description = "Answer ready probes without the ready field (absent means ready).")
+    private boolean omitReady;
+
+    @Option(names = "--no-controller-service",
+            description = "Do not advertise the CONTROLLER_SERVICE plugin capability (a node-only driver).")
+    private boolean noControllerService;
+
+    @Option(names = "--unknown-capabilities",
+            description = "Also advertise capability values this CSI version does not define (plugin 42, controller 99, node 77).")
+    private boolean unknownCapabilities;
+
+    @Option(names = "--hang-after-ready-ms", paramLabel = "MS",
+            description = "Probe hangs once the plugin has been ready for MS (a plugin that hangs after registration).")
+    private Long hangAfterReadyMs;
+
     private final Map<String, String> env;
     private final PrintStream out;
     private final InputStream in;
@@ -154,7 +179,37 @@ final class MockPluginCommand implements Callable<Integer> {
         if (neverReady) {
             builder.neverReady();
         }
+        if (allCapabilities) {
+            builder.allCapabilities();
+        }
+        if (omitReady) {
+            builder.omitReadyField();
+        }
+        if (hangAfterReadyMs != null) {
+            builder.hangProbesAfterReady(Duration.ofMillis(nonNegative("--hang-after-ready-ms", hangAfterReadyMs)));
+        }
         MockCsiPlugin plugin = builder.build();
+        Script script = plugin.script();
+        if (noControllerService) {
+            List<PluginCapability> kept = new ArrayList<>();
+            for (PluginCapability c : script.pluginCapabilities()) {
+                if (!(c.hasService() && c.getService().getType() == PluginCapability.Service.Type.CONTROLLER_SERVICE)) {
+                    kept.add(c);
+                }
+            }
+            script.setPluginCapabilities(kept);
+        }
+        if (unknownCapabilities) {
+            List<PluginCapability> p = new ArrayList<>(script.pluginCapabilities());
+            p.addAll(Capabilities.pluginServices(42));
+            script.setPluginCapabilities(p);
+            List<ControllerServiceCapability> c = new ArrayList<>(script.controllerCapabilities());
+            c.addAll(Capabilities.controller(99));
+            script.setControllerCapabilities(c);
+            List<NodeServiceCapability> n = new ArrayList<>(script.nodeCapabilities());
+            n.addAll(Capabilities.node(77));
+            script.setNodeCapabilities(n);
+        }
         // Script faults before binding, so no client ever sees the plugin without them.
         if (hangProbes) {
             plugin.hangProbes(true);

@@ -33,6 +33,22 @@ final class Responder {
         });
     }
 
+    /** Replies with what {@code call} returns, or fails with the status it throws. */
+    <T> void answer(StreamObserver<T> observer, java.util.function.Supplier<T> call) {
+        T value;
+        try {
+            value = call.get();
+        } catch (io.grpc.StatusRuntimeException e) {
+            fail(observer, e.getStatus());
+            return;
+        } catch (RuntimeException e) {
+            log.warn("mock driver call failed", e);
+            fail(observer, Status.INTERNAL.withDescription(e.toString()));
+            return;
+        }
+        reply(observer, value);
+    }
+
     void fail(StreamObserver<?> observer, Status status) {
         deliver(() -> observer.onError(status.asRuntimeException()));
     }

@@ -64,6 +64,11 @@ final class Script {
     private volatile Flap flap;
     private volatile Status probeFailure;
     private volatile long latencyNanos;
+    private volatile boolean omitReady;
+    /** Probes start hanging once the plugin has been ready this long; negative: never. */
+    private volatile long hangAfterReadyNanos = -1;
+    private volatile long firstReadyNanos;
+    private volatile boolean seenReady;
 
     private volatile GetPluginInfoResponse pluginInfo;
     private volatile List<PluginCapability> pluginCapabilities;
@@ -107,6 +112,45 @@ final class Script {
         long now = now();
         Flap f = flap;
         return f != null ? f.isReady(now) : readiness.isReady(now);
+    }
+
+    /** Answer ready probes without the {@code ready} field (CSI: absent means ready). */
+    void setOmitReady(boolean omit) {
+        omitReady = omit;
+    }
+
+    boolean omitReady() {
+        return omitReady;
+    }
+
+    /** Probes hang once the plugin has answered ready for {@code after}; null turns it off. */
+    void hangAfterReady(Duration after) {
+        if (after == null) {
+            hangAfterReadyNanos = -1;
+            return;
+        }
+        hangAfterReadyNanos = Checks.nonNegative("hangAfterReady", after).toNanos();
+        seenReady = false;
+    }
+
+    /**
+     * Called for each probe before it is answered: starts hanging once the plugin has been
+     * ready for the scripted time (from the first probe that found it ready).
+     */
+    void beforeProbe() {
+        long after = hangAfterReadyNanos;
+        if (after < 0 || !isReadyNow()) {
+            return;
+        }
+        long now = now();
+        if (!seenReady) {
+            seenReady = true;
+            firstReadyNanos = now;
+        }
+        if (now - firstReadyNanos >= after) {
+            hangAfterReadyNanos = -1;
+            hangProbes(true);
+        }
     }
 
     // ---- probe faults -------------------------------------------------------------------------
