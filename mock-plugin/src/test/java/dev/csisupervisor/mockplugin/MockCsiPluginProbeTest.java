@@ -245,4 +245,27 @@ class MockCsiPluginProbeTest {
             assertEquals(Status.Code.UNAVAILABLE, codeOf(() -> client.identity().probe(ProbeRequest.getDefaultInstance())));
         }
     }
+
+    @Test
+    void omitReadyField_answersReadyWithoutTheField_butNotReadyExplicitly() throws Exception {
+        start(b -> b.omitReadyField().readyAfter(Duration.ofSeconds(1)));
+        assertFalse(csi.identity().probe(ProbeRequest.getDefaultInstance()).getReady().getValue());
+        assertTrue(csi.identity().probe(ProbeRequest.getDefaultInstance()).hasReady(), "not ready is explicit");
+        ticker.advance(Duration.ofSeconds(1));
+        assertFalse(csi.identity().probe(ProbeRequest.getDefaultInstance()).hasReady(),
+                "ready is left out: absent means ready");
+    }
+
+    @Test
+    void hangProbesAfterReady_answersUntilReadyForLongEnough_thenHangs() throws Exception {
+        start(b -> b.hangProbesAfterReady(Duration.ofSeconds(10)));
+        assertTrue(csi.ready()); // first ready probe: the clock starts
+        ticker.advance(Duration.ofMillis(9999));
+        assertTrue(csi.ready());
+        ticker.advance(Duration.ofMillis(1));
+        assertEquals(Status.Code.DEADLINE_EXCEEDED, codeOf(() -> csi.identity()
+                .withDeadlineAfter(300, TimeUnit.MILLISECONDS).probe(ProbeRequest.getDefaultInstance())));
+        plugin.hangProbes(false);
+        assertTrue(csi.ready());
+    }
 }

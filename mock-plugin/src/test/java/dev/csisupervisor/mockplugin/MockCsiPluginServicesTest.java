@@ -134,7 +134,7 @@ class MockCsiPluginServicesTest {
     }
 
     @Test
-    void monolithMode_servesBoth_andUnscriptedRpcsAreUnimplemented() throws Exception {
+    void monolithMode_servesBoth_andEveryRpcIsADriverCall() throws Exception {
         start(b -> { });
         assertEquals(List.of(CONTROLLER_SERVICE), pluginCaps());
         assertFalse(controllerCaps().isEmpty());
@@ -142,9 +142,10 @@ class MockCsiPluginServicesTest {
         assertEquals("node-1", info.getNodeId());
         assertEquals(0, info.getMaxVolumesPerNode());
         assertFalse(info.hasAccessibleTopology(), "empty topology is left unset");
-        assertEquals(Status.Code.UNIMPLEMENTED,
+        // No longer UNIMPLEMENTED: the in-memory driver validates and answers (InMemoryDriverTest).
+        assertEquals(Status.Code.INVALID_ARGUMENT,
                 codeOf(() -> csi.controller().createVolume(CreateVolumeRequest.newBuilder().setName("v").build())));
-        assertEquals(Status.Code.UNIMPLEMENTED,
+        assertEquals(Status.Code.INVALID_ARGUMENT,
                 codeOf(() -> csi.node().nodePublishVolume(NodePublishVolumeRequest.getDefaultInstance())));
     }
 

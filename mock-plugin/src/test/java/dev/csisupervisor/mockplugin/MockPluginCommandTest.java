@@ -127,6 +127,30 @@ class MockPluginCommandTest {
     }
 
     @Test
+    void driverOptions_noControllerService_unknownCapabilities_omitReady() throws Exception {
+        Path socket = dir.resolve("csi.sock");
+        CompletableFuture<Integer> exit = runControlled(Map.of(), "--endpoint", socket.toString(),
+                "--stdin-control", "--all-capabilities", "--no-controller-service", "--unknown-capabilities",
+                "--omit-ready", "--hang-after-ready-ms", "3600000");
+        assertEquals("READY-TO-SERVE " + socket, out.next(WAIT));
+        try (Csi csi = new Csi(socket)) {
+            var probe = csi.identity().probe(dev.csisupervisor.csi.v1.ProbeRequest.getDefaultInstance());
+            assertFalse(probe.hasReady(), "ready left out");
+            var plugin = csi.identity().getPluginCapabilities(
+                    dev.csisupervisor.csi.v1.GetPluginCapabilitiesRequest.getDefaultInstance()).getCapabilitiesList();
+            assertTrue(plugin.stream().noneMatch(c -> c.hasService() && c.getService().getType()
+                    == dev.csisupervisor.csi.v1.PluginCapability.Service.Type.CONTROLLER_SERVICE), plugin.toString());
+            assertTrue(plugin.stream().anyMatch(c -> c.hasService() && c.getService().getTypeValue() == 42));
+            assertTrue(plugin.stream().anyMatch(c -> c.hasVolumeExpansion()), "--all-capabilities kept the rest");
+            var node = csi.node().nodeGetCapabilities(
+                    dev.csisupervisor.csi.v1.NodeGetCapabilitiesRequest.getDefaultInstance()).getCapabilitiesList();
+            assertTrue(node.stream().anyMatch(c -> c.getRpc().getTypeValue() == 77));
+        }
+        assertEquals("OK stop", send("stop"));
+        assertEquals(0, exit.get(WAIT.toSeconds(), TimeUnit.SECONDS));
+    }
+
+    @Test
     void stopCommand_afterServingFromCsiEndpoint_exits0AndRemovesSocket() throws Exception {
         Path socket = dir.resolve("csi.sock");
         CompletableFuture<Integer> exit = runControlled(Map.of("CSI_ENDPOINT", "unix://" + socket),
