@@ -206,4 +206,98 @@ class SupervisorWithMockPluginTest {
     assertFalse(Files.exists(hook.socketPath()));
     assertTrue(registry.list(PluginType.CSI_NODE).isEmpty());
   }
+
+  // ---- issue 11: supervision that keeps its promises with real drivers ------------------------
+
+  @Test
+  void probeWithoutReadyField_registersHealthy_endToEnd() throws Exception {
+    CsiPluginSupervisorHook hook = hook(CsiPluginConfig.builder("noready", PluginKind.NODE)
+        .build());
+    plugin(MockCsiPlugin.builder().socket(hook.socketPath()).mode(MockMode.NODE)
+        .omitReadyField());
+    hook.poststart(PoststartRequest.of());
+    await().atMost(WAIT).until(() -> count(PluginEvent.Kind.REGISTERED) == 1);
+    assertTrue(registry.find(PluginType.CSI_NODE, "noready").orElseThrow().health().healthy());
+    assertTrue(hook.healthy());
+  }
+
+  @Test
+  void nodeOnlyDriverConfiguredAsMonolith_registersItsNodeHalf() throws Exception {
+    CsiPluginSupervisorHook hook = hook(CsiPluginConfig.builder("half", PluginKind.MONOLITH)
+        .build());
+    plugin(MockCsiPlugin.builder().socket(hook.socketPath()).mode(MockMode.NODE));
+    hook.poststart(PoststartRequest.of());
+    await().atMost(WAIT).until(() -> hook.phase() == Phase.REGISTERED);
+    assertEquals(List.of(PluginType.CSI_NODE), events.stream().map(PluginEvent::type).toList());
+    assertTrue(taskEvents.stream().anyMatch(e -> e.type().equals(TaskEvent.PLUGIN_PARTIAL)
+        && e.message().contains("controller half not registered")), taskEvents.toString());
+    assertTrue(restarts.isEmpty());
+  }
+
+  @Test
+  void controllerConfiguredDriverWithoutControllerService_failsNamingTheCapability()
+      throws Exception {
+    CsiPluginSupervisorHook hook = hook(CsiPluginConfig.builder("noctl", PluginKind.CONTROLLER)
+        .build());
+    plugin(MockCsiPlugin.builder().socket(hook.socketPath()).mode(MockMode.CONTROLLER)
+        .name("nodeonly.csi.dev").pluginCapabilities(new int[0]));
+    hook.poststart(PoststartRequest.of());
+    await().atMost(WAIT).until(() -> taskEvents.stream()
+        .anyMatch(e -> e.type().equals(TaskEvent.PLUGIN_FAILED)));
+    TaskEvent failed = taskEvents.stream().filter(e -> e.type().equals(TaskEvent.PLUGIN_FAILED))
+        .findFirst().orElseThrow();
+    assertTrue(failed.message().startsWith("plugin noctl (driver nodeonly.csi.dev 1.0.0) is"
+        + " configured as a controller but does not advertise the CONTROLLER_SERVICE plugin"
+        + " capability"), failed.message());
+    assertEquals(0, events.size());
+  }
+
+  @Test
+  void externalSocketInADirectoryCreatedLate_isSeenByTheWatch_notTheBackoff() throws Exception {
+    Path socket = root.resolve("ext/a/b/csi.sock");
+    // Backoff of 60 s: only the socket watch (from the nearest existing ancestor) can explain a
+    // registration within seconds of the plugin's start.
+    CsiPluginSupervisorHook hook = hook(CsiPluginConfig.builder("ext", PluginKind.NODE)
+        .externalSocket(socket).initialBackoff(Duration.ofSeconds(60))
+        .maxBackoff(Duration.ofSeconds(60)).build());
+    hook.poststart(PoststartRequest.of());
+    await().atMost(WAIT).until(() -> hook.phase() == Phase.AWAITING_READY);
+    Files.createDirectories(socket.getParent());
+    plugin(MockCsiPlugin.builder().socket(socket).mode(MockMode.NODE));
+    await().atMost(Duration.ofSeconds(10)).until(() -> count(PluginEvent.Kind.REGISTERED) == 1);
+  }
+
+  @Test
+  void externalPluginRestartedAfterRegistration_isReFingerprinted_beforeTheSteadyTick()
+      throws Exception {
+    Path socket = root.resolve("ext2/csi.sock");
+    Files.createDirectories(socket.getParent());
+    CsiPluginSupervisorHook hook = hook(CsiPluginConfig.builder("ext2", PluginKind.NODE)
+        .externalSocket(socket).probeInterval(Duration.ofMinutes(10)).build());
+    MockCsiPlugin first = plugin(MockCsiPlugin.builder().socket(socket).mode(MockMode.NODE)
+        .vendorVersion("1.0.0"));
+    hook.poststart(PoststartRequest.of());
+    await().atMost(WAIT).until(() -> count(PluginEvent.Kind.REGISTERED) == 1);
+    first.stop();
+    plugin(MockCsiPlugin.builder().socket(socket).mode(MockMode.NODE).vendorVersion("2.0.0"));
+    // The steady tick is 10 minutes away: only the re-appeared socket explains this.
+    await().atMost(Duration.ofSeconds(10)).until(() -> registry.find(PluginType.CSI_NODE, "ext2")
+        .map(p -> p.version().equals("2.0.0") && p.health().healthy()).orElse(false));
+  }
+
+  @Test
+  void driverHangingAfterRegistration_isRestartedAfterHealthTimeout() throws Exception {
+    CsiPluginSupervisorHook hook = hook(CsiPluginConfig.builder("hangs", PluginKind.NODE)
+        .healthTimeout(Duration.ofMillis(800)).probeInterval(Duration.ofMillis(100))
+        .probeTimeout(Duration.ofMillis(200)).build());
+    plugin(MockCsiPlugin.builder().socket(hook.socketPath()).mode(MockMode.NODE)
+        .hangProbesAfterReady(Duration.ofMillis(300)));
+    hook.poststart(PoststartRequest.of());
+    await().atMost(WAIT).until(() -> count(PluginEvent.Kind.REGISTERED) == 1);
+    await().atMost(WAIT).until(() -> !restarts.isEmpty());
+    assertTrue(restarts.get(0).contains("after registration"), restarts.get(0));
+    assertEquals(Phase.REGISTERED, hook.phase());
+    assertFalse(registry.find(PluginType.CSI_NODE, "hangs").orElseThrow().health().healthy(),
+        "kept, as unhealthy, while the task restarts");
+  }
 }
