@@ -100,7 +100,8 @@ import org.slf4j.LoggerFactory;
  * processes and the registrations are left as they are for the next start.
  *
  * <p>Thread-safe. Lifecycle {@code NEW → RUNNING → CLOSED}; {@link #start()} once, close
- * idempotent. Listeners run on the agent's scheduler threads.
+ * idempotent. Listeners run on the agent's own listener thread ({@code csi-agent-listeners}), one
+ * event at a time in emission order, outside every lock of the agent and the supervisor.
  */
 public final class Agent implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Agent.class);
@@ -123,6 +124,8 @@ public final class Agent implements AutoCloseable {
 
   private ScheduledExecutorService scheduler;
   private ExecutorService eventExecutor;
+  /** Delivers {@link AgentListener} calls: one thread, in order, outside every lock. */
+  private volatile ExecutorService listenerExecutor;
   private ThreadPoolExecutor io;
   private ArtifactStore artifacts;
   private ResourceMonitor monitor;
@@ -181,6 +184,7 @@ public final class Agent implements AutoCloseable {
     prepareDir(config.csiRoot(), "csi_root");
     scheduler = newScheduler();
     eventExecutor = Executors.newSingleThreadExecutor(daemon("csi-agent-events"));
+    listenerExecutor = Executors.newSingleThreadExecutor(daemon("csi-agent-listeners"));
     // Blocking work off the scheduler: artifact downloads and unpacking, closing clients.
     io = new ThreadPoolExecutor(4, 4, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
         daemon("csi-agent-io"));
@@ -394,7 +398,7 @@ public final class Agent implements AutoCloseable {
         new TaskContext(spec.allocId(), spec.id()),
         ConfigLoader.toSupervisorConfig(spec),
         event -> onTaskEvent(spec, event),
-        // Must not block, and the hook holds its lock here: queue the restart.
+        // Must not block (it runs on the supervisor's scheduler): queue the restart.
         reason -> scheduler.execute(() -> self.get().requestRestart(reason)));
     RotatingLog logFile = spec.launched()
         ? new RotatingLog(config.logDir().resolve(spec.id() + ".log"), config.logMaxBytes(),
@@ -473,7 +477,25 @@ public final class Agent implements AutoCloseable {
     emit(new AgentEvent(event.time(), spec.id(), event.type(), event.message()));
   }
 
+  /**
+   * Queues {@code event} for the listeners. Callers may hold locks (a plugin task's, a hook's):
+   * the listeners run later on {@link #listenerExecutor}, so a listener may call back into the
+   * agent (e.g. for the task status) without deadlocking.
+   */
   private void emit(AgentEvent event) {
+    ExecutorService executor = listenerExecutor;
+    if (executor == null) {
+      deliver(event);
+      return;
+    }
+    try {
+      executor.execute(() -> deliver(event));
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      log.debug("agent closed: event not delivered to listeners: {}", event);
+    }
+  }
+
+  private void deliver(AgentEvent event) {
     for (AgentListener l : listeners) {
       try {
         l.onEvent(event);
@@ -807,6 +829,9 @@ public final class Agent implements AutoCloseable {
     shutdown(scheduler);
     if (eventExecutor != null) {
       eventExecutor.shutdown();
+    }
+    if (listenerExecutor != null) {
+      listenerExecutor.shutdown(); // events already queued are still delivered
     }
     if (io != null) {
       io.shutdownNow();

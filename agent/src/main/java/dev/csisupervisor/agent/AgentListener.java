@@ -1,8 +1,11 @@
 package dev.csisupervisor.agent;
 
 /**
- * Receives the agent's task events. Called on the agent's scheduler threads, one event at a time
- * per plugin and in the order they happened; must return quickly and must not block.
+ * Receives the agent's task events. Called on the agent's listener thread
+ * ({@code csi-agent-listeners}), one event at a time, in the order they happened, and outside
+ * every lock of the agent and its supervisor: a listener may call back into the agent (its task
+ * status, say). It should return quickly: a slow listener delays the events after it, never the
+ * agent.
  */
 @FunctionalInterface
 public interface AgentListener {

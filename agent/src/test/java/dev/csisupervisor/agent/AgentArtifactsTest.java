@@ -91,7 +91,13 @@ class AgentArtifactsTest {
             Duration.ofSeconds(20), 2), ResourceLimits.NONE);
   }
 
+  /** Listeners run on their own thread: an event may arrive a moment after the state it reports. */
   private boolean sawEvent(String pluginId, String type, String text) {
+    await().atMost(Duration.ofSeconds(10)).until(() -> sawEventNow(pluginId, type, text));
+    return true;
+  }
+
+  private boolean sawEventNow(String pluginId, String type, String text) {
     synchronized (events) {
       return events.stream().anyMatch(e -> e.pluginId().equals(pluginId)
           && e.type().equals(type) && e.message().contains(text));

@@ -73,7 +73,13 @@ class AgentTest {
     return a;
   }
 
+  /** Listeners run on their own thread: an event may arrive a moment after the state it reports. */
   private boolean sawEvent(String pluginId, String type) {
+    await().atMost(Duration.ofSeconds(10)).until(() -> sawEventNow(pluginId, type));
+    return true;
+  }
+
+  private boolean sawEventNow(String pluginId, String type) {
     synchronized (events) {
       return events.stream().anyMatch(e -> e.pluginId().equals(pluginId)
           && e.type().equals(type));
