@@ -243,18 +243,23 @@ class PluginFaultsTest {
   // ---- version change ---------------------------------------------------------------------------------------------
 
   @Test
-  void newVendorVersion_reFingerprints_updatesEveryType_andEmitsARegistrationEvent() throws Exception {
+  void newBuildReplacingTheProcess_reFingerprints_updatesEveryType_andEmitsARegistrationEvent() throws Exception {
     FaultHarness.Supervised s = registered("upgrade", PluginKind.MONOLITH, "1.0.0");
     MockCsiPlugin p = (MockCsiPlugin) servers.get(0);
-    p.setVendorVersion("2.0.0");
+    // A new build is a new process: the socket re-appears, and the supervisor fingerprints again
+    // (its steady loop sends only Probe, so a version changed under a live process is not seen).
+    p.stop();
+    serve(s, "2.0.0");
     waiting().until(() -> h.registeredHealthy(s, "2.0.0"));
     for (PluginType t : PluginType.values()) {
-      assertEquals(List.of(Kind.REGISTERED, Kind.UPDATED), kinds(s, t), "one UPDATED per type for the new build");
-      assertEquals("2.0.0", h.events(s, t).get(1).plugin().fingerprint().vendorVersion());
+      List<Kind> kinds = kinds(s, t);
+      assertEquals(Kind.REGISTERED, kinds.get(0));
+      assertEquals(Kind.UPDATED, kinds.get(kinds.size() - 1), "the new build is an UPDATED: " + kinds);
+      assertEquals("2.0.0", h.events(s, t).get(kinds.size() - 1).plugin().fingerprint().vendorVersion());
     }
     assertEquals(2, s.count(TaskEvent.PLUGIN_REGISTERED), "registered, then updated: " + s.taskEventTypes());
-    assertTrue(s.taskEvents.get(s.taskEvents.size() - 1).message().contains("2.0.0"), s.taskEvents.toString());
-    assertEquals(0, s.count(TaskEvent.PLUGIN_UNHEALTHY));
+    assertTrue(s.taskEvents.stream().filter(e -> e.type().equals(TaskEvent.PLUGIN_REGISTERED))
+        .reduce((a, b) -> b).orElseThrow().message().contains("2.0.0"), s.taskEvents.toString());
   }
 
   @Test

@@ -246,8 +246,13 @@ class RandomFaultSchedulesTest {
       case SLOW -> { if (m != null) m.setLatency(Duration.ofMillis(step.arg())); }
       case FAST -> { if (m != null) m.setLatency(Duration.ZERO); }
       case NEW_VERSION -> {
+        // A new build is a new process: the running one is replaced (the supervisor's steady
+        // loop sends only Probe; a replaced process is what makes it fingerprint again).
         w.version = "1." + w.versions++;
-        if (m != null) m.setVendorVersion(w.version);
+        if (m != null) {
+          m.stop();
+          startMock(h, w);
+        }
       }
       case NON_CSI -> replaceByNonCsi(w);
     }
@@ -287,6 +292,11 @@ class RandomFaultSchedulesTest {
     if (e.healthy()) {
       if (e.newVersion()) {
         w.version = "1." + w.versions++;
+        if (w.mockRunning()) {
+          w.mock.stop(); // a new build is a new process
+        }
+        startMock(h, w);
+        return;
       }
       if (w.mockRunning()) {
         w.mock.hangProbes(false);
