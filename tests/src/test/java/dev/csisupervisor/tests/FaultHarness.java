@@ -249,25 +249,35 @@ final class FaultHarness implements AutoCloseable {
 
   /**
    * Task events: once the plugin was registered, health events strictly alternate, starting with unhealthy (it was
-   * registered healthy). Returns the violations.
+   * registered healthy), and a restart is requested only of a plugin that has been unhealthy for at least the health
+   * timeout (liveness after registration; never for a healthy or briefly unhealthy one). Returns the violations.
    */
   static List<String> checkHealthAlternation(Supervised s) {
+    List<TaskEvent> events = List.copyOf(s.taskEvents);
     List<String> types = s.taskEventTypes();
     int first = types.indexOf(TaskEvent.PLUGIN_REGISTERED);
     if (first < 0) {
       return List.of();
     }
     boolean healthy = true;
-    for (String t : types.subList(first + 1, types.size())) {
+    java.time.Instant unhealthySince = null;
+    for (TaskEvent e : events.subList(first + 1, events.size())) {
+      String t = e.type();
       if (t.equals(TaskEvent.PLUGIN_UNHEALTHY) || t.equals(TaskEvent.PLUGIN_HEALTHY)) {
         boolean now = t.equals(TaskEvent.PLUGIN_HEALTHY);
         if (now == healthy) {
           return List.of(s.hook.config().pluginId() + ": health task events do not alternate after registration: " + types);
         }
         healthy = now;
+        unhealthySince = now ? null : e.time();
       }
       if (t.equals(TaskEvent.RESTART_REQUESTED)) {
-        return List.of(s.hook.config().pluginId() + ": restart requested after registration: " + types);
+        // Event times are wall-clock, timers are not: allow them 100 ms of disagreement.
+        if (healthy || Duration.between(unhealthySince, e.time()).compareTo(HEALTH_TIMEOUT.minusMillis(100)) < 0) {
+          return List.of(s.hook.config().pluginId() + ": restart requested after registration of a plugin not"
+              + " unhealthy for " + HEALTH_TIMEOUT + ": " + types);
+        }
+        unhealthySince = e.time(); // the restarted process gets a fresh deadline
       }
     }
     return List.of();
