@@ -124,7 +124,9 @@ public final class CsiPluginSupervisor implements AutoCloseable {
     /** The shared scheduler every hook's timers and RPC completions run on. */
     public Builder scheduler(ScheduledExecutorService v) { this.scheduler = v; return this; }
     /**
-     * Where registrations (durable registry commits) run, off the scheduler. Default: a pool of
+     * Where every durable registry commit of the hooks runs (registrations, health updates,
+     * deregistrations other than {@code stop()}'s own, which runs on its caller), off the scheduler
+     * and outside every hook's lock; one hook's commits stay in order. Default: a pool of
      * {@value #REGISTRY_THREADS} daemon threads owned and shut down by the supervisor.
      */
     public Builder registryExecutor(Executor v) { this.registryExecutor = v; return this; }

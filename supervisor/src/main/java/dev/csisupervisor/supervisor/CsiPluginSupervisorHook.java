@@ -9,7 +9,11 @@ import java.util.Set;
  * supervision, stop ends it and deregisters. Obtained from {@link CsiPluginSupervisor#hook}.
  *
  * <p>Thread-safe. Supervision runs on the supervisor's shared scheduler; task events and
- * lifecycle calls are made from its threads, in transition order.
+ * lifecycle calls are made from its threads, in transition order, outside every lock of the hook
+ * (they may call back into it). Registry commits run on the supervisor's registry executor.
+ * {@link #stop} returns once its deregistrations are durable; it waits for them holding no lock
+ * of the state machine. A second {@link #poststart} is a restarted task: its new process is
+ * probed at once, with a fresh backoff and health deadline, and fingerprinted again.
  */
 public interface CsiPluginSupervisorHook extends PrestartHook, PoststartHook, StopHook {
 

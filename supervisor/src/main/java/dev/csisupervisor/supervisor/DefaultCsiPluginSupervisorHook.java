@@ -756,14 +756,6 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
         fp.accessibleTopology());
   }
 
-  static Set<PluginType> registryTypes(PluginKind kind) {
-    return switch (kind) {
-      case CONTROLLER -> EnumSet.of(PluginType.CSI_CONTROLLER);
-      case NODE -> EnumSet.of(PluginType.CSI_NODE);
-      case MONOLITH -> EnumSet.of(PluginType.CSI_CONTROLLER, PluginType.CSI_NODE);
-    };
-  }
-
   // ---- helpers -----------------------------------------------------------------------------
 
   /** Queues a task event; it is delivered on the scheduler, outside every lock, in order. */
