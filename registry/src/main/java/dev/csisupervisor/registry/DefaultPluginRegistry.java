@@ -281,7 +281,12 @@ final class DefaultPluginRegistry implements PluginRegistry {
     } catch (RuntimeException | Error e) {
       Throwable failure = e instanceof StateStoreException || e instanceof Error ? e
           : new StateStoreException("commit of " + work.changes.size() + " registry change(s) failed: " + e, e);
-      log.error("commit of {} registry change(s) failed; nothing changed", work.changes.size(), e);
+      if (e instanceof StateStoreException) {
+        // Expected when the disk is full: one line (the callers get the exception), no stack trace per retry.
+        log.warn("commit of {} registry change(s) failed; nothing changed: {}", work.changes.size(), e.getMessage());
+      } else {
+        log.error("commit of {} registry change(s) failed; nothing changed", work.changes.size(), e);
+      }
       included.forEach(r -> r.fail(failure));
       return List.of();
     }
