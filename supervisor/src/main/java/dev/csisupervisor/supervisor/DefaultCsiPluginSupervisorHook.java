@@ -2,6 +2,7 @@ package dev.csisupervisor.supervisor;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.csisupervisor.client.CsiException;
 import dev.csisupervisor.client.PluginFingerprint;
 import dev.csisupervisor.client.PluginKind;
 import dev.csisupervisor.registry.Fingerprint;
@@ -22,6 +23,7 @@ import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.CompletionException;
@@ -97,6 +99,8 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
   private boolean refingerprint;
   private String lastError = "not probed yet";
   private boolean healthy;
+  /** The {@link #failureKind} that made a registered plugin unhealthy. */
+  private String unhealthyKind = "";
   private boolean detached;
   /** The registrations this hook wants in the registry (sync() makes it so). */
   private final Map<PluginType, PluginInfo> registered = new LinkedHashMap<>();
@@ -410,7 +414,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
             retryProbe();
           }
         }
-        case REGISTERED -> steadyProbe(ok, problem);
+        case REGISTERED -> steadyProbe(ok, problem, failureKind(ok, error));
         default -> { }
       }
     }
@@ -605,17 +609,29 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
     } else {
       if (healthy) {
         markUnhealthy(problem);
+        unhealthyKind = "FINGERPRINT_FAILED";
       }
       retryProbe();
     }
   }
 
   // Step 4: steady state — only Probe; report transitions.
-  private void steadyProbe(boolean ok, String problem) {
+  private void steadyProbe(boolean ok, String problem, String kind) {
     if (!ok) {
       lastError = problem;
       if (healthy) {
         markUnhealthy(problem);
+        unhealthyKind = kind;
+      } else if (!kind.equals(unhealthyKind)) {
+        // Still unhealthy, for another kind of reason (a stale socket, then a server that is not
+        // CSI): the registration says the current one. No task event: health did not change.
+        unhealthyKind = kind;
+        log.info("plugin={} alloc={} is still unhealthy, now: {}", config.pluginId(),
+            task.allocId(), problem);
+        PluginHealth health = new PluginHealth(false, problem, clock.instant());
+        registered.replaceAll((type, info) -> info.withHealth(health));
+        desiredVersion++;
+        requestSync();
       }
       retryProbe();
       return;
@@ -631,6 +647,32 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
     } else {
       scheduleProbe(config.probeInterval());
     }
+  }
+
+  /**
+   * The kind of a failed probe, coarse enough that one ongoing problem keeps one kind: nothing
+   * serving the socket (missing, refused, connection lost) is one kind, whatever the detail.
+   */
+  private static String failureKind(boolean ok, Throwable error) {
+    if (ok) {
+      return "";
+    }
+    if (error == null) {
+      return "NOT_READY";
+    }
+    Optional<CsiException> csi = CsiException.find(error);
+    if (csi.isEmpty()) {
+      Throwable t = error;
+      while ((t instanceof CompletionException || t instanceof ExecutionException)
+          && t.getCause() != null) {
+        t = t.getCause();
+      }
+      return t.getClass().getName();
+    }
+    return switch (csi.get().kind()) {
+      case SOCKET_NOT_FOUND, CONNECTION_REFUSED, CONNECTION_LOST -> "NOTHING_SERVING";
+      default -> csi.get().kind().name();
+    };
   }
 
   private void markUnhealthy(String problem) {

@@ -610,6 +610,21 @@ class SupervisionStateMachineTest {
     assertEquals(1, restarts.size());
   }
 
+  @Test
+  void stillUnhealthyForAnotherKindOfReason_updatesTheRegisteredReason_withoutATaskEvent()
+      throws Exception {
+    registeredHook(Duration.ZERO);
+    plugin.probe = Probe.REFUSED;
+    scheduler.forwardTime(30, TimeUnit.SECONDS); // the same reason three times: one UPDATED
+    assertEquals(List.of("UPDATED CSI_NODE"), registryKinds());
+    plugin.probe = Probe.NOT_READY;
+    scheduler.forwardTime(30, TimeUnit.SECONDS);
+    assertEquals(List.of("UPDATED CSI_NODE", "UPDATED CSI_NODE"), registryKinds());
+    assertEquals("plugin reports not ready",
+        registry.find(PluginType.CSI_NODE, "ebs").orElseThrow().health().message());
+    assertEquals(List.of(TaskEvent.PLUGIN_UNHEALTHY), eventTypes());
+  }
+
   // ---- fingerprint by capability -------------------------------------------------------------
 
   @Test
