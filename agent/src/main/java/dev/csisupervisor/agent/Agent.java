@@ -170,7 +170,8 @@ public final class Agent implements AutoCloseable {
     try {
       startComponents();
     } catch (AgentException | RuntimeException e) {
-      log.error("agent failed to start: {}", e.getMessage());
+      // The caller reports it (the CLI prints it once); the log only keeps the detail.
+      log.debug("agent failed to start", e);
       close();
       throw e;
     }
@@ -261,7 +262,7 @@ public final class Agent implements AutoCloseable {
 
     // Step 5: serve.
     adminService = new AdminService(registry, this::statusProto, eventExecutor,
-        ADMIN_MAX_BACKLOG);
+        ADMIN_MAX_BACKLOG, this::reloadForAdmin);
     metrics.watchAdminStreams(adminService::watcherCount, adminService::backlog);
     try {
       adminServer = AdminServer.start(config.adminSocket(), adminService);
@@ -495,7 +496,7 @@ public final class Agent implements AutoCloseable {
     public void onEvent(PluginEvent e) {
       metrics.registryEvent(e);
       log.info("registry {} plugin={} type={} alloc={} version={} healthy={} seq={}", e.kind(),
-          e.plugin().name(), e.type(), e.plugin().allocId(), e.plugin().version(),
+          e.plugin().name(), typeName(e.type()), e.plugin().allocId(), e.plugin().version(),
           e.plugin().health().healthy(), e.sequence());
     }
 
@@ -503,6 +504,11 @@ public final class Agent implements AutoCloseable {
     public void onLagged(long lastDeliveredSequence) {
       log.warn("registry event log lagged after sequence {}", lastDeliveredSequence);
     }
+  }
+
+  /** A registry type in the config's words: {@code controller} or {@code node}. */
+  public static String typeName(PluginType type) {
+    return type == PluginType.CSI_CONTROLLER ? "controller" : "node";
   }
 
   // ---- observers ---------------------------------------------------------------------------
@@ -548,7 +554,8 @@ public final class Agent implements AutoCloseable {
   private static TaskStatus discoveredStatus(String id, CsiPluginSupervisorHook hook) {
     return new TaskStatus(id, hook.config().type(), hook.task().allocId(), false,
         TaskStatus.ProcessState.EXTERNAL, 0, 0, false, hook.phase(), hook.healthy(),
-        hook.socketPath(), null, true, null, null, ResourceLimits.NONE, 0, List.of());
+        hook.socketPath(), null, true, null, null, ResourceLimits.NONE, 0, List.of(), null,
+        null);
   }
 
   /** The discovery directory's sockets, if there is one. */
@@ -603,11 +610,17 @@ public final class Agent implements AutoCloseable {
         .setPhase(t.phase().name())
         .setHealthy(t.healthy())
         .setSocketPath(t.socket().toString())
-        .setLogFile(t.logFile() == null ? "" : t.logFile().toString())
+        // A log file that was never written (the process never started) is not shown.
+        .setLogFile(t.logFile() == null || !Files.exists(t.logFile()) ? ""
+            : t.logFile().toString())
         .setReattached(t.reattached())
         .setDiscovered(t.discovered())
         .setRevision(t.revision() == null ? "" : t.revision())
-        .setArtifactError(t.artifactError() == null ? "" : t.artifactError());
+        .setArtifactError(t.artifactError() == null ? "" : t.artifactError())
+        .setLastFailure(t.lastFailure() == null ? "" : t.lastFailure());
+    if (t.lastFailureTime() != null) {
+      b.setLastFailureTime(ProtoMapper.timestamp(t.lastFailureTime()));
+    }
     if (t.launched() && (!t.resources().isEmpty() || t.limits().any())) {
       var usage = dev.csisupervisor.admin.v1.ResourceUsage.newBuilder()
           .setMaxMemoryBytes(t.limits().maxMemoryBytes())
@@ -726,6 +739,22 @@ public final class Agent implements AutoCloseable {
     return reload(ConfigLoader.load(config.source()));
   }
 
+  /** The admin API's {@code ReloadConfig}: what changed, or the file's problems. */
+  private dev.csisupervisor.admin.v1.ReloadConfigResponse reloadForAdmin() {
+    if (config.source() == null) {
+      throw new IllegalStateException("the agent's config was not read from a file");
+    }
+    var b = dev.csisupervisor.admin.v1.ReloadConfigResponse.newBuilder()
+        .setConfigFile(config.source().toString());
+    try {
+      b.addAllChanges(reloadFromFile()).setApplied(true);
+    } catch (dev.csisupervisor.agent.config.ConfigException e) {
+      log.error("reload: invalid config, nothing changed: {}", e.getMessage());
+      b.setApplied(false).addAllProblems(e.problems());
+    }
+    return b.build();
+  }
+
   private void stopQuietly(PluginTask t, String reason) {
     // A removed plugin's stop runs in the background: a reload does not wait for its grace.
     t.stop(reason).whenComplete((v, e) -> {
@@ -841,13 +870,22 @@ public final class Agent implements AutoCloseable {
   // ---- helpers -----------------------------------------------------------------------------
 
   private static void prepareDir(Path dir, String field) throws AgentException {
+    if (Files.exists(dir) && !Files.isDirectory(dir)) {
+      throw new AgentException(field + ": " + dir + " exists and is not a directory", null, true);
+    }
     try {
       if (!Files.isDirectory(dir)) {
         Files.createDirectories(dir);
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
       }
+    } catch (java.nio.file.FileAlreadyExistsException e) {
+      throw new AgentException(field + ": " + dir + " cannot be created: " + e.getFile()
+          + " exists and is not a directory", e, true);
+    } catch (java.nio.file.AccessDeniedException e) {
+      throw new AgentException(field + ": " + dir + " cannot be created: permission denied ("
+          + e.getFile() + ")", e);
     } catch (IOException e) {
-      throw new AgentException(field + " " + dir + " cannot be created: " + e, e);
+      throw new AgentException(field + ": " + dir + " cannot be created: " + e, e);
     }
     if (!Files.isWritable(dir)) {
       throw new AgentException(field + " " + dir + " is not writable");
@@ -875,11 +913,23 @@ public final class Agent implements AutoCloseable {
     private static final long serialVersionUID = 1L;
 
     public AgentException(String message) {
-      super(message);
+      this(message, null, false);
     }
 
     public AgentException(String message, Throwable cause) {
+      this(message, cause, false);
+    }
+
+    public AgentException(String message, Throwable cause, boolean configError) {
       super(message, cause);
+      this.configError = configError;
+    }
+
+    private final boolean configError;
+
+    /** Whether the config is wrong (exit 2) rather than the machine (exit 1). */
+    public boolean configError() {
+      return configError;
     }
   }
 }

@@ -185,7 +185,7 @@ public final class Demo {
       events.sort(Comparator.comparing(PluginEvent::time)
           .thenComparing(e -> e.type().ordinal()).thenComparingLong(PluginEvent::sequence));
       for (PluginEvent e : events) {
-        out.println("  " + pad(e.type().name(), 15) + " seq=" + pad(Long.toString(e.sequence()),
+        out.println("  " + pad(Agent.typeName(e.type()), 11) + " seq=" + pad(Long.toString(e.sequence()),
             3) + pad(e.kind().name(), 13) + pad(e.plugin().name(), 16)
             + (e.plugin().health().healthy() ? "healthy"
                 : "unhealthy: " + e.plugin().health().message()));

@@ -151,7 +151,7 @@ class AgentEndToEndTest {
     assertEquals(4, listed.size(), list.out());
     List<String> names = new ArrayList<>();
     listed.forEach(p -> names.add(p.get("type").asText() + "/" + p.get("name").asText()));
-    assertEquals(List.of("CSI_CONTROLLER/c1", "CSI_CONTROLLER/m1", "CSI_NODE/m1", "CSI_NODE/n1"),
+    assertEquals(List.of("controller/c1", "controller/m1", "node/m1", "node/n1"),
         names);
     Cli.Result one = Cli.run(dir, WAIT, "plugin", "controller", "c1", "--admin-socket",
         socket().toString());
@@ -214,7 +214,7 @@ class AgentEndToEndTest {
     assertEquals(pids.get("n1"), after.get("n1").getPid());
     await().atMost(WAIT).until(() -> !alive(pids.get("m1")));
     List<Plugin> all = allRegistrations();
-    assertEquals(List.of("CSI_CONTROLLER/c1/agent-c1", "CSI_NODE/n1/agent-n1"),
+    assertEquals(List.of("controller/c1/agent-c1", "node/n1/agent-n1"),
         all.stream().map(p -> p.getType() + "/" + p.getName() + "/" + p.getAllocId()).sorted()
             .toList());
     String log2 = Cli.read(dir.resolve("agent2.err"));

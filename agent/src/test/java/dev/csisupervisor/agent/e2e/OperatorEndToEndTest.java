@@ -1,0 +1,189 @@
+package dev.csisupervisor.agent.e2e;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code csi-agent} as an operator runs it, as real child processes: stop signals exit 0,
+ * {@code reload} without a signal, a SIGHUP ignored since start-up is reported, start-up and
+ * config errors with their exit codes.
+ *
+ * <p>Each agent is started through coreutils' {@code env --default-signal} /
+ * {@code --ignore-signal}, so the signal dispositions are the ones the test means whatever the
+ * build runs under (nohup, a CI runner, a shell's background job).
+ */
+class OperatorEndToEndTest {
+  private static final Duration WAIT = Duration.ofSeconds(60);
+
+  @TempDir Path dir;
+  private final List<Process> processes = new ArrayList<>();
+
+  @AfterEach
+  void killLeftovers() {
+    processes.forEach(Process::destroyForcibly);
+  }
+
+  private Path config(String plugins) throws Exception {
+    Path f = dir.resolve("agent.yaml");
+    Files.writeString(f, "data_dir: " + dir.resolve("data") + "\nmetrics_address: off\n"
+        + "shutdown_grace: 2s\n" + plugins + "\n");
+    return f;
+  }
+
+  private Process agent(String signals, Path config) throws Exception {
+    List<String> cmd = new ArrayList<>(List.of("env", signals));
+    cmd.addAll(Cli.command("run", "--config", config.toString()));
+    Process p = new ProcessBuilder(cmd)
+        .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+        .redirectOutput(dir.resolve("agent.out").toFile())
+        .redirectError(dir.resolve("agent.err").toFile())
+        .start();
+    processes.add(p);
+    await().atMost(WAIT).until(() -> Cli.read(dir.resolve("agent.out"))
+        .contains("csi-agent running") || !p.isAlive());
+    assertTrue(p.isAlive(), Cli.read(dir.resolve("agent.err")));
+    return p;
+  }
+
+  private String agentLog() {
+    return Cli.read(dir.resolve("agent.err"));
+  }
+
+  private void signal(Process p, String sig) throws Exception {
+    assertEquals(0, new ProcessBuilder("kill", "-" + sig, Long.toString(p.pid())).start()
+        .waitFor());
+  }
+
+  @Test
+  void sigterm_stopsCleanly_exitZero() throws Exception {
+    Process p = agent("--default-signal=TERM,INT,HUP", config("plugins: []"));
+    signal(p, "TERM");
+    assertTrue(p.waitFor(60, TimeUnit.SECONDS));
+    assertEquals(0, p.exitValue(), agentLog());
+    assertTrue(agentLog().contains("agent stopped"), agentLog());
+  }
+
+  @Test
+  void sigint_stopsCleanly_exitZero() throws Exception {
+    Process p = agent("--default-signal=TERM,INT,HUP", config("plugins: []"));
+    signal(p, "INT");
+    assertTrue(p.waitFor(60, TimeUnit.SECONDS));
+    assertEquals(0, p.exitValue(), agentLog());
+  }
+
+  @Test
+  void sighupIgnoredAtStart_isReported_andReloadCommandStillWorks() throws Exception {
+    Path cfg = config("plugins: []");
+    Process p = agent("--ignore-signal=HUP", cfg);
+    assertTrue(agentLog().contains("SIGHUP is ignored by this process"), agentLog());
+    assertTrue(agentLog().contains("use 'csi-agent reload' instead"), agentLog());
+
+    Files.writeString(cfg, Files.readString(cfg).replace("plugins: []",
+        "plugins: [{id: ext, type: node, socket: " + dir.resolve("ext.sock") + "}]"));
+    Cli.Result r = Cli.run(dir, WAIT, "reload", "--config", cfg.toString());
+    assertEquals(0, r.code(), r.toString());
+    assertTrue(r.out().contains("reloaded " + cfg + ":"), r.toString());
+    assertTrue(r.out().contains("  ext: added"), r.toString());
+    Cli.Result same = Cli.run(dir, WAIT, "reload", "--config", cfg.toString());
+    assertTrue(same.out().contains("  no plugin changed"), same.toString());
+
+    // An invalid file changes nothing: every problem, exit 2 (the admin socket comes from the
+    // flag here, since the file itself is broken).
+    Files.writeString(cfg, Files.readString(cfg).replace("type: node", "type: nod, colour: x"));
+    Path socket = dir.resolve("data/agent.sock");
+    Cli.Result bad = Cli.run(dir, WAIT, "reload", "--admin-socket", socket.toString());
+    assertEquals(2, bad.code(), bad.toString());
+    assertTrue(bad.err().contains("invalid config, nothing changed: " + cfg + ": 2 problems:"),
+        bad.toString());
+    assertTrue(bad.err().contains("  plugins[0].colour: unknown field"), bad.toString());
+    assertTrue(bad.err().contains("  plugins[0].type: \"nod\" is not a plugin type"),
+        bad.toString());
+    Cli.Result status = Cli.run(dir, WAIT, "status", "--admin-socket", socket.toString());
+    assertTrue(status.out().contains("ext"), "ext is still configured: " + status);
+  }
+
+  @Test
+  void sighup_reloads_whenNotIgnored() throws Exception {
+    Path cfg = config("plugins: []");
+    Process p = agent("--default-signal=HUP", cfg);
+    assertFalse(agentLog().contains("SIGHUP is ignored"), agentLog());
+    Files.writeString(cfg, Files.readString(cfg).replace("plugins: []",
+        "plugins: [{id: ext, type: node, socket: " + dir.resolve("ext.sock") + "}]"));
+    signal(p, "HUP");
+    await().atMost(WAIT).until(() -> agentLog().contains("reload: ext: added"));
+    assertTrue(p.isAlive());
+  }
+
+  @Test
+  void startupError_isPrintedOnce_exitOne() throws Exception {
+    try (ServerSocket taken = new ServerSocket(0, 1,
+        java.net.InetAddress.getLoopbackAddress())) {
+      Path f = dir.resolve("agent.yaml");
+      Files.writeString(f, "data_dir: " + dir.resolve("data") + "\nmetrics_address: 127.0.0.1:"
+          + taken.getLocalPort() + "\nplugins: []\n");
+      Cli.Result r = Cli.run(dir, WAIT, "run", "--config", f.toString());
+      assertEquals(1, r.code(), r.toString());
+      assertTrue(r.err().contains("csi-agent: cannot start: "), r.toString());
+      String msg = r.err().substring(r.err().indexOf("csi-agent: cannot start: ") + 25).lines()
+          .findFirst().orElseThrow();
+      assertEquals(1, occurrences(r.err(), msg), "printed once: " + r);
+    }
+  }
+
+  @Test
+  void dataDirThatIsAFile_exitsTwo() throws Exception {
+    Files.writeString(dir.resolve("data"), "not a directory");
+    Cli.Result r = Cli.run(dir, WAIT, "run", "--config", config("plugins: []").toString());
+    assertEquals(2, r.code(), r.toString());
+    assertTrue(r.err().contains("data_dir: " + dir.resolve("data")
+        + " exists and is not a directory"), r.toString());
+    assertFalse(r.err().contains("FileAlreadyExistsException"), r.toString());
+  }
+
+  @Test
+  void readmeExample_reportsEveryProblem_exitTwo() throws Exception {
+    Path f = config("""
+        plugins:
+          - {id: hostpath, type: monolith, command: /bin/true, colour: red}
+          - {id: ebs, type: node, socket: /run/csi/ebs/csi.sock}
+          - {id: ebs, type: node, command: /bin/true}
+        """);
+    Cli.Result r = Cli.run(dir, WAIT, "run", "--config", f.toString());
+    assertEquals(2, r.code(), r.toString());
+    assertTrue(r.err().contains("csi-agent: invalid config: " + f + ": 2 problems:"),
+        r.toString());
+    assertTrue(r.err().contains("  plugins[0].colour: unknown field"), r.toString());
+    assertTrue(r.err().contains("  plugins[2].id: duplicate id \"ebs\" (also plugins[1])"),
+        r.toString());
+  }
+
+  @Test
+  void hugeConfig_exitsTwo() throws Exception {
+    Path f = dir.resolve("huge.yaml");
+    Files.write(f, new byte[10 * 1024 * 1024]);
+    Cli.Result r = Cli.run(dir, WAIT, "run", "--config", f.toString());
+    assertEquals(2, r.code(), r.toString());
+    assertTrue(r.err().contains("over the limit of 1048576 bytes"), r.toString());
+  }
+
+  private static int occurrences(String s, String what) {
+    int n = 0;
+    for (int i = s.indexOf(what); i >= 0; i = s.indexOf(what, i + 1)) {
+      n++;
+    }
+    return n;
+  }
+}
