@@ -227,7 +227,10 @@ public final class Agent implements AutoCloseable {
     } catch (IOException e) {
       throw new AgentException("cannot read " + config.processesFile() + ": " + e.getMessage(), e);
     }
-    stopUnconfiguredProcesses();
+    // Old processes to stop are all signalled first, then waited for together (each may take
+    // the grace period): start-up takes one grace period, not one per process.
+    List<CompletableFuture<?>> terminating = new ArrayList<>();
+    stopUnconfiguredProcesses(terminating);
     Set<String> withArtifacts = new HashSet<>();
     config.plugins().stream().filter(p -> p.artifact() != null)
         .forEach(p -> withArtifacts.add(p.id()));
@@ -237,9 +240,12 @@ public final class Agent implements AutoCloseable {
       created.put(spec.id(), newTask(spec));
     }
     tasks = Collections.unmodifiableMap(created);
+    Map<PluginTask, LaunchedProcess> adopt = new LinkedHashMap<>();
     for (PluginTask task : created.values()) {
-      task.start(reattachable(task));
+      adopt.put(task, reattachable(task, terminating));
     }
+    awaitQuietly(CompletableFuture.allOf(terminating.toArray(CompletableFuture[]::new)));
+    adopt.forEach(PluginTask::start);
     if (monitor != null) {
       sampling = monitor.start(scheduler, config.resourceInterval());
     }
@@ -253,7 +259,8 @@ public final class Agent implements AutoCloseable {
 
     // Step 4: drop what the previous run registered for plugins that are gone.
     config.plugins().forEach(p -> live.add(p.allocId()));
-    List<PluginEvent> dropped = registry.reconcile(live);
+    List<PluginEvent> dropped = new ArrayList<>(registry.reconcile(live));
+    dropped.addAll(dropTypesNoLongerServed());
     if (!dropped.isEmpty()) {
       log.info("reconciled away {} registration(s) of plugins no longer configured",
           dropped.size());
@@ -407,8 +414,41 @@ public final class Agent implements AutoCloseable {
     return task;
   }
 
+  /**
+   * Restored registrations of a configured plugin under a type it no longer has (a monolith
+   * that is now a node plugin): its alloc id is still live, so reconcile keeps them; they go now,
+   * not when the restore grace period ends.
+   */
+  private List<PluginEvent> dropTypesNoLongerServed() {
+    List<PluginEvent> dropped = new ArrayList<>();
+    for (PluginSpec spec : config.plugins()) {
+      Set<PluginType> serves = spec.type() == PluginKind.MONOLITH
+          ? Set.of(PluginType.CSI_CONTROLLER, PluginType.CSI_NODE)
+          : Set.of(spec.type() == PluginKind.CONTROLLER ? PluginType.CSI_CONTROLLER
+              : PluginType.CSI_NODE);
+      for (PluginType t : PluginType.values()) {
+        if (serves.contains(t)) {
+          continue;
+        }
+        for (var info : registry.listAll(t)) {
+          if (info.name().equals(spec.id()) && info.allocId().equals(spec.allocId())) {
+            try {
+              registry.deregister(t, info.name(), info.allocId()).ifPresent(dropped::add);
+              log.info("plugin={}: dropped its restored {} registration: it is now a {} plugin",
+                  spec.id(), typeName(t), ConfigLoader.typeDir(spec.type()));
+            } catch (RuntimeException e) {
+              log.warn("plugin={}: cannot drop its restored {} registration: {}", spec.id(),
+                  typeName(t), e.toString());
+            }
+          }
+        }
+      }
+    }
+    return dropped;
+  }
+
   /** The live process of a previous run for this task, if it is the same plugin. */
-  private LaunchedProcess reattachable(PluginTask task) {
+  private LaunchedProcess reattachable(PluginTask task, List<CompletableFuture<?>> terminating) {
     PluginSpec spec = task.spec();
     if (!spec.launched()) {
       return null;
@@ -429,13 +469,13 @@ public final class Agent implements AutoCloseable {
     if (!rec.get().commandLine().equals(want) || !rec.get().socket().equals(socket)) {
       log.info("plugin={}: its config changed since pid {} was launched; stopping that process",
           spec.id(), p.get().pid());
-      awaitQuietly(p.get().terminate(config.shutdownGrace(), scheduler));
+      terminating.add(p.get().terminate(config.shutdownGrace(), scheduler));
       return null;
     }
     return p.get();
   }
 
-  private void stopUnconfiguredProcesses() {
+  private void stopUnconfiguredProcesses(List<CompletableFuture<?>> terminating) {
     for (ProcessRecord rec : records.all().values()) {
       if (config.plugin(rec.id()).filter(PluginSpec::launched).isPresent()) {
         continue;
@@ -443,7 +483,7 @@ public final class Agent implements AutoCloseable {
       LaunchedProcess.reattach(rec).ifPresent(p -> {
         log.info("plugin={} is no longer configured: stopping its process pid {}", rec.id(),
             p.pid());
-        awaitQuietly(p.terminate(config.shutdownGrace(), scheduler));
+        terminating.add(p.terminate(config.shutdownGrace(), scheduler));
       });
       try {
         records.remove(rec.id());

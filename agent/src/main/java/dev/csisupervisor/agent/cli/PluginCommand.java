@@ -27,7 +27,7 @@ final class PluginCommand implements Callable<Integer> {
   @Parameters(index = "0", paramLabel = "TYPE", converter = TypeOption.Kind.class,
       description = "controller, node or monolith (as in the config; a monolith shows both of"
           + " its registrations)")
-  List<PluginType> types;
+  TypeOption.Kinds kinds;
 
   @Parameters(index = "1", paramLabel = "NAME", description = "The plugin's name (its id).")
   String name;
@@ -40,6 +40,7 @@ final class PluginCommand implements Callable<Integer> {
     var out = spec.commandLine().getOut();
     try (AdminClient client = AdminClient.connect(admin.socket(spec.commandLine()))) {
       List<GetPluginResponse> found = new ArrayList<>();
+      List<PluginType> types = kinds.types();
       for (PluginType type : types) {
         client.getPluginDetails(type, name).ifPresent(found::add);
       }

@@ -32,11 +32,18 @@ final class TypeOption implements CommandLine.ITypeConverter<PluginType> {
     }
   }
 
+  /** The registry types of a config type (one, or two for a monolith). */
+  record Kinds(java.util.List<PluginType> types) {
+    Kinds {
+      types = java.util.List.copyOf(types);
+    }
+  }
+
   /** For commands taking controller, node or monolith. */
-  static final class Kind implements CommandLine.ITypeConverter<java.util.List<PluginType>> {
+  static final class Kind implements CommandLine.ITypeConverter<Kinds> {
     @Override
-    public java.util.List<PluginType> convert(String value) {
-      return parseKind(value);
+    public Kinds convert(String value) {
+      return new Kinds(parseKind(value));
     }
   }
 }

@@ -214,7 +214,7 @@ class AgentEndToEndTest {
     assertEquals(pids.get("n1"), after.get("n1").getPid());
     await().atMost(WAIT).until(() -> !alive(pids.get("m1")));
     List<Plugin> all = allRegistrations();
-    assertEquals(List.of("controller/c1/agent-c1", "node/n1/agent-n1"),
+    assertEquals(List.of("CSI_CONTROLLER/c1/agent-c1", "CSI_NODE/n1/agent-n1"),
         all.stream().map(p -> p.getType() + "/" + p.getName() + "/" + p.getAllocId()).sorted()
             .toList());
     String log2 = Cli.read(dir.resolve("agent2.err"));

@@ -179,6 +179,54 @@ class OperatorEndToEndTest {
     assertTrue(r.err().contains("over the limit of 1048576 bytes"), r.toString());
   }
 
+  @Test
+  void launchFailure_isShownInStatusAndJson_andMonolithIsAType() throws Exception {
+    Path cfg = config("""
+        plugins:
+          - id: gone
+            type: node
+            command: /does/not/exist
+            restart: {attempts: 100, interval: 1h, delay: 200ms}
+          - id: m
+            type: monolith
+            command: builtin:mock-plugin
+            args: [--type, monolith, --name, "${CSI_PLUGIN_ID}.csi.dev"]
+        """);
+    agent("--default-signal=TERM,INT,HUP", cfg);
+    Path socket = dir.resolve("data/agent.sock");
+    await().atMost(WAIT).pollInterval(Duration.ofMillis(200)).until(() -> {
+      Cli.Result st = Cli.run(dir, WAIT, "status", "--admin-socket", socket.toString());
+      return st.out().contains("gone: last failure at ");
+    });
+    Cli.Result st = Cli.run(dir, WAIT, "status", "--admin-socket", socket.toString());
+    assertTrue(st.out().contains(": cannot start /does/not/exist: no such file"), st.toString());
+    Cli.Result json = Cli.run(dir, WAIT, "status", "--json", "--admin-socket", socket.toString());
+    com.fasterxml.jackson.databind.JsonNode tasks = new com.fasterxml.jackson.databind.ObjectMapper()
+        .readTree(json.out()).get("tasks");
+    com.fasterxml.jackson.databind.JsonNode gone = tasks.get(0);
+    assertEquals("gone", gone.get("id").asText());
+    assertTrue(gone.get("last_failure").asText().contains("cannot start /does/not/exist: no"
+        + " such file"), json.out());
+    assertTrue(gone.has("last_failure_time"), json.out());
+    assertEquals("", gone.get("log_file").asText(), "no log file was ever written: " + json);
+
+    await().atMost(WAIT).pollInterval(Duration.ofMillis(200)).until(() -> Cli.run(dir, WAIT,
+        "plugin", "monolith", "m", "--admin-socket", socket.toString()).code() == 0);
+    Cli.Result m = Cli.run(dir, WAIT, "plugin", "monolith", "m", "--admin-socket",
+        socket.toString());
+    assertTrue(m.out().contains("controller") && m.out().contains("node")
+        && m.out().contains("m.csi.dev"), "both registrations, name interpolated: " + m);
+    Cli.Result mj = Cli.run(dir, WAIT, "plugin", "monolith", "m", "--json", "--admin-socket",
+        socket.toString());
+    assertTrue(mj.out().contains("\"type\" : \"controller\"")
+        && mj.out().contains("\"type\" : \"node\"") && !mj.out().contains("CSI_"),
+        mj.toString());
+    Cli.Result bad = Cli.run(dir, WAIT, "plugin", "block", "m", "--admin-socket",
+        socket.toString());
+    assertEquals(2, bad.code(), bad.toString());
+    assertTrue(bad.err().contains("use controller, node or monolith"), bad.toString());
+  }
+
   private static int occurrences(String s, String what) {
     int n = 0;
     for (int i = s.indexOf(what); i >= 0; i = s.indexOf(what, i + 1)) {
