@@ -256,7 +256,10 @@ final class DefaultPluginRegistry implements PluginRegistry {
     } catch (RuntimeException | Error e) {
       Throwable failure = e instanceof StateStoreException || e instanceof Error ? e
           : new StateStoreException("commit of " + work.changes.size() + " registry change(s) failed: " + e, e);
-      log.error("commit of {} registry change(s) failed; nothing changed", work.changes.size(), e);
+      // An expected condition (a full disk): one line; the trace only at debug.
+      log.error("commit of {} registry change(s) failed; nothing changed: {}", work.changes.size(),
+          e.toString());
+      log.debug("commit failure", e);
       included.forEach(r -> r.fail(failure));
       return List.of();
     }

@@ -380,7 +380,9 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
   // Step 3: ready — fingerprint, then register.
   private void becameReady() {
     phase = Phase.REGISTERING;
-    backoff.reset();
+    // The backoff is reset once registered, not here: a plugin that answers Probe but cannot be
+    // fingerprinted or registered (a driver without a version, a full disk) is retried at the
+    // growing backoff, not at the first step every time.
     lastError = "";
     emit(TaskEvent.PLUGIN_HEALTHY, "plugin " + config.pluginId() + " is ready");
     fingerprintAndRegister();
@@ -412,6 +414,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
       }
       if (phase == Phase.REGISTERING) {
         phase = Phase.REGISTERED;
+        backoff.reset();
         cancel(healthDeadline);
         healthDeadline = null;
       } else if (!healthy) {
