@@ -4,7 +4,7 @@ import dev.csisupervisor.registry.PluginEvent;
 import dev.csisupervisor.registry.PluginInfo;
 import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.state.InMemoryStateStore;
-import dev.csisupervisor.state.MapDbStateStore;
+import dev.csisupervisor.state.JournalStateStore;
 import dev.csisupervisor.state.StateStore;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -55,7 +55,7 @@ public class ConcurrentWritersBenchmark {
     if (store.equals("mapdb")) {
       dir = Files.createTempDirectory("csi-bench-writers-");
       Fixtures.stateDirWith(size, dir.resolve("data"));
-      base = MapDbStateStore.open(dir.resolve("data"));
+      base = JournalStateStore.open(dir.resolve("data"));
     } else if (store.equals("memory")) {
       base = new InMemoryStateStore();
     } else {

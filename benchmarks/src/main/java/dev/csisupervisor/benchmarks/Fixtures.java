@@ -6,7 +6,7 @@ import dev.csisupervisor.registry.PluginInfo;
 import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.registry.PluginType;
 import dev.csisupervisor.state.InMemoryStateStore;
-import dev.csisupervisor.state.MapDbStateStore;
+import dev.csisupervisor.state.JournalStateStore;
 import dev.csisupervisor.state.StateChange;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -125,7 +125,7 @@ final class Fixtures {
       }
     }
     List<StateChange> batch = new ArrayList<>();
-    try (MapDbStateStore store = MapDbStateStore.open(dir)) {
+    try (JournalStateStore store = JournalStateStore.open(dir)) {
       for (Map.Entry<String, byte[]> e : memory.loadAll().entrySet()) {
         batch.add(new StateChange.Put(e.getKey(), e.getValue()));
         if (batch.size() == 5_000) {

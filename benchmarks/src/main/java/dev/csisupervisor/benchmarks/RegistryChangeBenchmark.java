@@ -5,7 +5,7 @@ import dev.csisupervisor.registry.PluginInfo;
 import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.registry.PluginType;
 import dev.csisupervisor.state.InMemoryStateStore;
-import dev.csisupervisor.state.MapDbStateStore;
+import dev.csisupervisor.state.JournalStateStore;
 import dev.csisupervisor.state.StateStore;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -60,7 +60,7 @@ public class RegistryChangeBenchmark {
       case "mapdb" -> {
         dir = Files.createTempDirectory("csi-bench-change-");
         Fixtures.stateDirWith(size, dir.resolve("data"));
-        stateStore = MapDbStateStore.open(dir.resolve("data"));
+        stateStore = JournalStateStore.open(dir.resolve("data"));
         registry = PluginRegistry.builder().stateStore(stateStore).build();
       }
       case "memory" -> {

@@ -2,7 +2,7 @@ package dev.csisupervisor.benchmarks;
 
 import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.registry.PluginType;
-import dev.csisupervisor.state.MapDbStateStore;
+import dev.csisupervisor.state.JournalStateStore;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
@@ -41,7 +41,7 @@ final class Restore {
         Path dir = Fixtures.stateDirWith(size, work.resolve("round-" + r));
         long heapBefore = usedHeapAfterGc();
         long t0 = System.nanoTime();
-        MapDbStateStore store = MapDbStateStore.open(dir);
+        JournalStateStore store = JournalStateStore.open(dir);
         long t1 = System.nanoTime();
         PluginRegistry registry = PluginRegistry.builder().stateStore(store).closeStateStore(true).build();
         long t2 = System.nanoTime();

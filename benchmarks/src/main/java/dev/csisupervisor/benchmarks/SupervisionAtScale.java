@@ -8,7 +8,7 @@ import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.registry.PluginType;
 import dev.csisupervisor.registry.Subscription;
 import dev.csisupervisor.state.InMemoryStateStore;
-import dev.csisupervisor.state.MapDbStateStore;
+import dev.csisupervisor.state.JournalStateStore;
 import dev.csisupervisor.state.StateStore;
 import dev.csisupervisor.supervisor.CsiPluginConfig;
 import dev.csisupervisor.supervisor.CsiPluginSupervisor;
@@ -74,7 +74,7 @@ final class SupervisionAtScale {
 
     Path root = Files.createTempDirectory(Path.of("/tmp"), "csi-sup-");
     Path csiRoot = root.resolve("csi");
-    StateStore store = durable ? MapDbStateStore.open(root.resolve("data")) : new InMemoryStateStore();
+    StateStore store = durable ? JournalStateStore.open(root.resolve("data")) : new InMemoryStateStore();
     PluginRegistry registry = PluginRegistry.builder().stateStore(store).build();
     ScheduledThreadPoolExecutor scheduler = new ScheduledThreadPoolExecutor(2, TimeToRegister.daemonThreads("csi-supervisor"));
     scheduler.setRemoveOnCancelPolicy(true);

@@ -9,7 +9,7 @@ import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.registry.PluginType;
 import dev.csisupervisor.registry.Subscription;
 import dev.csisupervisor.state.InMemoryStateStore;
-import dev.csisupervisor.state.MapDbStateStore;
+import dev.csisupervisor.state.JournalStateStore;
 import dev.csisupervisor.state.StateStore;
 import dev.csisupervisor.supervisor.CsiPluginConfig;
 import dev.csisupervisor.supervisor.CsiPluginSupervisor;
@@ -94,7 +94,7 @@ final class TimeToRegister {
 
   private TimeToRegister(Path root, boolean durable) {
     this.root = root;
-    this.store = durable ? MapDbStateStore.open(root.resolve("data")) : new InMemoryStateStore();
+    this.store = durable ? JournalStateStore.open(root.resolve("data")) : new InMemoryStateStore();
     this.registry = PluginRegistry.builder().stateStore(store).build();
     this.scheduler = new ScheduledThreadPoolExecutor(2, daemonThreads("csi-supervisor"));
     scheduler.setRemoveOnCancelPolicy(true);

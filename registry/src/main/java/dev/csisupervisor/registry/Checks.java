@@ -59,6 +59,9 @@ final class Checks {
 
   static Map<String, String> stringMap(Map<String, String> map, String field) {
     notNull(map, field);
+    if (map.isEmpty()) {
+      return Map.of(); // one shared instance: most registrations have no options, topology or manifest
+    }
     TreeMap<String, String> copy = new TreeMap<>();
     for (Map.Entry<String, String> e : map.entrySet()) {
       if (e.getKey() == null || e.getValue() == null) {
@@ -71,6 +74,9 @@ final class Checks {
 
   static Set<String> stringSet(Set<String> set, String field) {
     notNull(set, field);
+    if (set.isEmpty()) {
+      return Set.of();
+    }
     TreeSet<String> copy = new TreeSet<>();
     for (String s : set) {
       if (s == null) {

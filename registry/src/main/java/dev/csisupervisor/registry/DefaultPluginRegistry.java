@@ -108,29 +108,44 @@ final class DefaultPluginRegistry implements PluginRegistry {
   private List<RestoreProblem> restore() {
     List<RestoreProblem> problems = new ArrayList<>();
     long maxOrder = 0;
-    // Sorted so the log and the problem list come out in a stable order.
-    for (Map.Entry<String, byte[]> record : new TreeMap<>(store.loadAll()).entrySet()) {
+    Interner interner = new Interner();
+    for (Map.Entry<String, byte[]> record : store.loadAll().entrySet()) {
       String key = record.getKey();
-      if (!key.startsWith(PluginKey.STORE_PREFIX)) {
-        log.debug("ignoring state record {}: not a plugin registration", key);
-        continue;
-      }
       try {
-        PluginRecordCodec.Decoded decoded = PluginRecordCodec.decode(key, record.getValue());
+        if (key.startsWith(SequenceRecord.PREFIX)) {
+          Optional<PluginType> type = SequenceRecord.typeOf(key);
+          if (type.isEmpty()) {
+            throw new RecordFormatException("not a plugin type this agent knows");
+          }
+          sequences.merge(type.get(), SequenceRecord.decode(record.getValue()), Math::max);
+          continue;
+        }
+        if (!key.startsWith(PluginKey.STORE_PREFIX)) {
+          log.debug("ignoring state record {}: not a plugin registration", key);
+          continue;
+        }
+        PluginRecordCodec.Decoded decoded = PluginRecordCodec.decode(key, record.getValue(), interner);
         entries.put(decoded.info().key(), new Entry(decoded.info().withRestored(true), decoded.registrationOrder()));
         maxOrder = Math.max(maxOrder, decoded.registrationOrder());
       } catch (RecordFormatException e) {
         // Skipped, not deleted: it may be a newer agent's record (survives a downgrade) or evidence for an
         // operator. reconcile() drops it once its allocation is known dead.
-        log.error("STATE RECORD SKIPPED: {} cannot be restored ({}); it stays in the state store untouched and is"
-            + " not registered", key, e.getMessage());
         problems.add(new RestoreProblem(key, e.getMessage()));
-        skippedKeys.add(key);
+        if (key.startsWith(PluginKey.STORE_PREFIX)) {
+          skippedKeys.add(key);
+        }
       }
     }
     nextOrder = maxOrder + 1;
+    // Sorted only for the log and the problem list (stable output); the records were decoded once, unsorted.
+    problems.sort(Comparator.comparing(RestoreProblem::key));
+    for (RestoreProblem p : problems) {
+      log.error("STATE RECORD SKIPPED: {} cannot be restored ({}); it stays in the state store untouched and is"
+          + " not registered", p.key(), p.reason());
+    }
     if (!entries.isEmpty() || !problems.isEmpty()) {
-      log.info("restored {} plugin registration(s) from {} ({} skipped)", entries.size(), store, problems.size());
+      log.info("restored {} plugin registration(s) from {} ({} skipped; event sequences go on from {})",
+          entries.size(), store, problems.size(), sequences);
     }
     return problems;
   }
@@ -250,6 +265,14 @@ final class DefaultPluginRegistry implements PluginRegistry {
         r.fail(e); // compute does all its throwing work before touching the batch
       }
     }
+
+    // The new last sequence of every type that gets events, in the same commit (numbering survives a restart).
+    Map<PluginType, Long> lastSequence = new EnumMap<>(PluginType.class);
+    for (PendingEvent pe : work.events) {
+      lastSequence.merge(pe.info.type(), 1L, Long::sum);
+    }
+    lastSequence.forEach((type, count) -> work.changes.add(
+        new StateChange.Put(SequenceRecord.key(type), SequenceRecord.encode(sequences.get(type) + count))));
 
     try {
       store.apply(work.changes);

@@ -96,6 +96,11 @@ final class PluginRecordCodec {
    *     {@code key}
    */
   static Decoded decode(String key, byte[] value) throws RecordFormatException {
+    return decode(key, value, null);
+  }
+
+  /** As {@link #decode(String, byte[])}, sharing names, versions and fingerprints through {@code interner}. */
+  static Decoded decode(String key, byte[] value, Interner interner) throws RecordFormatException {
     if (value == null || value.length == 0) {
       throw new RecordFormatException("empty record (no format version byte)");
     }
@@ -114,6 +119,11 @@ final class PluginRecordCodec {
       Map<String, String> options = readMap(in);
       Fingerprint fingerprint = new Fingerprint(readString(in), readString(in), readMap(in), readSet(in), readSet(in), readSet(in),
           readString(in), in.getLong(), readMap(in));
+      if (interner != null) {
+        name = interner.string(name);
+        pluginVersion = interner.string(pluginVersion);
+        fingerprint = interner.fingerprint(fingerprint);
+      }
       int healthy = in.get();
       if (healthy != 0 && healthy != 1) {
         throw new RecordFormatException("health flag must be 0 or 1, got " + healthy);

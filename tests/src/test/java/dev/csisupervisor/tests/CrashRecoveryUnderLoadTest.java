@@ -9,7 +9,7 @@ import dev.csisupervisor.registry.PluginInfo;
 import dev.csisupervisor.registry.PluginKey;
 import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.registry.PluginType;
-import dev.csisupervisor.state.MapDbStateStore;
+import dev.csisupervisor.state.JournalStateStore;
 import dev.csisupervisor.state.StateFileCorruptException;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -198,9 +198,9 @@ class CrashRecoveryUnderLoadTest {
       totalAcks += acks;
 
       // Reopen strictly: a file MapDB cannot read fails here instead of being moved aside.
-      MapDbStateStore reopened;
+      JournalStateStore reopened;
       try {
-        reopened = MapDbStateStore.open(dataDir, MapDbStateStore.Options.defaults().withStrict(true));
+        reopened = JournalStateStore.open(dataDir, JournalStateStore.Options.defaults().withStrict(true));
       } catch (StateFileCorruptException e) {
         Path evidence = keepEvidence(dataDir, seed, round);
         String corruption = where + " (killed " + killAt + (killAt == KillAt.ACKS ? " after " + killAfterAcks : "")
@@ -208,7 +208,7 @@ class CrashRecoveryUnderLoadTest {
             + "); copy kept in " + evidence;
         throw new AssertionError(corruption, e);
       }
-      try (MapDbStateStore store = reopened;
+      try (JournalStateStore store = reopened;
           PluginRegistry registry = PluginRegistry.builder().stateStore(store).build()) {
         assertEquals(List.of(), registry.restoreProblems(), where + ": every record must decode");
         Map<String, byte[]> records = store.loadAll();

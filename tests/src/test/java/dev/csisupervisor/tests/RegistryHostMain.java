@@ -7,7 +7,7 @@ import dev.csisupervisor.registry.PluginInfo;
 import dev.csisupervisor.registry.PluginKey;
 import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.registry.PluginType;
-import dev.csisupervisor.state.MapDbStateStore;
+import dev.csisupervisor.state.JournalStateStore;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -67,7 +67,7 @@ public final class RegistryHostMain {
     int round = Integer.parseInt(args[5]);
     PrintStream out = System.out;
 
-    MapDbStateStore store = MapDbStateStore.open(dataDir, MapDbStateStore.Options.defaults().withStrict(true));
+    JournalStateStore store = JournalStateStore.open(dataDir, JournalStateStore.Options.defaults().withStrict(true));
     PluginRegistry registry = PluginRegistry.builder().stateStore(store).build();
     for (PluginType t : PluginType.values()) {
       List<PluginInfo> restored = registry.listAll(t);

@@ -8,7 +8,7 @@ import dev.csisupervisor.registry.PluginInfo;
 import dev.csisupervisor.registry.PluginKey;
 import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.registry.PluginType;
-import dev.csisupervisor.state.MapDbStateStore;
+import dev.csisupervisor.state.JournalStateStore;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -141,7 +141,7 @@ class RestoreKillTest {
 
   /** Strict reopen: every record decodes; all 20k, or exactly the 18k live ones; the latter once RA was printed. */
   private static void verify(Path dir, Phase last, String where) {
-    try (MapDbStateStore store = MapDbStateStore.open(dir, MapDbStateStore.Options.defaults().withStrict(true));
+    try (JournalStateStore store = JournalStateStore.open(dir, JournalStateStore.Options.defaults().withStrict(true));
         PluginRegistry registry = PluginRegistry.builder().stateStore(store).build()) {
       assertEquals(List.of(), registry.restoreProblems(), where);
       int records = store.loadAll().size();
