@@ -405,6 +405,9 @@ final class PluginTask {
     String msg = "stopping pid " + process.pid() + " to start " + why;
     log.info("plugin={} alloc={}: {}", spec.id(), spec.allocId(), msg);
     emit(AgentEvent.RESTARTING_FOR_UPDATE, msg);
+    // Its registration must not look healthy while the process goes away and the new one
+    // starts: marked now, not a probe interval later.
+    hook.replacingProcess(msg);
     process.terminate(grace, scheduler);
   }
 
@@ -531,7 +534,7 @@ final class PluginTask {
       log.warn("plugin={} type={} alloc={}: pid {} {}{}", spec.id(), kind(),
           spec.allocId(), p.pid(), how, requested ? " (restart requested)" : "");
       if (!requested) {
-        failed("pid " + p.pid() + " " + how + tail());
+        failed("pid " + p.pid() + " " + how + signalName(code) + tail());
       }
       emit(AgentEvent.PROCESS_EXITED, "pid " + p.pid() + " " + how);
       decideRestart("pid " + p.pid() + " " + how);
@@ -702,9 +705,22 @@ final class PluginTask {
     }
   }
 
+  /** {@code " (SIGKILL)"} for an exit code of 128 + a common signal, else empty. */
+  static String signalName(int code) {
+    return switch (code) {
+      case 129 -> " (SIGHUP)";
+      case 130 -> " (SIGINT)";
+      case 134 -> " (SIGABRT)";
+      case 137 -> " (SIGKILL)";
+      case 139 -> " (SIGSEGV)";
+      case 143 -> " (SIGTERM)";
+      default -> "";
+    };
+  }
+
   /**
-   * The last line the process wrote to its log, as a hint of why it exited: {@code ": <line>"},
-   * or empty.
+   * The last line the process wrote to its log, as a hint of why it exited:
+   * {@code "; last log line: <line>"}, or empty.
    */
   private String tail() {
     if (logFile == null) {
@@ -720,7 +736,7 @@ final class PluginTask {
       for (int i = lines.length - 1; i >= 0; i--) {
         String l = lines[i].strip();
         if (!l.isEmpty() && !l.startsWith("---- csi-agent")) {
-          return ": " + (l.length() > 200 ? l.substring(0, 200) + "…" : l);
+          return "; last log line: " + (l.length() > 200 ? l.substring(0, 200) + "…" : l);
         }
         if (l.startsWith("---- csi-agent")) {
           return "";

@@ -106,4 +106,28 @@ class AgentReloadTest {
     AgentConfig cfg = agent.config();
     assertThrows(IllegalStateException.class, () -> agent.reload(cfg));
   }
+
+  @Test
+  void reload_ofALaunchedPluginsArgs_marksItUnhealthyAtOnce_thenHealthyOnTheNewProcess()
+      throws Exception {
+    // A long probe interval: without the mark, the old registration would stay "healthy" for
+    // up to a minute after its process was told to go.
+    String plugin = "plugins:\n  - {id: m, type: node, command: builtin:mock-plugin,"
+        + " probe_interval: 1m, args: [--type, node, --vendor-version, %s]}\n";
+    Path file = write(String.format(plugin, "1.0.0"));
+    agent = Agent.create(ConfigLoader.load(file));
+    agent.start();
+    await().atMost(WAIT).until(() -> healthy(PluginType.CSI_NODE, "m"));
+    long pid = agent.task("m").orElseThrow().pid();
+
+    write(String.format(plugin, "2.0.0"));
+    assertEquals(List.of("m: updated"), agent.reloadFromFile());
+    await().atMost(Duration.ofSeconds(5)).until(() -> !healthy(PluginType.CSI_NODE, "m"));
+    assertTrue(agent.registry().find(PluginType.CSI_NODE, "m").orElseThrow().health().message()
+        .contains("stopping pid " + pid), agent.registry().find(PluginType.CSI_NODE, "m")
+        .toString());
+    await().atMost(WAIT).until(() -> healthy(PluginType.CSI_NODE, "m")
+        && agent.registry().find(PluginType.CSI_NODE, "m").orElseThrow().version()
+            .equals("2.0.0"));
+  }
 }
