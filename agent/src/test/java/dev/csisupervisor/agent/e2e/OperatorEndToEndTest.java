@@ -227,6 +227,55 @@ class OperatorEndToEndTest {
     assertTrue(bad.err().contains("use controller, node or monolith"), bad.toString());
   }
 
+  @Test
+  void afterAKill_oldProcessesStopInParallel_andAMonolithNowANodeLosesItsControllerEntryAtOnce()
+      throws Exception {
+    String stubborn = "command: /bin/sh, health_timeout: 0s, args: [-c, \"trap '' TERM; while :;"
+        + " do sleep 1; done\"]";
+    Path cfg = config("""
+        plugins:
+          - {id: s1, type: node, %s}
+          - {id: s2, type: node, %s}
+          - {id: m, type: monolith, command: builtin:mock-plugin, args: [--type, monolith]}
+        """.formatted(stubborn, stubborn));
+    Files.writeString(cfg, Files.readString(cfg).replace("shutdown_grace: 2s",
+        "shutdown_grace: 3s"));
+    Process first = agent("--default-signal=TERM,INT,HUP", cfg);
+    Path socket = dir.resolve("data/agent.sock");
+    await().atMost(WAIT).pollInterval(Duration.ofMillis(200)).until(() -> {
+      Cli.Result l = Cli.run(dir, WAIT, "plugins", "--admin-socket", socket.toString());
+      return l.out().contains("controller  m") && l.out().contains("node        m");
+    });
+    first.destroyForcibly();
+    assertTrue(first.waitFor(30, TimeUnit.SECONDS));
+
+    // s1 and s2 are gone from the config, m is now a node plugin.
+    Files.writeString(cfg, Files.readString(cfg).replaceAll("(?m)^  - \\{id: s[12],.*\n", "")
+        .replace("type: monolith", "type: node"));
+    Files.move(dir.resolve("agent.err"), dir.resolve("agent1.err"));
+    Files.move(dir.resolve("agent.out"), dir.resolve("agent1.out"));
+    agent("--default-signal=TERM,INT,HUP", cfg);
+    String log = agentLog();
+    // Both ignore SIGTERM: each takes the 3 s grace, together, not one after the other.
+    List<java.time.Instant> stops = log.lines()
+        .filter(l -> l.contains("is no longer configured: stopping its process pid"))
+        .map(l -> java.time.OffsetDateTime.parse(l.substring(0, l.indexOf(' '))).toInstant())
+        .toList();
+    assertEquals(2, stops.size(), log);
+    java.time.Instant running = log.lines().filter(l -> l.contains("agent running:"))
+        .map(l -> java.time.OffsetDateTime.parse(l.substring(0, l.indexOf(' '))).toInstant())
+        .findFirst().orElseThrow();
+    Duration startUp = Duration.between(stops.get(0), running);
+    assertTrue(startUp.compareTo(Duration.ofMillis(5500)) < 0,
+        "one grace period (3 s), not two: " + startUp + "\n" + log);
+    // The restored controller entry of m is gone at start-up, not after the restore grace.
+    assertTrue(log.contains("plugin=m: dropped its restored controller registration: it is now a"
+        + " node plugin"), log);
+    Cli.Result controllers = Cli.run(dir, WAIT, "plugins", "--type", "controller",
+        "--admin-socket", socket.toString());
+    assertTrue(controllers.out().contains("(no plugins registered)"), controllers.toString());
+  }
+
   private static int occurrences(String s, String what) {
     int n = 0;
     for (int i = s.indexOf(what); i >= 0; i = s.indexOf(what, i + 1)) {
