@@ -156,9 +156,13 @@ public final class ConfigLoader {
    * that one unknown key does not hide the config's other problems.
    */
   private static final class UnknownFields extends DeserializationProblemHandler {
+    private static final int MAX_UNKNOWN_REPORTED = 100;
+
     private final String yaml;
     private final List<String> problems = new ArrayList<>();
     private final List<Map.Entry<Integer, String>> found = new ArrayList<>();
+    private int more;
+    private String[] lines;
 
     UnknownFields(String yaml) {
       this.yaml = yaml;
@@ -182,10 +186,21 @@ public final class ConfigLoader {
         // past the mapping, in the context that holds it.
         holder = main.getParsingContext();
       }
+      if (found.size() >= MAX_UNKNOWN_REPORTED) {
+        // Enough to act on; locating each of thousands would cost more than it tells.
+        more++;
+        problems.removeIf(s -> s.startsWith("... and "));
+        problems.add("... and " + more + " more unknown field(s)");
+        p.skipChildren();
+        return true;
+      }
       String at = path(holder);
       String field = at.isEmpty() ? name : at + "." + name;
+      if (lines == null) {
+        lines = yaml.split("\n", -1);
+      }
       JsonLocation loc = at.isEmpty() ? topLevelKeyLine(name, main.currentLocation())
-          : keyLine(yaml, name, main.currentLocation());
+          : keyLine(lines, name, main.currentLocation());
       found.add(Map.entry(loc == null ? Integer.MAX_VALUE : loc.getLineNr(),
           field + ": unknown field" + location(loc) + " (known fields: "
           + known(deserializer.getKnownPropertyNames()) + ")"));
@@ -199,14 +214,13 @@ public final class ConfigLoader {
 
     /** A top-level key starts a line, unindented. */
     private JsonLocation topLevelKeyLine(String key, JsonLocation loc) {
-      String[] lines = yaml.split("\n", -1);
       Pattern top = Pattern.compile("^[\"']?" + Pattern.quote(key) + "[\"']?\\s*:");
       for (int i = 0; i < lines.length; i++) {
         if (top.matcher(lines[i]).find()) {
           return new JsonLocation(loc == null ? null : loc.contentReference(), -1, i + 1, 1);
         }
       }
-      return keyLine(yaml, key, loc);
+      return keyLine(lines, key, loc);
     }
 
     private static String path(JsonStreamContext ctx) {
@@ -260,7 +274,13 @@ public final class ConfigLoader {
     if (loc == null || loc.getLineNr() < 1) {
       return loc;
     }
-    String[] lines = yaml.split("\n", -1);
+    return keyLine(yaml.split("\n", -1), key, loc);
+  }
+
+  private static JsonLocation keyLine(String[] lines, String key, JsonLocation loc) {
+    if (loc == null || loc.getLineNr() < 1) {
+      return loc;
+    }
     Pattern p = Pattern.compile("^[\\s-]*[\"']?" + Pattern.quote(key) + "[\"']?\\s*:");
     for (int i = Math.min(loc.getLineNr(), lines.length); i >= 1; i--) {
       java.util.regex.Matcher m = p.matcher(lines[i - 1]);

@@ -171,6 +171,23 @@ class ConfigOperatorTest {
   }
 
   @Test
+  void aMegabyteOfUnknownKeys_isReportedQuickly_first100Located() throws Exception {
+    StringBuilder y = new StringBuilder("data_dir: /var/lib/a\nplugins: []\n");
+    for (int i = 0; y.length() < ConfigLoader.MAX_CONFIG_BYTES - 32; i++) {
+      y.append("unknown_key_").append(i).append(": 1\n");
+    }
+    long t0 = System.nanoTime();
+    ConfigException e = fails(y.toString());
+    long ms = (System.nanoTime() - t0) / 1_000_000;
+    assertEquals(101, e.problems().size());
+    assertTrue(e.problems().get(0).startsWith("unknown_key_0: unknown field (line 3, column 1)"),
+        e.problems().get(0));
+    assertTrue(e.problems().get(100).matches("\\.\\.\\. and \\d+ more unknown field\\(s\\)"),
+        e.problems().get(100));
+    assertTrue(ms < 3000, "took " + ms + " ms");
+  }
+
+  @Test
   void dataDirThatIsAFile_isAConfigError() throws Exception {
     Path file = dir.resolve("data");
     Files.writeString(file, "x");
