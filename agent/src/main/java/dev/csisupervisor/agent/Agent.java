@@ -118,6 +118,8 @@ public final class Agent implements AutoCloseable {
   private volatile Map<String, PluginTask> tasks = Map.of();
   private final Object reloadLock = new Object();
   private final Map<String, CsiPluginSupervisorHook> discovered = new ConcurrentHashMap<>();
+  /** Tasks removed by a reload whose stop has not completed yet, by plugin id. */
+  private final Map<String, CompletableFuture<Void>> stopping = new ConcurrentHashMap<>();
   private final AgentMetrics metrics = new AgentMetrics();
   private volatile AgentConfig current;
 
@@ -720,7 +722,13 @@ public final class Agent implements AutoCloseable {
           }
           PluginTask t = newTask(spec);
           after.put(spec.id(), t);
-          toStart.add(t);
+          CompletableFuture<Void> previous = stopping.get(spec.id());
+          if (previous == null) {
+            toStart.add(t);
+          } else {
+            // Removed by an earlier reload and still stopping: its process may hold the socket.
+            startAfter(previous, t);
+          }
           changes.add(spec.id() + ": added");
         } else if (old.spec().equals(spec)) {
           after.put(spec.id(), old);
@@ -735,13 +743,7 @@ public final class Agent implements AutoCloseable {
           PluginTask t = newTask(spec);
           after.put(spec.id(), t);
           // Started once the old one is gone: its process may still hold the socket path.
-          old.stop("replaced by a new config").whenCompleteAsync((v, e) -> {
-            try {
-              t.start(null);
-            } catch (IllegalStateException closed) {
-              log.debug("plugin={}: not started, the agent stopped meanwhile", spec.id());
-            }
-          }, io);
+          startAfter(old.stop("replaced by a new config"), t);
           changes.add(spec.id() + ": replaced (its type, socket, probe or restart settings"
               + " changed)");
         }
@@ -796,12 +798,27 @@ public final class Agent implements AutoCloseable {
   }
 
   private void stopQuietly(PluginTask t, String reason) {
-    // A removed plugin's stop runs in the background: a reload does not wait for its grace.
-    t.stop(reason).whenComplete((v, e) -> {
+    // A removed plugin's stop runs in the background: a reload does not wait for its grace. A
+    // reload that adds it back starts the new task only once this one has stopped.
+    String id = t.spec().id();
+    CompletableFuture<Void> f = t.stop(reason);
+    stopping.put(id, f);
+    f.whenComplete((v, e) -> {
+      stopping.remove(id, f);
       if (e != null) {
-        log.warn("plugin={}: stop failed: {}", t.spec().id(), e.toString());
+        log.warn("plugin={}: stop failed: {}", id, e.toString());
       }
     });
+  }
+
+  private void startAfter(CompletableFuture<Void> stopped, PluginTask t) {
+    stopped.whenCompleteAsync((v, e) -> {
+      try {
+        t.start(null);
+      } catch (IllegalStateException closed) {
+        log.debug("plugin={}: not started, the agent stopped meanwhile", t.spec().id());
+      }
+    }, io);
   }
 
   /** The agent's version, from the jar manifest when packaged. */

@@ -130,4 +130,34 @@ class AgentReloadTest {
         && agent.registry().find(PluginType.CSI_NODE, "m").orElseThrow().version()
             .equals("2.0.0"));
   }
+
+  @Test
+  void removedAndAddedBackWithinTheGrace_theNewProcessKeepsItsRecord() throws Exception {
+    // Ignores SIGTERM: its stop takes the whole 2 s grace.
+    String plugin = "plugins:\n  - {id: s, type: node, command: /bin/sh, health_timeout: 0s,"
+        + " args: [-c, \"trap '' TERM; while :; do sleep 1; done\"]}\n";
+    Path file = write("shutdown_grace: 2s\n" + plugin);
+    agent = Agent.create(ConfigLoader.load(file));
+    agent.start();
+    await().atMost(WAIT).until(() -> agent.task("s").orElseThrow().pid() != 0);
+    long first = agent.task("s").orElseThrow().pid();
+    Path records = agent.config().processesFile();
+
+    write("shutdown_grace: 2s\nplugins: []\n");
+    assertEquals(List.of("s: removed"), agent.reloadFromFile());
+    write("shutdown_grace: 2s\n" + plugin);
+    assertEquals(List.of("s: added"), agent.reloadFromFile());
+
+    await().atMost(WAIT).until(() -> {
+      long pid = agent.task("s").orElseThrow().pid();
+      return pid != 0 && pid != first;
+    });
+    long second = agent.task("s").orElseThrow().pid();
+    assertTrue(ProcessHandle.of(first).map(h -> !h.isAlive()).orElse(true),
+        "the old process went first");
+    // The old task's stop completed before (or after) the new launch: either way the record of
+    // the new process stays, so a crash of the agent now would re-attach to it.
+    assertEquals(second, dev.csisupervisor.agent.process.ProcessRecords.read(records).get("s")
+        .pid());
+  }
 }
