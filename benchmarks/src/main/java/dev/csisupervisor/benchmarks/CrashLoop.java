@@ -221,6 +221,9 @@ final class CrashLoop {
       store.apply(batch);
       out.println("A");
       out.flush();
+      if (out.checkError()) {
+        System.exit(3); // the parent is gone: never outlive it
+      }
     }
   }
 }

@@ -74,7 +74,7 @@ final class DefaultPluginRegistry implements PluginRegistry {
   private long nextOrder; // only the committer reads or writes it (handed over through groupLock)
 
   private final Object stateLock = new Object();
-  private final Map<PluginKey, Entry> entries = new HashMap<>(); // guarded by stateLock; written only by the committer
+  private final Map<PluginKey, Entry> entries; // guarded by stateLock; written only by the committer
   private final Set<String> skippedKeys = new LinkedHashSet<>(); // guarded by stateLock; written only by the committer
   private final Map<PluginType, Long> sequences = new EnumMap<>(PluginType.class); // guarded by stateLock
   private final Map<PluginType, List<Subscriber>> subscribers = new EnumMap<>(PluginType.class); // guarded by stateLock
@@ -97,7 +97,9 @@ final class DefaultPluginRegistry implements PluginRegistry {
       sequences.put(t, 0L);
       subscribers.put(t, new ArrayList<>());
     }
-    this.restoreProblems = List.copyOf(restore());
+    Map<String, byte[]> records = store.loadAll();
+    this.entries = new HashMap<>(Math.max(16, (int) (records.size() / 0.75f) + 1));
+    this.restoreProblems = List.copyOf(restore(records));
     if (gracePeriod != null && entries.values().stream().anyMatch(e -> e.info().restored())) {
       scheduleGraceExpiry();
     }
@@ -105,11 +107,11 @@ final class DefaultPluginRegistry implements PluginRegistry {
 
   // ---- restore ----
 
-  private List<RestoreProblem> restore() {
+  private List<RestoreProblem> restore(Map<String, byte[]> records) {
     List<RestoreProblem> problems = new ArrayList<>();
     long maxOrder = 0;
     Interner interner = new Interner();
-    for (Map.Entry<String, byte[]> record : store.loadAll().entrySet()) {
+    for (Map.Entry<String, byte[]> record : records.entrySet()) {
       String key = record.getKey();
       try {
         if (key.startsWith(SequenceRecord.PREFIX)) {
@@ -124,8 +126,8 @@ final class DefaultPluginRegistry implements PluginRegistry {
           log.debug("ignoring state record {}: not a plugin registration", key);
           continue;
         }
-        PluginRecordCodec.Decoded decoded = PluginRecordCodec.decode(key, record.getValue(), interner);
-        entries.put(decoded.info().key(), new Entry(decoded.info().withRestored(true), decoded.registrationOrder()));
+        PluginRecordCodec.Decoded decoded = PluginRecordCodec.decodeRestored(key, record.getValue(), interner);
+        entries.put(decoded.info().key(), new Entry(decoded.info(), decoded.registrationOrder()));
         maxOrder = Math.max(maxOrder, decoded.registrationOrder());
       } catch (RecordFormatException e) {
         // Skipped, not deleted: it may be a newer agent's record (survives a downgrade) or evidence for an
@@ -279,10 +281,12 @@ final class DefaultPluginRegistry implements PluginRegistry {
     } catch (RuntimeException | Error e) {
       Throwable failure = e instanceof StateStoreException || e instanceof Error ? e
           : new StateStoreException("commit of " + work.changes.size() + " registry change(s) failed: " + e, e);
-      // An expected condition (a full disk): one line; the trace only at debug.
-      log.error("commit of {} registry change(s) failed; nothing changed: {}", work.changes.size(),
-          e.toString());
-      log.debug("commit failure", e);
+      if (e instanceof StateStoreException) {
+        // Expected when the disk is full: one line (the callers get the exception), no stack trace per retry.
+        log.warn("commit of {} registry change(s) failed; nothing changed: {}", work.changes.size(), e.getMessage());
+      } else {
+        log.error("commit of {} registry change(s) failed; nothing changed", work.changes.size(), e);
+      }
       included.forEach(r -> r.fail(failure));
       return List.of();
     }

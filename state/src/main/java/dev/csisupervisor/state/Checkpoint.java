@@ -29,7 +29,7 @@ import org.mapdb.Serializer;
  */
 final class Checkpoint {
   static final int FORMAT = 1;
-  static final int CHUNK_BYTES = 1 << 20;
+  static final int CHUNK_BYTES = 60_000; // under MapDB's largest single record (64 KiB): one read per chunk
   private static final String META = "meta";
   private static final String CHUNKS = "chunks";
 
