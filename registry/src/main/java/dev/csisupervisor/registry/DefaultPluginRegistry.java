@@ -396,9 +396,14 @@ final class DefaultPluginRegistry implements PluginRegistry {
       return event(Kind.DEREGISTERED, entry.info());
     }
 
-    /** A change of memory only (confirming a restored entry): no commit, no event. */
-    void confirm(Entry entry) {
+    /**
+     * Confirming a restored entry: its record is unchanged (restored is not stored), but
+     * subscribers hold it as restored, so they get an UPDATED event with restored=false (whose
+     * sequence is committed like every event's).
+     */
+    PendingEvent confirm(Entry entry) {
       overlay.put(entry.info().key(), Optional.of(entry));
+      return event(Kind.UPDATED, entry.info());
     }
 
     private PendingEvent event(Kind kind, PluginInfo info) {
@@ -487,7 +492,7 @@ final class DefaultPluginRegistry implements PluginRegistry {
         event = batch.put(entry, record, Kind.REGISTERED);
       } else if (current.info().sameContentAs(info)) {
         if (current.info().restored()) {
-          batch.confirm(new Entry(current.info().withRestored(false), current.order()));
+          event = batch.confirm(new Entry(current.info().withRestored(false), current.order()));
         }
       } else {
         // Health "since" is the time of the last health transition: keep it when flag and message are unchanged.
