@@ -236,6 +236,17 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
   }
 
   @Override
+  public void replacingProcess(String reason) {
+    requireNonNull(reason, "reason");
+    synchronized (lock) {
+      if (phase == Phase.REGISTERED && healthy) {
+        markUnhealthy(reason); // commits on the registry executor; arms the liveness deadline
+        unhealthyKind = "REPLACING_PROCESS";
+      }
+    }
+  }
+
+  @Override
   public void detach(String reason) {
     requireNonNull(reason, "reason");
     PluginConnection toClose;
@@ -461,7 +472,9 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
   // Step 3: ready — fingerprint, then register.
   private void becameReady() {
     phase = Phase.REGISTERING;
-    backoff.reset();
+    // The backoff is reset once registered, not here: a plugin that answers Probe but cannot be
+    // fingerprinted or registered (a driver without a version, a full disk) is retried at the
+    // growing backoff, not at the first step every time.
     lastError = "";
     emit(TaskEvent.PLUGIN_HEALTHY, "plugin " + config.pluginId() + " is ready");
     fingerprintAndRegister();

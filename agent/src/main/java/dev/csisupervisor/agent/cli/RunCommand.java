@@ -13,8 +13,8 @@ import picocli.CommandLine.Option;
 /** {@code csi-agent run --config FILE}: the daemon, until SIGTERM/SIGINT. */
 @Command(name = "run", mixinStandardHelpOptions = true,
     description = {"Run the agent: launch and supervise the configured plugins, serve the admin"
-        + " API and metrics. Stops on SIGTERM or SIGINT (Ctrl-C); SIGHUP re-reads the config"
-        + " and applies its plugin changes."})
+        + " API and metrics. SIGTERM or SIGINT (Ctrl-C) stop it cleanly (exit 0). SIGHUP, or"
+        + " 'csi-agent reload', re-reads the config and applies its plugin changes."})
 final class RunCommand implements Callable<Integer> {
   private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(RunCommand.class);
 
@@ -30,10 +30,11 @@ final class RunCommand implements Callable<Integer> {
 
   /**
    * SIGHUP re-reads the config file and applies its plugin changes (see {@link Agent#reload}).
-   * An invalid file is reported and changes nothing.
+   * An invalid file is reported and changes nothing. A SIGHUP ignored since start-up (nohup) can
+   * never arrive: say so, and where to turn instead.
    */
   private static void reloadOnSighup(Agent agent) {
-    boolean installed = Hangup.onHangup(() -> {
+    Signals.Outcome o = Signals.handle("HUP", () -> {
       // Not on the signal thread: reading and applying the config may take a moment.
       Thread t = new Thread(() -> {
         try {
@@ -41,14 +42,39 @@ final class RunCommand implements Callable<Integer> {
         } catch (ConfigException e) {
           log.error("reload: invalid config, nothing changed: {}", e.getMessage());
         } catch (RuntimeException e) {
-          log.error("reload failed", e);
+          log.error("reload failed: {}", e.toString());
         }
       }, "csi-agent-reload");
       t.setDaemon(true);
       t.start();
     });
-    if (!installed) {
-      log.warn("SIGHUP cannot be handled on this JVM: no config reload");
+    switch (o) {
+      case INSTALLED -> { }
+      case IGNORED -> log.warn("SIGHUP is ignored by this process (started under nohup or by a"
+          + " supervisor that ignores it): SIGHUP will not reload the config; use 'csi-agent"
+          + " reload' instead");
+      case UNAVAILABLE -> log.warn("SIGHUP cannot be handled on this JVM: use 'csi-agent reload'"
+          + " to reload the config");
+      default -> throw new IllegalStateException(o.name());
+    }
+  }
+
+  /**
+   * SIGTERM and SIGINT stop the agent in order (plugins deregistered and stopped) and the
+   * process then exits 0: a requested stop is not a failure. The JVM's own handling (exit 143 or
+   * 130 after the shutdown hooks) is replaced.
+   */
+  private static void stopOnSignals(Agent agent) {
+    for (String sig : new String[] {"TERM", "INT"}) {
+      Signals.Outcome o = Signals.handle(sig, () -> {
+        log.info("SIG{} received: stopping", sig);
+        Thread t = new Thread(agent::close, "csi-agent-stop");
+        t.setDaemon(true);
+        t.start();
+      });
+      if (o == Signals.Outcome.UNAVAILABLE) {
+        log.debug("SIG{} cannot be handled on this JVM: the shutdown hook stops the agent", sig);
+      }
     }
   }
 
@@ -62,14 +88,16 @@ final class RunCommand implements Callable<Integer> {
       return CsiAgentCommand.USAGE;
     }
     Agent agent = Agent.create(cfg);
+    // Still there for the exits no handler sees (System.exit elsewhere, a signal the JDK keeps).
     Thread hook = new Thread(agent::close, "csi-agent-shutdown");
     Runtime.getRuntime().addShutdownHook(hook);
     try {
       agent.start();
     } catch (Agent.AgentException e) {
       spec.commandLine().getErr().println("csi-agent: cannot start: " + e.getMessage());
-      return CsiAgentCommand.FAILURE;
+      return e.configError() ? CsiAgentCommand.USAGE : CsiAgentCommand.FAILURE;
     }
+    stopOnSignals(agent);
     spec.commandLine().getOut().println("csi-agent running: admin socket " + cfg.adminSocket()
         + agent.metricsAddress().map(a -> ", metrics http://" + a.getAddress().getHostAddress()
             + ":" + a.getPort() + "/metrics").orElse("")
