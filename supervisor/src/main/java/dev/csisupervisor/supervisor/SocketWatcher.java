@@ -128,36 +128,45 @@ final class SocketWatcher implements AutoCloseable {
    */
   private boolean armLocked(Interest interest) {
     Path target = interest.socket.getParent();
-    Path dir = nearestExisting(target);
-    while (dir != null) {
-      try {
-        WatchKey key = keys.get(dir);
-        if (key == null || !key.isValid()) {
-          key = dir.register(service, ENTRY_CREATE);
-          keys.put(dir, key);
+    // Bounded: each round follows a change of the tree made while the previous one registered.
+    for (int round = 0; round < 2 * target.getNameCount() + 4; round++) {
+      Path dir = nearestExisting(target);
+      while (dir != null) {
+        try {
+          WatchKey key = keys.get(dir);
+          if (key == null || !key.isValid()) {
+            key = dir.register(service, ENTRY_CREATE);
+            keys.put(dir, key);
+          }
+          break;
+        } catch (NoSuchFileException | NotDirectoryException e) {
+          dir = nearestExisting(dir.getParent()); // removed meanwhile: one level up
+        } catch (IOException | ClosedWatchServiceException e) {
+          log.warn("cannot watch {} for {}: falling back to probe backoff only", dir,
+              interest.socket, e);
+          dir = null;
         }
-        break;
-      } catch (NoSuchFileException | NotDirectoryException e) {
-        dir = nearestExisting(dir.getParent()); // removed meanwhile: one level up
-      } catch (IOException | ClosedWatchServiceException e) {
-        log.warn("cannot watch {} for {}: falling back to probe backoff only", dir,
-            interest.socket, e);
-        dir = null;
+      }
+      if (dir == null) {
+        detachLocked(interest);
+        return false;
+      }
+      if (!dir.equals(interest.dir)) {
+        detachLocked(interest);
+        interest.dir = dir;
+        byDir.computeIfAbsent(dir, d -> new LinkedHashSet<>()).add(interest);
+        if (!dir.equals(target)) {
+          log.debug("{} does not exist yet: watching its nearest existing ancestor {}", target,
+              dir);
+        }
+      }
+      // A directory created below it between the look-up and the registration sent no event to
+      // the new key: look again, and move on down (or back up) if the tree changed meanwhile.
+      if (dir.equals(nearestExisting(target))) {
+        return dir.equals(target);
       }
     }
-    if (dir == null) {
-      detachLocked(interest);
-      return false;
-    }
-    if (!dir.equals(interest.dir)) {
-      detachLocked(interest);
-      interest.dir = dir;
-      byDir.computeIfAbsent(dir, d -> new LinkedHashSet<>()).add(interest);
-      if (!dir.equals(target)) {
-        log.debug("{} does not exist yet: watching its nearest existing ancestor {}", target, dir);
-      }
-    }
-    return dir.equals(target);
+    return interest.dir != null && interest.dir.equals(target);
   }
 
   private void detachLocked(Interest interest) {

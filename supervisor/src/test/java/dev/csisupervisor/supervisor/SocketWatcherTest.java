@@ -39,6 +39,23 @@ class SocketWatcherTest {
   }
 
   @Test
+  void wholePathCreatedAtOnce_isFollowedToTheSocket_evenWhenDirectoriesOutrunTheWatch()
+      throws Exception {
+    // mkdir -p creates a/b/c faster than the watch moves down one level at a time: directories
+    // created before the deeper watch was registered send it no event.
+    for (int i = 0; i < 20; i++) {
+      Path socket = root.resolve("run" + i + "/a/b/c/csi.sock");
+      AtomicInteger fired = new AtomicInteger();
+      SocketWatcher.Watch w = watcher.watch(socket, fired::incrementAndGet);
+      Files.createDirectories(socket.getParent());
+      await().atMost(WAIT).until(() -> socket.getParent().equals(watcher.watchedDirectory(socket)));
+      Files.createFile(socket);
+      await().atMost(WAIT).until(() -> fired.get() == 1);
+      w.cancel();
+    }
+  }
+
+  @Test
   void everyReappearanceOfTheSocket_fires() throws Exception {
     Path socket = root.resolve("csi.sock");
     AtomicInteger fired = new AtomicInteger();
