@@ -1,7 +1,9 @@
 package dev.csisupervisor.agent.cli;
 
 import dev.csisupervisor.agent.Agent;
+import dev.csisupervisor.agent.cluster.ClusterNode;
 import dev.csisupervisor.agent.config.AgentConfig;
+import dev.csisupervisor.agent.config.ClusterConfig;
 import dev.csisupervisor.agent.config.ConfigException;
 import dev.csisupervisor.agent.config.ConfigLoader;
 import java.nio.file.Path;
@@ -55,14 +57,21 @@ final class RunCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     AgentConfig cfg;
+    java.util.Optional<ClusterConfig> clusterConfig;
     try {
       cfg = ConfigLoader.load(config);
+      clusterConfig = ClusterConfig.load(config);
     } catch (ConfigException e) {
       spec.commandLine().getErr().println("csi-agent: invalid config: " + e.getMessage());
       return CsiAgentCommand.USAGE;
     }
     Agent agent = Agent.create(cfg);
-    Thread hook = new Thread(agent::close, "csi-agent-shutdown");
+    var cluster = new java.util.concurrent.atomic.AtomicReference<ClusterNode>();
+    Thread hook = new Thread(() -> {
+      agent.close();
+      // After the agent: its deregistrations are published, then the lease goes.
+      java.util.Optional.ofNullable(cluster.get()).ifPresent(ClusterNode::close);
+    }, "csi-agent-shutdown");
     Runtime.getRuntime().addShutdownHook(hook);
     try {
       agent.start();
@@ -70,6 +79,7 @@ final class RunCommand implements Callable<Integer> {
       spec.commandLine().getErr().println("csi-agent: cannot start: " + e.getMessage());
       return CsiAgentCommand.FAILURE;
     }
+    clusterConfig.ifPresent(c -> cluster.set(ClusterNode.start(c, agent.registry(), agent.metrics())));
     spec.commandLine().getOut().println("csi-agent running: admin socket " + cfg.adminSocket()
         + agent.metricsAddress().map(a -> ", metrics http://" + a.getAddress().getHostAddress()
             + ":" + a.getPort() + "/metrics").orElse("")
