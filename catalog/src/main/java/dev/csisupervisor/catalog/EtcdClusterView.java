@@ -82,7 +82,9 @@ final class EtcdClusterView implements ClusterView {
       Map<String, CatalogEntry> p = new HashMap<>();
       Map<String, NodeEntry> n = new HashMap<>();
       long rev = list(c, keys, p, n);
-      return new ClusterSnapshot(rev, n, new ArrayList<>(p.values()));
+      Map<String, NodeEntry> byId = new HashMap<>();
+      n.values().forEach(e -> byId.put(e.nodeId(), e));
+      return new ClusterSnapshot(rev, byId, new ArrayList<>(p.values()));
     }
   }
 

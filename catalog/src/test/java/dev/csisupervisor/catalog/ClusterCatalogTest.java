@@ -375,5 +375,6 @@ class ClusterCatalogTest {
     assertTrue(p.status().published() >= 3, p.status().toString());
     ClusterSnapshot once = ClusterView.read(EtcdOptions.of(etcd.endpoint()), prefix);
     assertEquals(content(v.snapshot()), content(once));
+    assertEquals(v.snapshot().nodes(), once.nodes());
   }
 }
