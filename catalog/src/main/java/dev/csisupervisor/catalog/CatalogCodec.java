@@ -1,6 +1,5 @@
 package dev.csisupervisor.catalog;
 
-import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
@@ -20,7 +19,6 @@ final class CatalogCodec {
 
   private static final ObjectMapper JSON = JsonMapper.builder()
       .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
-      .serializationInclusion(JsonInclude.Include.ALWAYS)
       .build();
 
   private CatalogCodec() {}

@@ -2,7 +2,6 @@ package dev.csisupervisor.catalog;
 
 import com.google.protobuf.ByteString;
 import dev.csisupervisor.catalog.etcdpb.DeleteRangeRequest;
-import dev.csisupervisor.catalog.etcdpb.KeyValue;
 import dev.csisupervisor.catalog.etcdpb.LeaseKeepAliveRequest;
 import dev.csisupervisor.catalog.etcdpb.LeaseKeepAliveResponse;
 import dev.csisupervisor.catalog.etcdpb.PutRequest;
@@ -45,7 +44,6 @@ import org.slf4j.LoggerFactory;
  */
 final class EtcdCatalogPublisher implements CatalogPublisher {
   private static final Logger log = LoggerFactory.getLogger(EtcdCatalogPublisher.class);
-  private static final int RANGE_PAGE = 1000;
 
   private enum State { NEW, RUNNING, CLOSED }
 
@@ -88,6 +86,10 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
   private ScheduledFuture<?> keepAliveTask;
   private Duration nextBackoff;
   private int failuresInRow;
+  /** What this publisher last wrote on its current lease, by key: lets a reconcile skip unchanged keys. */
+  private final Map<String, ByteString> lastWritten = new HashMap<>();
+  /** The lease of a previous run with the same node id, until a reconcile has taken over its keys. */
+  private long previousLease;
 
   EtcdCatalogPublisher(CatalogPublisher.Builder b) {
     this.registry = b.registry;
@@ -258,6 +260,9 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
   }
 
   private void fail(EtcdException e) {
+    if ("LEASE_EXPIRED".equals(e.code())) {
+      leaseId = 0; // a new one on reconnect, and every key put again
+    }
     synchronized (this) {
       etcdErrors++;
       lastError = e.getMessage();
@@ -309,6 +314,12 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
     }
     if (leaseId == 0) {
       leaseId = client.grantLease(ttlSeconds);
+      lastWritten.clear();
+    }
+    // A previous run with this node id (crashed, or restarted within its TTL): its keys are on its lease.
+    RangeResponse prev = client.range(RangeRequest.newBuilder().setKey(EtcdClient.bytes(keys.nodeKey(nodeId))).build());
+    if (prev.getKvsCount() > 0 && prev.getKvs(0).getLease() != 0 && prev.getKvs(0).getLease() != leaseId) {
+      previousLease = prev.getKvs(0).getLease();
     }
     NodeEntry node = new NodeEntry(nodeId, hostname, startedAt, ttlSeconds);
     client.txn(TxnRequest.newBuilder().addSuccess(put(keys.nodeKey(nodeId), CatalogCodec.encode(node))).build());
@@ -357,13 +368,14 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
     if (state.get() != State.RUNNING || lease != leaseId || !connected) {
       return; // an old stream, or already handling it
     }
-    if ("LEASE_EXPIRED".equals(e.code())) {
-      leaseId = 0;
-    }
     fail(e);
   }
 
-  /** Makes etcd's keys of this node exactly {@link #desired}: puts missing or stale ones, deletes the rest. */
+  /**
+   * Makes etcd's keys of this node exactly {@link #desired}. The node's keys are the ones on its lease (and on
+   * the lease of a previous run with the same node id, found on the node key): listing them costs the same
+   * however large the cluster is. What is missing or stale is put, what the registry no longer has is deleted.
+   */
   private void reconcile() {
     Map<String, ByteString> want;
     synchronized (this) {
@@ -372,58 +384,66 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
       dirty.clear(); // covered by this reconcile; changes from now on are dirty again
       reconciles++;
     }
-    long lease = leaseId;
+    List<ByteString> current = client.leaseKeys(leaseId);
+    if (current == null) {
+      throw new EtcdException("lease " + Long.toHexString(leaseId) + " expired", "LEASE_EXPIRED", null);
+    }
+    java.util.Set<String> onLease = ours(current);
+    java.util.Set<String> existing = new java.util.HashSet<>(onLease);
+    if (previousLease != 0) {
+      List<ByteString> old = client.leaseKeys(previousLease);
+      if (old != null) {
+        existing.addAll(ours(old));
+      }
+    }
     List<RequestOp> ops = new ArrayList<>();
-    int puts = 0;
+    Map<String, ByteString> written = new HashMap<>();
     int deletes = 0;
     int unchanged = 0;
-    ByteString from = EtcdClient.bytes(keys.pluginsRoot());
-    ByteString end = EtcdClient.prefixEnd(from);
-    long revision = 0;
-    while (true) {
-      RangeRequest.Builder rq = RangeRequest.newBuilder().setKey(from).setRangeEnd(end).setLimit(RANGE_PAGE);
-      if (revision != 0) {
-        rq.setRevision(revision);
+    for (String key : existing) {
+      if (!want.containsKey(key)) {
+        ops.add(delete(key));
+        written.put(key, null);
+        deletes++;
       }
-      RangeResponse r = client.range(rq.build());
-      revision = r.getHeader().getRevision();
-      for (KeyValue kv : r.getKvsList()) {
-        String key = kv.getKey().toStringUtf8();
-        var path = keys.parsePluginKey(key);
-        if (path.isEmpty() || !path.get().nodeId().equals(nodeId)) {
-          continue;
-        }
-        ByteString v = want.remove(key);
-        if (v == null) {
-          ops.add(delete(key));
-          deletes++;
-        } else if (!v.equals(kv.getValue()) || kv.getLease() != lease) {
-          ops.add(put(key, v));
-          puts++;
-        } else {
-          unchanged++;
-        }
-        if (ops.size() >= batchSize) {
-          commit(ops);
-        }
-      }
-      if (!r.getMore() || r.getKvsCount() == 0) {
-        break;
-      }
-      from = r.getKvs(r.getKvsCount() - 1).getKey().concat(ByteString.copyFrom(new byte[] {0}));
     }
     for (Map.Entry<String, ByteString> e : want.entrySet()) {
-      ops.add(put(e.getKey(), e.getValue()));
-      puts++;
-      if (ops.size() >= batchSize) {
-        commit(ops);
+      if (onLease.contains(e.getKey()) && e.getValue().equals(lastWritten.get(e.getKey()))) {
+        unchanged++;
+      } else {
+        ops.add(put(e.getKey(), e.getValue()));
+        written.put(e.getKey(), e.getValue());
       }
     }
-    commit(ops);
-    synchronized (this) {
-      published += puts + deletes;
+    for (int i = 0; i < ops.size(); i += batchSize) {
+      client.txn(TxnRequest.newBuilder().addAllSuccess(ops.subList(i, Math.min(ops.size(), i + batchSize))).build());
     }
-    log.info("catalog: node {} reconciled with etcd: {} put, {} deleted, {} unchanged", nodeId, puts, deletes, unchanged);
+    written.forEach((k, v) -> {
+      if (v == null) {
+        lastWritten.remove(k);
+      } else {
+        lastWritten.put(k, v);
+      }
+    });
+    previousLease = 0;
+    synchronized (this) {
+      published += ops.size();
+    }
+    log.info("catalog: node {} reconciled with etcd: {} put, {} deleted, {} unchanged", nodeId, ops.size() - deletes,
+        deletes, unchanged);
+  }
+
+  /** The keys that are this node's plugin keys. */
+  private java.util.Set<String> ours(List<ByteString> keyList) {
+    java.util.Set<String> out = new java.util.HashSet<>();
+    for (ByteString k : keyList) {
+      String key = k.toStringUtf8();
+      var path = keys.parsePluginKey(key);
+      if (path.isPresent() && path.get().nodeId().equals(nodeId)) {
+        out.add(key);
+      }
+    }
+    return out;
   }
 
   private void commit(List<RequestOp> ops) {
@@ -459,6 +479,13 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
         batch.forEach(dirty::putIfAbsent);
       }
       throw e;
+    }
+    for (RequestOp op : ops) {
+      if (op.hasRequestPut()) {
+        lastWritten.put(op.getRequestPut().getKey().toStringUtf8(), op.getRequestPut().getValue());
+      } else {
+        lastWritten.remove(op.getRequestDeleteRange().getKey().toStringUtf8());
+      }
     }
     Instant now = clock.instant();
     Instant oldest = batch.values().stream().min(Instant::compareTo).orElse(now);

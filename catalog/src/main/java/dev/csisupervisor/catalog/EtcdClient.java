@@ -208,6 +208,17 @@ final class EtcdClient implements AutoCloseable {
     }
   }
 
+  /** The keys attached to the lease, or null if it expired or never existed. */
+  java.util.List<ByteString> leaseKeys(long leaseId) {
+    try {
+      var r = withAuth(LeaseGrpc.newBlockingStub(channel())).withDeadlineAfter(deadlineMillis(), TimeUnit.MILLISECONDS)
+          .leaseTimeToLive(LeaseTimeToLiveRequest.newBuilder().setID(leaseId).setKeys(true).build());
+      return r.getTTL() <= 0 ? null : r.getKeysList();
+    } catch (StatusRuntimeException e) {
+      throw translate("lease keys of " + Long.toHexString(leaseId), e);
+    }
+  }
+
   /** Revokes the lease: etcd deletes every key attached to it. */
   void revokeLease(long leaseId) {
     try {

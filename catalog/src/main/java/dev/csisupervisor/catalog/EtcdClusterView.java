@@ -225,18 +225,18 @@ final class EtcdClusterView implements ClusterView {
 
   private void openWatch(long fromRevision) {
     closeWatch();
-    StreamObserver<WatchRequest>[] self = new StreamObserver[1];
+    AtomicReference<StreamObserver<WatchRequest>> self = new AtomicReference<>();
     StreamObserver<WatchRequest> stream = client.watch(new StreamObserver<>() {
       @Override
       public void onNext(WatchResponse r) {
-        execute(() -> onWatch(self[0], r));
+        execute(() -> onWatch(self.get(), r));
       }
 
       @Override
       public void onError(Throwable t) {
         EtcdException e = client.translate("watch " + keys.root(), t);
         execute(() -> {
-          if (watch == self[0]) {
+          if (watch == self.get()) {
             watch = null;
             retry(e, () -> resume());
           }
@@ -246,14 +246,14 @@ final class EtcdClusterView implements ClusterView {
       @Override
       public void onCompleted() {
         execute(() -> {
-          if (watch == self[0]) {
+          if (watch == self.get()) {
             watch = null;
             retry(new EtcdException("watch ended by etcd", "WATCH_ENDED", null), () -> resume());
           }
         });
       }
     });
-    self[0] = stream;
+    self.set(stream);
     watch = stream;
     ByteString key = EtcdClient.bytes(keys.root());
     stream.onNext(WatchRequest.newBuilder().setCreateRequest(WatchCreateRequest.newBuilder()

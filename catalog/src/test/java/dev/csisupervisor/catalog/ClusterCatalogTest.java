@@ -347,6 +347,21 @@ class ClusterCatalogTest {
   }
 
   @Test
+  void leaseLostBehindItsBack_nodeGrantsANewOneAndRepublishes() throws Exception {
+    PluginRegistry r = registry("n1", "node:ebs,controller:ebs");
+    CatalogPublisher p = publisher(r, "n1", etcd.endpoint());
+    assertTrue(p.awaitInSync(Duration.ofSeconds(10)));
+    EtcdClusterView v = view(Duration.ofMillis(100));
+    long lease = p.status().leaseId();
+    try (EtcdClient side = new EtcdClient(EtcdOptions.of(etcd.endpoint()))) {
+      side.revokeLease(lease); // as if it had expired during a partition: etcd drops every key on it
+    }
+    await().atMost(Duration.ofSeconds(5)).until(() -> p.status().leaseId() != lease && p.status().leaseId() != 0
+        && v.snapshot().entries().size() == 2 && v.snapshot().nodes().containsKey("n1"));
+    assertTrue(p.status().reconciles() >= 2, p.status().toString());
+  }
+
+  @Test
   void close_revokesTheLease_nodeLeavesAtOnce() throws Exception {
     PluginRegistry r = registry("n1", "node:ebs,controller:ebs");
     CatalogPublisher p = publisher(r, "n1", etcd.endpoint());
