@@ -16,6 +16,8 @@ import java.util.Locale;
  * supervision quick|full [N] [SECONDS] [mapdb|memory]  5: N supervised plugins (child JVM serves them)
  * fanout-stuck quick|full              3b: register latency with and without a stuck subscriber
  * plugin-farm CSI_ROOT COUNT THREADS   (child process of "supervision")
+ * cluster-catalog quick|full [NODES] [PLUGINS]  7: simulated nodes through one etcd to a view in another process
+ * cluster-view-probe ENDPOINT PREFIX   (child process of "cluster-catalog")
  * </pre>
  */
 public final class Main {
@@ -39,6 +41,8 @@ public final class Main {
       case "supervision" -> SupervisionAtScale.main(rest);
       case "fanout-stuck" -> FanOutStuckSubscriber.main(rest);
       case "plugin-farm" -> PluginFarm.main(rest);
+      case "cluster-catalog" -> ClusterCatalogLoad.main(rest);
+      case "cluster-view-probe" -> ClusterViewProbe.main(rest);
       default -> {
         System.err.println("unknown benchmark '" + args[0] + "'");
         usage();
@@ -49,7 +53,8 @@ public final class Main {
 
   private static void usage() {
     System.err.println("usage: java -jar csi-benchmarks.jar env | jmh quick|full [regex] | time-to-register quick|full [mapdb|memory]"
-        + " | restore quick|full SIZE | supervision quick|full [PLUGINS] [SECONDS] | fanout-stuck quick|full");
+        + " | restore quick|full SIZE | supervision quick|full [PLUGINS] [SECONDS] | fanout-stuck quick|full"
+        + " | cluster-catalog quick|full [NODES] [PLUGINS]");
   }
 
   /** Parses "quick" / "full" (the first argument of every harness). */
