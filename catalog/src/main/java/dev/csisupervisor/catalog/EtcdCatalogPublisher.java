@@ -82,8 +82,12 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
   // ---- io thread only (volatile for status()) ------------------------------------------------
   private volatile boolean connected;
   private volatile long leaseId;
+  private final Object keepAliveLock = new Object();
+  /** Guarded by keepAliveLock: a stream's calls must not be concurrent. */
   private StreamObserver<LeaseKeepAliveRequest> keepAlive;
   private ScheduledFuture<?> keepAliveTask;
+  /** One timer thread for the keep-alive pings of every publisher in the JVM. */
+  private static final ScheduledExecutorService KEEPALIVE = Executors.newSingleThreadScheduledExecutor(daemon("catalog-keepalive"));
   private Duration nextBackoff;
   private int failuresInRow;
   /** What this publisher last wrote on its current lease, by key: lets a reconcile skip unchanged keys. */
@@ -296,13 +300,15 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
       keepAliveTask.cancel(false);
       keepAliveTask = null;
     }
-    if (keepAlive != null) {
-      try {
-        keepAlive.onCompleted();
-      } catch (RuntimeException ignored) {
-        // the stream is already broken
+    synchronized (keepAliveLock) {
+      if (keepAlive != null) {
+        try {
+          keepAlive.onCompleted();
+        } catch (RuntimeException ignored) {
+          // the stream is already broken
+        }
+        keepAlive = null;
       }
-      keepAlive = null;
     }
   }
 
@@ -336,32 +342,46 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
       @Override
       public void onNext(LeaseKeepAliveResponse r) {
         if (r.getTTL() <= 0) {
-          io.execute(() -> leaseLost(lease, new EtcdException("lease " + Long.toHexString(lease) + " expired", "LEASE_EXPIRED", null)));
+          post(() -> leaseLost(lease, new EtcdException("lease " + Long.toHexString(lease) + " expired", "LEASE_EXPIRED", null)));
         }
       }
 
       @Override
       public void onError(Throwable t) {
         EtcdException e = client.translate("lease keep-alive", t);
-        io.execute(() -> leaseLost(lease, e));
+        post(() -> leaseLost(lease, e));
       }
 
       @Override
       public void onCompleted() {}
     });
-    keepAlive = stream;
     long period = Math.max(500, ttlSeconds * 1000 / 3);
     LeaseKeepAliveRequest ping = LeaseKeepAliveRequest.newBuilder().setID(lease).build();
-    stream.onNext(ping);
-    keepAliveTask = io.scheduleAtFixedRate(() -> {
+    synchronized (keepAliveLock) {
+      keepAlive = stream;
+      stream.onNext(ping);
+    }
+    // Pinged from a shared timer, not the io thread: a slow etcd call there never starves the lease.
+    keepAliveTask = KEEPALIVE.scheduleAtFixedRate(() -> {
       try {
-        if (keepAlive == stream) {
-          stream.onNext(ping);
+        synchronized (keepAliveLock) {
+          if (keepAlive == stream) {
+            stream.onNext(ping);
+          }
         }
       } catch (RuntimeException e) {
-        leaseLost(lease, client.translate("lease keep-alive", e));
+        EtcdException ee = client.translate("lease keep-alive", e);
+        post(() -> leaseLost(lease, ee));
       }
     }, period, period, TimeUnit.MILLISECONDS);
+  }
+
+  private void post(Runnable r) {
+    try {
+      io.execute(r);
+    } catch (java.util.concurrent.RejectedExecutionException ignored) {
+      // closed
+    }
   }
 
   private void leaseLost(long lease, EtcdException e) {

@@ -51,6 +51,7 @@ final class EtcdClusterView implements ClusterView {
   // guarded by this
   private final Map<String, CatalogEntry> plugins = new HashMap<>();
   private final Map<String, NodeEntry> nodes = new HashMap<>();
+  private final List<ClusterEvent> outbox = new ArrayList<>();
   private long revision;
   private long sequence;
   private ClusterSnapshot cached;
@@ -214,6 +215,7 @@ final class EtcdClusterView implements ClusterView {
         revision = rev;
         cached = null;
       }
+      deliver();
       synced.countDown();
       relists.incrementAndGet();
       log.info("cluster view: listed {} node(s), {} registration(s) under {} at revision {}", n.size(), p.size(), keys, rev);
@@ -329,6 +331,7 @@ final class EtcdClusterView implements ClusterView {
       }
       cached = null;
     }
+    deliver();
   }
 
   private void putPlugin(long rev, String key, CatalogEntry e) {
@@ -349,12 +352,29 @@ final class EtcdClusterView implements ClusterView {
     }
   }
 
-  /** Under the lock: number the change and hand it to every subscriber in order. */
+  /** Under the lock: number the change; {@link #deliver()} hands it out after the lock is released. */
   private void emit(long rev, ClusterEvent.Kind kind, CatalogEntry p, NodeEntry n) {
-    ClusterEvent e = new ClusterEvent(++sequence, rev, kind, p, n);
+    outbox.add(new ClusterEvent(++sequence, rev, kind, p, n));
     cached = null;
-    for (ViewSubscriber s : subscribers) {
-      s.offer(e);
+  }
+
+  /**
+   * On the io thread (the only one that emits), outside the lock, in sequence order. A subscriber that
+   * joined after an event was numbered drops it: its snapshot already has it.
+   */
+  private void deliver() {
+    List<ClusterEvent> out;
+    synchronized (this) {
+      if (outbox.isEmpty()) {
+        return;
+      }
+      out = new ArrayList<>(outbox);
+      outbox.clear();
+    }
+    for (ClusterEvent e : out) {
+      for (ViewSubscriber s : subscribers) {
+        s.offer(e);
+      }
     }
   }
 

@@ -53,7 +53,7 @@ final class ViewSubscriber implements ClusterSubscription {
   /** Called by the view in event order. */
   void offer(ClusterEvent e) {
     synchronized (this) {
-      if (!active) {
+      if (!active || e.sequence() <= snapshotSequence) {
         return;
       }
       if (queue.size() >= maxBacklog) {
@@ -128,10 +128,10 @@ final class ViewSubscriber implements ClusterSubscription {
         }
         return;
       }
-      call(() -> listener.onEvent(next));
       synchronized (this) {
-        lastDelivered = next.sequence();
+        lastDelivered = next.sequence(); // handed over (a lag from now on reports it as delivered)
       }
+      call(() -> listener.onEvent(next));
     }
   }
 

@@ -376,6 +376,57 @@ class ClusterCatalogTest {
   }
 
   @Test
+  void subscribers_areIsolated_aThrowingOneKeepsGoing_aStuckOneIsLagged() throws Exception {
+    PluginRegistry r = registry("n1", "");
+    publisher(r, "n1", etcd.endpoint());
+    EtcdClusterView v = (EtcdClusterView) track(ClusterView.builder().etcd(EtcdOptions.of(etcd.endpoint())).prefix(prefix)
+        .maxSubscriberBacklog(3).build());
+    v.start();
+    assertTrue(v.awaitSynced(Duration.ofSeconds(10)));
+    AtomicInteger thrown = new AtomicInteger();
+    track(v.subscribe(e -> {
+      thrown.incrementAndGet();
+      throw new IllegalStateException("listener bug");
+    }, Runnable::run));
+    java.util.concurrent.CountDownLatch stuck = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.atomic.AtomicLong laggedAt = new java.util.concurrent.atomic.AtomicLong(-1);
+    java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+    var stuckExec = Executors.newSingleThreadExecutor();
+    closeables.add(stuckExec::shutdownNow);
+    ClusterSubscription slow = v.subscribe(new ClusterListener() {
+      @Override
+      public void onEvent(ClusterEvent e) {
+        try {
+          stuck.await();
+        } catch (InterruptedException ie) {
+          Thread.currentThread().interrupt();
+        }
+      }
+
+      @Override
+      public void onLagged(long last) {
+        laggedAt.set(last);
+      }
+
+      @Override
+      public void onClosed() {
+        closed.set(true);
+      }
+    }, stuckExec);
+    Mirror mirror = Mirror.subscribe(v, Runnable::run, closeables);
+    for (int i = 0; i < 8; i++) {
+      r.register(plugin(PluginType.CSI_NODE, "p" + i, "n1-p" + i, true));
+    }
+    await().atMost(Duration.ofSeconds(5)).until(() -> mirror.content().size() == 8);
+    assertEquals(null, mirror.error);
+    assertTrue(thrown.get() >= 9, "the throwing listener still gets every change: " + thrown.get()); // node + 8
+    assertFalse(slow.isActive(), "the stuck one is dropped");
+    stuck.countDown();
+    await().atMost(Duration.ofSeconds(5)).until(closed::get);
+    assertEquals(slow.snapshotSequence() + 1, laggedAt.get(), "it had been handed only the first change");
+  }
+
+  @Test
   void deregisterAndReRegister_followTheRegistry() throws Exception {
     PluginRegistry r = registry("n1", "node:ebs");
     CatalogPublisher p = publisher(r, "n1", etcd.endpoint());
