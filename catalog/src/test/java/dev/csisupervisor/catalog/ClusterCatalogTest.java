@@ -183,7 +183,8 @@ class ClusterCatalogTest {
     // A crash of n2's ebs node plugin: the supervisor reports it unhealthy; the view shows it on n2 only.
     long t0 = System.nanoTime();
     r2.register(plugin(PluginType.CSI_NODE, "ebs", "n2-ebs", false));
-    await().atMost(Duration.ofSeconds(5)).until(() -> counts(v.snapshot(), "ebs").equals("c1/1 n2/3 entries=4"));
+    await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(5))
+        .until(() -> counts(v.snapshot(), "ebs").equals("c1/1 n2/3 entries=4"));
     long lagMs = (System.nanoTime() - t0) / 1_000_000;
     System.out.println("CATALOG unhealthy-visible-ms " + lagMs);
     CatalogEntry n2 = v.snapshot().nodePlugins("n2").stream().filter(e -> e.name().equals("ebs")).findFirst().orElseThrow();
@@ -206,13 +207,15 @@ class ClusterCatalogTest {
     child.toHandle().destroyForcibly();
     long killed = System.nanoTime();
     child.waitFor();
-    await().atMost(TTL.plusSeconds(2)).until(() -> v.snapshot().nodePlugins("n9").isEmpty() && !v.snapshot().nodes().containsKey("n9"));
+    await().atMost(TTL.plusSeconds(2)).pollInterval(Duration.ofMillis(10))
+        .until(() -> v.snapshot().nodePlugins("n9").isEmpty() && !v.snapshot().nodes().containsKey("n9"));
     System.out.println("CATALOG kill9-vanish-ms " + (System.nanoTime() - killed) / 1_000_000 + " (ttl " + TTL.toMillis() + " ms)");
     assertEquals("c0/0 n1/1 entries=1", counts(v.snapshot(), "ebs"));
 
     Process again = startChild("n9");
     long restarted = System.nanoTime();
-    await().atMost(Duration.ofSeconds(10)).until(() -> counts(v.snapshot(), "ebs").equals("c1/1 n2/2 entries=3"));
+    await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
+        .until(() -> counts(v.snapshot(), "ebs").equals("c1/1 n2/2 entries=3"));
     System.out.println("CATALOG restart-visible-ms " + (System.nanoTime() - restarted) / 1_000_000);
     assertEquals(2, v.snapshot().nodePlugins("n9").size(), "no duplicates after restart");
     again.toHandle().destroyForcibly();
@@ -253,7 +256,7 @@ class ClusterCatalogTest {
 
     etcd.startAgain();
     long back = System.nanoTime();
-    await().atMost(Duration.ofSeconds(10)).until(() -> v.snapshot().nodePlugins("n1").size() == 2
+    await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10)).until(() -> v.snapshot().nodePlugins("n1").size() == 2
         && v.snapshot().nodePlugins("n2").size() == 1 && p1.status().connected() && p2.status().connected());
     System.out.println("CATALOG outage-converge-ms " + (System.nanoTime() - back) / 1_000_000);
     assertEquals("c0/0 n2/2 entries=2", counts(v.snapshot(), "ebs"));

@@ -169,6 +169,25 @@ class ClusterEndToEndTest {
     assertEquals(1, view.snapshot().nodePlugins("a3").size());
     System.out.println("CLUSTER-E2E kill9-agent-vanish-ms " + vanishMs + " (lease ttl " + TTL_SECONDS + " s); restart-back-ms " + backMs);
 
+    // etcd stopped for a while: the agents keep supervising (a1's plugin crashes and is restarted) and the
+    // view, once etcd is back, shows what happened meanwhile.
+    java.time.Instant before = view.snapshot().nodePlugins("a1").get(0).healthSince();
+    etcd.stop();
+    long a1Plugin = pluginPid(dir.resolve("a1"));
+    ProcessHandle.of(a1Plugin).orElseThrow().destroyForcibly();
+    await().atMost(WAIT).pollInterval(Duration.ofMillis(100)).until(() -> {
+      try (AdminClient c = AdminClient.connect(dir.resolve("a1/agent.sock"))) {
+        return c.status().getTasksList().stream().anyMatch(t -> t.getId().equals("ebs") && t.getRestarts() == 1)
+            && c.listPlugins(dev.csisupervisor.admin.v1.PluginType.PLUGIN_TYPE_UNSPECIFIED).stream()
+                .allMatch(p -> p.getHealth().getHealthy());
+      }
+    });
+    etcd.startAgain();
+    long back = System.nanoTime();
+    await().atMost(WAIT).pollInterval(Duration.ofMillis(20)).until(() -> view.snapshot().nodePlugins("a1").stream()
+        .allMatch(e -> e.healthy() && e.healthSince().isAfter(before)) && counts(view.snapshot(), "ebs").equals("c1/1 n3/3 entries=4"));
+    System.out.println("CLUSTER-E2E etcd-back-converged-ms " + (System.nanoTime() - back) / 1_000_000);
+
     // SIGTERM: each agent deregisters its plugins and revokes its lease: the catalog empties at once.
     for (Process p : processes) {
       p.destroy();
