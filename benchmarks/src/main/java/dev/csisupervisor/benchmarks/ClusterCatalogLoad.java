@@ -180,6 +180,10 @@ final class ClusterCatalogLoad {
               + " node (%d MiB in all)%n",
           keys, keys / nodes, etcdRss / 1024, (etcdRss - etcdRss0) / (double) nodes, dbSize(ep),
           heapPerNode / 1024.0, probeHeap / 1024.0 / nodes, probeHeap >> 20);
+      // The reference, same run: etcd's own WAL fsync and backend commit times (its /metrics).
+      System.out.printf(Locale.ROOT, "RESULT cluster-catalog reference | etcd WAL fsync %s | etcd backend commit %s%n",
+          histogramMean(ep, "etcd_disk_wal_fsync_duration_seconds"),
+          histogramMean(ep, "etcd_disk_backend_commit_duration_seconds"));
     } finally {
       for (CatalogPublisher p : publishers) {
         p.close();
@@ -290,6 +294,26 @@ final class ClusterCatalogLoad {
       // not Linux
     }
     return 0;
+  }
+
+  /** "mean 1.23 ms over N" of a Prometheus histogram from etcd's /metrics. */
+  private static String histogramMean(String ep, String name) {
+    try {
+      HttpURLConnection c = (HttpURLConnection) URI.create(ep + "/metrics").toURL().openConnection();
+      String body = new String(c.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      double sum = 0;
+      double count = 0;
+      for (String l : body.split("\n")) {
+        if (l.startsWith(name + "_sum ")) {
+          sum = Double.parseDouble(l.substring(l.indexOf(' ') + 1).strip());
+        } else if (l.startsWith(name + "_count ")) {
+          count = Double.parseDouble(l.substring(l.indexOf(' ') + 1).strip());
+        }
+      }
+      return count == 0 ? "n/a" : String.format(Locale.ROOT, "mean %.2f ms over %.0f", sum / count * 1000, count);
+    } catch (IOException | RuntimeException e) {
+      return "n/a (" + e + ")";
+    }
   }
 
   private static String dbSize(String ep) {
