@@ -248,11 +248,15 @@ class ClusterCatalogTest {
     etcd.stop();
     long t0 = System.nanoTime();
     r1.register(plugin(PluginType.CSI_NODE, "nfs", "n1-nfs", true));   // added meanwhile
+    for (int v2 = 2; v2 <= 6; v2++) {                                   // and changed: coalesced, newest wins
+      r1.register(plugin(PluginType.CSI_NODE, "nfs", "n1-nfs", true).withVersion(v2 + ".0"));
+    }
     r2.deregister(PluginType.CSI_CONTROLLER, "ebs", "n2-ebs");          // removed meanwhile
     long localMs = (System.nanoTime() - t0) / 1_000_000;
     assertTrue(localMs < 1000, "local registrations must not wait for etcd, took " + localMs + " ms");
     await().atMost(Duration.ofSeconds(5)).until(() -> p1.status().etcdErrors() > 0 && p2.status().etcdErrors() > 0);
     assertFalse(p1.status().connected());
+    assertEquals(1, p1.status().backlog(), "six changes of one key wait as one: " + p1.status());
 
     etcd.startAgain();
     long back = System.nanoTime();
@@ -261,6 +265,7 @@ class ClusterCatalogTest {
     System.out.println("CATALOG outage-converge-ms " + (System.nanoTime() - back) / 1_000_000);
     assertEquals("c0/0 n2/2 entries=2", counts(v.snapshot(), "ebs"));
     assertEquals("c0/0 n1/1 entries=1", counts(v.snapshot(), "nfs"));
+    assertEquals("6.0", v.snapshot().plugin("nfs").orElseThrow().entries().get(0).version());
     assertEquals(1, v.relists(), "the watch resumed from its revision, no re-list");
     assertTrue(v.etcdErrors() > 0);
   }
