@@ -53,7 +53,7 @@ want() { [[ "$only" == all || "$only" == "$1" ]]; }
   if want env; then run env; fi
   if want jmh; then run jmh "$mode" "${JMH_FILTER:-.*}"; fi
   if want time-to-register; then
-    run time-to-register "$mode" mapdb
+    run time-to-register "$mode" durable
     # The same without disk (in-memory store): the supervisor's own share. Full mode only, for time.
     if [[ "$mode" == full ]]; then run time-to-register "$mode" memory; fi
   fi

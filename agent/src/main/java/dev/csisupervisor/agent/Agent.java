@@ -29,7 +29,7 @@ import dev.csisupervisor.registry.PluginListener;
 import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.registry.PluginType;
 import dev.csisupervisor.registry.Subscription;
-import dev.csisupervisor.state.MapDbStateStore;
+import dev.csisupervisor.state.JournalStateStore;
 import dev.csisupervisor.state.StateFileLockedException;
 import dev.csisupervisor.state.StateStore;
 import dev.csisupervisor.state.StateStoreException;
@@ -80,7 +80,7 @@ import org.slf4j.LoggerFactory;
 /**
  * The csi-agent daemon: runs the configured CSI plugins as the node's task runner, supervises
  * them with a {@link CsiPluginSupervisor}, keeps them in a {@link PluginRegistry} persisted to
- * {@code <data_dir>/registry.db}, and serves the admin API and metrics.
+ * {@code <data_dir>/state/}, and serves the admin API and metrics.
  *
  * <p><b>Start.</b> The registry restores the registrations of the previous run. Launched plugin
  * processes that are still alive (recorded in {@code <data_dir>/processes.json}) are re-attached,
@@ -191,15 +191,15 @@ public final class Agent implements AutoCloseable {
       metrics.watchResources(monitor::current);
     }
 
-    // Step 1: restore the registry from the state file.
+    // Step 1: restore the registry from the state (checkpoint + journal).
     try {
-      store = new TimedStateStore(MapDbStateStore.open(config.dataDir()), metrics);
+      store = new TimedStateStore(JournalStateStore.open(config.dataDir()), metrics);
     } catch (StateFileLockedException e) {
-      throw new AgentException("the state file in " + config.dataDir() + " is locked by another"
+      throw new AgentException("the state in " + config.dataDir() + " is locked by another"
           + " process: is another csi-agent running with this data_dir? (" + e.getMessage() + ")",
           e);
     } catch (StateStoreException e) {
-      throw new AgentException("cannot open the state file in " + config.dataDir() + ": "
+      throw new AgentException("cannot open the state in " + config.dataDir() + ": "
           + e.getMessage(), e);
     }
     PluginRegistry.Builder rb = PluginRegistry.builder().stateStore(store).clock(clock);

@@ -11,7 +11,7 @@ import dev.csisupervisor.registry.PluginEvent;
 import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.registry.PluginType;
 import dev.csisupervisor.registry.Subscription;
-import dev.csisupervisor.state.MapDbStateStore;
+import dev.csisupervisor.state.JournalStateStore;
 import dev.csisupervisor.state.StateStore;
 import dev.csisupervisor.supervisor.CsiPluginConfig;
 import dev.csisupervisor.supervisor.CsiPluginSupervisor;
@@ -46,7 +46,7 @@ class EmbeddingExampleTest {
     MockCsiPlugin[] plugin = new MockCsiPlugin[1];
 
     // README example begins
-    StateStore store = MapDbStateStore.open(dataDir);                 // <data_dir>/registry.db
+    StateStore store = JournalStateStore.open(dataDir);                 // <data_dir>/state/ (journal + checkpoints)
     PluginRegistry registry = PluginRegistry.builder().stateStore(store).build();
     ScheduledExecutorService scheduler = Executors.newScheduledThreadPool(2);
     CsiPluginSupervisor supervisor = CsiPluginSupervisor.builder()

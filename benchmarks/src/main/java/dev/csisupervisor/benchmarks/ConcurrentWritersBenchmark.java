@@ -4,7 +4,7 @@ import dev.csisupervisor.registry.PluginEvent;
 import dev.csisupervisor.registry.PluginInfo;
 import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.state.InMemoryStateStore;
-import dev.csisupervisor.state.MapDbStateStore;
+import dev.csisupervisor.state.JournalStateStore;
 import dev.csisupervisor.state.StateStore;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -29,7 +29,7 @@ import org.openjdk.jmh.annotations.Threads;
  * Benchmark 2 (concurrent part): changes/s with 16 writer threads on one registry holding
  * {@code size} registrations. Each writer alternates register/deregister of its own keys, so every
  * invocation is one change; each call returns only once its change is durable. With
- * {@code store=mapdb} the registry's group commit lets one MapDB commit carry every change waiting
+ * {@code store=durable} the registry's group commit lets one journal write + fsync carry every change waiting
  * at that moment; at the end of each iteration the average number of changes per commit is printed.
  */
 @State(Scope.Benchmark)
@@ -41,7 +41,7 @@ public class ConcurrentWritersBenchmark {
   @Param({"1000"})
   public int size;
 
-  @Param({"mapdb", "memory"})
+  @Param({"durable", "memory"})
   public String store;
 
   private Path dir;
@@ -52,14 +52,14 @@ public class ConcurrentWritersBenchmark {
   @Setup(Level.Trial)
   public void setUp() throws IOException {
     StateStore base;
-    if (store.equals("mapdb")) {
+    if (store.equals("durable")) {
       dir = Files.createTempDirectory("csi-bench-writers-");
       Fixtures.stateDirWith(size, dir.resolve("data"));
-      base = MapDbStateStore.open(dir.resolve("data"));
+      base = JournalStateStore.open(dir.resolve("data"));
     } else if (store.equals("memory")) {
       base = new InMemoryStateStore();
     } else {
-      throw new IllegalArgumentException("store must be mapdb or memory, got " + store);
+      throw new IllegalArgumentException("store must be durable or memory, got " + store);
     }
     counting = new CountingStateStore(base);
     registry = PluginRegistry.builder().stateStore(counting).build();

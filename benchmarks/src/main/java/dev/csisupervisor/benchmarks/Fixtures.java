@@ -6,7 +6,7 @@ import dev.csisupervisor.registry.PluginInfo;
 import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.registry.PluginType;
 import dev.csisupervisor.state.InMemoryStateStore;
-import dev.csisupervisor.state.MapDbStateStore;
+import dev.csisupervisor.state.JournalStateStore;
 import dev.csisupervisor.state.StateChange;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -23,11 +23,11 @@ import java.util.Set;
 import java.util.stream.Stream;
 
 /**
- * Shared test data: realistic registrations, and MapDB state files pre-filled with N of them.
+ * Shared test data: realistic registrations, and state directories (journal + checkpoint) pre-filled with N of them.
  *
  * <p>Filling a state file with 100 000 registrations one commit at a time would take minutes (one
  * WAL commit each), so a template is built once per size: the records are produced by a real
- * registry over an in-memory store (the registry's own encoding), then written into a MapDB file
+ * registry over an in-memory store (the registry's own encoding), then written into a journal store (closed cleanly: one checkpoint)
  * in large {@link dev.csisupervisor.state.StateStore#apply} batches. Templates are kept under
  * {@code benchmarks/target/bench-data/} (or {@code -Dbench.data=DIR}) and copied per trial, so a
  * benchmark that changes the store never changes the template. Not thread-safe: build templates
@@ -94,11 +94,14 @@ final class Fixtures {
     try {
       // 0700, as the agent keeps its data directory (the store warns about anything more open).
       Files.createDirectories(target, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-      try (Stream<Path> files = Files.list(template)) {
+      try (Stream<Path> files = Files.walk(template)) {
         for (Path f : (Iterable<Path>) files::iterator) {
           String n = f.getFileName().toString();
-          if (!n.endsWith(".lock") && !n.equals("COMPLETE")) {
-            Files.copy(f, target.resolve(n), StandardCopyOption.REPLACE_EXISTING);
+          Path to = target.resolve(template.relativize(f).toString());
+          if (Files.isDirectory(f)) {
+            Files.createDirectories(to);
+          } else if (!n.equals("lock") && !n.equals("COMPLETE")) {
+            Files.copy(f, to, StandardCopyOption.REPLACE_EXISTING);
           }
         }
       }
@@ -125,7 +128,7 @@ final class Fixtures {
       }
     }
     List<StateChange> batch = new ArrayList<>();
-    try (MapDbStateStore store = MapDbStateStore.open(dir)) {
+    try (JournalStateStore store = JournalStateStore.open(dir)) {
       for (Map.Entry<String, byte[]> e : memory.loadAll().entrySet()) {
         batch.add(new StateChange.Put(e.getKey(), e.getValue()));
         if (batch.size() == 5_000) {

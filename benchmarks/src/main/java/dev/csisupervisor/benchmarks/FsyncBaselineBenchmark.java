@@ -19,7 +19,7 @@ import org.openjdk.jmh.annotations.TearDown;
 
 /**
  * Calibration for benchmark 2: one 4 KiB write + {@code fsync} to a file in the same temp
- * directory the MapDB benchmarks use. A durable MapDB commit costs a few of these, so this is the
+ * directory the durable-store benchmarks use. A durable change costs one such write + fsync, so this is the
  * floor to read the registry change cost against — on a shared machine it moves with the other
  * jobs' disk traffic.
  */

@@ -33,12 +33,12 @@ final class JmhSuite {
     Pattern filter = Pattern.compile(args.length > 1 ? args[1] : ".*");
     List<Suite> suites = new ArrayList<>();
     suites.add(new Suite("fsync-baseline", "FsyncBaselineBenchmark.writeAndFsync", List.of(), 1));
-    suites.add(new Suite("registry-change-mapdb", "RegistryChangeBenchmark.change",
-        List.of(p("store", "mapdb"), p("size", "10", "1000", "10000", "100000")), 1));
+    suites.add(new Suite("registry-change-durable", "RegistryChangeBenchmark.change",
+        List.of(p("store", "durable"), p("size", "10", "1000", "10000", "100000")), 1));
     suites.add(new Suite("registry-change-memory", "RegistryChangeBenchmark.change",
         List.of(p("store", "memory"), quick ? p("size", "10", "100000") : p("size", "10", "1000", "10000", "100000")), 1));
     suites.add(new Suite("concurrent-writers", "ConcurrentWritersBenchmark.change",
-        List.<String[]>of(p("store", "mapdb", "memory")), 16));
+        List.<String[]>of(p("store", "durable", "memory")), 16));
     suites.add(new Suite("fanout", "FanOutBenchmark.broadcast",
         List.of(p("subscribers", "1000"), p("events", quick ? "10000" : "100000")), 1));
     suites.add(new Suite("probe-warm", "ProbeRoundTripBenchmark.warm", List.of(), 1));

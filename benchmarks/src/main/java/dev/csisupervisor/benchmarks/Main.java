@@ -11,11 +11,12 @@ import java.util.Locale;
  * env                                  machine description for the results table
  * jmh quick|full [regex]               the JMH benchmarks (2 registry change cost, 2 concurrent writers,
  *                                      3 fan-out, 6 probe round trip), then a summary
- * time-to-register quick|full [mapdb|memory]  1: ready plugin -> subscriber sees REGISTERED
- * restore quick|full SIZE              4: open a state file with SIZE registrations
- * supervision quick|full [N] [SECONDS] [mapdb|memory]  5: N supervised plugins (child JVM serves them)
+ * time-to-register quick|full [durable|memory]  1: ready plugin -> subscriber sees REGISTERED
+ * restore quick|full SIZE              4: open a state store with SIZE registrations
+ * supervision quick|full [N] [SECONDS] [durable|memory]  5: N supervised plugins (child JVM serves them)
  * fanout-stuck quick|full              3b: register latency with and without a stuck subscriber
  * plugin-farm CSI_ROOT COUNT THREADS   (child process of "supervision")
+ * crash-loop [KILLS] [SEED]            the durable store under 1 000 SIGKILLs (not in CI)
  * cluster-catalog quick|full [NODES] [PLUGINS]  7: simulated nodes through one etcd to a view in another process
  * cluster-view-probe ENDPOINT PREFIX   (child process of "cluster-catalog")
  * </pre>
@@ -41,6 +42,7 @@ public final class Main {
       case "supervision" -> SupervisionAtScale.main(rest);
       case "fanout-stuck" -> FanOutStuckSubscriber.main(rest);
       case "plugin-farm" -> PluginFarm.main(rest);
+      case "crash-loop" -> CrashLoop.main(rest);
       case "cluster-catalog" -> ClusterCatalogLoad.main(rest);
       case "cluster-view-probe" -> ClusterViewProbe.main(rest);
       default -> {
@@ -52,9 +54,9 @@ public final class Main {
   }
 
   private static void usage() {
-    System.err.println("usage: java -jar csi-benchmarks.jar env | jmh quick|full [regex] | time-to-register quick|full [mapdb|memory]"
+    System.err.println("usage: java -jar csi-benchmarks.jar env | jmh quick|full [regex] | time-to-register quick|full [durable|memory]"
         + " | restore quick|full SIZE | supervision quick|full [PLUGINS] [SECONDS] | fanout-stuck quick|full"
-        + " | cluster-catalog quick|full [NODES] [PLUGINS]");
+        + " | crash-loop [KILLS] [SEED] | cluster-catalog quick|full [NODES] [PLUGINS]");
   }
 
   /** Parses "quick" / "full" (the first argument of every harness). */

@@ -5,7 +5,7 @@ import dev.csisupervisor.registry.PluginInfo;
 import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.registry.PluginType;
 import dev.csisupervisor.state.InMemoryStateStore;
-import dev.csisupervisor.state.MapDbStateStore;
+import dev.csisupervisor.state.JournalStateStore;
 import dev.csisupervisor.state.StateStore;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -29,7 +29,7 @@ import org.openjdk.jmh.annotations.TearDown;
  *
  * <p>Every invocation is exactly one change and one commit: invocations alternate between
  * registering an extra plugin and deregistering it again, so the registry stays at {@code size}
- * (+1). With {@code store=mapdb} the registry is restored from a MapDB file holding {@code size}
+ * (+1). With {@code store=durable} the registry is restored from a journal store holding {@code size}
  * registrations (a copy of a template, see {@link Fixtures}); each change is a durable WAL commit.
  * With {@code store=memory} it runs over {@link InMemoryStateStore}: the registry's own cost.
  * Sample mode: JMH reports p50/p99 per change.
@@ -42,7 +42,7 @@ public class RegistryChangeBenchmark {
   @Param({"10", "1000", "10000", "100000"})
   public int size;
 
-  @Param({"mapdb", "memory"})
+  @Param({"durable", "memory"})
   public String store;
 
   private static final int EXTRA = 1024;
@@ -57,10 +57,10 @@ public class RegistryChangeBenchmark {
   @Setup(Level.Trial)
   public void setUp() throws IOException {
     switch (store) {
-      case "mapdb" -> {
+      case "durable" -> {
         dir = Files.createTempDirectory("csi-bench-change-");
         Fixtures.stateDirWith(size, dir.resolve("data"));
-        stateStore = MapDbStateStore.open(dir.resolve("data"));
+        stateStore = JournalStateStore.open(dir.resolve("data"));
         registry = PluginRegistry.builder().stateStore(stateStore).build();
       }
       case "memory" -> {
@@ -70,7 +70,7 @@ public class RegistryChangeBenchmark {
           registry.register(Fixtures.plugin(Fixtures.name(i), Fixtures.alloc(i)));
         }
       }
-      default -> throw new IllegalArgumentException("store must be mapdb or memory, got " + store);
+      default -> throw new IllegalArgumentException("store must be durable or memory, got " + store);
     }
     int present = registry.listAll(PluginType.CSI_NODE).size();
     if (present != size) {

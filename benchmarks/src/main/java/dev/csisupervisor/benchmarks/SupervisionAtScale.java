@@ -8,7 +8,7 @@ import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.registry.PluginType;
 import dev.csisupervisor.registry.Subscription;
 import dev.csisupervisor.state.InMemoryStateStore;
-import dev.csisupervisor.state.MapDbStateStore;
+import dev.csisupervisor.state.JournalStateStore;
 import dev.csisupervisor.state.StateStore;
 import dev.csisupervisor.supervisor.CsiPluginConfig;
 import dev.csisupervisor.supervisor.CsiPluginSupervisor;
@@ -44,7 +44,7 @@ import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
  * Benchmark 5: N plugin tasks supervised by one {@link CsiPluginSupervisor} on one 2-thread
- * scheduler, probing every second, registered in a MapDB-backed registry. The N mock plugins run
+ * scheduler, probing every second, registered in a registry over the durable journal store. The N mock plugins run
  * in a child JVM ({@link PluginFarm}, one shared 2-thread epoll loop) so that this JVM holds only
  * the supervisor side.
  *
@@ -62,19 +62,19 @@ final class SupervisionAtScale {
     boolean quick = Main.isQuick(args);
     int n = args.length > 1 ? Integer.parseInt(args[1]) : quick ? 200 : 1000;
     int seconds = args.length > 2 ? Integer.parseInt(args[2]) : quick ? 15 : 60;
-    boolean durable = args.length < 4 || args[3].equals("mapdb");
+    boolean durable = args.length < 4 || args[3].equals("durable");
     if (!durable && !args[3].equals("memory")) {
-      throw new IllegalArgumentException("store must be mapdb or memory, got '" + args[3] + "'");
+      throw new IllegalArgumentException("store must be durable or memory, got '" + args[3] + "'");
     }
     int warmupSeconds = quick ? 3 : 10;
     Duration interval = Duration.ofSeconds(1);
     System.out.println(Env.describe());
     System.out.printf("supervision (%s): %d plugins, probe interval %s, window %d s after %d s warm-up, %s store%n",
-        quick ? "quick" : "full", n, interval, seconds, warmupSeconds, durable ? "MapDB" : "in-memory");
+        quick ? "quick" : "full", n, interval, seconds, warmupSeconds, durable ? "durable" : "in-memory");
 
     Path root = Files.createTempDirectory(Path.of("/tmp"), "csi-sup-");
     Path csiRoot = root.resolve("csi");
-    StateStore store = durable ? MapDbStateStore.open(root.resolve("data")) : new InMemoryStateStore();
+    StateStore store = durable ? JournalStateStore.open(root.resolve("data")) : new InMemoryStateStore();
     PluginRegistry registry = PluginRegistry.builder().stateStore(store).build();
     ScheduledThreadPoolExecutor scheduler = new ScheduledThreadPoolExecutor(2, TimeToRegister.daemonThreads("csi-supervisor"));
     scheduler.setRemoveOnCancelPolicy(true);
@@ -196,7 +196,7 @@ final class SupervisionAtScale {
               + " (%.1f MiB for %d) | netty direct %.1f MiB | probes received %d (%.1f%% of %d expected)"
               + " | probe latency seen by the supervisor %s, %d failed | registering all took %.2f s"
               + " | %d not registered+healthy | load %s%n",
-          n, durable ? "mapdb" : "memory", interval, wall / 1e9, 100.0 * procCpu / wall, 100.0 * (farmAfter[1] - farmBefore[1]) / wall,
+          n, durable ? "durable" : "memory", interval, wall / 1e9, 100.0 * procCpu / wall, 100.0 * (farmAfter[1] - farmBefore[1]) / wall,
           supervisorThreads, total, (heapAfter - heapBefore) / 1024.0 / n, (heapAfter - heapBefore) / 1048576.0, n,
           directBytes / 1048576.0, probes, 100.0 * probes / expectedProbes, Math.round(expectedProbes),
           probe.describeMillis(), probeErrors.get(), registerAll / 1e9, notRegistered, Env.loadAverage());

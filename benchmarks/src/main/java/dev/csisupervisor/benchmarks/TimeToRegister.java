@@ -9,7 +9,7 @@ import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.registry.PluginType;
 import dev.csisupervisor.registry.Subscription;
 import dev.csisupervisor.state.InMemoryStateStore;
-import dev.csisupervisor.state.MapDbStateStore;
+import dev.csisupervisor.state.JournalStateStore;
 import dev.csisupervisor.state.StateStore;
 import dev.csisupervisor.supervisor.CsiPluginConfig;
 import dev.csisupervisor.supervisor.CsiPluginSupervisor;
@@ -45,7 +45,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * Benchmark 1: time from "the plugin starts answering ready" to "a subscriber receives REGISTERED",
  * through the real supervisor hook (shared 2-thread scheduler, socket watcher, async CSI client,
- * default backoff 50 ms doubling to 5 s), a MapDB-backed registry (every registration is a durable
+ * default backoff 50 ms doubling to 5 s), a registry over the durable journal store (every registration is a durable
  * commit) and a subscriber on its own executor. The mock plugins share one 2-thread epoll loop.
  *
  * <p>Scenarios, each a fresh plugin task (prestart, poststart, ..., stop):
@@ -94,7 +94,7 @@ final class TimeToRegister {
 
   private TimeToRegister(Path root, boolean durable) {
     this.root = root;
-    this.store = durable ? MapDbStateStore.open(root.resolve("data")) : new InMemoryStateStore();
+    this.store = durable ? JournalStateStore.open(root.resolve("data")) : new InMemoryStateStore();
     this.registry = PluginRegistry.builder().stateStore(store).build();
     this.scheduler = new ScheduledThreadPoolExecutor(2, daemonThreads("csi-supervisor"));
     scheduler.setRemoveOnCancelPolicy(true);
@@ -128,16 +128,16 @@ final class TimeToRegister {
 
   public static void main(String[] args) throws Exception {
     boolean quick = Main.isQuick(args);
-    boolean durable = args.length < 2 || args[1].equals("mapdb");
+    boolean durable = args.length < 2 || args[1].equals("durable");
     if (!durable && !args[1].equals("memory")) {
-      throw new IllegalArgumentException("store must be mapdb or memory, got '" + args[1] + "'");
+      throw new IllegalArgumentException("store must be durable or memory, got '" + args[1] + "'");
     }
     int perScenario = quick ? 100 : 500;
     int readyLater = quick ? 40 : 200;
     Path root = Files.createTempDirectory(Path.of("/tmp"), "csi-ttr-");
     System.out.println(Env.describe());
     System.out.printf("time-to-register (%s, %s store): %d starts per scenario (%d for ready-later), %d lanes, root %s%n",
-        quick ? "quick" : "full", durable ? "MapDB" : "in-memory", perScenario, readyLater, LANES, root);
+        quick ? "quick" : "full", durable ? "durable" : "in-memory", perScenario, readyLater, LANES, root);
     TimeToRegister bench = new TimeToRegister(root, durable);
     try {
       bench.run(Scenario.SOCKET_APPEARS, 40, 1000); // warm-up (JIT, MapDB, first channels): not recorded
@@ -149,7 +149,7 @@ final class TimeToRegister {
         total += n;
         Stats fromT0 = new Stats(result[0]);
         String line = String.format("RESULT time-to-register | %s store | %s | %s | %d of %d took >= 100 ms",
-            durable ? "mapdb" : "memory", s.tag, fromT0.describeMillis(), fromT0.countAtLeast(100_000_000L), n);
+            durable ? "durable" : "memory", s.tag, fromT0.describeMillis(), fromT0.countAtLeast(100_000_000L), n);
         if (s == Scenario.SOCKET_APPEARS || s == Scenario.STALE_SOCKET) {
           // t0 is taken before start(): the socket appears inside it, so the supervisor may already be probing
           // when it returns. Its own cost is reported so it can be read out of the figure.

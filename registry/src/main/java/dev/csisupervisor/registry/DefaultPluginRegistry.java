@@ -74,7 +74,7 @@ final class DefaultPluginRegistry implements PluginRegistry {
   private long nextOrder; // only the committer reads or writes it (handed over through groupLock)
 
   private final Object stateLock = new Object();
-  private final Map<PluginKey, Entry> entries = new HashMap<>(); // guarded by stateLock; written only by the committer
+  private final Map<PluginKey, Entry> entries; // guarded by stateLock; written only by the committer
   private final Set<String> skippedKeys = new LinkedHashSet<>(); // guarded by stateLock; written only by the committer
   private final Map<PluginType, Long> sequences = new EnumMap<>(PluginType.class); // guarded by stateLock
   private final Map<PluginType, List<Subscriber>> subscribers = new EnumMap<>(PluginType.class); // guarded by stateLock
@@ -97,7 +97,9 @@ final class DefaultPluginRegistry implements PluginRegistry {
       sequences.put(t, 0L);
       subscribers.put(t, new ArrayList<>());
     }
-    this.restoreProblems = List.copyOf(restore());
+    Map<String, byte[]> records = store.loadAll();
+    this.entries = new HashMap<>(Math.max(16, (int) (records.size() / 0.75f) + 1));
+    this.restoreProblems = List.copyOf(restore(records));
     if (gracePeriod != null && entries.values().stream().anyMatch(e -> e.info().restored())) {
       scheduleGraceExpiry();
     }
@@ -105,32 +107,47 @@ final class DefaultPluginRegistry implements PluginRegistry {
 
   // ---- restore ----
 
-  private List<RestoreProblem> restore() {
+  private List<RestoreProblem> restore(Map<String, byte[]> records) {
     List<RestoreProblem> problems = new ArrayList<>();
     long maxOrder = 0;
-    // Sorted so the log and the problem list come out in a stable order.
-    for (Map.Entry<String, byte[]> record : new TreeMap<>(store.loadAll()).entrySet()) {
+    Interner interner = new Interner();
+    for (Map.Entry<String, byte[]> record : records.entrySet()) {
       String key = record.getKey();
-      if (!key.startsWith(PluginKey.STORE_PREFIX)) {
-        log.debug("ignoring state record {}: not a plugin registration", key);
-        continue;
-      }
       try {
-        PluginRecordCodec.Decoded decoded = PluginRecordCodec.decode(key, record.getValue());
-        entries.put(decoded.info().key(), new Entry(decoded.info().withRestored(true), decoded.registrationOrder()));
+        if (key.startsWith(SequenceRecord.PREFIX)) {
+          Optional<PluginType> type = SequenceRecord.typeOf(key);
+          if (type.isEmpty()) {
+            throw new RecordFormatException("not a plugin type this agent knows");
+          }
+          sequences.merge(type.get(), SequenceRecord.decode(record.getValue()), Math::max);
+          continue;
+        }
+        if (!key.startsWith(PluginKey.STORE_PREFIX)) {
+          log.debug("ignoring state record {}: not a plugin registration", key);
+          continue;
+        }
+        PluginRecordCodec.Decoded decoded = PluginRecordCodec.decodeRestored(key, record.getValue(), interner);
+        entries.put(decoded.info().key(), new Entry(decoded.info(), decoded.registrationOrder()));
         maxOrder = Math.max(maxOrder, decoded.registrationOrder());
       } catch (RecordFormatException e) {
         // Skipped, not deleted: it may be a newer agent's record (survives a downgrade) or evidence for an
         // operator. reconcile() drops it once its allocation is known dead.
-        log.error("STATE RECORD SKIPPED: {} cannot be restored ({}); it stays in the state store untouched and is"
-            + " not registered", key, e.getMessage());
         problems.add(new RestoreProblem(key, e.getMessage()));
-        skippedKeys.add(key);
+        if (key.startsWith(PluginKey.STORE_PREFIX)) {
+          skippedKeys.add(key);
+        }
       }
     }
     nextOrder = maxOrder + 1;
+    // Sorted only for the log and the problem list (stable output); the records were decoded once, unsorted.
+    problems.sort(Comparator.comparing(RestoreProblem::key));
+    for (RestoreProblem p : problems) {
+      log.error("STATE RECORD SKIPPED: {} cannot be restored ({}); it stays in the state store untouched and is"
+          + " not registered", p.key(), p.reason());
+    }
     if (!entries.isEmpty() || !problems.isEmpty()) {
-      log.info("restored {} plugin registration(s) from {} ({} skipped)", entries.size(), store, problems.size());
+      log.info("restored {} plugin registration(s) from {} ({} skipped; event sequences go on from {})",
+          entries.size(), store, problems.size(), sequences);
     }
     return problems;
   }
@@ -251,12 +268,25 @@ final class DefaultPluginRegistry implements PluginRegistry {
       }
     }
 
+    // The new last sequence of every type that gets events, in the same commit (numbering survives a restart).
+    Map<PluginType, Long> lastSequence = new EnumMap<>(PluginType.class);
+    for (PendingEvent pe : work.events) {
+      lastSequence.merge(pe.info.type(), 1L, Long::sum);
+    }
+    lastSequence.forEach((type, count) -> work.changes.add(
+        new StateChange.Put(SequenceRecord.key(type), SequenceRecord.encode(sequences.get(type) + count))));
+
     try {
       store.apply(work.changes);
     } catch (RuntimeException | Error e) {
       Throwable failure = e instanceof StateStoreException || e instanceof Error ? e
           : new StateStoreException("commit of " + work.changes.size() + " registry change(s) failed: " + e, e);
-      log.error("commit of {} registry change(s) failed; nothing changed", work.changes.size(), e);
+      if (e instanceof StateStoreException) {
+        // Expected when the disk is full: one line (the callers get the exception), no stack trace per retry.
+        log.warn("commit of {} registry change(s) failed; nothing changed: {}", work.changes.size(), e.getMessage());
+      } else {
+        log.error("commit of {} registry change(s) failed; nothing changed", work.changes.size(), e);
+      }
       included.forEach(r -> r.fail(failure));
       return List.of();
     }

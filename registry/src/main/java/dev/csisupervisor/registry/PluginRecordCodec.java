@@ -12,7 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.DateTimeException;
 import java.time.Instant;
-import java.util.LinkedHashMap;
+import java.util.TreeMap;
 import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Set;
@@ -96,6 +96,19 @@ final class PluginRecordCodec {
    *     {@code key}
    */
   static Decoded decode(String key, byte[] value) throws RecordFormatException {
+    return decode(key, value, null);
+  }
+
+  /**
+   * Decodes a record for a restore: the registration comes back {@link PluginInfo#restored() restored}, and equal
+   * names, versions, option strings, health values and fingerprints are shared through {@code interner} (a
+   * fingerprint already seen is not decoded again: its bytes are looked up).
+   */
+  static Decoded decodeRestored(String key, byte[] value, Interner interner) throws RecordFormatException {
+    return decode(key, value, interner);
+  }
+
+  private static Decoded decode(String key, byte[] value, Interner interner) throws RecordFormatException {
     if (value == null || value.length == 0) {
       throw new RecordFormatException("empty record (no format version byte)");
     }
@@ -111,9 +124,12 @@ final class PluginRecordCodec {
       String pluginVersion = readString(in);
       String allocId = readString(in);
       Path socket = Path.of(readString(in));
-      Map<String, String> options = readMap(in);
-      Fingerprint fingerprint = new Fingerprint(readString(in), readString(in), readMap(in), readSet(in), readSet(in), readSet(in),
-          readString(in), in.getLong(), readMap(in));
+      Map<String, String> options = readMap(in, interner);
+      Fingerprint fingerprint = interner == null ? readFingerprint(in) : interner.fingerprint(in, PluginRecordCodec::readFingerprint);
+      if (interner != null) {
+        name = interner.string(name);
+        pluginVersion = interner.string(pluginVersion);
+      }
       int healthy = in.get();
       if (healthy != 0 && healthy != 1) {
         throw new RecordFormatException("health flag must be 0 or 1, got " + healthy);
@@ -126,8 +142,9 @@ final class PluginRecordCodec {
       }
       Instant since = Instant.ofEpochSecond(sinceSeconds, sinceNanos);
       long order = in.getLong();
+      PluginHealth health = new PluginHealth(healthy == 1, message, since);
       PluginInfo info = new PluginInfo(type, name, pluginVersion, allocId, socket, options, fingerprint,
-          new PluginHealth(healthy == 1, message, since), false);
+          interner == null ? health : interner.health(health), interner != null);
       decoded = new Decoded(info, order);
     } catch (BufferUnderflowException e) {
       throw new RecordFormatException("record is truncated", e);
@@ -142,6 +159,39 @@ final class PluginRecordCodec {
       throw new RecordFormatException("record content is for key " + Checks.quote(expectedKey));
     }
     return decoded;
+  }
+
+  static Fingerprint readFingerprint(ByteBuffer in) throws RecordFormatException {
+    return new Fingerprint(readString(in), readString(in), readMap(in), readSet(in), readSet(in), readSet(in),
+        readString(in), in.getLong(), readMap(in));
+  }
+
+  /** Moves past an encoded fingerprint without decoding it (for looking its bytes up). */
+  static void skipFingerprint(ByteBuffer in) throws RecordFormatException {
+    skipString(in);
+    skipString(in);
+    skipStrings(in, 2);
+    skipStrings(in, 1);
+    skipStrings(in, 1);
+    skipStrings(in, 1);
+    skipString(in);
+    in.getLong();
+    skipStrings(in, 2);
+  }
+
+  private static void skipStrings(ByteBuffer in, int perItem) throws RecordFormatException {
+    int count = readCount(in, 4 * perItem);
+    for (int i = 0; i < count * perItem; i++) {
+      skipString(in);
+    }
+  }
+
+  private static void skipString(ByteBuffer in) throws RecordFormatException {
+    int length = in.getInt();
+    if (length < 0 || length > in.remaining()) {
+      throw new RecordFormatException("string length " + length + " exceeds the " + in.remaining() + " byte(s) left");
+    }
+    in.position(in.position() + length);
   }
 
   private static void writeString(DataOutputStream out, String s) throws IOException {
@@ -171,9 +221,13 @@ final class PluginRecordCodec {
     if (length < 0 || length > in.remaining()) {
       throw new RecordFormatException("string length " + length + " exceeds the " + in.remaining() + " byte(s) left");
     }
-    ByteBuffer slice = in.slice();
-    slice.limit(length);
-    in.position(in.position() + length);
+    int start = in.position();
+    in.position(start + length);
+    if (in.hasArray() && isAscii(in.array(), in.arrayOffset() + start, length)) {
+      // The common case, and ten times faster than a strict decoder: ASCII is valid UTF-8 as it is.
+      return new String(in.array(), in.arrayOffset() + start, length, StandardCharsets.US_ASCII);
+    }
+    ByteBuffer slice = in.duplicate().position(start).limit(start + length).slice();
     try {
       return StandardCharsets.UTF_8.newDecoder()
           .onMalformedInput(CodingErrorAction.REPORT)
@@ -185,6 +239,15 @@ final class PluginRecordCodec {
     }
   }
 
+  private static boolean isAscii(byte[] bytes, int from, int length) {
+    for (int i = from; i < from + length; i++) {
+      if (bytes[i] < 0) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   private static int readCount(ByteBuffer in, int minBytesPerItem) throws RecordFormatException {
     int count = in.getInt();
     if (count < 0 || (long) count * minBytesPerItem > in.remaining()) {
@@ -194,11 +257,23 @@ final class PluginRecordCodec {
   }
 
   private static Map<String, String> readMap(ByteBuffer in) throws RecordFormatException {
+    return readMap(in, null);
+  }
+
+  private static Map<String, String> readMap(ByteBuffer in, Interner interner) throws RecordFormatException {
     int count = readCount(in, 8);
-    Map<String, String> map = new LinkedHashMap<>();
+    if (count == 0) {
+      return Map.of();
+    }
+    Map<String, String> map = new TreeMap<>(); // sorted as the record keeps it: the copy into PluginInfo is linear
     for (int i = 0; i < count; i++) {
       String k = readString(in);
-      if (map.put(k, readString(in)) != null) {
+      String v = readString(in);
+      if (interner != null) {
+        k = interner.string(k);
+        v = interner.string(v);
+      }
+      if (map.put(k, v) != null) {
         throw new RecordFormatException("duplicate map key " + Checks.quote(k));
       }
     }

@@ -1,6 +1,6 @@
 package dev.csisupervisor.registry;
 
-import dev.csisupervisor.state.MapDbStateStore;
+import dev.csisupervisor.state.JournalStateStore;
 import dev.csisupervisor.state.StateChange;
 import dev.csisupervisor.state.StateStore;
 import java.nio.file.Files;
@@ -48,7 +48,7 @@ public final class CommitCostMeasurement {
     Path base = args.length > 0 ? Path.of(args[0]) : Files.createTempDirectory("commit-cost");
     int ops = 2000;
 
-    try (MapDbStateStore store = MapDbStateStore.open(base.resolve("raw"))) {
+    try (JournalStateStore store = JournalStateStore.open(base.resolve("raw"))) {
       byte[] value = PluginRecordCodec.encode(TestPlugins.node("ebs", "a1"), 1);
       for (int i = 0; i < 200; i++) {
         store.put("warm/" + (i % 50), value);
@@ -58,11 +58,11 @@ public final class CommitCostMeasurement {
         store.put("plugin/csi-node/p" + (i % 50) + "/a", value);
       }
       long ns = System.nanoTime() - t0;
-      System.out.printf("raw MapDbStateStore.put, 1 writer: %.0f us/commit (%.0f commits/s), record %d bytes%n",
+      System.out.printf("raw JournalStateStore.put, 1 writer: %.0f us/commit (%.0f commits/s), record %d bytes%n",
           ns / 1000.0 / ops, ops * 1e9 / ns, value.length);
     }
 
-    try (MapDbStateStore store = MapDbStateStore.open(base.resolve("single"));
+    try (JournalStateStore store = JournalStateStore.open(base.resolve("single"));
         PluginRegistry registry = PluginRegistry.builder().stateStore(store).build()) {
       for (int i = 0; i < 200; i++) {
         registry.register(TestPlugins.node("warm" + (i % 20), "a").withVersion("w" + i));
@@ -83,7 +83,7 @@ public final class CommitCostMeasurement {
       }
     }
     for (int writers : writerCounts) {
-      CountingStore counting = new CountingStore(MapDbStateStore.open(base.resolve("group-" + writers)));
+      CountingStore counting = new CountingStore(JournalStateStore.open(base.resolve("group-" + writers)));
       try (PluginRegistry registry = PluginRegistry.builder().stateStore(counting).closeStateStore(true).build()) {
         int perWriter = Math.max(100, 4 * ops / writers);
         CyclicBarrier barrier = new CyclicBarrier(writers + 1);

@@ -1,6 +1,6 @@
 package dev.csisupervisor.registry;
 
-import dev.csisupervisor.state.MapDbStateStore;
+import dev.csisupervisor.state.JournalStateStore;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -31,7 +31,7 @@ public final class CrashChildMain {
     long seed = Long.parseLong(args[1]);
     int threads = Integer.parseInt(args[2]);
     PrintStream out = System.out;
-    MapDbStateStore store = MapDbStateStore.open(dataDir, MapDbStateStore.Options.defaults().withStrict(true));
+    JournalStateStore store = JournalStateStore.open(dataDir, JournalStateStore.Options.defaults().withStrict(true));
     PluginRegistry registry = PluginRegistry.builder().stateStore(store).build();
     out.println("READY");
     out.flush();

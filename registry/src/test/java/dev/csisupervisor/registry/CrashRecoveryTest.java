@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
-import dev.csisupervisor.state.MapDbStateStore;
+import dev.csisupervisor.state.JournalStateStore;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -99,7 +99,7 @@ class CrashRecoveryTest {
       totalAcks += acks;
 
       // Reopen strictly: a file MapDB cannot read fails here instead of being quarantined.
-      try (MapDbStateStore store = MapDbStateStore.open(dataDir, MapDbStateStore.Options.defaults().withStrict(true));
+      try (JournalStateStore store = JournalStateStore.open(dataDir, JournalStateStore.Options.defaults().withStrict(true));
           PluginRegistry registry = PluginRegistry.builder().stateStore(store).build()) {
         assertEquals(List.of(), registry.restoreProblems(), "round " + round);
         Map<PluginKey, Change> inFlight = new HashMap<>();

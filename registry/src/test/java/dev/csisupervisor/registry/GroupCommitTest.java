@@ -114,7 +114,7 @@ class GroupCommitTest {
 
     List<List<StateChange>> commits = store.commits();
     assertEquals(2, commits.size(), "the eight queued writers share one commit");
-    assertEquals(9, commits.get(1).size());
+    assertEquals(10, commits.get(1).size(), "nine changes and the type's event sequence");
     assertEquals(new StateChange.Delete("plugin/csi-node/p1/a"), commits.get(1).get(8));
     assertEquals(List.of(), l.problems());
     assertEquals(10, l.lastSequence());

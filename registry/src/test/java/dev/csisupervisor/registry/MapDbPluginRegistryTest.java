@@ -1,6 +1,6 @@
 package dev.csisupervisor.registry;
 
-import dev.csisupervisor.state.MapDbStateStore;
+import dev.csisupervisor.state.JournalStateStore;
 import dev.csisupervisor.state.StateStore;
 import java.nio.file.Path;
 import org.junit.jupiter.api.io.TempDir;
@@ -11,12 +11,12 @@ class MapDbPluginRegistryTest extends PluginRegistryContractTest {
 
   @Override
   protected StateStore openStore() {
-    return MapDbStateStore.open(dataDir, MapDbStateStore.Options.defaults().withStrict(true));
+    return JournalStateStore.open(dataDir, JournalStateStore.Options.defaults().withStrict(true));
   }
 
   @Override
   protected StateStore reopenStore(StateStore store) {
     store.close();
-    return MapDbStateStore.open(dataDir, MapDbStateStore.Options.defaults().withStrict(true));
+    return JournalStateStore.open(dataDir, JournalStateStore.Options.defaults().withStrict(true));
   }
 }

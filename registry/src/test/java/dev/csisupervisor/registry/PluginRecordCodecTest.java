@@ -131,4 +131,42 @@ class PluginRecordCodecTest {
       }
     }
   }
+
+  @Test
+  void decodeRestored_equalsDecode_marksRestored_andSharesEqualParts() throws Exception {
+    Interner interner = new Interner();
+    PluginInfo other = FULL.withSocketPath(java.nio.file.Path.of("/other/csi.sock"));
+    PluginRecordCodec.Decoded a = PluginRecordCodec.decodeRestored(key(FULL), PluginRecordCodec.encode(FULL, 5), interner);
+    PluginRecordCodec.Decoded b = PluginRecordCodec.decodeRestored(key(other), PluginRecordCodec.encode(other, 6), interner);
+    assertEquals(FULL.withRestored(true), a.info());
+    assertEquals(other.withRestored(true), b.info());
+    assertEquals(5, a.registrationOrder());
+    org.junit.jupiter.api.Assertions.assertSame(a.info().fingerprint(), b.info().fingerprint());
+    org.junit.jupiter.api.Assertions.assertSame(a.info().health(), b.info().health());
+    org.junit.jupiter.api.Assertions.assertSame(a.info().name(), b.info().name());
+  }
+
+  @Test
+  void nonAsciiStrings_decodeStrictly() throws Exception {
+    PluginInfo unicode = FULL.withVersion("v1-\u00e9\u4e2d");
+    assertEquals(unicode, PluginRecordCodec.decode(key(unicode), PluginRecordCodec.encode(unicode, 1)).info());
+    byte[] bad = PluginRecordCodec.encode(FULL.withVersion("v1-\u00e9"), 1);
+    int at = indexOf(bad, "v1-".getBytes(java.nio.charset.StandardCharsets.US_ASCII)) + 3;
+    bad[at] = (byte) 0xff; // not UTF-8
+    org.junit.jupiter.api.Assertions.assertThrows(PluginRecordCodec.RecordFormatException.class,
+        () -> PluginRecordCodec.decode(key(FULL), bad));
+  }
+
+  private static int indexOf(byte[] hay, byte[] needle) {
+    outer:
+    for (int i = 0; i + needle.length <= hay.length; i++) {
+      for (int j = 0; j < needle.length; j++) {
+        if (hay[i + j] != needle[j]) {
+          continue outer;
+        }
+      }
+      return i;
+    }
+    throw new AssertionError("not found");
+  }
 }

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.csisupervisor.state.InMemoryStateStore;
-import dev.csisupervisor.state.MapDbStateStore;
+import dev.csisupervisor.state.JournalStateStore;
 import dev.csisupervisor.state.StateStore;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -44,7 +44,7 @@ class RegistryConcurrencyTest {
   @ParameterizedTest(name = "{0}")
   @ValueSource(strings = {"memory", "mapdb"})
   void concurrentWritersAndSubscribers_allViewsAgree(String storeKind) throws Exception {
-    StateStore store = storeKind.equals("mapdb") ? MapDbStateStore.open(dataDir) : new InMemoryStateStore();
+    StateStore store = storeKind.equals("mapdb") ? JournalStateStore.open(dataDir) : new InMemoryStateStore();
     PluginRegistry registry = PluginRegistry.builder().stateStore(store).maxSubscriberBacklog(1_000_000).build();
     ExecutorService listenerPool = Executors.newFixedThreadPool(3);
     ExecutorService writerPool = Executors.newFixedThreadPool(WRITERS + 1);
@@ -144,9 +144,9 @@ class RegistryConcurrencyTest {
     for (RecordingListener l : listeners) {
       assertEquals(1, l.closedCalls());
     }
-    if (store instanceof MapDbStateStore) {
+    if (store instanceof JournalStateStore) {
       store.close();
-      store = MapDbStateStore.open(dataDir, MapDbStateStore.Options.defaults().withStrict(true));
+      store = JournalStateStore.open(dataDir, JournalStateStore.Options.defaults().withStrict(true));
       PluginRegistry reopened = PluginRegistry.builder().stateStore(store).build();
       Map<PluginKey, PluginInfo> restored = new HashMap<>();
       for (PluginType t : PluginType.values()) {
@@ -167,6 +167,9 @@ class RegistryConcurrencyTest {
   static Map<PluginKey, PluginInfo> decodeAll(StateStore store) throws PluginRecordCodec.RecordFormatException {
     Map<PluginKey, PluginInfo> result = new HashMap<>();
     for (Map.Entry<String, byte[]> e : store.loadAll().entrySet()) {
+      if (!e.getKey().startsWith(PluginKey.STORE_PREFIX)) {
+        continue;
+      }
       PluginInfo info = PluginRecordCodec.decode(e.getKey(), e.getValue()).info();
       result.put(info.key(), info);
     }

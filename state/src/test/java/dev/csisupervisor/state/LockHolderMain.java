@@ -4,14 +4,14 @@ import java.io.IOException;
 import java.nio.file.Path;
 
 /**
- * Child-JVM helper for {@link MapDbStateStoreTest}: opens the store in {@code args[0]}, prints {@code LOCKED}
+ * Child-JVM helper for {@link JournalStateStoreTest}: opens the store in {@code args[0]}, prints {@code LOCKED}
  * and holds it until its stdin closes (or it is killed).
  */
 public final class LockHolderMain {
   private LockHolderMain() {}
 
   public static void main(String[] args) throws IOException {
-    try (MapDbStateStore store = MapDbStateStore.open(Path.of(args[0]))) {
+    try (JournalStateStore store = JournalStateStore.open(Path.of(args[0]))) {
       store.put("held-by", ("pid " + ProcessHandle.current().pid()).getBytes(java.nio.charset.StandardCharsets.UTF_8));
       System.out.println("LOCKED");
       System.out.flush();

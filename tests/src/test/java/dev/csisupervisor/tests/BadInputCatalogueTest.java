@@ -23,7 +23,7 @@ import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.registry.PluginType;
 import dev.csisupervisor.registry.RestoreProblem;
 import dev.csisupervisor.state.InMemoryStateStore;
-import dev.csisupervisor.state.MapDbStateStore;
+import dev.csisupervisor.state.JournalStateStore;
 import dev.csisupervisor.state.StateChange;
 import dev.csisupervisor.state.StateFileCorruptException;
 import dev.csisupervisor.state.StateFileLockedException;
@@ -97,7 +97,7 @@ class BadInputCatalogueTest {
   private ShortTempDir shortDir;
   private Path csiRoot;
   private InMemoryStateStore memoryStore;
-  private MapDbStateStore fileStore;
+  private JournalStateStore fileStore;
   private PluginRegistry registry;
   private final List<PluginEvent> events = new CopyOnWriteArrayList<>();
   private ScheduledExecutorService scheduler;
@@ -151,7 +151,7 @@ class BadInputCatalogueTest {
     PluginListener recorder = events::add;
     registry.subscribe(PluginType.CSI_NODE, recorder, Runnable::run);
     registry.subscribe(PluginType.CSI_CONTROLLER, recorder, Runnable::run);
-    fileStore = MapDbStateStore.open(tmp.resolve("state"), MapDbStateStore.Options.defaults().withStrict(true));
+    fileStore = JournalStateStore.open(tmp.resolve("state"), JournalStateStore.Options.defaults().withStrict(true));
     fileStore.put("plugin/csi-node/ebs/alloc-1", new byte[] {1, 2, 3});
     fileStore.put("other/record", "kept".getBytes(StandardCharsets.UTF_8));
     scheduler = Executors.newSingleThreadScheduledExecutor();
@@ -475,46 +475,51 @@ class BadInputCatalogueTest {
       closed.put("k", v);
     }, "closed"));
 
-    // Opening a MapDB store.
+    // Opening the journal store.
     Path dir = tmp.resolve("other");
-    c.add(nul("open dataDir null", () -> MapDbStateStore.open(null), "dataDir"));
-    c.add(nul("open options null", () -> MapDbStateStore.open(dir, null), "options"));
-    Map<String, String> badFileNames = new java.util.LinkedHashMap<>();
-    badFileNames.put("traversal", "../registry.db");
-    badFileNames.put("subdirectory", "a/b.db");
-    badFileNames.put("absolute", "/etc/passwd");
-    badFileNames.put("backslash", "a\\b.db");
-    badFileNames.put("empty", "");
-    badFileNames.put("blank", "  ");
-    badFileNames.put("dot", ".");
-    badFileNames.put("dot dot", "..");
-    badFileNames.forEach((label, name) -> c.add(bad("Options.fileName " + label, IllegalArgumentException.class,
-        () -> MapDbStateStore.Options.defaults().withFileName(name), "fileName")));
-    c.add(nul("Options.fileName null", () -> MapDbStateStore.Options.defaults().withFileName(null), "fileName"));
-    c.add(nul("Options.clock null", () -> MapDbStateStore.Options.defaults().withClock(null), "clock"));
+    c.add(nul("open dataDir null", () -> JournalStateStore.open(null), "dataDir"));
+    c.add(nul("open options null", () -> JournalStateStore.open(dir, null), "options"));
+    for (long size : new long[] {-1, 0, 4095, (1L << 30) + 1}) {
+      c.add(bad("Options.segmentBytes " + size, IllegalArgumentException.class,
+          () -> JournalStateStore.Options.defaults().withSegmentBytes(size), "segmentBytes", String.valueOf(size)));
+    }
+    c.add(nul("Options.clock null", () -> JournalStateStore.Options.defaults().withClock(null), "clock"));
+    c.add(bad("state key over 65535 bytes", IllegalArgumentException.class,
+        () -> fileStore.put("k".repeat(65_536), v), "key", "65535"));
     Path regularFile = tmp.resolve("a-file");
     Files.writeString(regularFile, "not a directory");
-    c.add(bad("open dataDir is a regular file", StateStoreException.class, () -> MapDbStateStore.open(regularFile),
+    c.add(bad("open dataDir is a regular file", StateStoreException.class, () -> JournalStateStore.open(regularFile),
         regularFile.toString(), "not a directory"));
     Path dirAsFile = tmp.resolve("dir-as-file");
-    Files.createDirectories(dirAsFile.resolve(MapDbStateStore.DEFAULT_FILE_NAME));
-    c.add(bad("open state file is a directory", StateStoreException.class, () -> MapDbStateStore.open(dirAsFile),
-        "not a regular file"));
-    c.add(bad("open a file another store holds", StateFileLockedException.class,
-        () -> MapDbStateStore.open(tmp.resolve("state")), "locked", fileStore.file().toString()));
+    Files.createDirectories(dirAsFile);
+    Files.writeString(dirAsFile.resolve(JournalStateStore.DIRECTORY), "a file where the state directory goes");
+    c.add(bad("open state directory is a file", StateStoreException.class, () -> JournalStateStore.open(dirAsFile),
+        "not a directory"));
+    c.add(bad("open a store another store holds", StateFileLockedException.class,
+        () -> JournalStateStore.open(tmp.resolve("state")), "locked", fileStore.directory().toString()));
     Path garbage = tmp.resolve("garbage");
-    Files.createDirectories(garbage);
+    Files.createDirectories(garbage.resolve(JournalStateStore.DIRECTORY));
     byte[] junk = new byte[64 * 1024];
     new Random(7).nextBytes(junk);
-    Files.write(garbage.resolve(MapDbStateStore.DEFAULT_FILE_NAME), junk);
-    c.add(bad("open strict a file of random bytes", StateFileCorruptException.class, () -> {
+    Path junkCheckpoint = garbage.resolve(JournalStateStore.DIRECTORY).resolve("checkpoint-0000000000000007.db");
+    Files.write(junkCheckpoint, junk);
+    c.add(bad("open strict a checkpoint of random bytes", StateFileCorruptException.class, () -> {
       try {
-        MapDbStateStore.open(garbage, MapDbStateStore.Options.defaults().withStrict(true));
+        JournalStateStore.open(garbage, JournalStateStore.Options.defaults().withStrict(true));
       } finally {
-        assertArrayEquals(junk, Files.readAllBytes(garbage.resolve(MapDbStateStore.DEFAULT_FILE_NAME)),
-            "strict mode must leave a corrupt file untouched");
+        assertArrayEquals(junk, Files.readAllBytes(junkCheckpoint), "strict mode must leave a corrupt file untouched");
       }
-    }, "corrupt", "strict"));
+    }, "corrupt", "strict", junkCheckpoint.getFileName().toString()));
+    Path legacy = tmp.resolve("legacy");
+    Files.createDirectories(legacy);
+    Files.write(legacy.resolve("registry.db"), junk);
+    c.add(bad("open strict an earlier version's state file of random bytes", StateFileCorruptException.class, () -> {
+      try {
+        JournalStateStore.open(legacy, JournalStateStore.Options.defaults().withStrict(true));
+      } finally {
+        assertArrayEquals(junk, Files.readAllBytes(legacy.resolve("registry.db")), "left untouched");
+      }
+    }, "corrupt", "registry.db"));
     return rejected(c);
   }
 
@@ -786,7 +791,7 @@ class BadInputCatalogueTest {
       s.put("k\u0000\n", big);
       assertArrayEquals(big, s.get("k\u0000\n").orElseThrow());
     });
-    a.put("clock is only used for quarantine names", () -> MapDbStateStore.Options.defaults().withClock(Clock.systemUTC()));
+    a.put("clock is only used for quarantine names", () -> JournalStateStore.Options.defaults().withClock(Clock.systemUTC()));
     return accepted(a);
   }
 }

@@ -7,7 +7,7 @@ import dev.csisupervisor.registry.PluginInfo;
 import dev.csisupervisor.registry.PluginKey;
 import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.registry.PluginType;
-import dev.csisupervisor.state.MapDbStateStore;
+import dev.csisupervisor.state.JournalStateStore;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -58,6 +58,8 @@ public final class RegistryHostMain {
         PluginHealth.healthy(Instant.EPOCH), false);
   }
 
+  static final long SEGMENT_BYTES = 8 * 1024;
+
   public static void main(String[] args) throws Exception {
     Path dataDir = Path.of(args[0]);
     long seed = Long.parseLong(args[1]);
@@ -67,7 +69,10 @@ public final class RegistryHostMain {
     int round = Integer.parseInt(args[5]);
     PrintStream out = System.out;
 
-    MapDbStateStore store = MapDbStateStore.open(dataDir, MapDbStateStore.Options.defaults().withStrict(true));
+    // Small segments: under the load a segment fills every few dozen changes, so background checkpoints run all
+    // the time and many kills land in the middle of one (writing, renaming, or deleting what it covers).
+    JournalStateStore store = JournalStateStore.open(dataDir,
+        JournalStateStore.Options.defaults().withStrict(true).withSegmentBytes(SEGMENT_BYTES));
     PluginRegistry registry = PluginRegistry.builder().stateStore(store).build();
     for (PluginType t : PluginType.values()) {
       List<PluginInfo> restored = registry.listAll(t);

@@ -4,7 +4,7 @@ import dev.csisupervisor.registry.PluginEvent;
 import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.registry.PluginType;
 import dev.csisupervisor.state.InMemoryStateStore;
-import dev.csisupervisor.state.MapDbStateStore;
+import dev.csisupervisor.state.JournalStateStore;
 import dev.csisupervisor.state.StateChange;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -48,7 +48,7 @@ public final class RestoreHostMain {
     }
     List<StateChange> changes = new ArrayList<>();
     memory.loadAll().forEach((k, v) -> changes.add(new StateChange.Put(k, v)));
-    try (MapDbStateStore store = MapDbStateStore.open(dataDir, MapDbStateStore.Options.defaults().withStrict(true))) {
+    try (JournalStateStore store = JournalStateStore.open(dataDir, JournalStateStore.Options.defaults().withStrict(true))) {
       store.apply(changes);
     }
   }
@@ -59,7 +59,7 @@ public final class RestoreHostMain {
     Path dataDir = Path.of(args[1]);
     int liveAllocs = Integer.parseInt(args[2]);
     line(out, "OPENING 0");
-    MapDbStateStore store = MapDbStateStore.open(dataDir, MapDbStateStore.Options.defaults().withStrict(true));
+    JournalStateStore store = JournalStateStore.open(dataDir, JournalStateStore.Options.defaults().withStrict(true));
     line(out, "OPENED " + ms(t0));
     PluginRegistry registry = PluginRegistry.builder().stateStore(store).build();
     int restored = 0;

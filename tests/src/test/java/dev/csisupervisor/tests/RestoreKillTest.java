@@ -8,7 +8,7 @@ import dev.csisupervisor.registry.PluginInfo;
 import dev.csisupervisor.registry.PluginKey;
 import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.registry.PluginType;
-import dev.csisupervisor.state.MapDbStateStore;
+import dev.csisupervisor.state.JournalStateStore;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -141,10 +141,10 @@ class RestoreKillTest {
 
   /** Strict reopen: every record decodes; all 20k, or exactly the 18k live ones; the latter once RA was printed. */
   private static void verify(Path dir, Phase last, String where) {
-    try (MapDbStateStore store = MapDbStateStore.open(dir, MapDbStateStore.Options.defaults().withStrict(true));
+    try (JournalStateStore store = JournalStateStore.open(dir, JournalStateStore.Options.defaults().withStrict(true));
         PluginRegistry registry = PluginRegistry.builder().stateStore(store).build()) {
       assertEquals(List.of(), registry.restoreProblems(), where);
-      int records = store.loadAll().size();
+      int records = (int) store.loadAll().keySet().stream().filter(k -> k.startsWith(PluginKey.STORE_PREFIX)).count();
       boolean reconciled = last == Phase.RA || last == Phase.DONE;
       if (reconciled) {
         assertEquals(AFTER_RECONCILE, records, where + ": reconcile was acknowledged");
@@ -169,10 +169,9 @@ class RestoreKillTest {
   }
 
   private static Path copy(Path from, Path to) throws IOException {
-    Files.createDirectories(to);
-    try (Stream<Path> files = Files.list(from)) {
+    try (Stream<Path> files = Files.walk(from)) {
       for (Path f : files.toList()) {
-        Files.copy(f, to.resolve(f.getFileName()));
+        Files.copy(f, to.resolve(from.relativize(f).toString()));
       }
     }
     return to;

@@ -6,7 +6,7 @@ import dev.csisupervisor.registry.PluginInfo;
 import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.registry.PluginType;
 import dev.csisupervisor.registry.RestoreProblem;
-import dev.csisupervisor.state.MapDbStateStore;
+import dev.csisupervisor.state.JournalStateStore;
 import dev.csisupervisor.state.StateFileCorruptException;
 import dev.csisupervisor.state.StateFileLockedException;
 import dev.csisupervisor.state.StateStoreException;
@@ -34,9 +34,9 @@ final class StateCommand implements Runnable {
   }
 
   @Command(name = "inspect", mixinStandardHelpOptions = true,
-      description = {"Show what the state file holds (the registrations the next agent start"
-          + " restores) and the recorded plugin processes. Read-only; the agent must not be"
-          + " running (it locks the state file)."})
+      description = {"Show what the state holds (the registrations the next agent start"
+          + " restores: checkpoint plus journal) and the recorded plugin processes. Read-only;"
+          + " the agent must not be running (it locks the state directory)."})
   static final class Inspect implements Callable<Integer> {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -50,17 +50,17 @@ final class StateCommand implements Runnable {
       PrintWriter out = spec.commandLine().getOut();
       PrintWriter err = spec.commandLine().getErr();
       Path dir = dataDir.toAbsolutePath().normalize();
-      Path file = dir.resolve(MapDbStateStore.DEFAULT_FILE_NAME);
-      if (!Files.isRegularFile(file)) {
-        err.println("csi-agent: no state file at " + file);
+      Path file = dir.resolve(JournalStateStore.DIRECTORY);
+      if (!Files.isDirectory(file) && !Files.exists(dir.resolve("registry.db"))) {
+        err.println("csi-agent: no state at " + file);
         return CsiAgentCommand.FAILURE;
       }
-      // Strict: a file damaged beyond repair is reported, never moved aside by an inspection. (Opening
-      // may rewrite one of registry.db / registry.db.mirror from the other, losing nothing.)
-      try (MapDbStateStore store = MapDbStateStore.open(dir,
-          MapDbStateStore.Options.defaults().withStrict(true));
+      // Read-only and strict: an inspection never repairs, migrates, checkpoints or moves anything aside.
+      try (JournalStateStore store = JournalStateStore.open(dir,
+          JournalStateStore.Options.defaults().withStrict(true).withReadOnly(true));
           PluginRegistry registry = PluginRegistry.builder().stateStore(store).build()) {
-        out.println("state file " + file);
+        out.println("state " + (Files.isDirectory(file) ? file + " (journal sequence " + store.lastSequence() + ")"
+            : dir.resolve("registry.db") + " (an earlier version's format: the next agent start converts it)"));
         int total = 0;
         for (PluginType t : PluginType.values()) {
           List<PluginInfo> all = registry.listAll(t);
@@ -85,14 +85,14 @@ final class StateCommand implements Runnable {
         out.println();
         out.println(total + " registration(s) in total");
       } catch (StateFileLockedException e) {
-        err.println("csi-agent: the state file " + file + " is locked: an agent is running with"
+        err.println("csi-agent: the state in " + file + " is locked: an agent is running with"
             + " this data dir (use 'csi-agent plugins' to ask it, or stop it first)");
         return CsiAgentCommand.FAILURE;
       } catch (StateFileCorruptException e) {
-        err.println("csi-agent: the state file is damaged: " + e.getMessage());
+        err.println("csi-agent: the state is damaged: " + e.getMessage());
         return CsiAgentCommand.FAILURE;
       } catch (StateStoreException e) {
-        err.println("csi-agent: cannot read the state file: " + e.getMessage());
+        err.println("csi-agent: cannot read the state: " + e.getMessage());
         return CsiAgentCommand.FAILURE;
       }
       Path processes = dir.resolve("processes.json");

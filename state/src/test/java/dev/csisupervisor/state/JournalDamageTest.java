@@ -1,0 +1,237 @@
+package dev.csisupervisor.state;
+
+import static dev.csisupervisor.state.StateFiles.crashCopy;
+import static dev.csisupervisor.state.StateFiles.strings;
+import static dev.csisupervisor.state.StateStoreContractTest.bytes;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** What open does with a journal or checkpoint that a crash, a full disk or bit rot left behind. */
+class JournalDamageTest {
+
+  @TempDir Path tmp;
+
+  private static JournalStateStore.Options strict() {
+    return JournalStateStore.Options.defaults().withStrict(true);
+  }
+
+  /** Frame offsets in a segment: start of each frame, and the end of the data. */
+  private static List<Integer> frameStarts(Path segment) throws IOException {
+    ByteBuffer data = ByteBuffer.wrap(Files.readAllBytes(segment));
+    List<Integer> starts = new ArrayList<>();
+    int pos = 0;
+    while (JournalFormat.read(data, pos) instanceof JournalFormat.Frame f) {
+      starts.add(pos);
+      pos = f.end();
+    }
+    starts.add(pos);
+    return starts;
+  }
+
+  private static void patch(Path file, int offset, byte[] bytes) throws IOException {
+    try (FileChannel c = FileChannel.open(file, StandardOpenOption.WRITE)) {
+      c.write(ByteBuffer.wrap(bytes), offset);
+    }
+  }
+
+  private static byte[] read(Path file, int offset, int length) throws IOException {
+    byte[] all = Files.readAllBytes(file);
+    byte[] out = new byte[length];
+    System.arraycopy(all, offset, out, 0, length);
+    return out;
+  }
+
+  /** A store with ten single-record batches and then one last batch of {@code lastBatch} records, crash-copied. */
+  private Path journalWithLastBatch(int lastBatch, Map<String, String> beforeLast) throws IOException {
+    Path live = tmp.resolve("live");
+    try (JournalStateStore store = JournalStateStore.open(live, strict())) {
+      for (int i = 0; i < 10; i++) {
+        store.put("key-" + i, bytes("value-" + i + "-".repeat(i * 9)));
+        beforeLast.put("key-" + i, "value-" + i + "-".repeat(i * 9));
+      }
+      List<StateChange> last = new ArrayList<>();
+      for (int i = 0; i < lastBatch; i++) {
+        last.add(new StateChange.Put("last-" + i, bytes("the last batch, record " + i)));
+      }
+      store.apply(last);
+      return crashCopy(live, tmp.resolve("crashed"));
+    }
+  }
+
+  @Test
+  void tornTail_atEveryByteOffsetOfTheLastRecord_dropsExactlyThatBatch_evenInStrictMode() throws IOException {
+    Map<String, String> expected = new LinkedHashMap<>();
+    Path crashed = journalWithLastBatch(1, expected);
+    Path segment = StateFiles.segments(crashed).get(0);
+    List<Integer> starts = frameStarts(segment);
+    int lastStart = starts.get(starts.size() - 2);
+    int end = starts.get(starts.size() - 1);
+    byte[] original = Files.readAllBytes(segment);
+    for (int cut = lastStart; cut < end; cut++) {
+      for (String how : List.of("zeros", "truncated")) {
+        Path copy = tmp.resolve("torn-" + how + "-" + cut);
+        Path segCopy = crashCopy(crashed, copy).resolve("state").resolve(segment.getFileName());
+        if (how.equals("zeros")) {
+          patch(segCopy, cut, new byte[end - cut]);
+        } else {
+          try (FileChannel c = FileChannel.open(segCopy, StandardOpenOption.WRITE)) {
+            c.truncate(cut);
+          }
+        }
+        try (JournalStateStore store = JournalStateStore.open(copy, strict())) {
+          assertEquals(expected, strings(store.loadAll()), how + " from byte " + cut);
+          if (cut % 16 == 0) {
+            store.put("after", bytes("reopen"));
+          }
+        }
+        if (cut % 16 == 0) {
+          try (JournalStateStore store = JournalStateStore.open(copy, strict())) {
+            Map<String, String> withAfter = new HashMap<>(expected);
+            withAfter.put("after", "reopen");
+            assertEquals(withAfter, strings(store.loadAll()), how + " from byte " + cut + ", then one more change");
+          }
+        }
+      }
+    }
+    assertArrayEquals(original, Files.readAllBytes(segment));
+  }
+
+  @Test
+  void tornMiddleOfTheLastBatch_dropsTheWholeBatch_neverPartOfIt() throws IOException {
+    Map<String, String> expected = new LinkedHashMap<>();
+    Path crashed = journalWithLastBatch(3, expected);
+    Path segment = StateFiles.segments(crashed).get(0);
+    List<Integer> starts = frameStarts(segment);
+    int middle = starts.get(starts.size() - 3); // the second record of the last batch
+    patch(segment, middle + 10, new byte[20]);
+    try (JournalStateStore store = JournalStateStore.open(crashed, strict())) {
+      assertEquals(expected, strings(store.loadAll()));
+    }
+  }
+
+  @Test
+  void flippedBitBeforeTheTail_isCorruption_strictFailsTouchingNothing() throws IOException {
+    Path crashed = journalWithLastBatch(1, new HashMap<>());
+    Path segment = StateFiles.segments(crashed).get(0);
+    List<Integer> starts = frameStarts(segment);
+    int fifth = starts.get(4);
+    byte[] b = read(segment, fifth + 30, 1);
+    b[0] ^= 0x10;
+    patch(segment, fifth + 30, b);
+    Map<String, byte[]> before = StateFiles.snapshot(crashed);
+    StateFileCorruptException e = assertThrows(StateFileCorruptException.class,
+        () -> JournalStateStore.open(crashed, strict()));
+    assertTrue(e.getMessage().contains(segment.getFileName().toString()) && e.getMessage().contains("CRC")
+        && e.getMessage().contains("a later batch follows it intact"), e.getMessage());
+    Map<String, byte[]> after = StateFiles.snapshot(crashed);
+    assertEquals(before.keySet(), after.keySet());
+    before.forEach((k, v) -> assertArrayEquals(v, after.get(k), k));
+  }
+
+  @Test
+  void flippedBitBeforeTheTail_notStrict_keepsWhatReadsBack_andMovesTheSegmentAside() throws IOException {
+    Path crashed = journalWithLastBatch(1, new HashMap<>());
+    Path segment = StateFiles.segments(crashed).get(0);
+    byte[] damaged = Files.readAllBytes(segment);
+    int fifth = frameStarts(segment).get(4);
+    damaged[fifth + 30] ^= 0x10;
+    Files.write(segment, damaged);
+    try (JournalStateStore store = JournalStateStore.open(crashed, strict().withStrict(false))) {
+      Map<String, String> kept = strings(store.loadAll());
+      assertEquals(Map.of("key-0", "value-0", "key-1", "value-1---------", "key-2", "value-2" + "-".repeat(18),
+          "key-3", "value-3" + "-".repeat(27)), kept, "the four records before the damage");
+      Path moved = store.quarantinedTo().orElseThrow();
+      assertArrayEquals(damaged, Files.readAllBytes(moved.resolve(segment.getFileName())));
+      store.put("new", bytes("works"));
+    }
+    try (JournalStateStore store = JournalStateStore.open(crashed, strict())) {
+      assertEquals(5, store.loadAll().size(), "the kept records and the new one, now clean");
+    }
+  }
+
+  @Test
+  void zeroedSectorBeforeTheTail_isCorruption() throws IOException {
+    Path crashed = journalWithLastBatch(1, new HashMap<>());
+    Path segment = StateFiles.segments(crashed).get(0);
+    patch(segment, frameStarts(segment).get(3), new byte[8]); // a header zeroed: looks like the end of the data
+    StateFileCorruptException e = assertThrows(StateFileCorruptException.class,
+        () -> JournalStateStore.open(crashed, strict()));
+    assertTrue(e.getMessage().contains("a later batch follows it intact"), e.getMessage());
+  }
+
+  @Test
+  void sequenceGapInsideASegment_isCorruption() throws IOException {
+    Path crashed = journalWithLastBatch(1, new HashMap<>());
+    Path segment = StateFiles.segments(crashed).get(0);
+    int fifth = frameStarts(segment).get(4);
+    ByteBuffer data = ByteBuffer.wrap(Files.readAllBytes(segment));
+    int bodyLength = data.getInt(fifth);
+    data.putLong(fifth + 8, data.getLong(fifth + 8) + 1); // sequence 5 -> 6, with a valid CRC
+    data.putInt(fifth + 4, JournalFormat.crc(data, fifth + 8, bodyLength));
+    Files.write(segment, data.array());
+    StateFileCorruptException e = assertThrows(StateFileCorruptException.class,
+        () -> JournalStateStore.open(crashed, strict()));
+    assertTrue(e.getMessage().contains("sequence 6 follows 4"), e.getMessage());
+  }
+
+  @Test
+  void missingMiddleSegment_isCorruption() throws IOException {
+    Path data = tmp.resolve("hand");
+    StateDirectory dir = new StateDirectory(data.resolve("state"));
+    dir.prepare(false);
+    JournalWriter writer = new JournalWriter(dir, 1, List.of(), 4096, JournalWriter.ChannelFactory.DEFAULT);
+    for (int i = 0; i < 100; i++) {
+      writer.append(List.of(new StateChange.Put("k" + i, bytes("v".repeat(100)))));
+    }
+    writer.close();
+    List<Path> segments = StateFiles.segments(data);
+    assertTrue(segments.size() >= 3, segments.toString());
+    Files.delete(segments.get(1));
+    StateFileCorruptException e = assertThrows(StateFileCorruptException.class,
+        () -> JournalStateStore.open(data, strict()));
+    assertTrue(e.getMessage().contains("sequence gap"), e.getMessage());
+  }
+
+  @Test
+  void damagedCheckpoint_strictFails_otherwiseMovedAsideAndTheRestOfTheStateOpens() throws IOException {
+    Path data = tmp.resolve("cp");
+    try (JournalStateStore store = JournalStateStore.open(data, strict())) {
+      for (int i = 0; i < 50; i++) {
+        store.put("k" + i, bytes("value " + i));
+      }
+    }
+    Path checkpoint = StateFiles.list(data.resolve("state")).stream()
+        .filter(p -> p.getFileName().toString().startsWith("checkpoint-")).findFirst().orElseThrow();
+    byte[] bytes = Files.readAllBytes(checkpoint);
+    int at = new String(bytes, java.nio.charset.StandardCharsets.ISO_8859_1).indexOf("value 25");
+    assertTrue(at > 0, "the records are in the file");
+    bytes[at + 6] ^= 0x01; // "value 35": bit rot inside a chunk
+    Files.write(checkpoint, bytes);
+    StateFileCorruptException e = assertThrows(StateFileCorruptException.class, () -> JournalStateStore.open(data, strict()));
+    assertTrue(e.getMessage().contains(checkpoint.getFileName().toString()), e.getMessage());
+    assertArrayEquals(bytes, Files.readAllBytes(checkpoint));
+    try (JournalStateStore store = JournalStateStore.open(data, strict().withStrict(false))) {
+      assertEquals(0, store.loadAll().size());
+      assertArrayEquals(bytes, Files.readAllBytes(store.quarantinedTo().orElseThrow().resolve(checkpoint.getFileName())));
+    }
+    assertFalse(Files.exists(checkpoint));
+  }
+}
