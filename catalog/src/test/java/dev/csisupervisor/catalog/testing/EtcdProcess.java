@@ -21,13 +21,20 @@ public final class EtcdProcess implements AutoCloseable {
   private final Path dataDir;
   private final int clientPort;
   private final int peerPort;
+  private final int metricsPort;
+  private final String scheme;
+  private final List<String> extraArgs;
   private Process process;
 
-  private EtcdProcess(Path binary, Path dataDir, int clientPort, int peerPort) {
+  private EtcdProcess(Path binary, Path dataDir, int clientPort, int peerPort, String scheme, List<String> extraArgs)
+      throws IOException {
     this.binary = binary;
     this.dataDir = dataDir;
     this.clientPort = clientPort;
     this.peerPort = peerPort;
+    this.metricsPort = freePort();
+    this.scheme = scheme;
+    this.extraArgs = List.copyOf(extraArgs);
   }
 
   /** The etcd binary, if installed. */
@@ -53,7 +60,20 @@ public final class EtcdProcess implements AutoCloseable {
   /** Starts a fresh etcd with a new data directory under {@code parent}; waits until it is healthy. */
   public static EtcdProcess start(Path parent) throws IOException {
     Path bin = assumeInstalled();
-    EtcdProcess e = new EtcdProcess(bin, Files.createTempDirectory(parent, "etcd"), freePort(), freePort());
+    EtcdProcess e = new EtcdProcess(bin, Files.createTempDirectory(parent, "etcd"), freePort(), freePort(), "http", List.of());
+    e.startAgain();
+    return e;
+  }
+
+  /**
+   * Starts etcd serving clients over TLS ({@code https://}) with the given server certificate, key and client CA
+   * (client certificates required); {@code /health} stays on a plain metrics port.
+   */
+  public static EtcdProcess startTls(Path parent, Path cert, Path key, Path clientCa) throws IOException {
+    Path bin = assumeInstalled();
+    EtcdProcess e = new EtcdProcess(bin, Files.createTempDirectory(parent, "etcd"), freePort(), freePort(), "https",
+        List.of("--cert-file", cert.toString(), "--key-file", key.toString(), "--trusted-ca-file", clientCa.toString(),
+            "--client-cert-auth"));
     e.startAgain();
     return e;
   }
@@ -61,7 +81,7 @@ public final class EtcdProcess implements AutoCloseable {
   /** Starts etcd on a given client port (to test "unreachable at first, then there"). */
   public static EtcdProcess startOnPort(Path parent, int clientPort) throws IOException {
     Path bin = assumeInstalled();
-    EtcdProcess e = new EtcdProcess(bin, Files.createTempDirectory(parent, "etcd"), clientPort, freePort());
+    EtcdProcess e = new EtcdProcess(bin, Files.createTempDirectory(parent, "etcd"), clientPort, freePort(), "http", List.of());
     e.startAgain();
     return e;
   }
@@ -77,12 +97,15 @@ public final class EtcdProcess implements AutoCloseable {
     if (process != null && process.isAlive()) {
       throw new IllegalStateException("etcd is running");
     }
-    String client = "http://127.0.0.1:" + clientPort;
+    String client = endpoint();
     String peer = "http://127.0.0.1:" + peerPort;
-    process = new ProcessBuilder(binary.toString(), "--name", "default", "--data-dir", dataDir.resolve("data").toString(),
-        "--listen-client-urls", client, "--advertise-client-urls", client,
+    List<String> cmd = new java.util.ArrayList<>(List.of(binary.toString(), "--name", "default", "--data-dir",
+        dataDir.resolve("data").toString(), "--listen-client-urls", client, "--advertise-client-urls", client,
         "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
-        "--initial-cluster", "default=" + peer, "--log-level", "warn")
+        "--listen-metrics-urls", "http://127.0.0.1:" + metricsPort,
+        "--initial-cluster", "default=" + peer, "--log-level", "warn"));
+    cmd.addAll(extraArgs);
+    process = new ProcessBuilder(cmd)
         .redirectErrorStream(true)
         .redirectOutput(dataDir.resolve("etcd.log").toFile())
         .start();
@@ -116,7 +139,8 @@ public final class EtcdProcess implements AutoCloseable {
 
   private boolean healthy() {
     try {
-      HttpURLConnection c = (HttpURLConnection) URI.create(endpoint() + "/health").toURL().openConnection();
+      HttpURLConnection c = (HttpURLConnection) URI.create("http://127.0.0.1:" + metricsPort + "/health").toURL()
+          .openConnection();
       c.setConnectTimeout(200);
       c.setReadTimeout(1000);
       try {
@@ -130,7 +154,7 @@ public final class EtcdProcess implements AutoCloseable {
   }
 
   public String endpoint() {
-    return "http://127.0.0.1:" + clientPort;
+    return scheme + "://127.0.0.1:" + clientPort;
   }
 
   public int clientPort() {
