@@ -30,7 +30,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
@@ -55,8 +54,6 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
   private final long ttlSeconds;
   private final int maxBacklog;
   private final int batchSize;
-  private final Duration initialBackoff;
-  private final Duration maxBackoff;
   private final Clock clock;
   private final boolean revokeOnClose;
   private final AtomicReference<State> state = new AtomicReference<>(State.NEW);
@@ -88,7 +85,7 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
   private ScheduledFuture<?> keepAliveTask;
   /** One timer thread for the keep-alive pings of every publisher in the JVM. */
   private static final ScheduledExecutorService KEEPALIVE = Executors.newSingleThreadScheduledExecutor(daemon("catalog-keepalive"));
-  private Duration nextBackoff;
+  private final RetryBackoff backoff;
   private int failuresInRow;
   /** What this publisher last wrote on its current lease, by key: lets a reconcile skip unchanged keys. */
   private final Map<String, ByteString> lastWritten = new HashMap<>();
@@ -104,14 +101,12 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
     this.ttlSeconds = b.leaseTtl.toSeconds();
     this.maxBacklog = b.maxBacklog;
     this.batchSize = b.batchSize;
-    this.initialBackoff = b.initialBackoff;
-    this.maxBackoff = b.maxBackoff;
+    this.backoff = new RetryBackoff(b.initialBackoff, b.maxBackoff, new java.util.Random());
     this.clock = b.clock;
     this.revokeOnClose = b.revokeOnClose;
     this.startedAt = clock.instant();
     this.events = Executors.newSingleThreadExecutor(daemon("catalog-events-" + nodeId));
     this.io = Executors.newSingleThreadScheduledExecutor(daemon("catalog-io-" + nodeId));
-    this.nextBackoff = initialBackoff;
   }
 
   private static java.util.concurrent.ThreadFactory daemon(String name) {
@@ -251,7 +246,7 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
         log.info("catalog: etcd {} reachable again after {} failed attempt(s); node {} in sync", client.endpoint(), failuresInRow, nodeId);
       }
       failuresInRow = 0;
-      nextBackoff = initialBackoff;
+      backoff.reset();
       synchronized (this) {
         notifyAll(); // awaitInSync
       }
@@ -274,8 +269,7 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
     }
     disconnect();
     failuresInRow++;
-    Duration delay = jitter(nextBackoff);
-    nextBackoff = nextBackoff.multipliedBy(2).compareTo(maxBackoff) > 0 ? maxBackoff : nextBackoff.multipliedBy(2);
+    Duration delay = backoff.next();
     // One line per backoff step, never one per key.
     log.warn("catalog: etcd unavailable (attempt {}): {}; retrying in {} ms", failuresInRow, e.getMessage(), delay.toMillis());
     client.failover();
@@ -287,11 +281,6 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
     } catch (java.util.concurrent.RejectedExecutionException ignored) {
       // closing
     }
-  }
-
-  private static Duration jitter(Duration d) {
-    double f = 0.8 + 0.4 * ThreadLocalRandom.current().nextDouble();
-    return Duration.ofMillis(Math.max(1, Math.round(d.toMillis() * f)));
   }
 
   private void disconnect() {

@@ -21,7 +21,6 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
@@ -40,8 +39,6 @@ final class EtcdClusterView implements ClusterView {
 
   private final EtcdClient client;
   private final CatalogKeys keys;
-  private final Duration initialBackoff;
-  private final Duration maxBackoff;
   private final int maxSubscriberBacklog;
   private final ScheduledExecutorService io;
   private final AtomicReference<State> state = new AtomicReference<>(State.NEW);
@@ -58,7 +55,7 @@ final class EtcdClusterView implements ClusterView {
 
   // io thread only
   private StreamObserver<WatchRequest> watch;
-  private Duration nextBackoff;
+  private final RetryBackoff backoff;
   private int failuresInRow;
   private long badValues;
   private final java.util.concurrent.atomic.AtomicLong relists = new java.util.concurrent.atomic.AtomicLong();
@@ -67,10 +64,8 @@ final class EtcdClusterView implements ClusterView {
   EtcdClusterView(ClusterView.Builder b) {
     this.client = new EtcdClient(b.etcd);
     this.keys = b.keys;
-    this.initialBackoff = b.initialBackoff;
-    this.maxBackoff = b.maxBackoff;
+    this.backoff = new RetryBackoff(b.initialBackoff, b.maxBackoff, new java.util.Random());
     this.maxSubscriberBacklog = b.maxSubscriberBacklog;
-    this.nextBackoff = initialBackoff;
     this.io = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "cluster-view");
       t.setDaemon(true);
@@ -298,7 +293,7 @@ final class EtcdClusterView implements ClusterView {
     if (failuresInRow > 0 && (r.getCreated() || r.getEventsCount() > 0)) {
       log.info("cluster view: watching {} again from revision {}", keys, revision() + 1);
       failuresInRow = 0;
-      nextBackoff = initialBackoff;
+      backoff.reset();
     }
     synchronized (this) {
       for (Event ev : r.getEventsList()) {
@@ -384,8 +379,7 @@ final class EtcdClusterView implements ClusterView {
     }
     failuresInRow++;
     etcdErrors.incrementAndGet();
-    Duration delay = Duration.ofMillis(Math.max(1, Math.round(nextBackoff.toMillis() * (0.8 + 0.4 * ThreadLocalRandom.current().nextDouble()))));
-    nextBackoff = nextBackoff.multipliedBy(2).compareTo(maxBackoff) > 0 ? maxBackoff : nextBackoff.multipliedBy(2);
+    Duration delay = backoff.next();
     log.warn("cluster view: etcd unavailable (attempt {}): {}; retrying in {} ms", failuresInRow, e.getMessage(), delay.toMillis());
     client.failover();
     try {

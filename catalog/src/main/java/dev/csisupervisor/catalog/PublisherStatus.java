@@ -27,4 +27,20 @@ public record PublisherStatus(
     long etcdErrors,
     long reconciles,
     long overflows,
-    String lastError) {}
+    String lastError) {
+
+  public PublisherStatus {
+    if (backlog < 0) {
+      throw new IllegalArgumentException("backlog must be >= 0, got " + backlog);
+    }
+    if (oldestPending == null || oldestPending.isNegative()) {
+      throw new IllegalArgumentException("oldestPending must be >= 0, got " + oldestPending);
+    }
+    if (lastPublishLag == null || lastPublishLag.isNegative()) {
+      throw new IllegalArgumentException("lastPublishLag must be >= 0, got " + lastPublishLag);
+    }
+    if (lastError == null) {
+      throw new IllegalArgumentException("lastError must not be null");
+    }
+  }
+}
