@@ -118,6 +118,8 @@ public final class Agent implements AutoCloseable {
   private volatile Map<String, PluginTask> tasks = Map.of();
   private final Object reloadLock = new Object();
   private final Map<String, CsiPluginSupervisorHook> discovered = new ConcurrentHashMap<>();
+  /** Tasks removed by a reload whose stop has not completed yet, by plugin id. */
+  private final Map<String, CompletableFuture<Void>> stopping = new ConcurrentHashMap<>();
   private final AgentMetrics metrics = new AgentMetrics();
   private volatile AgentConfig current;
 
@@ -170,7 +172,8 @@ public final class Agent implements AutoCloseable {
     try {
       startComponents();
     } catch (AgentException | RuntimeException e) {
-      log.error("agent failed to start: {}", e.getMessage());
+      // The caller reports it (the CLI prints it once); the log only keeps the detail.
+      log.debug("agent failed to start", e);
       close();
       throw e;
     }
@@ -226,7 +229,10 @@ public final class Agent implements AutoCloseable {
     } catch (IOException e) {
       throw new AgentException("cannot read " + config.processesFile() + ": " + e.getMessage(), e);
     }
-    stopUnconfiguredProcesses();
+    // Old processes to stop are all signalled first, then waited for together (each may take
+    // the grace period): start-up takes one grace period, not one per process.
+    List<CompletableFuture<?>> terminating = new ArrayList<>();
+    stopUnconfiguredProcesses(terminating);
     Set<String> withArtifacts = new HashSet<>();
     config.plugins().stream().filter(p -> p.artifact() != null)
         .forEach(p -> withArtifacts.add(p.id()));
@@ -236,9 +242,12 @@ public final class Agent implements AutoCloseable {
       created.put(spec.id(), newTask(spec));
     }
     tasks = Collections.unmodifiableMap(created);
+    Map<PluginTask, LaunchedProcess> adopt = new LinkedHashMap<>();
     for (PluginTask task : created.values()) {
-      task.start(reattachable(task));
+      adopt.put(task, reattachable(task, terminating));
     }
+    awaitQuietly(CompletableFuture.allOf(terminating.toArray(CompletableFuture[]::new)));
+    adopt.forEach(PluginTask::start);
     if (monitor != null) {
       sampling = monitor.start(scheduler, config.resourceInterval());
     }
@@ -252,7 +261,8 @@ public final class Agent implements AutoCloseable {
 
     // Step 4: drop what the previous run registered for plugins that are gone.
     config.plugins().forEach(p -> live.add(p.allocId()));
-    List<PluginEvent> dropped = registry.reconcile(live);
+    List<PluginEvent> dropped = new ArrayList<>(registry.reconcile(live));
+    dropped.addAll(dropTypesNoLongerServed());
     if (!dropped.isEmpty()) {
       log.info("reconciled away {} registration(s) of plugins no longer configured",
           dropped.size());
@@ -261,7 +271,7 @@ public final class Agent implements AutoCloseable {
 
     // Step 5: serve.
     adminService = new AdminService(registry, this::statusProto, eventExecutor,
-        ADMIN_MAX_BACKLOG);
+        ADMIN_MAX_BACKLOG, this::reloadForAdmin);
     metrics.watchAdminStreams(adminService::watcherCount, adminService::backlog);
     try {
       adminServer = AdminServer.start(config.adminSocket(), adminService);
@@ -406,8 +416,41 @@ public final class Agent implements AutoCloseable {
     return task;
   }
 
+  /**
+   * Restored registrations of a configured plugin under a type it no longer has (a monolith
+   * that is now a node plugin): its alloc id is still live, so reconcile keeps them; they go now,
+   * not when the restore grace period ends.
+   */
+  private List<PluginEvent> dropTypesNoLongerServed() {
+    List<PluginEvent> dropped = new ArrayList<>();
+    for (PluginSpec spec : config.plugins()) {
+      Set<PluginType> serves = spec.type() == PluginKind.MONOLITH
+          ? Set.of(PluginType.CSI_CONTROLLER, PluginType.CSI_NODE)
+          : Set.of(spec.type() == PluginKind.CONTROLLER ? PluginType.CSI_CONTROLLER
+              : PluginType.CSI_NODE);
+      for (PluginType t : PluginType.values()) {
+        if (serves.contains(t)) {
+          continue;
+        }
+        for (var info : registry.listAll(t)) {
+          if (info.name().equals(spec.id()) && info.allocId().equals(spec.allocId())) {
+            try {
+              registry.deregister(t, info.name(), info.allocId()).ifPresent(dropped::add);
+              log.info("plugin={}: dropped its restored {} registration: it is now a {} plugin",
+                  spec.id(), typeName(t), ConfigLoader.typeDir(spec.type()));
+            } catch (RuntimeException e) {
+              log.warn("plugin={}: cannot drop its restored {} registration: {}", spec.id(),
+                  typeName(t), e.toString());
+            }
+          }
+        }
+      }
+    }
+    return dropped;
+  }
+
   /** The live process of a previous run for this task, if it is the same plugin. */
-  private LaunchedProcess reattachable(PluginTask task) {
+  private LaunchedProcess reattachable(PluginTask task, List<CompletableFuture<?>> terminating) {
     PluginSpec spec = task.spec();
     if (!spec.launched()) {
       return null;
@@ -428,13 +471,13 @@ public final class Agent implements AutoCloseable {
     if (!rec.get().commandLine().equals(want) || !rec.get().socket().equals(socket)) {
       log.info("plugin={}: its config changed since pid {} was launched; stopping that process",
           spec.id(), p.get().pid());
-      awaitQuietly(p.get().terminate(config.shutdownGrace(), scheduler));
+      terminating.add(p.get().terminate(config.shutdownGrace(), scheduler));
       return null;
     }
     return p.get();
   }
 
-  private void stopUnconfiguredProcesses() {
+  private void stopUnconfiguredProcesses(List<CompletableFuture<?>> terminating) {
     for (ProcessRecord rec : records.all().values()) {
       if (config.plugin(rec.id()).filter(PluginSpec::launched).isPresent()) {
         continue;
@@ -442,7 +485,7 @@ public final class Agent implements AutoCloseable {
       LaunchedProcess.reattach(rec).ifPresent(p -> {
         log.info("plugin={} is no longer configured: stopping its process pid {}", rec.id(),
             p.pid());
-        awaitQuietly(p.terminate(config.shutdownGrace(), scheduler));
+        terminating.add(p.terminate(config.shutdownGrace(), scheduler));
       });
       try {
         records.remove(rec.id());
@@ -495,7 +538,7 @@ public final class Agent implements AutoCloseable {
     public void onEvent(PluginEvent e) {
       metrics.registryEvent(e);
       log.info("registry {} plugin={} type={} alloc={} version={} healthy={} seq={}", e.kind(),
-          e.plugin().name(), e.type(), e.plugin().allocId(), e.plugin().version(),
+          e.plugin().name(), typeName(e.type()), e.plugin().allocId(), e.plugin().version(),
           e.plugin().health().healthy(), e.sequence());
     }
 
@@ -503,6 +546,11 @@ public final class Agent implements AutoCloseable {
     public void onLagged(long lastDeliveredSequence) {
       log.warn("registry event log lagged after sequence {}", lastDeliveredSequence);
     }
+  }
+
+  /** A registry type in the config's words: {@code controller} or {@code node}. */
+  public static String typeName(PluginType type) {
+    return type == PluginType.CSI_CONTROLLER ? "controller" : "node";
   }
 
   // ---- observers ---------------------------------------------------------------------------
@@ -548,7 +596,8 @@ public final class Agent implements AutoCloseable {
   private static TaskStatus discoveredStatus(String id, CsiPluginSupervisorHook hook) {
     return new TaskStatus(id, hook.config().type(), hook.task().allocId(), false,
         TaskStatus.ProcessState.EXTERNAL, 0, 0, false, hook.phase(), hook.healthy(),
-        hook.socketPath(), null, true, null, null, ResourceLimits.NONE, 0, List.of());
+        hook.socketPath(), null, true, null, null, ResourceLimits.NONE, 0, List.of(), null,
+        null);
   }
 
   /** The discovery directory's sockets, if there is one. */
@@ -603,11 +652,17 @@ public final class Agent implements AutoCloseable {
         .setPhase(t.phase().name())
         .setHealthy(t.healthy())
         .setSocketPath(t.socket().toString())
-        .setLogFile(t.logFile() == null ? "" : t.logFile().toString())
+        // A log file that was never written (the process never started) is not shown.
+        .setLogFile(t.logFile() == null || !Files.exists(t.logFile()) ? ""
+            : t.logFile().toString())
         .setReattached(t.reattached())
         .setDiscovered(t.discovered())
         .setRevision(t.revision() == null ? "" : t.revision())
-        .setArtifactError(t.artifactError() == null ? "" : t.artifactError());
+        .setArtifactError(t.artifactError() == null ? "" : t.artifactError())
+        .setLastFailure(t.lastFailure() == null ? "" : t.lastFailure());
+    if (t.lastFailureTime() != null) {
+      b.setLastFailureTime(ProtoMapper.timestamp(t.lastFailureTime()));
+    }
     if (t.launched() && (!t.resources().isEmpty() || t.limits().any())) {
       var usage = dev.csisupervisor.admin.v1.ResourceUsage.newBuilder()
           .setMaxMemoryBytes(t.limits().maxMemoryBytes())
@@ -667,7 +722,13 @@ public final class Agent implements AutoCloseable {
           }
           PluginTask t = newTask(spec);
           after.put(spec.id(), t);
-          toStart.add(t);
+          CompletableFuture<Void> previous = stopping.get(spec.id());
+          if (previous == null) {
+            toStart.add(t);
+          } else {
+            // Removed by an earlier reload and still stopping: its process may hold the socket.
+            startAfter(previous, t);
+          }
           changes.add(spec.id() + ": added");
         } else if (old.spec().equals(spec)) {
           after.put(spec.id(), old);
@@ -682,13 +743,7 @@ public final class Agent implements AutoCloseable {
           PluginTask t = newTask(spec);
           after.put(spec.id(), t);
           // Started once the old one is gone: its process may still hold the socket path.
-          old.stop("replaced by a new config").whenCompleteAsync((v, e) -> {
-            try {
-              t.start(null);
-            } catch (IllegalStateException closed) {
-              log.debug("plugin={}: not started, the agent stopped meanwhile", spec.id());
-            }
-          }, io);
+          startAfter(old.stop("replaced by a new config"), t);
           changes.add(spec.id() + ": replaced (its type, socket, probe or restart settings"
               + " changed)");
         }
@@ -726,13 +781,44 @@ public final class Agent implements AutoCloseable {
     return reload(ConfigLoader.load(config.source()));
   }
 
+  /** The admin API's {@code ReloadConfig}: what changed, or the file's problems. */
+  private dev.csisupervisor.admin.v1.ReloadConfigResponse reloadForAdmin() {
+    if (config.source() == null) {
+      throw new IllegalStateException("the agent's config was not read from a file");
+    }
+    var b = dev.csisupervisor.admin.v1.ReloadConfigResponse.newBuilder()
+        .setConfigFile(config.source().toString());
+    try {
+      b.addAllChanges(reloadFromFile()).setApplied(true);
+    } catch (dev.csisupervisor.agent.config.ConfigException e) {
+      log.error("reload: invalid config, nothing changed: {}", e.getMessage());
+      b.setApplied(false).addAllProblems(e.problems());
+    }
+    return b.build();
+  }
+
   private void stopQuietly(PluginTask t, String reason) {
-    // A removed plugin's stop runs in the background: a reload does not wait for its grace.
-    t.stop(reason).whenComplete((v, e) -> {
+    // A removed plugin's stop runs in the background: a reload does not wait for its grace. A
+    // reload that adds it back starts the new task only once this one has stopped.
+    String id = t.spec().id();
+    CompletableFuture<Void> f = t.stop(reason);
+    stopping.put(id, f);
+    f.whenComplete((v, e) -> {
+      stopping.remove(id, f);
       if (e != null) {
-        log.warn("plugin={}: stop failed: {}", t.spec().id(), e.toString());
+        log.warn("plugin={}: stop failed: {}", id, e.toString());
       }
     });
+  }
+
+  private void startAfter(CompletableFuture<Void> stopped, PluginTask t) {
+    stopped.whenCompleteAsync((v, e) -> {
+      try {
+        t.start(null);
+      } catch (IllegalStateException closed) {
+        log.debug("plugin={}: not started, the agent stopped meanwhile", t.spec().id());
+      }
+    }, io);
   }
 
   /** The agent's version, from the jar manifest when packaged. */
@@ -841,13 +927,22 @@ public final class Agent implements AutoCloseable {
   // ---- helpers -----------------------------------------------------------------------------
 
   private static void prepareDir(Path dir, String field) throws AgentException {
+    if (Files.exists(dir) && !Files.isDirectory(dir)) {
+      throw new AgentException(field + ": " + dir + " exists and is not a directory", null, true);
+    }
     try {
       if (!Files.isDirectory(dir)) {
         Files.createDirectories(dir);
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
       }
+    } catch (java.nio.file.FileAlreadyExistsException e) {
+      throw new AgentException(field + ": " + dir + " cannot be created: " + e.getFile()
+          + " exists and is not a directory", e, true);
+    } catch (java.nio.file.AccessDeniedException e) {
+      throw new AgentException(field + ": " + dir + " cannot be created: permission denied ("
+          + e.getFile() + ")", e);
     } catch (IOException e) {
-      throw new AgentException(field + " " + dir + " cannot be created: " + e, e);
+      throw new AgentException(field + ": " + dir + " cannot be created: " + e, e);
     }
     if (!Files.isWritable(dir)) {
       throw new AgentException(field + " " + dir + " is not writable");
@@ -875,11 +970,23 @@ public final class Agent implements AutoCloseable {
     private static final long serialVersionUID = 1L;
 
     public AgentException(String message) {
-      super(message);
+      this(message, null, false);
     }
 
     public AgentException(String message, Throwable cause) {
+      this(message, cause, false);
+    }
+
+    public AgentException(String message, Throwable cause, boolean configError) {
       super(message, cause);
+      this.configError = configError;
+    }
+
+    private final boolean configError;
+
+    /** Whether the config is wrong (exit 2) rather than the machine (exit 1). */
+    public boolean configError() {
+      return configError;
     }
   }
 }

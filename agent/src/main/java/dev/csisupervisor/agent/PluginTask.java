@@ -8,6 +8,7 @@ import dev.csisupervisor.agent.artifact.ArtifactStore;
 import dev.csisupervisor.agent.artifact.Revision;
 import dev.csisupervisor.agent.config.ArtifactSpec;
 import dev.csisupervisor.agent.config.ConfigLoader;
+import dev.csisupervisor.agent.config.Interpolation;
 import dev.csisupervisor.agent.config.PluginSpec;
 import dev.csisupervisor.agent.metrics.AgentMetrics;
 import dev.csisupervisor.agent.resources.ResourceMonitor;
@@ -110,6 +111,9 @@ final class PluginTask {
   /** When the current process was launched, and whether a ready probe has been seen since. */
   private long launchedNanos;
   private boolean confirmed;
+  /** Why the process last failed to start or exited on its own, and when; null if never. */
+  private String lastFailure;
+  private java.time.Instant lastFailureTime;
   /** The current process's pid, for the sampler, without taking the lock. */
   private volatile long currentPid;
 
@@ -237,8 +241,9 @@ final class PluginTask {
       failedToStart("prestart failed: " + e.getMessage());
       return;
     }
-    // The plugin runs on the host, not in a container: its endpoint is the host path.
-    env.put("CSI_ENDPOINT", "unix://" + hook.socketPath());
+    // The plugin runs on the host, not in a container: its endpoint is the host path. The
+    // same variables its command line was interpolated with (see Interpolation).
+    env.putAll(Interpolation.agentVariables(spec.id(), hook.socketPath()));
     removeStaleSocket();
     List<String> argv = commandLine(spec, revision == null ? null : revision.dir());
     LaunchedProcess p;
@@ -289,9 +294,16 @@ final class PluginTask {
   private void failedToStart(String reason) {
     log.error("plugin={} type={} alloc={}: cannot start: {}", spec.id(), kind(),
         spec.allocId(), reason);
+    failed(reason);
     emit(AgentEvent.START_FAILED, reason);
     process = null;
     decideRestart("failed to start: " + reason);
+  }
+
+  /** Keeps {@code reason} as the last failure, shown by status until a later one. */
+  private void failed(String reason) {
+    lastFailure = reason;
+    lastFailureTime = clock.instant();
   }
 
   // ---- artifact ----------------------------------------------------------------------------
@@ -393,6 +405,9 @@ final class PluginTask {
     String msg = "stopping pid " + process.pid() + " to start " + why;
     log.info("plugin={} alloc={}: {}", spec.id(), spec.allocId(), msg);
     emit(AgentEvent.RESTARTING_FOR_UPDATE, msg);
+    // Its registration must not look healthy while the process goes away and the new one
+    // starts: marked now, not a probe interval later.
+    hook.replacingProcess(msg);
     process.terminate(grace, scheduler);
   }
 
@@ -495,7 +510,7 @@ final class PluginTask {
       process = null;
       currentPid = 0;
       try {
-        records.remove(spec.id());
+        records.remove(spec.id(), p.pid());
       } catch (IOException e) {
         log.warn("plugin={}: cannot remove process record: {}", spec.id(), e.toString());
       }
@@ -518,6 +533,9 @@ final class PluginTask {
       restartRequested = false;
       log.warn("plugin={} type={} alloc={}: pid {} {}{}", spec.id(), kind(),
           spec.allocId(), p.pid(), how, requested ? " (restart requested)" : "");
+      if (!requested) {
+        failed("pid " + p.pid() + " " + how + signalName(code) + tail());
+      }
       emit(AgentEvent.PROCESS_EXITED, "pid " + p.pid() + " " + how);
       decideRestart("pid " + p.pid() + " " + how);
     }
@@ -620,7 +638,11 @@ final class PluginTask {
       if (spec.launched()) {
         state = ProcessState.STOPPED;
         try {
-          records.remove(spec.id());
+          // Only this task's own record: the plugin may have been configured again since, and
+          // the new task's process recorded under the same id.
+          if (p != null) {
+            records.remove(spec.id(), p.pid());
+          }
         } catch (IOException e) {
           log.warn("plugin={}: cannot remove process record: {}", spec.id(), e.toString());
         }
@@ -672,7 +694,7 @@ final class PluginTask {
           process != null && process.reattached(), hook.phase(), hook.healthy(),
           hook.socketPath(), logFile == null ? null : logFile.file(), false,
           runningRevision == null ? null : runningRevision.name(), artifactError, spec.limits(),
-          limitRestarts, samples);
+          limitRestarts, samples, lastFailure, lastFailureTime);
     }
   }
 
@@ -681,6 +703,50 @@ final class PluginTask {
     synchronized (lock) {
       return process;
     }
+  }
+
+  /** {@code " (SIGKILL)"} for an exit code of 128 + a common signal, else empty. */
+  static String signalName(int code) {
+    return switch (code) {
+      case 129 -> " (SIGHUP)";
+      case 130 -> " (SIGINT)";
+      case 134 -> " (SIGABRT)";
+      case 137 -> " (SIGKILL)";
+      case 139 -> " (SIGSEGV)";
+      case 143 -> " (SIGTERM)";
+      default -> "";
+    };
+  }
+
+  /**
+   * The last line the process wrote to its log, as a hint of why it exited:
+   * {@code "; last log line: <line>"}, or empty.
+   */
+  private String tail() {
+    if (logFile == null) {
+      return "";
+    }
+    try (var f = new java.io.RandomAccessFile(logFile.file().toFile(), "r")) {
+      long len = f.length();
+      int n = (int) Math.min(len, 2048);
+      byte[] buf = new byte[n];
+      f.seek(len - n);
+      f.readFully(buf);
+      String[] lines = new String(buf, java.nio.charset.StandardCharsets.UTF_8).split("\n");
+      for (int i = lines.length - 1; i >= 0; i--) {
+        String l = lines[i].strip();
+        if (!l.isEmpty() && !l.startsWith("---- csi-agent")) {
+          return "; last log line: " + (l.length() > 200 ? l.substring(0, 200) + "…" : l);
+        }
+        if (l.startsWith("---- csi-agent")) {
+          return "";
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      log.debug("plugin={}: cannot read the end of {}: {}", spec.id(), logFile.file(),
+          e.toString());
+    }
+    return "";
   }
 
   void rotateLog() {

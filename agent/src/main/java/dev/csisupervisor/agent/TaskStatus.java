@@ -30,15 +30,22 @@ import java.util.Optional;
  * @param limits       its resource limits
  * @param limitRestarts restarts because it stayed over a resource limit
  * @param resources    its resource samples, oldest first (empty if not sampled)
+ * @param lastFailure  why the process last failed to start or exited on its own, or null
+ * @param lastFailureTime when that was, or null
  */
 public record TaskStatus(String id, PluginKind kind, String allocId, boolean launched,
     ProcessState processState, long pid, int restarts, boolean reattached,
     CsiPluginSupervisorHook.Phase phase, boolean healthy, Path socket, Path logFile,
     boolean discovered, String revision, String artifactError, ResourceLimits limits,
-    int limitRestarts, List<ResourceSample> resources) {
+    int limitRestarts, List<ResourceSample> resources, String lastFailure,
+    java.time.Instant lastFailureTime) {
 
   public TaskStatus {
     resources = List.copyOf(resources);
+    if ((lastFailure == null) != (lastFailureTime == null)) {
+      throw new IllegalArgumentException("lastFailure and lastFailureTime go together, got "
+          + lastFailure + " at " + lastFailureTime);
+    }
   }
 
   /** The latest resource sample of the current process, if any. */

@@ -106,4 +106,58 @@ class AgentReloadTest {
     AgentConfig cfg = agent.config();
     assertThrows(IllegalStateException.class, () -> agent.reload(cfg));
   }
+
+  @Test
+  void reload_ofALaunchedPluginsArgs_marksItUnhealthyAtOnce_thenHealthyOnTheNewProcess()
+      throws Exception {
+    // A long probe interval: without the mark, the old registration would stay "healthy" for
+    // up to a minute after its process was told to go.
+    String plugin = "plugins:\n  - {id: m, type: node, command: builtin:mock-plugin,"
+        + " probe_interval: 1m, args: [--type, node, --vendor-version, %s]}\n";
+    Path file = write(String.format(plugin, "1.0.0"));
+    agent = Agent.create(ConfigLoader.load(file));
+    agent.start();
+    await().atMost(WAIT).until(() -> healthy(PluginType.CSI_NODE, "m"));
+    long pid = agent.task("m").orElseThrow().pid();
+
+    write(String.format(plugin, "2.0.0"));
+    assertEquals(List.of("m: updated"), agent.reloadFromFile());
+    await().atMost(Duration.ofSeconds(5)).until(() -> !healthy(PluginType.CSI_NODE, "m"));
+    assertTrue(agent.registry().find(PluginType.CSI_NODE, "m").orElseThrow().health().message()
+        .contains("stopping pid " + pid), agent.registry().find(PluginType.CSI_NODE, "m")
+        .toString());
+    await().atMost(WAIT).until(() -> healthy(PluginType.CSI_NODE, "m")
+        && agent.registry().find(PluginType.CSI_NODE, "m").orElseThrow().version()
+            .equals("2.0.0"));
+  }
+
+  @Test
+  void removedAndAddedBackWithinTheGrace_theNewProcessKeepsItsRecord() throws Exception {
+    // Ignores SIGTERM: its stop takes the whole 2 s grace.
+    String plugin = "plugins:\n  - {id: s, type: node, command: /bin/sh, health_timeout: 0s,"
+        + " args: [-c, \"trap '' TERM; while :; do sleep 1; done\"]}\n";
+    Path file = write("shutdown_grace: 2s\n" + plugin);
+    agent = Agent.create(ConfigLoader.load(file));
+    agent.start();
+    await().atMost(WAIT).until(() -> agent.task("s").orElseThrow().pid() != 0);
+    long first = agent.task("s").orElseThrow().pid();
+    Path records = agent.config().processesFile();
+
+    write("shutdown_grace: 2s\nplugins: []\n");
+    assertEquals(List.of("s: removed"), agent.reloadFromFile());
+    write("shutdown_grace: 2s\n" + plugin);
+    assertEquals(List.of("s: added"), agent.reloadFromFile());
+
+    await().atMost(WAIT).until(() -> {
+      long pid = agent.task("s").orElseThrow().pid();
+      return pid != 0 && pid != first;
+    });
+    long second = agent.task("s").orElseThrow().pid();
+    assertTrue(ProcessHandle.of(first).map(h -> !h.isAlive()).orElse(true),
+        "the old process went first");
+    // The old task's stop completed before (or after) the new launch: either way the record of
+    // the new process stays, so a crash of the agent now would re-attach to it.
+    assertEquals(second, dev.csisupervisor.agent.process.ProcessRecords.read(records).get("s")
+        .pid());
+  }
 }

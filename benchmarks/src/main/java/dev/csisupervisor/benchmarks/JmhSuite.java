@@ -6,7 +6,9 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.regex.Pattern;
+import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.infra.BenchmarkParams;
 import org.openjdk.jmh.results.Result;
 import org.openjdk.jmh.results.RunResult;
@@ -48,6 +50,7 @@ final class JmhSuite {
     Files.createDirectories(out);
     String dataDir = Fixtures.dataDir().toString();
     List<String> summary = new ArrayList<>();
+    Map<String, Double> p50s = new java.util.TreeMap<>();
     for (Suite s : suites) {
       if (!filter.matcher(s.name).find()) {
         continue;
@@ -75,7 +78,21 @@ final class JmhSuite {
       Collection<RunResult> results = new Runner(o.build()).run();
       for (RunResult r : results) {
         summary.add(describe(s.name, r));
+        if (r.getParams().getMode() == Mode.SampleTime) {
+          p50s.put(s.name + (r.getParams().getParamsKeys().contains("size") ? " size=" + r.getParams().getParam("size") : ""),
+              r.getPrimaryResult().getStatistics().getPercentile(50));
+        }
       }
+    }
+    // Each durable change against the bare 4 KiB write + fsync measured in this same run.
+    Double bare = p50s.get("fsync-baseline");
+    if (bare != null) {
+      p50s.forEach((name, p50) -> {
+        if (name.startsWith("registry-change-durable")) {
+          summary.add(String.format(Locale.ROOT, "RESULT change-vs-fsync | %s | p50 %.1f us = %.2f x the bare 4 KiB"
+              + " write + fsync of this run (p50 %.1f us)", name.substring(name.indexOf("size=")), p50, p50 / bare, bare));
+        }
+      });
     }
     System.out.println();
     System.out.println("==== JMH summary (" + (quick ? "quick" : "full") + ") ====");

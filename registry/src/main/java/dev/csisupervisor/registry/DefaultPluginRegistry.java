@@ -107,28 +107,48 @@ final class DefaultPluginRegistry implements PluginRegistry {
 
   // ---- restore ----
 
+  /** Below this many records a restore decodes on the calling thread only. */
+  private static final int PARALLEL_RESTORE_MIN = 4096;
+
   private List<RestoreProblem> restore(Map<String, byte[]> records) {
     List<RestoreProblem> problems = new ArrayList<>();
     long maxOrder = 0;
-    Interner interner = new Interner();
-    for (Map.Entry<String, byte[]> record : records.entrySet()) {
-      String key = record.getKey();
+    // Decode in slices, in parallel for a large state (each slice with its own interner), then index in order.
+    @SuppressWarnings("unchecked")
+    Map.Entry<String, byte[]>[] all = records.entrySet().toArray(new Map.Entry[0]);
+    Object[] decoded = new Object[all.length]; // a Decoded, or the RecordFormatException, or null: not a plugin
+    int slices = all.length < PARALLEL_RESTORE_MIN ? 1 : Math.min(4, Runtime.getRuntime().availableProcessors());
+    java.util.stream.IntStream range = java.util.stream.IntStream.range(0, slices);
+    (slices > 1 ? range.parallel() : range).forEach(slice -> {
+      Interner interner = new Interner();
+      for (int i = slice * all.length / slices, to = (slice + 1) * all.length / slices; i < to; i++) {
+        String key = all[i].getKey();
+        if (key.startsWith(PluginKey.STORE_PREFIX)) {
+          try {
+            decoded[i] = PluginRecordCodec.decodeRestored(key, all[i].getValue(), interner);
+          } catch (RecordFormatException e) {
+            decoded[i] = e;
+          }
+        }
+      }
+    });
+    for (int i = 0; i < all.length; i++) {
+      String key = all[i].getKey();
       try {
-        if (key.startsWith(SequenceRecord.PREFIX)) {
+        if (decoded[i] instanceof PluginRecordCodec.Decoded d) {
+          entries.put(d.info().key(), new Entry(d.info(), d.registrationOrder()));
+          maxOrder = Math.max(maxOrder, d.registrationOrder());
+        } else if (decoded[i] instanceof RecordFormatException e) {
+          throw e;
+        } else if (key.startsWith(SequenceRecord.PREFIX)) {
           Optional<PluginType> type = SequenceRecord.typeOf(key);
           if (type.isEmpty()) {
             throw new RecordFormatException("not a plugin type this agent knows");
           }
-          sequences.merge(type.get(), SequenceRecord.decode(record.getValue()), Math::max);
-          continue;
-        }
-        if (!key.startsWith(PluginKey.STORE_PREFIX)) {
+          sequences.merge(type.get(), SequenceRecord.decode(all[i].getValue()), Math::max);
+        } else {
           log.debug("ignoring state record {}: not a plugin registration", key);
-          continue;
         }
-        PluginRecordCodec.Decoded decoded = PluginRecordCodec.decodeRestored(key, record.getValue(), interner);
-        entries.put(decoded.info().key(), new Entry(decoded.info(), decoded.registrationOrder()));
-        maxOrder = Math.max(maxOrder, decoded.registrationOrder());
       } catch (RecordFormatException e) {
         // Skipped, not deleted: it may be a newer agent's record (survives a downgrade) or evidence for an
         // operator. reconcile() drops it once its allocation is known dead.
@@ -376,9 +396,14 @@ final class DefaultPluginRegistry implements PluginRegistry {
       return event(Kind.DEREGISTERED, entry.info());
     }
 
-    /** A change of memory only (confirming a restored entry): no commit, no event. */
-    void confirm(Entry entry) {
+    /**
+     * Confirming a restored entry: its record is unchanged (restored is not stored), but
+     * subscribers hold it as restored, so they get an UPDATED event with restored=false (whose
+     * sequence is committed like every event's).
+     */
+    PendingEvent confirm(Entry entry) {
       overlay.put(entry.info().key(), Optional.of(entry));
+      return event(Kind.UPDATED, entry.info());
     }
 
     private PendingEvent event(Kind kind, PluginInfo info) {
@@ -467,7 +492,7 @@ final class DefaultPluginRegistry implements PluginRegistry {
         event = batch.put(entry, record, Kind.REGISTERED);
       } else if (current.info().sameContentAs(info)) {
         if (current.info().restored()) {
-          batch.confirm(new Entry(current.info().withRestored(false), current.order()));
+          event = batch.confirm(new Entry(current.info().withRestored(false), current.order()));
         }
       } else {
         // Health "since" is the time of the last health transition: keep it when flag and message are unchanged.

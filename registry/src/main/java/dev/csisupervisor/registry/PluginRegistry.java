@@ -32,7 +32,9 @@ import java.util.concurrent.ScheduledExecutorService;
  * and published in commit order.
  *
  * <p><b>Restore.</b> {@link Builder#build()} loads every record with {@code restored=true}. Re-registering a
- * restored key confirms it (clears the flag; UPDATED only if content changed). {@link #reconcile} removes
+ * restored key confirms it: the flag clears and subscribers get one UPDATED (with the new content if it
+ * changed, else the same content with {@code restored=false}; the record is rewritten only if the content
+ * changed). {@link #reconcile} removes
  * restored entries whose allocation is not alive; the optional grace period removes the ones nobody
  * confirmed in time. Records that cannot be decoded are skipped, reported by {@link #restoreProblems()} and
  * left in the store.

@@ -375,17 +375,26 @@ abstract class PluginRegistryContractTest {
   }
 
   @Test
-  void reRegisterAfterRestart_sameContent_confirmsWithoutEventOrCommit() throws Exception {
+  void reRegisterAfterRestart_sameContent_confirmsWithAnUpdatedEvent_recordUntouched() throws Exception {
     registry.register(node("ebs", "a1"));
     restart();
     RecordingListener l = subscribe(CSI_NODE);
     int commits = store.commits().size();
-    assertTrue(registry.register(node("ebs", "a1").withHealth(PluginHealth.healthy(T0.plusSeconds(500)))).isEmpty());
+    PluginEvent e = registry.register(node("ebs", "a1").withHealth(PluginHealth.healthy(T0.plusSeconds(500))))
+        .orElseThrow();
     PluginInfo confirmed = registry.find(CSI_NODE, "ebs").orElseThrow();
     assertFalse(confirmed.restored());
     assertEquals(T0, confirmed.health().since());
-    assertEquals(commits, store.commits().size());
-    assertEquals(List.of(), l.events());
+    // Subscribers saw it restored in their snapshot: they are told it no longer is.
+    assertEquals(Kind.UPDATED, e.kind());
+    assertFalse(e.plugin().restored());
+    assertEquals(List.of(e), l.events());
+    // One commit, of the event's sequence only: the registration's record is not rewritten.
+    assertEquals(commits + 1, store.commits().size());
+    assertTrue(store.commits().get(commits).stream().noneMatch(c -> c.key().equals(confirmed.key().storeKey())),
+        "record untouched: " + store.commits().get(commits));
+    // Confirmed once: registering it again changes nothing.
+    assertTrue(registry.register(node("ebs", "a1")).isEmpty());
   }
 
   @Test
@@ -449,9 +458,12 @@ abstract class PluginRegistryContractTest {
     scheduler.forwardTime(Duration.ofMinutes(1));
 
     assertEquals(List.of(node("confirmed", "c1")), registry.listAll(CSI_NODE));
-    assertEquals(1, l.events().size());
-    assertEquals(Kind.DEREGISTERED, l.events().get(0).kind());
-    assertEquals("forgotten", l.events().get(0).plugin().name());
+    assertEquals(2, l.events().size());
+    // The confirmation (restored=false), then the expiry of the one nobody confirmed.
+    assertEquals(Kind.UPDATED, l.events().get(0).kind());
+    assertEquals("confirmed", l.events().get(0).plugin().name());
+    assertEquals(Kind.DEREGISTERED, l.events().get(1).kind());
+    assertEquals("forgotten", l.events().get(1).plugin().name());
     assertEquals(0, scheduler.pendingCount());
   }
 

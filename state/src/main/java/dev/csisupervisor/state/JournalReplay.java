@@ -86,16 +86,19 @@ final class JournalReplay {
     int pos = 0;
     long previous = segment.firstSequence() - 1;
     String problem;
+    boolean intactButWrong = false; // a CRC-valid frame that does not fit: never what a torn write leaves
     while (true) {
       Object read = JournalFormat.read(data, pos);
       if (read instanceof Frame frame) {
         if (frame.sequence() != previous + 1) {
           problem = "sequence " + frame.sequence() + " follows " + previous + " (a sequence gap)";
+          intactButWrong = true;
           break;
         }
         if (frame.begin() != batch.isEmpty()) {
           problem = "sequence " + frame.sequence() + (frame.begin() ? " begins a batch before the last one was committed"
               : " continues a batch that never began");
+          intactButWrong = true;
           break;
         }
         previous = frame.sequence();
@@ -127,15 +130,17 @@ final class JournalReplay {
         break;
       }
       problem = describe(p);
+      intactButWrong = p == Problem.BAD_BODY;
       break;
     }
     if (batch.isEmpty() && previous + 1 == limit) {
       return null; // an abandoned segment: the next one takes over exactly here
     }
     int damageAt = problem == null ? pos : batchStart;
-    if (!last) {
+    if (!last || intactButWrong) {
       return new Result(lastSequence, new Corruption(segment.path(), damageAt,
-          (problem == null ? "the segment ends inside a batch" : problem) + " before the end of the journal"), null);
+          (problem == null ? "the segment ends inside a batch" : problem) + (last ? "" : " before the end of the journal")),
+          null);
     }
     // The last segment: a torn tail if nothing but (the rest of) one batch follows the failing point.
     String followers = validFramesAfter(data, pos + (problem == null ? 0 : 1), bytes);

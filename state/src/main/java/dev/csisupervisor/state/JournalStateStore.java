@@ -108,6 +108,8 @@ public final class JournalStateStore implements StateStore {
   private Path checkpoint; // guarded by lock: the newest durable checkpoint, or null
   private long checkpointSequence; // guarded by lock
   private boolean checkpointRunning; // guarded by lock
+  /** A checkpoint starts once this many segments exist; raised after a failure so a full disk is not hammered. */
+  private int checkpointAtSegments = 2; // guarded by lock
   private boolean closed; // guarded by lock
   /** What open() replayed, kept for the first loadAll() (a restore, right after open); dropped by a change. */
   private Map<String, byte[]> openedRecords; // guarded by lock
@@ -395,7 +397,7 @@ public final class JournalStateStore implements StateStore {
           Thread.currentThread().interrupt();
         }
       }
-      if (writer.segments().size() > 1 && !checkpointRunning) {
+      if (writer.segments().size() >= checkpointAtSegments && !checkpointRunning) {
         checkpointInBackground();
       }
     }
@@ -467,6 +469,9 @@ public final class JournalStateStore implements StateStore {
       } catch (IOException | RuntimeException | OutOfMemoryError e) {
         log.warn("background checkpoint of the state in {} up to sequence {} failed (the journal still holds every"
             + " change; retried when the next segment fills): {}", dir.path, upTo, StateDirectory.describe(e));
+        synchronized (lock) {
+          checkpointAtSegments = writer.segments().size() + 1;
+        }
       } finally {
         synchronized (lock) {
           checkpointRunning = false;
@@ -488,6 +493,7 @@ public final class JournalStateStore implements StateStore {
     synchronized (lock) {
       checkpoint = target;
       checkpointSequence = upTo;
+      checkpointAtSegments = 2;
       writer.checkpointed(segments);
     }
     // Only files nobody reads any more: the writer forgot these segments, readers use the new checkpoint.

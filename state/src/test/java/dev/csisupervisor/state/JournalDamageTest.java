@@ -193,6 +193,22 @@ class JournalDamageTest {
   }
 
   @Test
+  void intactRecordWithTheWrongSequence_evenAsTheLastOne_isCorruption_neverATornTail() throws IOException {
+    Path crashed = journalWithLastBatch(1, new HashMap<>());
+    Path segment = StateFiles.segments(crashed).get(0);
+    List<Integer> starts = frameStarts(segment);
+    int last = starts.get(starts.size() - 2);
+    ByteBuffer data = ByteBuffer.wrap(Files.readAllBytes(segment));
+    int bodyLength = data.getInt(last);
+    data.putLong(last + 8, data.getLong(last + 8) + 5);
+    data.putInt(last + 4, JournalFormat.crc(data, last + 8, bodyLength));
+    Files.write(segment, data.array());
+    StateFileCorruptException e = assertThrows(StateFileCorruptException.class,
+        () -> JournalStateStore.open(crashed, strict()));
+    assertTrue(e.getMessage().contains("sequence 16 follows 10"), e.getMessage());
+  }
+
+  @Test
   void missingMiddleSegment_isCorruption() throws IOException {
     Path data = tmp.resolve("hand");
     StateDirectory dir = new StateDirectory(data.resolve("state"));

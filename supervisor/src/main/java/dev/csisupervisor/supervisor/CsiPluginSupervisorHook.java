@@ -37,6 +37,14 @@ public interface CsiPluginSupervisorHook extends PrestartHook, PoststartHook, St
    */
   void detach(String reason);
 
+  /**
+   * The task runner is stopping the plugin's process to replace it (a new config, a new
+   * build): its registrations are marked unhealthy now, with {@code reason}, instead of staying
+   * healthy until a probe fails. The replacement's first ready probe re-registers them healthy.
+   * No-op unless registered and healthy.
+   */
+  void replacingProcess(String reason);
+
   CsiPluginConfig config();
 
   TaskContext task();

@@ -185,6 +185,16 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
   }
 
   @Override
+  public void replacingProcess(String reason) {
+    requireNonNull(reason, "reason");
+    synchronized (lock) {
+      if (phase == Phase.REGISTERED && healthy) {
+        markUnhealthy(reason);
+      }
+    }
+  }
+
+  @Override
   public void detach(String reason) {
     requireNonNull(reason, "reason");
     PluginConnection toClose;
@@ -280,6 +290,11 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
         // The plugin is starting right now: its readiness is a matter of milliseconds.
         backoff.reset();
         quickRetries = SOCKET_APPEARED_RETRIES;
+        probeLocked();
+      } else if (phase == Phase.REGISTERED && !healthy) {
+        // A replacement process (a restart, a new config) just bound its socket: see it now,
+        // not a whole probe interval later.
+        log.debug("plugin={}: socket appeared while unhealthy, probing now", config.pluginId());
         probeLocked();
       }
     }
@@ -380,7 +395,9 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
   // Step 3: ready — fingerprint, then register.
   private void becameReady() {
     phase = Phase.REGISTERING;
-    backoff.reset();
+    // The backoff is reset once registered, not here: a plugin that answers Probe but cannot be
+    // fingerprinted or registered (a driver without a version, a full disk) is retried at the
+    // growing backoff, not at the first step every time.
     lastError = "";
     emit(TaskEvent.PLUGIN_HEALTHY, "plugin " + config.pluginId() + " is ready");
     fingerprintAndRegister();
@@ -412,6 +429,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
       }
       if (phase == Phase.REGISTERING) {
         phase = Phase.REGISTERED;
+        backoff.reset();
         cancel(healthDeadline);
         healthDeadline = null;
       } else if (!healthy) {

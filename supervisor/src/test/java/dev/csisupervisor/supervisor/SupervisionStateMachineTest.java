@@ -341,6 +341,36 @@ class SupervisionStateMachineTest {
   }
 
   @Test
+  void fingerprintFailingForever_backsOffLikeProbes() throws Exception {
+    // A driver that answers Probe but not GetPluginInfo (hostpath built without a version):
+    // retried at the growing backoff, not every ~50 ms.
+    plugin.probe = Probe.READY;
+    plugin.fingerprintFails = true;
+    CsiPluginSupervisorHook hook = started(hook(PluginKind.CONTROLLER));
+    scheduler.runDueTasks();
+    List<Duration> delays = new ArrayList<>();
+    for (int i = 0; i < 6; i++) {
+      Duration next = scheduler.pendingDelays().get(0);
+      delays.add(next);
+      scheduler.forwardTime(next);
+    }
+    assertEquals(Phase.AWAITING_READY, hook.phase());
+    long[] base = {50, 100, 200, 400, 800, 1600};
+    for (int i = 0; i < base.length; i++) {
+      long ms = delays.get(i).toMillis();
+      assertTrue(ms >= Math.min(base[i], 30_000) * 0.8 - 1, "delay " + i + " = " + ms
+          + " of " + delays);
+    }
+    int tries = plugin.fingerprints;
+    scheduler.forwardTime(10, TimeUnit.SECONDS);
+    assertTrue(plugin.fingerprints - tries <= 4, "backed off: " + (plugin.fingerprints - tries)
+        + " fingerprints in 10 s");
+    plugin.fingerprintFails = false;
+    scheduler.forwardTime(scheduler.pendingDelays().get(0));
+    assertEquals(Phase.REGISTERED, hook.phase());
+  }
+
+  @Test
   void stopDuringWaitForReady_cancelsEverything() throws Exception {
     CsiPluginSupervisorHook hook = started(hook(PluginKind.CONTROLLER));
     scheduler.forwardTime(1, TimeUnit.SECONDS);

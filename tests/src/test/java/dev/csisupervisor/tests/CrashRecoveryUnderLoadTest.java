@@ -62,7 +62,7 @@ class CrashRecoveryUnderLoadTest {
 
   private enum KillAt { READY, RECONCILE, ACKS }
 
-  private enum Op { REG, CONFIRM, DEREG }
+  private enum Op { REG, CONFIRM, CONFIRM_RESTORED, DEREG }
 
   /** A change the child began: the key, the operation and the version it writes (null for DEREG). */
   private record Begun(PluginKey key, Op op, String version) {}
@@ -141,10 +141,11 @@ class CrashRecoveryUnderLoadTest {
               String expectedKind = switch (b.op()) {
                 case REG -> before == null ? "REGISTERED" : "UPDATED";
                 case CONFIRM -> "NONE";
+                case CONFIRM_RESTORED -> "UPDATED";
                 case DEREG -> before == null ? "NONE" : "DEREGISTERED";
               };
               assertEquals(expectedKind, p[2], where + ": " + b + " after durable version " + before);
-              if (b.op() == Op.CONFIRM) {
+              if (b.op() == Op.CONFIRM || b.op() == Op.CONFIRM_RESTORED) {
                 assertEquals(before, b.version(), where + ": confirm of a version that is not the durable one");
               }
               if (!p[2].equals("NONE")) {

@@ -37,7 +37,7 @@ import java.util.stream.Collectors;
  * <pre>
  * RESTORED &lt;type-id&gt; &lt;count&gt;           after restore, per type
  * READY                                     subscribers attached, workers starting
- * B &lt;id&gt; REG|CONFIRM|DEREG &lt;type-id&gt; &lt;name&gt; &lt;alloc&gt; &lt;version&gt;   before a call
+ * B &lt;id&gt; REG|CONFIRM|CONFIRM_RESTORED|DEREG &lt;type-id&gt; &lt;name&gt; &lt;alloc&gt; &lt;version&gt;   before a call
  * A &lt;id&gt; REGISTERED|UPDATED|DEREGISTERED|NONE &lt;seq&gt;                 after it returned (durable)
  * RB                                        before reconcile
  * RA &lt;count&gt; &lt;type-id&gt;/&lt;name&gt;/&lt;alloc&gt;#&lt;seq&gt;,...     after reconcile returned
@@ -156,9 +156,14 @@ public final class RegistryHostMain {
             versions.remove(key);
             expected = "DEREGISTERED";
           } else if (current != null && dice < 55) {
-            line(out, "B " + id + " CONFIRM " + type.id() + " " + name + " " + alloc + " " + current);
+            // The first re-registration of a restored entry confirms it: subscribers are told
+            // (UPDATED, restored=false); later ones change nothing.
+            boolean restored = registry.listAll(type).stream()
+                .anyMatch(p -> p.key().equals(key) && p.restored());
+            line(out, "B " + id + " " + (restored ? "CONFIRM_RESTORED" : "CONFIRM") + " "
+                + type.id() + " " + name + " " + alloc + " " + current);
             event = registry.register(info(type, name, alloc, current));
-            expected = "NONE";
+            expected = restored ? "UPDATED" : "NONE";
           } else if (current == null && dice < 5) {
             line(out, "B " + id + " DEREG " + type.id() + " " + name + " " + alloc + " -");
             event = registry.deregister(type, name, alloc);

@@ -107,7 +107,9 @@ final class RegistryView implements PluginListener {
       case UPDATED -> {
         if (current == null) {
           problem("#" + e.sequence() + " UPDATED for unknown key " + key);
-        } else if (current.sameContentAs(e.plugin())) {
+        } else if (current.sameContentAs(e.plugin())
+            && !(current.restored() && !e.plugin().restored())) {
+          // The one content-free UPDATED: a restored entry confirmed (restored -> false).
           problem("#" + e.sequence() + " UPDATED for " + key + " without a change of content");
         }
         content.put(key, e.plugin());

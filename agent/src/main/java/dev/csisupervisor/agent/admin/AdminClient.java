@@ -10,6 +10,8 @@ import dev.csisupervisor.admin.v1.GetPluginResponse;
 import dev.csisupervisor.admin.v1.ListPluginsRequest;
 import dev.csisupervisor.admin.v1.Plugin;
 import dev.csisupervisor.admin.v1.PluginType;
+import dev.csisupervisor.admin.v1.ReloadConfigRequest;
+import dev.csisupervisor.admin.v1.ReloadConfigResponse;
 import dev.csisupervisor.admin.v1.WatchEventsRequest;
 import dev.csisupervisor.admin.v1.WatchEventsResponse;
 import io.grpc.ManagedChannel;
@@ -68,10 +70,30 @@ public final class AdminClient implements AutoCloseable {
    */
   public static AdminClient connect(Path socket) throws AdminException {
     requireNonNull(socket, "socket");
-    if (!Files.exists(socket)) {
-      throw new AdminException("no agent is running at " + socket + " (no such socket)", true);
+    String problem = unreachable(socket);
+    if (problem != null) {
+      throw new AdminException(problem, !problem.contains("permission denied"));
     }
     return new AdminClient(socket);
+  }
+
+  /**
+   * Why {@code socket} cannot be used, or null if it is there: a missing socket means no agent,
+   * a directory the caller may not search is a permission problem (often: not root).
+   */
+  static String unreachable(Path socket) {
+    try {
+      Files.readAttributes(socket, java.nio.file.attribute.BasicFileAttributes.class,
+          java.nio.file.LinkOption.NOFOLLOW_LINKS);
+      return null;
+    } catch (java.nio.file.NoSuchFileException e) {
+      return "no agent is running at " + socket + " (no such socket)";
+    } catch (java.nio.file.AccessDeniedException e) {
+      return "cannot reach the agent at " + socket + ": permission denied (its directory "
+          + socket.getParent() + " is not accessible to this user; try as the agent's user)";
+    } catch (java.io.IOException e) {
+      return "cannot reach the agent at " + socket + ": " + e.getMessage();
+    }
   }
 
   /** Whether an agent answers at {@code socket} (used to tell a stale socket from a live one). */
@@ -134,6 +156,17 @@ public final class AdminClient implements AutoCloseable {
     }
   }
 
+  /** Asks the agent to re-read its config file: what changed, or the file's problems. */
+  public ReloadConfigResponse reload() throws AdminException {
+    try {
+      // A reload applies changes without waiting for processes; the deadline is generous.
+      return stub.withDeadlineAfter(60, TimeUnit.SECONDS)
+          .reloadConfig(ReloadConfigRequest.getDefaultInstance());
+    } catch (StatusRuntimeException e) {
+      throw translate(e);
+    }
+  }
+
   /**
    * The event stream: snapshots, then events, until the agent ends it (a final {@code Lagged}
    * message, or shutdown). The iterator's {@code hasNext}/{@code next} throw
@@ -154,6 +187,11 @@ public final class AdminClient implements AutoCloseable {
       String cause = s.getCause() != null && s.getCause().getMessage() != null
           ? s.getCause().getMessage() : s.getDescription();
       boolean refused = cause != null && cause.toLowerCase().contains("refused");
+      boolean denied = cause != null && cause.toLowerCase().contains("permission denied");
+      if (denied) {
+        return new AdminException("cannot reach the agent at " + socket + ": permission denied"
+            + " (try as the agent's user)", false);
+      }
       if (refused || !Files.exists(socket)) {
         return new AdminException("no agent is running at " + socket + " ("
             + (refused ? "connection refused" : "no such socket") + ")", true);

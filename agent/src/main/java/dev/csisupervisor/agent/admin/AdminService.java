@@ -10,6 +10,8 @@ import dev.csisupervisor.admin.v1.GetPluginResponse;
 import dev.csisupervisor.admin.v1.Lagged;
 import dev.csisupervisor.admin.v1.ListPluginsRequest;
 import dev.csisupervisor.admin.v1.ListPluginsResponse;
+import dev.csisupervisor.admin.v1.ReloadConfigRequest;
+import dev.csisupervisor.admin.v1.ReloadConfigResponse;
 import dev.csisupervisor.admin.v1.Snapshot;
 import dev.csisupervisor.admin.v1.WatchEventsRequest;
 import dev.csisupervisor.admin.v1.WatchEventsResponse;
@@ -34,7 +36,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The admin API over the agent's plugin registry. Read-only.
+ * The admin API over the agent's plugin registry. Read-only but for {@code ReloadConfig}, which
+ * calls the agent's reload.
  *
  * <p><b>WatchEvents.</b> Each stream subscribes to the registry (one subscription per watched
  * type) and sends the snapshot first, then the events, in order. Sending follows gRPC flow
@@ -54,8 +57,29 @@ public final class AdminService extends AgentAdminGrpc.AgentAdminImplBase {
   private final int maxBacklog;
   private final Set<Watcher> watchers = ConcurrentHashMap.newKeySet();
 
+  /** Reloads the agent's config file; {@code ReloadConfig} answers with what it returns. */
+  @FunctionalInterface
+  public interface Reloader {
+    /**
+     * @throws IllegalStateException if the config cannot be reloaded (not read from a file, or
+     *     the agent is stopping)
+     */
+    ReloadConfigResponse reload();
+  }
+
+  private final Reloader reloader;
+
+  /** A service whose {@code ReloadConfig} answers FAILED_PRECONDITION (nothing to reload). */
   public AdminService(PluginRegistry registry, Supplier<GetAgentStatusResponse> status,
       Executor listenerExecutor, int maxBacklog) {
+    this(registry, status, listenerExecutor, maxBacklog, () -> {
+      throw new IllegalStateException("this agent has no config file to reload");
+    });
+  }
+
+  public AdminService(PluginRegistry registry, Supplier<GetAgentStatusResponse> status,
+      Executor listenerExecutor, int maxBacklog, Reloader reloader) {
+    this.reloader = requireNonNull(reloader, "reloader");
     this.registry = requireNonNull(registry, "registry");
     this.status = requireNonNull(status, "status");
     this.listenerExecutor = requireNonNull(listenerExecutor, "listenerExecutor");
@@ -137,6 +161,24 @@ public final class AdminService extends AgentAdminGrpc.AgentAdminImplBase {
           e.toString());
     }
     response.onNext(b.build());
+    response.onCompleted();
+  }
+
+  @Override
+  public void reloadConfig(ReloadConfigRequest request,
+      StreamObserver<ReloadConfigResponse> response) {
+    ReloadConfigResponse r;
+    try {
+      r = reloader.reload();
+    } catch (IllegalStateException e) {
+      response.onError(Status.FAILED_PRECONDITION.withDescription(e.getMessage()).asException());
+      return;
+    } catch (RuntimeException e) {
+      log.error("ReloadConfig failed", e);
+      response.onError(Status.INTERNAL.withDescription("reload failed: " + e).asException());
+      return;
+    }
+    response.onNext(r);
     response.onCompleted();
   }
 

@@ -9,7 +9,7 @@ import picocli.CommandLine.Command;
 @Command(name = "csi-agent", mixinStandardHelpOptions = true,
     versionProvider = CsiAgentCommand.Version.class,
     description = "Launches, supervises and serves CSI plugins on one node.",
-    subcommands = {RunCommand.class, PluginsCommand.class, PluginCommand.class,
+    subcommands = {RunCommand.class, ReloadCommand.class, PluginsCommand.class, PluginCommand.class,
         EventsCommand.class, StatusCommand.class, StateCommand.class, DemoCommand.class,
         ClusterCommand.class,
         CommandLine.HelpCommand.class},

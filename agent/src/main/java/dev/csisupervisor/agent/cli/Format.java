@@ -112,6 +112,10 @@ public final class Format {
         + (t.getReattached() ? " (re-attached)" : "")
         + (t.getDiscovered() ? " (discovered socket)" : ""));
     line(out, "  restarts", Integer.toString(t.getRestarts()));
+    if (!t.getLastFailure().isEmpty()) {
+      line(out, "  last failure", time(ProtoMapper.instant(t.getLastFailureTime())) + ": "
+          + t.getLastFailure());
+    }
     if (!t.getRevision().isEmpty() || !t.getArtifactError().isEmpty()) {
       line(out, "  revision", t.getRevision());
     }
@@ -186,11 +190,44 @@ public final class Format {
         + " health=" + health(p);
   }
 
+  /**
+   * {@code m} as JSON with the config's vocabulary: a plugin {@code type} is {@code controller}
+   * or {@code node} (the admin API's enum names CSI_CONTROLLER / CSI_NODE are wire names only).
+   */
   static String json(MessageOrBuilder m, boolean pretty) {
+    String raw;
     try {
-      return (pretty ? PRETTY : JSON).print(m);
+      raw = (pretty ? PRETTY : JSON).print(m);
     } catch (InvalidProtocolBufferException e) {
       throw new IllegalStateException(e);
+    }
+    try {
+      com.fasterxml.jackson.databind.JsonNode tree = JACKSON.readTree(raw);
+      renameTypes(tree);
+      return pretty ? JACKSON.writerWithDefaultPrettyPrinter().writeValueAsString(tree)
+          : JACKSON.writeValueAsString(tree);
+    } catch (java.io.IOException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static final com.fasterxml.jackson.databind.ObjectMapper JACKSON =
+      new com.fasterxml.jackson.databind.ObjectMapper();
+
+  private static void renameTypes(com.fasterxml.jackson.databind.JsonNode node) {
+    if (node instanceof com.fasterxml.jackson.databind.node.ObjectNode o) {
+      com.fasterxml.jackson.databind.JsonNode t = o.get("type");
+      if (t != null && t.isTextual()) {
+        switch (t.asText()) {
+          case "CSI_CONTROLLER" -> o.put("type", "controller");
+          case "CSI_NODE" -> o.put("type", "node");
+          case "PLUGIN_TYPE_UNSPECIFIED" -> o.put("type", "");
+          default -> { }
+        }
+      }
+      o.elements().forEachRemaining(Format::renameTypes);
+    } else if (node != null && node.isArray()) {
+      node.elements().forEachRemaining(Format::renameTypes);
     }
   }
 

@@ -1,9 +1,11 @@
 package dev.csisupervisor.agent.cli;
 
 import dev.csisupervisor.admin.v1.GetPluginResponse;
+import dev.csisupervisor.admin.v1.ListPluginsResponse;
 import dev.csisupervisor.admin.v1.PluginType;
 import dev.csisupervisor.agent.admin.AdminClient;
-import java.util.Optional;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -22,9 +24,10 @@ final class PluginCommand implements Callable<Integer> {
   @Mixin
   AdminOptions admin = new AdminOptions();
 
-  @Parameters(index = "0", paramLabel = "TYPE", converter = TypeOption.class,
-      description = "controller or node")
-  PluginType type;
+  @Parameters(index = "0", paramLabel = "TYPE", converter = TypeOption.Kind.class,
+      description = "controller, node or monolith (as in the config; a monolith shows both of"
+          + " its registrations)")
+  TypeOption.Kinds kinds;
 
   @Parameters(index = "1", paramLabel = "NAME", description = "The plugin's name (its id).")
   String name;
@@ -36,18 +39,28 @@ final class PluginCommand implements Callable<Integer> {
   public Integer call() {
     var out = spec.commandLine().getOut();
     try (AdminClient client = AdminClient.connect(admin.socket(spec.commandLine()))) {
-      Optional<GetPluginResponse> p = client.getPluginDetails(type, name);
-      if (p.isEmpty()) {
-        spec.commandLine().getErr().println("csi-agent: no " + Format.type(type)
+      List<GetPluginResponse> found = new ArrayList<>();
+      List<PluginType> types = kinds.types();
+      for (PluginType type : types) {
+        client.getPluginDetails(type, name).ifPresent(found::add);
+      }
+      if (found.isEmpty()) {
+        spec.commandLine().getErr().println("csi-agent: no "
+            + (types.size() > 1 ? "monolith" : Format.type(types.get(0)))
             + " plugin named \"" + name + "\" is registered at " + client.socket());
         return CsiAgentCommand.FAILURE;
       }
       if (json) {
-        out.println(Format.json(p.get(), true));
+        out.println(found.size() == 1 ? Format.json(found.get(0), true)
+            : Format.json(ListPluginsResponse.newBuilder()
+                .addAllPlugins(found.stream().map(GetPluginResponse::getPlugin).toList()), true));
       } else {
-        Format.details(out, p.get().getPlugin());
-        if (p.get().hasTask()) {
-          Format.task(out, p.get().getTask());
+        for (GetPluginResponse p : found) {
+          Format.details(out, p.getPlugin());
+          out.println();
+        }
+        if (found.get(0).hasTask()) {
+          Format.task(out, found.get(0).getTask());
         }
       }
       return CsiAgentCommand.OK;

@@ -15,8 +15,8 @@ import picocli.CommandLine.Option;
 /** {@code csi-agent run --config FILE}: the daemon, until SIGTERM/SIGINT. */
 @Command(name = "run", mixinStandardHelpOptions = true,
     description = {"Run the agent: launch and supervise the configured plugins, serve the admin"
-        + " API and metrics. Stops on SIGTERM or SIGINT (Ctrl-C); SIGHUP re-reads the config"
-        + " and applies its plugin changes."})
+        + " API and metrics. SIGTERM or SIGINT (Ctrl-C) stop it cleanly (exit 0). SIGHUP, or"
+        + " 'csi-agent reload', re-reads the config and applies its plugin changes."})
 final class RunCommand implements Callable<Integer> {
   private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(RunCommand.class);
 
@@ -32,10 +32,11 @@ final class RunCommand implements Callable<Integer> {
 
   /**
    * SIGHUP re-reads the config file and applies its plugin changes (see {@link Agent#reload}).
-   * An invalid file is reported and changes nothing.
+   * An invalid file is reported and changes nothing. A SIGHUP ignored since start-up (nohup) can
+   * never arrive: say so, and where to turn instead.
    */
   private static void reloadOnSighup(Agent agent) {
-    boolean installed = Hangup.onHangup(() -> {
+    Signals.Outcome o = Signals.handle("HUP", () -> {
       // Not on the signal thread: reading and applying the config may take a moment.
       Thread t = new Thread(() -> {
         try {
@@ -43,14 +44,39 @@ final class RunCommand implements Callable<Integer> {
         } catch (ConfigException e) {
           log.error("reload: invalid config, nothing changed: {}", e.getMessage());
         } catch (RuntimeException e) {
-          log.error("reload failed", e);
+          log.error("reload failed: {}", e.toString());
         }
       }, "csi-agent-reload");
       t.setDaemon(true);
       t.start();
     });
-    if (!installed) {
-      log.warn("SIGHUP cannot be handled on this JVM: no config reload");
+    switch (o) {
+      case INSTALLED -> { }
+      case IGNORED -> log.warn("SIGHUP is ignored by this process (started under nohup or by a"
+          + " supervisor that ignores it): SIGHUP will not reload the config; use 'csi-agent"
+          + " reload' instead");
+      case UNAVAILABLE -> log.warn("SIGHUP cannot be handled on this JVM: use 'csi-agent reload'"
+          + " to reload the config");
+      default -> throw new IllegalStateException(o.name());
+    }
+  }
+
+  /**
+   * SIGTERM and SIGINT stop the agent in order (plugins deregistered and stopped) and the
+   * process then exits 0: a requested stop is not a failure. The JVM's own handling (exit 143 or
+   * 130 after the shutdown hooks) is replaced.
+   */
+  private static void stopOnSignals(Agent agent) {
+    for (String sig : new String[] {"TERM", "INT"}) {
+      Signals.Outcome o = Signals.handle(sig, () -> {
+        log.info("SIG{} received: stopping", sig);
+        Thread t = new Thread(agent::close, "csi-agent-stop");
+        t.setDaemon(true);
+        t.start();
+      });
+      if (o == Signals.Outcome.UNAVAILABLE) {
+        log.debug("SIG{} cannot be handled on this JVM: the shutdown hook stops the agent", sig);
+      }
     }
   }
 
@@ -67,6 +93,7 @@ final class RunCommand implements Callable<Integer> {
     }
     Agent agent = Agent.create(cfg);
     var cluster = new java.util.concurrent.atomic.AtomicReference<ClusterNode>();
+    // Still there for the exits no handler sees (System.exit elsewhere, a signal the JDK keeps).
     Thread hook = new Thread(() -> {
       agent.close();
       // After the agent: its deregistrations are published, then the lease goes.
@@ -77,8 +104,9 @@ final class RunCommand implements Callable<Integer> {
       agent.start();
     } catch (Agent.AgentException e) {
       spec.commandLine().getErr().println("csi-agent: cannot start: " + e.getMessage());
-      return CsiAgentCommand.FAILURE;
+      return e.configError() ? CsiAgentCommand.USAGE : CsiAgentCommand.FAILURE;
     }
+    stopOnSignals(agent);
     clusterConfig.ifPresent(c -> cluster.set(ClusterNode.start(c, agent.registry(), agent.metrics())));
     spec.commandLine().getOut().println("csi-agent running: admin socket " + cfg.adminSocket()
         + agent.metricsAddress().map(a -> ", metrics http://" + a.getAddress().getHostAddress()
@@ -86,6 +114,8 @@ final class RunCommand implements Callable<Integer> {
         + ", " + cfg.plugins().size() + " plugin(s)");
     reloadOnSighup(agent);
     agent.awaitTermination();
+    // A clean stop: the node leaves the cluster catalog now (lease revoked), not at lease expiry.
+    java.util.Optional.ofNullable(cluster.get()).ifPresent(ClusterNode::close);
     return CsiAgentCommand.OK;
   }
 }

@@ -65,6 +65,11 @@ final class StatusCommand implements Callable<Integer> {
         if (!t.getArtifactError().isEmpty()) {
           out.println(t.getId() + ": artifact error: " + t.getArtifactError());
         }
+        if (!t.getLastFailure().isEmpty()) {
+          out.println(t.getId() + ": last failure at "
+              + Format.time(ProtoMapper.instant(t.getLastFailureTime())) + ": "
+              + t.getLastFailure());
+        }
       }
       if (!s.getDiscoveryDir().isEmpty()) {
         out.println();

@@ -7,7 +7,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import dev.csisupervisor.catalog.CatalogKeys;
-import dev.csisupervisor.catalog.CatalogPublisher;
 import dev.csisupervisor.catalog.EtcdOptions;
 import java.io.IOException;
 import java.net.URI;
@@ -140,7 +139,7 @@ public record ClusterConfig(EtcdOptions etcd, String nodeId, String prefix, Dura
 
     String nodeId = text(c, "node_id", problems);
     if (nodeId == null) {
-      nodeId = CatalogPublisher.Builder.localHostname();
+      nodeId = Interpolation.nodeId(); // the same as the plugins' ${CSI_NODE_ID}
     }
     try {
       CatalogKeys.checkNodeId(nodeId);

@@ -3,7 +3,12 @@ package dev.csisupervisor.agent.config;
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonStreamContext;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.databind.DeserializationContext;
 import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonDeserializer;
+import com.fasterxml.jackson.databind.deser.DeserializationProblemHandler;
 import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
@@ -66,6 +71,13 @@ public final class ConfigLoader {
       .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
       .build();
 
+  /**
+   * The largest config file read: a real one is a few KiB. Anything bigger is refused before it
+   * is parsed, so a wrong file (a log, an image) fails at once instead of taking seconds and a
+   * heap's worth of memory.
+   */
+  public static final int MAX_CONFIG_BYTES = 1024 * 1024;
+
   private ConfigLoader() {}
 
   /**
@@ -81,7 +93,19 @@ public final class ConfigLoader {
       if (Files.isDirectory(abs)) {
         throw new ConfigException(abs, "cannot read config file: it is a directory");
       }
-      text = Files.readString(abs, StandardCharsets.UTF_8);
+      long size = Files.size(abs);
+      if (size > MAX_CONFIG_BYTES) {
+        throw new ConfigException(abs, tooBig(size));
+      }
+      byte[] bytes;
+      try (var in = Files.newInputStream(abs)) {
+        // It may have grown since: read no more than the limit allows.
+        bytes = in.readNBytes(MAX_CONFIG_BYTES + 1);
+      }
+      if (bytes.length > MAX_CONFIG_BYTES) {
+        throw new ConfigException(abs, tooBig(bytes.length));
+      }
+      text = new String(bytes, StandardCharsets.UTF_8);
     } catch (NoSuchFileException e) {
       throw new ConfigException(abs, "cannot read config file: no such file");
     } catch (AccessDeniedException e) {
@@ -99,19 +123,119 @@ public final class ConfigLoader {
    */
   public static AgentConfig parse(String yaml, Path file) throws ConfigException {
     Path abs = file.toAbsolutePath().normalize();
+    if (yaml.length() > MAX_CONFIG_BYTES) {
+      throw new ConfigException(abs, tooBig(yaml.length()));
+    }
     if (yaml.isBlank()) {
       throw new ConfigException(abs, "config file is empty (data_dir and plugins are required)");
     }
     RawConfig.Root raw;
+    UnknownFields unknown = new UnknownFields(yaml);
     try {
-      raw = MAPPER.readValue(yaml, RawConfig.Root.class);
+      raw = MAPPER.readerFor(RawConfig.Root.class).withHandler(unknown).readValue(yaml);
     } catch (JsonProcessingException e) {
-      throw new ConfigException(abs, describe(e, yaml));
+      List<String> all = new ArrayList<>(unknown.problems);
+      all.add(describe(e, yaml));
+      throw new ConfigException(abs, all);
+    } catch (IOException e) {
+      throw new ConfigException(abs, "cannot read config: " + e.getMessage());
     }
     if (raw == null) {
       throw new ConfigException(abs, "config file is empty (data_dir and plugins are required)");
     }
-    return new Validator(abs).validate(raw);
+    return new Validator(abs, unknown.problems).validate(raw);
+  }
+
+  private static String tooBig(long size) {
+    return "config file is " + size + " bytes, over the limit of " + MAX_CONFIG_BYTES
+        + " bytes (is it the right file?)";
+  }
+
+  /**
+   * Records every unknown key (with its path, line and the known keys there) and skips it, so
+   * that one unknown key does not hide the config's other problems.
+   */
+  private static final class UnknownFields extends DeserializationProblemHandler {
+    private static final int MAX_UNKNOWN_REPORTED = 100;
+
+    private final String yaml;
+    private final List<String> problems = new ArrayList<>();
+    private final List<Map.Entry<Integer, String>> found = new ArrayList<>();
+    private int more;
+    private String[] lines;
+
+    UnknownFields(String yaml) {
+      this.yaml = yaml;
+    }
+
+    @Override
+    public boolean handleUnknownProperty(DeserializationContext ctxt, JsonParser p,
+        JsonDeserializer<?> deserializer, Object beanOrClass, String name) throws IOException {
+      JsonParser main = ctxt.getParser();
+      JsonStreamContext holder;
+      if (p == main) {
+        // At the value: a container's own context is the child; its parent holds the key.
+        holder = p.getParsingContext();
+        if (p.currentToken() == JsonToken.START_OBJECT
+            || p.currentToken() == JsonToken.START_ARRAY) {
+          holder = holder.getParent();
+        }
+        holder = holder.getParent();
+      } else {
+        // Replayed from a buffer after the whole mapping was read: the main parser is just
+        // past the mapping, in the context that holds it.
+        holder = main.getParsingContext();
+      }
+      if (found.size() >= MAX_UNKNOWN_REPORTED) {
+        // Enough to act on; locating each of thousands would cost more than it tells.
+        more++;
+        problems.removeIf(s -> s.startsWith("... and "));
+        problems.add("... and " + more + " more unknown field(s)");
+        p.skipChildren();
+        return true;
+      }
+      String at = path(holder);
+      String field = at.isEmpty() ? name : at + "." + name;
+      if (lines == null) {
+        lines = yaml.split("\n", -1);
+      }
+      JsonLocation loc = at.isEmpty() ? topLevelKeyLine(name, main.currentLocation())
+          : keyLine(lines, name, main.currentLocation());
+      found.add(Map.entry(loc == null ? Integer.MAX_VALUE : loc.getLineNr(),
+          field + ": unknown field" + location(loc) + " (known fields: "
+          + known(deserializer.getKnownPropertyNames()) + ")"));
+      // In file order, whatever order the parser met them in.
+      found.sort(Map.Entry.comparingByKey());
+      problems.clear();
+      found.forEach(e -> problems.add(e.getValue()));
+      p.skipChildren();
+      return true;
+    }
+
+    /** A top-level key starts a line, unindented. */
+    private JsonLocation topLevelKeyLine(String key, JsonLocation loc) {
+      Pattern top = Pattern.compile("^[\"']?" + Pattern.quote(key) + "[\"']?\\s*:");
+      for (int i = 0; i < lines.length; i++) {
+        if (top.matcher(lines[i]).find()) {
+          return new JsonLocation(loc == null ? null : loc.contentReference(), -1, i + 1, 1);
+        }
+      }
+      return keyLine(lines, key, loc);
+    }
+
+    private static String path(JsonStreamContext ctx) {
+      java.util.ArrayDeque<String> parts = new java.util.ArrayDeque<>();
+      for (JsonStreamContext c = ctx; c != null && !c.inRoot(); c = c.getParent()) {
+        if (c.inArray()) {
+          parts.addFirst("[" + Math.max(c.getCurrentIndex(), 0) + "]");
+        } else if (c.inObject() && c.getCurrentName() != null) {
+          JsonStreamContext parent = c.getParent();
+          parts.addFirst((parent == null || parent.inRoot() ? "" : ".") + c.getCurrentName());
+        }
+      }
+      String s = String.join("", parts);
+      return s.startsWith(".") ? s.substring(1) : s;
+    }
   }
 
   // ---- Jackson errors ------------------------------------------------------------------------
@@ -150,7 +274,13 @@ public final class ConfigLoader {
     if (loc == null || loc.getLineNr() < 1) {
       return loc;
     }
-    String[] lines = yaml.split("\n", -1);
+    return keyLine(yaml.split("\n", -1), key, loc);
+  }
+
+  private static JsonLocation keyLine(String[] lines, String key, JsonLocation loc) {
+    if (loc == null || loc.getLineNr() < 1) {
+      return loc;
+    }
     Pattern p = Pattern.compile("^[\\s-]*[\"']?" + Pattern.quote(key) + "[\"']?\\s*:");
     for (int i = Math.min(loc.getLineNr(), lines.length); i >= 1; i--) {
       java.util.regex.Matcher m = p.matcher(lines[i - 1]);
@@ -230,9 +360,10 @@ public final class ConfigLoader {
     private final Path baseDir;
     private final List<String> problems = new ArrayList<>();
 
-    Validator(Path file) {
+    Validator(Path file, List<String> earlier) {
       this.file = file;
       this.baseDir = file.getParent() != null ? file.getParent() : Path.of("/");
+      problems.addAll(earlier);
     }
 
     AgentConfig validate(RawConfig.Root raw) throws ConfigException {
@@ -241,6 +372,9 @@ public final class ConfigLoader {
         problems.add("data_dir: missing (the agent's data directory, e.g. /var/lib/csi-agent)");
       } else {
         dataDir = path("data_dir", raw.dataDir());
+        if (dataDir != null && Files.exists(dataDir) && !Files.isDirectory(dataDir)) {
+          problems.add("data_dir: " + dataDir + " exists and is not a directory");
+        }
       }
       Path csiRoot = raw.csiRoot() == null
           ? (dataDir == null ? null : dataDir.resolve(AgentConfig.DEFAULT_CSI_ROOT))
@@ -326,6 +460,8 @@ public final class ConfigLoader {
             if (first != null) {
               problems.add(at + ".id: duplicate id \"" + p.id() + "\" (also plugins[" + first
                   + "])");
+              // Its other problems are reported too; the entry itself is not used.
+              plugin(at, p, csiRoot, defaultProbe, defaultRestart, resourceInterval.isZero());
               continue;
             }
           }
@@ -409,9 +545,6 @@ public final class ConfigLoader {
       } else if (command != null) {
         if (command.isBlank()) {
           problems.add(at + ".command: must not be empty");
-        } else if (command.contains("/") && !command.startsWith("/")
-            && !command.startsWith(BUILTIN_MOCK_PLUGIN)) {
-          command = baseDir.resolve(command).normalize().toString();
         }
         if (id != null && kind != null && csiRoot != null) {
           Path derived = csiRoot.resolve(typeDir(kind)).resolve(id).resolve(SOCKET_FILE);
@@ -463,15 +596,25 @@ public final class ConfigLoader {
           String key = e.getKey();
           if (key.isEmpty() || key.contains("=") || key.indexOf('\0') >= 0) {
             problems.add(at + ".env: \"" + key + "\" is not a valid variable name");
-          } else if (key.equals("CSI_ENDPOINT")) {
-            problems.add(at + ".env.CSI_ENDPOINT: set by the agent (the plugin's socket under"
-                + " csi_root); remove it");
+          } else if (Interpolation.AGENT_VARIABLES.contains(key)) {
+            problems.add(at + ".env." + key + ": set by the agent for every launched plugin;"
+                + " remove it");
           } else if (e.getValue() == null) {
             problems.add(at + ".env." + key + ": empty value (write \"\" for an empty string)");
           } else {
             env.put(key, e.getValue());
           }
         }
+      }
+      if (p.socket() == null && id != null && kind != null && csiRoot != null) {
+        command = interpolate(at, id, kind, csiRoot, command, args, env);
+      }
+      if (command != null && p.socket() == null && p.artifact() == null && !command.isBlank()
+          && !command.startsWith(BUILTIN_MOCK_PLUGIN)) {
+        if (command.contains("/") && !command.startsWith("/")) {
+          command = baseDir.resolve(command).normalize().toString();
+        }
+        checkCommand(at + ".command", command);
       }
       ProbeSettings probe = probe(at, p.healthTimeout(), p.probeInterval(), p.probeTimeout(),
           p.initialBackoff(), p.maxBackoff(), defaultProbe);
@@ -491,6 +634,55 @@ public final class ConfigLoader {
         return null;
       }
       return spec;
+    }
+
+    /**
+     * Expands {@code ${VAR}} in {@code env} values (agent variables only), then in
+     * {@code command} and {@code args} (agent variables and env), in place; returns the command.
+     */
+    private String interpolate(String at, String id, PluginKind kind, Path csiRoot,
+        String command, List<String> args, Map<String, String> env) {
+      Map<String, String> vars = new LinkedHashMap<>(
+          Interpolation.agentVariables(id, Interpolation.socket(csiRoot, kind, id)));
+      for (Map.Entry<String, String> e : env.entrySet()) {
+        e.setValue(expand(at + ".env." + e.getKey(), e.getValue(), vars,
+            " (env values may use " + String.join(", ", dollar(vars.keySet())) + ")"));
+      }
+      vars.putAll(env);
+      String known = " (known: " + String.join(", ", dollar(vars.keySet())) + ")";
+      String cmd = command == null || command.startsWith(BUILTIN_MOCK_PLUGIN) ? command
+          : expand(at + ".command", command, vars, known);
+      for (int i = 0; i < args.size(); i++) {
+        args.set(i, expand(at + ".args[" + i + "]", args.get(i), vars, known));
+      }
+      return cmd;
+    }
+
+    private String expand(String field, String value, Map<String, String> vars, String known) {
+      try {
+        return Interpolation.expand(value, vars);
+      } catch (Interpolation.UnknownVariableException e) {
+        problems.add(field + ": " + e.getMessage() + known + "; write $${ for a literal ${");
+        return value;
+      }
+    }
+
+    private static List<String> dollar(Collection<String> names) {
+      return names.stream().map(n -> "${" + n + "}").toList();
+    }
+
+    /** A command given as a path must be a file that can be executed; a missing one may appear. */
+    private void checkCommand(String field, String command) {
+      if (!command.contains("/")) {
+        return; // looked up on PATH at launch
+      }
+      Path p = Path.of(command);
+      if (Files.isDirectory(p)) {
+        problems.add(field + ": " + command + " is a directory, not an executable file");
+      } else if (Files.exists(p) && !Files.isExecutable(p)) {
+        problems.add(field + ": " + command + " is not executable (chmod +x, or check the"
+            + " path)");
+      }
     }
 
     private ArtifactSpec artifact(String at, RawConfig.Artifact a) {

@@ -117,6 +117,9 @@ public final class Demo {
         subs.add(agent.registry().subscribe(t, new Recorder(), Runnable::run));
       }
       ok = script(agent);
+      if (ok) {
+        ok = agentCrash(dir.resolve("crash"));
+      }
       if (ok && follow) {
         out.println();
         out.println("The agent stays up. From another terminal, try:");
@@ -185,7 +188,7 @@ public final class Demo {
       events.sort(Comparator.comparing(PluginEvent::time)
           .thenComparing(e -> e.type().ordinal()).thenComparingLong(PluginEvent::sequence));
       for (PluginEvent e : events) {
-        out.println("  " + pad(e.type().name(), 15) + " seq=" + pad(Long.toString(e.sequence()),
+        out.println("  " + pad(Agent.typeName(e.type()), 11) + " seq=" + pad(Long.toString(e.sequence()),
             3) + pad(e.kind().name(), 13) + pad(e.plugin().name(), 16)
             + (e.plugin().health().healthy() ? "healthy"
                 : "unhealthy: " + e.plugin().health().message()));
@@ -193,6 +196,124 @@ public final class Demo {
       out.flush();
     }
     return true;
+  }
+
+  // ---- step 4: the agent itself is killed ---------------------------------------------------
+
+  /**
+   * A second agent, as its own process (the way it runs in production), with two plugins: it is
+   * killed with SIGKILL, its plugins keep running, and a new agent restores the registry,
+   * re-attaches to the same processes and confirms their registrations: nothing launched twice,
+   * nothing registered twice. Then a SIGTERM stops it cleanly (exit 0).
+   */
+  private boolean agentCrash(Path dir) throws InterruptedException {
+    section("the agent itself crashes: a csi-agent process with 2 plugins, killed with SIGKILL");
+    Path config = dir.resolve("agent.yaml");
+    Path socket = dir.resolve("data/agent.sock");
+    List<Process> agents = new ArrayList<>();
+    try {
+      Files.createDirectories(dir);
+      Files.writeString(config, "data_dir: data\nmetrics_address: off\nshutdown_grace: 2s\n"
+          + "defaults: {probe_interval: " + (fast ? "200ms" : "500ms") + "}\nplugins:\n"
+          + "  - {id: crash-node, type: node, command: " + ConfigLoader.BUILTIN_MOCK_PLUGIN
+          + ", args: [--type, node, --name, \"${CSI_PLUGIN_ID}.csi.dev\"]}\n"
+          + "  - {id: crash-controller, type: controller, command: "
+          + ConfigLoader.BUILTIN_MOCK_PLUGIN
+          + ", args: [--type, controller, --name, \"${CSI_PLUGIN_ID}.csi.dev\"]}\n");
+      Process first = startAgent(dir, config, "agent1");
+      agents.add(first);
+      if (!await("the first agent's plugins registered", () -> registered(socket, false) == 2)) {
+        return false;
+      }
+      Map<String, Long> pids = pluginPids(socket);
+      out.println("  agent pid " + first.pid() + ", plugin pids " + pids);
+      first.destroyForcibly();
+      first.waitFor(10, TimeUnit.SECONDS);
+      boolean alive = pids.values().stream().allMatch(p -> ProcessHandle.of(p)
+          .map(ProcessHandle::isAlive).orElse(false));
+      out.println(stamp() + "killed the agent (exit " + first.exitValue() + "); its plugins "
+          + (alive ? "are still running" : "DIED with it"));
+      if (!alive) {
+        return false;
+      }
+
+      section("starting a new agent on the same data dir...");
+      Process second = startAgent(dir, config, "agent2");
+      agents.add(second);
+      if (!await("the new agent confirmed the registrations", () -> registered(socket, true) == 2
+          && pluginPids(socket).equals(pids))) {
+        return false;
+      }
+      int instances = registered(socket, false);
+      out.println("  restored registrations confirmed, processes re-attached (same pids "
+          + pluginPids(socket) + "), " + instances + " registrations: "
+          + (instances == 2 ? "no duplicate" : "DUPLICATES"));
+      second.destroy(); // SIGTERM
+      if (!second.waitFor(30, TimeUnit.SECONDS)) {
+        return false;
+      }
+      out.println(stamp() + "SIGTERM: the new agent stopped its plugins and exited "
+          + second.exitValue());
+      out.flush();
+      return instances == 2 && second.exitValue() == 0;
+    } catch (IOException e) {
+      out.println("demo: " + e.getMessage());
+      return false;
+    } finally {
+      agents.forEach(Process::destroyForcibly);
+    }
+  }
+
+  private static Process startAgent(Path dir, Path config, String name) throws IOException {
+    List<String> cmd = new ArrayList<>(List.of(
+        Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-XX:+UseSerialGC",
+        "-XX:TieredStopAtLevel=1", "-cp", absoluteClassPath(), "dev.csisupervisor.agent.Main",
+        "run", "--config", config.toString()));
+    return new ProcessBuilder(cmd)
+        .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+        .redirectOutput(dir.resolve(name + ".out").toFile())
+        .redirectError(dir.resolve(name + ".log").toFile())
+        .start();
+  }
+
+  private static String absoluteClassPath() {
+    List<String> parts = new ArrayList<>();
+    for (String p : System.getProperty("java.class.path").split(java.io.File.pathSeparator)) {
+      if (!p.isEmpty()) {
+        parts.add(Path.of(p).toAbsolutePath().toString());
+      }
+    }
+    return String.join(java.io.File.pathSeparator, parts);
+  }
+
+  /** Healthy registrations at the agent's admin socket (all instances); confirmed ones only. */
+  private static int registered(Path socket, boolean confirmedOnly) {
+    try (var c = dev.csisupervisor.agent.admin.AdminClient.connect(socket)) {
+      var it = c.watch(dev.csisupervisor.admin.v1.PluginType.PLUGIN_TYPE_UNSPECIFIED);
+      int n = 0;
+      for (int i = 0; i < 2; i++) {
+        for (var p : it.next().getSnapshot().getPluginsList()) {
+          if (p.getHealth().getHealthy() && !(confirmedOnly && p.getRestored())) {
+            n++;
+          }
+        }
+      }
+      return n;
+    } catch (Exception e) {
+      return -1; // not up (yet)
+    }
+  }
+
+  private static Map<String, Long> pluginPids(Path socket) {
+    try (var c = dev.csisupervisor.agent.admin.AdminClient.connect(socket)) {
+      Map<String, Long> pids = new java.util.TreeMap<>();
+      for (var t : c.status().getTasksList()) {
+        pids.put(t.getId(), t.getPid());
+      }
+      return pids;
+    } catch (Exception e) {
+      return Map.of();
+    }
   }
 
   private void section(String line) {
@@ -232,7 +353,7 @@ public final class Demo {
           + pad("HEALTH", 10) + "SOCKET");
       for (PluginType t : PluginType.values()) {
         for (PluginInfo p : agent.registry().list(t)) {
-          out.println("  " + pad(t.name(), 16) + pad(p.name(), 17) + pad(p.version(), 9)
+          out.println("  " + pad(Agent.typeName(t), 16) + pad(p.name(), 17) + pad(p.version(), 9)
               + pad(p.health().healthy() ? "healthy" : "unhealthy", 10) + p.socketPath());
         }
       }

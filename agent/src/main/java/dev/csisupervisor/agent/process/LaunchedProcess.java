@@ -107,7 +107,66 @@ public final class LaunchedProcess {
           + " re-attaching", record.id(), record.pid(), start, record.startMillis());
       return Optional.empty();
     }
+    if (record.startMillis() >= 0 && start >= 0) {
+      // The same pid started at the same time: the same process, even if it has exec'd into
+      // another program since (a wrapper script's exec).
+      return Optional.of(new LaunchedProcess(h.get(), null, record.commandLine(), true));
+    }
+    // The start time is unknown: the process must run what was launched. When that cannot be
+    // read, refuse: adopting a stranger would mean signalling it on stop.
+    Optional<List<String>> argv = commandLineOf(record.pid());
+    if (argv.isEmpty()) {
+      log.warn("plugin={} pid {}: its command line cannot be read, so it cannot be told from"
+          + " another process: not re-attaching (and not signalling it)", record.id(),
+          record.pid());
+      return Optional.empty();
+    }
+    if (!runs(argv.get(), record.commandLine())) {
+      log.info("plugin={} pid {} now runs something else ({}): not re-attaching", record.id(),
+          record.pid(), String.join(" ", argv.get()));
+      return Optional.empty();
+    }
     return Optional.of(new LaunchedProcess(h.get(), null, record.commandLine(), true));
+  }
+
+  /** {@code /proc/<pid>/cmdline}, or empty if it cannot be read. */
+  static Optional<List<String>> commandLineOf(long pid) {
+    try {
+      byte[] raw = Files.readAllBytes(Path.of("/proc", Long.toString(pid), "cmdline"));
+      if (raw.length == 0) {
+        return Optional.empty(); // a zombie or a kernel thread
+      }
+      String s = new String(raw, StandardCharsets.UTF_8);
+      if (s.endsWith("\0")) {
+        s = s.substring(0, s.length() - 1);
+      }
+      return Optional.of(List.of(s.split("\0", -1)));
+    } catch (IOException | RuntimeException e) {
+      return Optional.empty();
+    }
+  }
+
+  /**
+   * Whether a process with {@code actual} argv runs {@code launched}: the launched arguments end
+   * its argv, and the launched program is named in it (an interpreter such as {@code /bin/sh}
+   * may come first, for a script).
+   */
+  static boolean runs(List<String> actual, List<String> launched) {
+    if (launched.isEmpty() || actual.size() < launched.size()) {
+      return false;
+    }
+    List<String> args = launched.subList(1, launched.size());
+    if (!actual.subList(actual.size() - args.size(), actual.size()).equals(args)) {
+      return false;
+    }
+    Path program = Path.of(launched.get(0)).getFileName();
+    for (String a : actual.subList(0, actual.size() - args.size())) {
+      if (a.equals(launched.get(0)) || (program != null && !a.isEmpty()
+          && program.equals(Path.of(a).getFileName()))) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static void checkExecutable(String command, Map<String, String> env)

@@ -162,6 +162,18 @@ public final class ProcessRecords {
     }
   }
 
+  /**
+   * Removes the record of {@code id} only if it is the one of process {@code pid}: a stopping
+   * task never removes the record of a newer task of the same plugin. Durable when it returns.
+   */
+  public synchronized void remove(String id, long pid) throws IOException {
+    ProcessRecord current = records.get(id);
+    if (current == null || current.pid() != pid) {
+      return;
+    }
+    remove(id);
+  }
+
   private void write() throws IOException {
     byte[] bytes = JSON.writeValueAsBytes(new FileFormat(FORMAT_VERSION, records));
     Path dir = file.toAbsolutePath().getParent();

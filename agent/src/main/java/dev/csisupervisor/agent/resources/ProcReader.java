@@ -45,6 +45,21 @@ public final class ProcReader {
   }
 
   /**
+   * Seconds since boot ({@code <proc>/uptime}'s first field), the clock a process's start time
+   * is counted on; empty if it cannot be read.
+   */
+  public java.util.OptionalDouble uptimeSeconds() {
+    try {
+      String text = Files.readString(root.resolve("uptime"), StandardCharsets.UTF_8).strip();
+      int sp = text.indexOf(' ');
+      return java.util.OptionalDouble.of(Double.parseDouble(sp < 0 ? text
+          : text.substring(0, sp)));
+    } catch (IOException | RuntimeException e) {
+      return java.util.OptionalDouble.empty();
+    }
+  }
+
+  /**
    * The process's counters now, or empty if it does not exist (exited, or not visible). A
    * malformed file is reported as {@link IllegalArgumentException} naming it.
    */

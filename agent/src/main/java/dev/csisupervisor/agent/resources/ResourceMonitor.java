@@ -29,8 +29,9 @@ import org.slf4j.LoggerFactory;
  * <p>One periodic task on the caller's scheduler samples every tracked plugin
  * ({@link #sampleAll}); there is no thread per plugin. A plugin is measured as its process tree:
  * its process and that process's descendants (a wrapper script's children count). CPU is the
- * CPU time used since the previous sample divided by the wall time between them, so the first
- * sample of a process has none.
+ * CPU time used since the previous sample divided by the wall time between them (the first
+ * sample of a process: its CPU time over its age, from {@code /proc/uptime}; none if that
+ * cannot be read).
  *
  * <p><b>Limits.</b> A plugin is over a limit when a sample exceeds it; when every sample for
  * the limit's grace period has been over, its {@link BreachListener} is called once for that
@@ -224,8 +225,19 @@ public final class ResourceMonitor {
       } else if (!sameProcess) {
         t.reset(pid);
         t.start0 = main.get().startTicks();
+        // No previous sample: the average since the process started (its CPU ticks over its
+        // age, both on the kernel's clock), rather than no figure at all.
+        var uptime = reader.uptimeSeconds();
+        if (uptime.isPresent()) {
+          double age = uptime.getAsDouble()
+              - (double) main.get().startTicks() / reader.ticksPerSecond();
+          if (age > 0) {
+            cpu = (double) ticks / reader.ticksPerSecond() / age * 100.0;
+          }
+        }
       }
-      long previous = t.nanos0;
+      // A first sample's average does not start a limit's grace in the past.
+      long previous = sameProcess ? t.nanos0 : now;
       t.ticks0 = ticks;
       t.nanos0 = now;
       ResourceSample s = new ResourceSample(clock.instant(), pid, cpu, rss);

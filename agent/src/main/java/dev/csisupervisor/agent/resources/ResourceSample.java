@@ -10,7 +10,8 @@ import java.time.Instant;
  * @param time        when it was taken
  * @param pid         the plugin's process
  * @param cpuPercent  CPU used since the previous sample of the same process, in percent of one
- *                    core; {@link Double#NaN} for the first sample of a process
+ *                    core (for the first sample of a process: its average since it started); {@link
+ *                    Double#NaN} if unknown
  * @param memoryBytes resident memory now
  */
 public record ResourceSample(Instant time, long pid, double cpuPercent, long memoryBytes) {

@@ -151,7 +151,7 @@ class AgentEndToEndTest {
     assertEquals(4, listed.size(), list.out());
     List<String> names = new ArrayList<>();
     listed.forEach(p -> names.add(p.get("type").asText() + "/" + p.get("name").asText()));
-    assertEquals(List.of("CSI_CONTROLLER/c1", "CSI_CONTROLLER/m1", "CSI_NODE/m1", "CSI_NODE/n1"),
+    assertEquals(List.of("controller/c1", "controller/m1", "node/m1", "node/n1"),
         names);
     Cli.Result one = Cli.run(dir, WAIT, "plugin", "controller", "c1", "--admin-socket",
         socket().toString());
@@ -244,6 +244,12 @@ class AgentEndToEndTest {
     assertTrue(r.out().contains("all plugins registered"), r.toString());
     assertTrue(r.out().contains("UNHEALTHY"), r.toString());
     assertTrue(r.out().contains("demo-node is back"), r.toString());
+    // The agent itself killed and coming back.
+    assertTrue(r.out().contains("killed the agent (exit 137); its plugins are still running"),
+        r.toString());
+    assertTrue(r.out().contains("processes re-attached (same pids"), r.toString());
+    assertTrue(r.out().contains("2 registrations: no duplicate"), r.toString());
+    assertTrue(r.out().contains("stopped its plugins and exited 0"), r.toString());
     assertTrue(r.out().contains("demo finished"), r.toString());
     assertTrue(Duration.ofNanos(System.nanoTime() - start).compareTo(Duration.ofSeconds(60)) < 0);
   }

@@ -112,6 +112,31 @@ class LaunchedProcessTest {
   }
 
   @Test
+  void reattach_withUnknownStartTime_comparesTheCommandLine_andRefusesWhenItDiffers()
+      throws Exception {
+    // Two commands: the shell stays (a single one it would exec).
+    LaunchedProcess p = sh("sleep 30; true", Map.of());
+    ProcessRecord rec = p.record("p", dir.resolve("csi.sock"));
+    ProcessRecord unknownStart = new ProcessRecord("p", rec.pid(), -1, rec.commandLine(),
+        rec.socket());
+    assertTrue(LaunchedProcess.reattach(unknownStart).isPresent(), "same command line");
+    ProcessRecord other = new ProcessRecord("p", rec.pid(), -1,
+        List.of("/usr/bin/hostpath", "--endpoint=x"), rec.socket());
+    assertTrue(LaunchedProcess.reattach(other).isEmpty(), "another program: never adopted");
+    assertTrue(p.isAlive(), "and not signalled");
+  }
+
+  @Test
+  void runs_matchesTheLaunchedProgramAndArguments() {
+    assertTrue(LaunchedProcess.runs(List.of("/bin/sh", "/opt/p.sh", "--a"),
+        List.of("/opt/p.sh", "--a")), "a script under its interpreter");
+    assertTrue(LaunchedProcess.runs(List.of("/usr/bin/p", "--a"), List.of("/usr/bin/p", "--a")));
+    assertFalse(LaunchedProcess.runs(List.of("/usr/bin/p", "--b"), List.of("/usr/bin/p", "--a")));
+    assertFalse(LaunchedProcess.runs(List.of("/usr/bin/q", "--a"), List.of("/usr/bin/p", "--a")));
+    assertFalse(LaunchedProcess.runs(List.of("--a"), List.of("/usr/bin/p", "--a")));
+  }
+
+  @Test
   void reattach_ofDeadProcess_isEmpty() throws Exception {
     LaunchedProcess p = sh("exit 0", Map.of());
     ProcessRecord rec = p.record("p", dir.resolve("csi.sock"));

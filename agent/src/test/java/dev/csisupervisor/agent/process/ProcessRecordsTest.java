@@ -61,4 +61,20 @@ class ProcessRecordsTest {
     assertTrue(ProcessRecords.open(f, clock).all().isEmpty());
     assertFalse(Files.exists(f));
   }
+
+  @Test
+  void removeOfAnOlderProcess_keepsTheNewerRecordOfTheSameId() throws Exception {
+    Path f = dir.resolve("processes.json");
+    ProcessRecords r = ProcessRecords.open(f, java.time.Clock.systemUTC());
+    r.put(new ProcessRecord("ebs", 100, 1, java.util.List.of("/bin/ebs"), "/s"));
+    // Removed from the config and added back: the new task's process is recorded...
+    r.put(new ProcessRecord("ebs", 200, 2, java.util.List.of("/bin/ebs"), "/s"));
+    // ...then the old task's stop completes: it must not take the new record with it.
+    r.remove("ebs", 100);
+    assertEquals(200, r.get("ebs").orElseThrow().pid());
+    assertEquals(200, ProcessRecords.open(f, java.time.Clock.systemUTC()).get("ebs")
+        .orElseThrow().pid());
+    r.remove("ebs", 200);
+    assertTrue(r.get("ebs").isEmpty());
+  }
 }

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.csisupervisor.agent.config.ResourceLimits;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -48,7 +49,20 @@ class ResourceMonitorTest {
   }
 
   @Test
-  void cpu_isTicksOverWallTime_firstSampleHasNone() throws Exception {
+  void firstSample_isTheAverageSinceTheProcessStarted() throws Exception {
+    ResourceMonitor m = monitor(10);
+    m.track("p", () -> 100, ResourceLimits.NONE, (id, b) -> breaches.add(b));
+    // Started at tick 1100 (11 s after boot), 31 s after boot now: 20 s old, 500 ticks (5 s).
+    counters(100, 500, 2048);
+    Files.writeString(proc.resolve("uptime"), "31.00 50.00\n");
+    m.sampleAll();
+    ResourceSample first = m.latest("p").orElseThrow();
+    assertTrue(first.cpuKnown(), "not -1: " + first);
+    assertEquals(25.0, first.cpuPercent(), 1e-9);
+  }
+
+  @Test
+  void cpu_isTicksOverWallTime_firstSampleHasNoneWithoutUptime() throws Exception {
     ResourceMonitor m = monitor(10);
     AtomicLong pid = new AtomicLong(100);
     m.track("p", pid::get, ResourceLimits.NONE, (id, b) -> breaches.add(b));
