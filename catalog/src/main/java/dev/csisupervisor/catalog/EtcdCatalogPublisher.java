@@ -144,7 +144,8 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
     try {
       sub = registry.subscribe(type, new Listener(type), events);
     } catch (IllegalStateException e) {
-      log.warn("catalog: cannot subscribe to {} registrations: {}", type.id(), e.getMessage());
+      // The registry closed (the agent is stopping): nothing more will change; close() revokes the lease.
+      log.info("catalog: no more {} registrations to publish: {}", type.id(), e.getMessage());
       return;
     }
     synchronized (this) {
