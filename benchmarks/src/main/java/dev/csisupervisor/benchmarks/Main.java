@@ -17,6 +17,8 @@ import java.util.Locale;
  * fanout-stuck quick|full              3b: register latency with and without a stuck subscriber
  * plugin-farm CSI_ROOT COUNT THREADS   (child process of "supervision")
  * crash-loop [KILLS] [SEED]            the durable store under 1 000 SIGKILLs (not in CI)
+ * cluster-catalog quick|full [NODES] [PLUGINS]  7: simulated nodes through one etcd to a view in another process
+ * cluster-view-probe ENDPOINT PREFIX   (child process of "cluster-catalog")
  * </pre>
  */
 public final class Main {
@@ -41,6 +43,8 @@ public final class Main {
       case "fanout-stuck" -> FanOutStuckSubscriber.main(rest);
       case "plugin-farm" -> PluginFarm.main(rest);
       case "crash-loop" -> CrashLoop.main(rest);
+      case "cluster-catalog" -> ClusterCatalogLoad.main(rest);
+      case "cluster-view-probe" -> ClusterViewProbe.main(rest);
       default -> {
         System.err.println("unknown benchmark '" + args[0] + "'");
         usage();
@@ -52,7 +56,7 @@ public final class Main {
   private static void usage() {
     System.err.println("usage: java -jar csi-benchmarks.jar env | jmh quick|full [regex] | time-to-register quick|full [durable|memory]"
         + " | restore quick|full SIZE | supervision quick|full [PLUGINS] [SECONDS] | fanout-stuck quick|full"
-        + " | crash-loop [KILLS] [SEED]");
+        + " | crash-loop [KILLS] [SEED] | cluster-catalog quick|full [NODES] [PLUGINS]");
   }
 
   /** Parses "quick" / "full" (the first argument of every harness). */

@@ -26,7 +26,9 @@ final class RawConfig {
       @JsonProperty("plugins") List<Plugin> plugins,
       @JsonProperty("discovery_dir") String discoveryDir,
       @JsonProperty("resource_interval") String resourceInterval,
-      @JsonProperty("resource_history") Integer resourceHistory) {}
+      @JsonProperty("resource_history") Integer resourceHistory,
+      // Validated by ClusterConfig (issue 13); kept as a tree here.
+      @JsonProperty("cluster") com.fasterxml.jackson.databind.JsonNode cluster) {}
 
   record Defaults(
       @JsonProperty("health_timeout") String healthTimeout,

@@ -197,6 +197,46 @@ public final class AgentMetrics implements AutoCloseable {
         .register(prometheus);
   }
 
+  /** Reports the cluster catalog publisher's state at each scrape (issue 13). */
+  public void watchCatalog(java.util.function.Supplier<dev.csisupervisor.catalog.PublisherStatus> status) {
+    requireNonNull(status, "status");
+    GaugeWithCallback.builder()
+        .name("csi_agent_catalog_connected")
+        .help("1 while the node's etcd lease is alive and the catalog is being kept in sync")
+        .callback(cb -> cb.call(status.get().connected() ? 1 : 0))
+        .register(prometheus);
+    GaugeWithCallback.builder()
+        .name("csi_agent_catalog_backlog")
+        .help("Registry changes not yet written to etcd (coalesced per key)")
+        .callback(cb -> cb.call(status.get().backlog()))
+        .register(prometheus);
+    GaugeWithCallback.builder()
+        .name("csi_agent_catalog_oldest_pending_seconds")
+        .help("Age of the oldest registry change not yet written to etcd")
+        .callback(cb -> cb.call(status.get().oldestPending().toNanos() / 1e9))
+        .register(prometheus);
+    GaugeWithCallback.builder()
+        .name("csi_agent_catalog_publish_lag_seconds")
+        .help("Last write: time from the registry change to etcd's acknowledgement")
+        .callback(cb -> cb.call(status.get().lastPublishLag().toNanos() / 1e9))
+        .register(prometheus);
+    io.prometheus.metrics.core.metrics.CounterWithCallback.builder()
+        .name("csi_agent_catalog_etcd_errors_total")
+        .help("Failed etcd requests of the catalog publisher (each one a backoff step)")
+        .callback(cb -> cb.call(status.get().etcdErrors()))
+        .register(prometheus);
+    io.prometheus.metrics.core.metrics.CounterWithCallback.builder()
+        .name("csi_agent_catalog_published_total")
+        .help("Catalog keys written or deleted in etcd")
+        .callback(cb -> cb.call(status.get().published()))
+        .register(prometheus);
+    io.prometheus.metrics.core.metrics.CounterWithCallback.builder()
+        .name("csi_agent_catalog_reconciles_total")
+        .help("Full reconciliations of the node's catalog keys (start, reconnect, overflow)")
+        .callback(cb -> cb.call(status.get().reconciles()))
+        .register(prometheus);
+  }
+
   /** Reports the admin API's event streams at each scrape. */
   public void watchAdminStreams(LongSupplier watchers, LongSupplier backlog) {
     GaugeWithCallback.builder()

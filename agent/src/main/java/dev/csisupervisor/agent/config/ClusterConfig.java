@@ -1,0 +1,238 @@
+package dev.csisupervisor.agent.config;
+
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import dev.csisupervisor.catalog.CatalogKeys;
+import dev.csisupervisor.catalog.EtcdOptions;
+import java.io.IOException;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * The agent config's optional {@code cluster:} section: publish this node's registry to the etcd cluster
+ * catalog. Absent means off (a single node needs no etcd).
+ *
+ * <pre>
+ * cluster:
+ *   endpoints: [http://10.0.0.1:2379, http://10.0.0.2:2379]   # or one comma-separated string
+ *   node_id: node-1            # default: the host name
+ *   prefix: /csi-supervisor    # default
+ *   lease_ttl: 15s             # default; whole seconds, at least 2s
+ *   ca_file: /etc/etcd/ca.pem  # TLS (implies https); relative paths resolve against the config file
+ *   cert_file: client.pem      # client certificate, with key_file
+ *   key_file: client-key.pem
+ *   user: csi                  # etcd authentication, with password
+ *   password: secret
+ * </pre>
+ *
+ * @param etcd how to reach etcd
+ * @param nodeId this node's id in the catalog
+ * @param prefix the key prefix
+ * @param leaseTtl the node lease's TTL
+ */
+public record ClusterConfig(EtcdOptions etcd, String nodeId, String prefix, Duration leaseTtl) {
+
+  public static final Duration DEFAULT_LEASE_TTL = Duration.ofSeconds(15);
+  static final Set<String> FIELDS = Set.of("endpoints", "node_id", "prefix", "lease_ttl", "ca_file", "cert_file",
+      "key_file", "user", "password", "request_timeout");
+
+  private static final ObjectMapper YAML = YAMLMapper.builder(new YAMLFactory())
+      .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION).build();
+
+  public ClusterConfig {
+    if (etcd == null) {
+      throw new IllegalArgumentException("cluster.endpoints must not be empty");
+    }
+    CatalogKeys.checkNodeId(nodeId);
+    CatalogKeys.checkPrefix(prefix);
+    if (leaseTtl == null || leaseTtl.compareTo(Duration.ofSeconds(2)) < 0 || leaseTtl.toMillis() % 1000 != 0) {
+      throw new IllegalArgumentException("cluster.lease_ttl must be whole seconds and at least 2s, got " + leaseTtl);
+    }
+  }
+
+  /**
+   * The {@code cluster:} section of the agent config file, if it has one.
+   *
+   * @throws ConfigException naming the file and each bad field ({@code cluster.endpoints: ...})
+   */
+  public static Optional<ClusterConfig> load(Path file) throws ConfigException {
+    Path abs = file.toAbsolutePath().normalize();
+    String text;
+    try {
+      text = Files.readString(abs, StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new ConfigException(abs, "cannot read config file: " + e.getMessage());
+    }
+    return parse(text, abs);
+  }
+
+  /** Like {@link #load} for YAML text read from {@code file}. */
+  public static Optional<ClusterConfig> parse(String yaml, Path file) throws ConfigException {
+    Path abs = file.toAbsolutePath().normalize();
+    JsonNode root;
+    try {
+      root = YAML.readTree(yaml);
+    } catch (JsonProcessingException e) {
+      throw new ConfigException(abs, "not valid YAML: " + e.getOriginalMessage());
+    }
+    JsonNode c = root == null ? null : root.get("cluster");
+    if (c == null || c.isNull()) {
+      return Optional.empty();
+    }
+    return Optional.of(fromNode(c, abs));
+  }
+
+  private static ClusterConfig fromNode(JsonNode c, Path file) throws ConfigException {
+    List<String> problems = new ArrayList<>();
+    if (!c.isObject()) {
+      throw new ConfigException(file, "cluster: expected a mapping (endpoints, node_id, prefix, lease_ttl, ...)");
+    }
+    for (Iterator<String> it = c.fieldNames(); it.hasNext(); ) {
+      String f = it.next();
+      if (!FIELDS.contains(f)) {
+        problems.add("cluster." + f + ": unknown field (known fields: " + String.join(", ", new TreeSet<>(FIELDS)) + ")");
+      }
+    }
+    Path base = file.getParent() == null ? Path.of("/") : file.getParent();
+
+    List<URI> endpoints = null;
+    JsonNode ep = c.get("endpoints");
+    try {
+      if (ep == null || ep.isNull()) {
+        problems.add("cluster.endpoints: missing (etcd client URLs, e.g. [http://127.0.0.1:2379])");
+      } else if (ep.isArray()) {
+        List<String> list = new ArrayList<>();
+        for (JsonNode e : ep) {
+          if (!e.isTextual()) {
+            throw new IllegalArgumentException("endpoints entries must be strings, got " + e);
+          }
+          list.add(e.asText());
+        }
+        if (list.isEmpty()) {
+          problems.add("cluster.endpoints: must not be empty (etcd client URLs, e.g. [http://127.0.0.1:2379])");
+        } else if (list.stream().anyMatch(String::isBlank)) {
+          problems.add("cluster.endpoints: entries must not be empty, got " + list);
+        } else {
+          endpoints = EtcdOptions.parseEndpoints(String.join(",", list));
+        }
+      } else if (ep.isTextual()) {
+        endpoints = EtcdOptions.parseEndpoints(ep.asText());
+      } else {
+        problems.add("cluster.endpoints: expected a list of URLs or one comma-separated string");
+      }
+    } catch (IllegalArgumentException e) {
+      problems.add("cluster." + e.getMessage());
+    }
+
+    String nodeId = text(c, "node_id", problems);
+    if (nodeId == null) {
+      nodeId = Interpolation.nodeId(); // the same as the plugins' ${CSI_NODE_ID}
+    }
+    try {
+      CatalogKeys.checkNodeId(nodeId);
+    } catch (IllegalArgumentException e) {
+      problems.add("cluster.node_id: " + e.getMessage().replaceFirst("^nodeId ", "")
+          + (c.has("node_id") ? "" : " (the host name; set node_id)"));
+    }
+    String prefix = text(c, "prefix", problems);
+    if (prefix == null) {
+      prefix = CatalogKeys.DEFAULT_PREFIX;
+    }
+    try {
+      CatalogKeys.checkPrefix(prefix);
+    } catch (IllegalArgumentException e) {
+      problems.add("cluster.prefix: " + e.getMessage().replaceFirst("^prefix ", ""));
+    }
+    Duration ttl = duration(c, "lease_ttl", DEFAULT_LEASE_TTL, problems);
+    if (ttl.compareTo(Duration.ofSeconds(2)) < 0 || ttl.toMillis() % 1000 != 0) {
+      problems.add("cluster.lease_ttl: must be whole seconds and at least 2s, got " + c.get("lease_ttl").asText());
+      ttl = DEFAULT_LEASE_TTL;
+    }
+    Duration timeout = duration(c, "request_timeout", EtcdOptions.DEFAULT_REQUEST_TIMEOUT, problems);
+    if (timeout.isZero()) {
+      problems.add("cluster.request_timeout: must be greater than 0");
+      timeout = EtcdOptions.DEFAULT_REQUEST_TIMEOUT;
+    }
+    Path ca = file(c, "ca_file", base, problems);
+    Path cert = file(c, "cert_file", base, problems);
+    Path key = file(c, "key_file", base, problems);
+    if (c.hasNonNull("cert_file") != c.hasNonNull("key_file")) {
+      problems.add(c.hasNonNull("key_file") ? "cluster.cert_file: required with key_file" : "cluster.key_file: required with cert_file");
+    }
+    String user = text(c, "user", problems);
+    String password = text(c, "password", problems);
+    if (user != null && user.isBlank()) {
+      problems.add("cluster.user: must not be empty");
+    } else if ((user == null) != (password == null)) {
+      problems.add(user == null ? "cluster.user: required with password" : "cluster.password: required with user");
+    }
+    if (!problems.isEmpty()) {
+      throw new ConfigException(file, problems);
+    }
+    try {
+      return new ClusterConfig(new EtcdOptions(endpoints, ca, cert, key, user, password, timeout), nodeId, prefix, ttl);
+    } catch (IllegalArgumentException e) {
+      throw new ConfigException(file, "cluster: " + e.getMessage());
+    }
+  }
+
+  private static String text(JsonNode c, String field, List<String> problems) {
+    JsonNode n = c.get(field);
+    if (n == null || n.isNull()) {
+      return null;
+    }
+    if (!n.isValueNode() || n.isBoolean()) {
+      problems.add("cluster." + field + ": expected a single value (a string)");
+      return null;
+    }
+    return n.asText();
+  }
+
+  private static Duration duration(JsonNode c, String field, Duration dflt, List<String> problems) {
+    String t = text(c, field, problems);
+    if (t == null) {
+      return dflt;
+    }
+    try {
+      return Units.duration(t);
+    } catch (IllegalArgumentException e) {
+      problems.add("cluster." + field + ": " + e.getMessage());
+      return dflt;
+    }
+  }
+
+  private static Path file(JsonNode c, String field, Path base, List<String> problems) {
+    String t = text(c, field, problems);
+    if (t == null) {
+      return null;
+    }
+    if (t.isBlank()) {
+      problems.add("cluster." + field + ": must not be empty");
+      return null;
+    }
+    Path p = base.resolve(t).normalize();
+    if (!Files.isReadable(p)) {
+      problems.add("cluster." + field + ": " + p + " is not a readable file");
+      return null;
+    }
+    return p;
+  }
+
+  @Override
+  public String toString() {
+    return "ClusterConfig[" + etcd + ", nodeId=" + nodeId + ", prefix=" + prefix + ", leaseTtl=" + leaseTtl + "]";
+  }
+}

@@ -1,0 +1,89 @@
+package dev.csisupervisor.agent.config;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The agent config's {@code cluster:} section: off by default, every problem named by its field. */
+class ClusterConfigTest {
+  private static final String BASE = "data_dir: /var/lib/a\nplugins: []\n";
+
+  @TempDir
+  Path dir;
+
+  private Path file() {
+    return dir.resolve("agent.yaml");
+  }
+
+  private List<String> problems(String cluster) {
+    ConfigException e = assertThrows(ConfigException.class, () -> ClusterConfig.parse(BASE + cluster, file()));
+    assertTrue(e.getMessage().startsWith(file().toString()), e.getMessage());
+    return e.problems();
+  }
+
+  @Test
+  void noSection_isOff_andTheAgentConfigAcceptsTheSection() throws Exception {
+    assertTrue(ClusterConfig.parse(BASE, file()).isEmpty());
+    assertTrue(ClusterConfig.parse(BASE + "cluster:\n", file()).isEmpty());
+    String yaml = BASE + "cluster:\n  endpoints: [http://127.0.0.1:2379]\n";
+    ConfigLoader.parse(yaml, file()); // no "unknown field"
+  }
+
+  @Test
+  void fullSection_isRead_withDefaults() throws Exception {
+    Files.writeString(dir.resolve("ca.pem"), "x");
+    Files.writeString(dir.resolve("c.pem"), "x");
+    Files.writeString(dir.resolve("k.pem"), "x");
+    ClusterConfig c = ClusterConfig.parse(BASE + "cluster:\n  endpoints: 'h1:2379, https://h2:2379'\n  node_id: node-1\n"
+        + "  prefix: /prod/csi\n  lease_ttl: 30s\n  ca_file: ca.pem\n  cert_file: c.pem\n  key_file: k.pem\n"
+        + "  user: csi\n  password: pw\n", file()).orElseThrow();
+    assertEquals("[http://h1:2379, https://h2:2379]", c.etcd().endpoints().toString());
+    assertEquals("node-1", c.nodeId());
+    assertEquals("/prod/csi", c.prefix());
+    assertEquals(Duration.ofSeconds(30), c.leaseTtl());
+    assertEquals(dir.resolve("ca.pem"), c.etcd().caFile());
+    assertTrue(c.etcd().tls());
+    assertEquals("csi", c.etcd().user());
+    assertTrue(!c.toString().contains("pw"), "no password in logs: " + c);
+
+    ClusterConfig d = ClusterConfig.parse(BASE + "cluster:\n  endpoints: [http://127.0.0.1:2379]\n", file()).orElseThrow();
+    assertEquals("/csi-supervisor", d.prefix());
+    assertEquals(Duration.ofSeconds(15), d.leaseTtl());
+    assertTrue(!d.nodeId().isEmpty(), "node_id defaults to the host name");
+  }
+
+  @Test
+  void emptyOrMissingEndpoints_areErrorsNamingTheField() {
+    assertEquals(List.of("cluster.endpoints: must not be empty (etcd client URLs, e.g. [http://127.0.0.1:2379])"),
+        problems("cluster:\n  endpoints: []\n"));
+    assertTrue(problems("cluster:\n  endpoints: ''\n").get(0).startsWith("cluster.endpoints must not be empty"));
+    assertTrue(problems("cluster:\n  node_id: x\n").get(0).startsWith("cluster.endpoints: missing"));
+    assertTrue(problems("cluster:\n  endpoints: [ftp://h:1]\n").get(0).startsWith("cluster.endpoints[0] 'ftp://h:1' must be"));
+    assertTrue(problems("cluster:\n  endpoints: [h:1, 'http://h']\n").get(0).startsWith("cluster.endpoints[1] "));
+  }
+
+  @Test
+  void everyBadField_isReportedTogether() {
+    List<String> p = problems("cluster:\n  endpoints: [h:1]\n  node_id: a/b\n  prefix: nope\n  lease_ttl: 1s\n"
+        + "  cert_file: missing.pem\n  user: u\n  colour: red\n");
+    String all = String.join("\n", p);
+    assertTrue(all.contains("cluster.colour: unknown field (known fields: ca_file, cert_file, endpoints,"), all);
+    assertTrue(all.contains("cluster.node_id: must be 1 to 253 of"), all);
+    assertTrue(all.contains("cluster.prefix: must be /segment"), all);
+    assertTrue(all.contains("cluster.lease_ttl: must be whole seconds and at least 2s, got 1s"), all);
+    assertTrue(all.contains("cluster.cert_file: " + dir.resolve("missing.pem") + " is not a readable file"), all);
+    assertTrue(all.contains("cluster.key_file: required with cert_file"), all);
+    assertTrue(all.contains("cluster.password: required with user"), all);
+    assertEquals(7, p.size(), all);
+    assertTrue(problems("cluster:\n  endpoints: [h:1]\n  lease_ttl: soon\n").get(0)
+        .startsWith("cluster.lease_ttl: 'soon' is not a duration"));
+    assertTrue(problems("cluster: [a]\n").get(0).startsWith("cluster: expected a mapping"));
+  }
+}

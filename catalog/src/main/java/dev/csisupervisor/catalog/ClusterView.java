@@ -1,0 +1,111 @@
+package dev.csisupervisor.catalog;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.Executor;
+
+/**
+ * A watched, in-memory aggregate of the catalog under one prefix: every node and registration, per plugin
+ * name the controllers and nodes healthy / expected ({@link ClusterSnapshot#plugins()}), per node its plugins.
+ *
+ * <p>{@link #start()} lists the prefix, then watches it from the next revision. After a disconnect the watch
+ * resumes from the last revision seen; if etcd compacted that revision away the view re-lists and emits the
+ * difference, so subscribers stay exact. Changes reach subscribers in order, numbered without gaps, each on
+ * its own executor with its own bounded queue: a slow or throwing subscriber never holds up the view or the
+ * others (one past the bound gets {@link ClusterListener#onLagged}).
+ *
+ * <p>Thread-safe. Reads answer from memory.
+ */
+public interface ClusterView extends AutoCloseable {
+
+  static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * Reads the catalog once (one consistent list at a single revision), without watching: for the CLI.
+   *
+   * @throws EtcdException if etcd cannot be read
+   */
+  static ClusterSnapshot read(EtcdOptions etcd, String prefix) {
+    return EtcdClusterView.readOnce(etcd, CatalogKeys.of(prefix));
+  }
+
+  /**
+   * Starts listing and watching in the background; returns at once.
+   *
+   * @throws IllegalStateException if called twice or after close
+   */
+  void start();
+
+  /** Waits until the first list has been loaded; false on timeout. */
+  boolean awaitSynced(Duration timeout) throws InterruptedException;
+
+  /** The current content (empty before the first list). */
+  ClusterSnapshot snapshot();
+
+  /**
+   * Subscribes: the returned subscription holds the snapshot, and {@code listener} gets every later change on
+   * {@code executor}, in order, exactly once.
+   *
+   * @throws IllegalStateException if the view is closed
+   */
+  ClusterSubscription subscribe(ClusterListener listener, Executor executor);
+
+  /** Stops watching and ends every subscription with {@code onClosed()}. Idempotent. */
+  @Override
+  void close();
+
+  /** Builds a {@link ClusterView}. Not thread-safe. */
+  final class Builder {
+    EtcdOptions etcd;
+    CatalogKeys keys = CatalogKeys.of(CatalogKeys.DEFAULT_PREFIX);
+    Duration initialBackoff = Duration.ofMillis(200);
+    Duration maxBackoff = Duration.ofSeconds(10);
+    int maxSubscriberBacklog = 100_000;
+
+    Builder() {}
+
+    /** Required: how to reach etcd. */
+    public Builder etcd(EtcdOptions etcd) {
+      this.etcd = Objects.requireNonNull(etcd, "etcd");
+      return this;
+    }
+
+    /** The key prefix (default {@value CatalogKeys#DEFAULT_PREFIX}). */
+    public Builder prefix(String prefix) {
+      this.keys = CatalogKeys.of(prefix);
+      return this;
+    }
+
+    /** Reconnect backoff (default 200 ms doubling to 10 s). */
+    public Builder backoff(Duration initial, Duration max) {
+      if (initial == null || initial.isNegative() || initial.isZero()) {
+        throw new IllegalArgumentException("initial backoff must be positive, got " + initial);
+      }
+      if (max == null || max.compareTo(initial) < 0) {
+        throw new IllegalArgumentException("max backoff must be >= initial " + initial + ", got " + max);
+      }
+      this.initialBackoff = initial;
+      this.maxBackoff = max;
+      return this;
+    }
+
+    /** How many undelivered changes a subscriber may queue before it is dropped as lagged (default 100,000). */
+    public Builder maxSubscriberBacklog(int max) {
+      if (max < 1) {
+        throw new IllegalArgumentException("maxSubscriberBacklog must be >= 1, got " + max);
+      }
+      this.maxSubscriberBacklog = max;
+      return this;
+    }
+
+    /** @throws IllegalStateException if etcd is not set */
+    public ClusterView build() {
+      if (etcd == null) {
+        throw new IllegalStateException("etcd is required");
+      }
+      return new EtcdClusterView(this);
+    }
+  }
+}

@@ -1,0 +1,295 @@
+package dev.csisupervisor.catalog;
+
+import com.google.protobuf.ByteString;
+import dev.csisupervisor.catalog.etcdpb.AuthGrpc;
+import dev.csisupervisor.catalog.etcdpb.AuthenticateRequest;
+import dev.csisupervisor.catalog.etcdpb.CompactionRequest;
+import dev.csisupervisor.catalog.etcdpb.KVGrpc;
+import dev.csisupervisor.catalog.etcdpb.LeaseGrantRequest;
+import dev.csisupervisor.catalog.etcdpb.LeaseGrpc;
+import dev.csisupervisor.catalog.etcdpb.LeaseKeepAliveRequest;
+import dev.csisupervisor.catalog.etcdpb.LeaseKeepAliveResponse;
+import dev.csisupervisor.catalog.etcdpb.LeaseRevokeRequest;
+import dev.csisupervisor.catalog.etcdpb.LeaseTimeToLiveRequest;
+import dev.csisupervisor.catalog.etcdpb.RangeRequest;
+import dev.csisupervisor.catalog.etcdpb.RangeResponse;
+import dev.csisupervisor.catalog.etcdpb.TxnRequest;
+import dev.csisupervisor.catalog.etcdpb.TxnResponse;
+import dev.csisupervisor.catalog.etcdpb.WatchGrpc;
+import dev.csisupervisor.catalog.etcdpb.WatchRequest;
+import dev.csisupervisor.catalog.etcdpb.WatchResponse;
+import io.grpc.CallCredentials;
+import io.grpc.ChannelCredentials;
+import io.grpc.Grpc;
+import io.grpc.InsecureChannelCredentials;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.TlsChannelCredentials;
+import io.grpc.stub.AbstractStub;
+import io.grpc.stub.StreamObserver;
+import java.io.IOException;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A thin client of etcd's v3 gRPC API on the project's grpc-java: one channel at a time to one of the
+ * endpoints ({@link #failover()} moves to the next), TLS and user/password authentication from
+ * {@link EtcdOptions}, a deadline on every unary call, and {@link StatusRuntimeException} translated into
+ * {@link EtcdException}. Thread-safe.
+ */
+final class EtcdClient implements AutoCloseable {
+  private static final Metadata.Key<String> TOKEN = Metadata.Key.of("token", Metadata.ASCII_STRING_MARSHALLER);
+
+  private final EtcdOptions options;
+  private final Object lock = new Object();
+  private int current;
+  private ManagedChannel channel;
+  private volatile String token;
+  private boolean closed;
+
+  EtcdClient(EtcdOptions options) {
+    this.options = options;
+  }
+
+  EtcdOptions options() {
+    return options;
+  }
+
+  /** The endpoint requests go to now. */
+  URI endpoint() {
+    synchronized (lock) {
+      return options.endpoints().get(current);
+    }
+  }
+
+  /** Drops the current connection and moves to the next endpoint (the same one if there is only one). */
+  void failover() {
+    ManagedChannel old;
+    synchronized (lock) {
+      old = channel;
+      channel = null;
+      token = null;
+      current = (current + 1) % options.endpoints().size();
+    }
+    if (old != null) {
+      old.shutdownNow();
+    }
+  }
+
+  private ManagedChannel channel() {
+    synchronized (lock) {
+      if (closed) {
+        throw new EtcdException("etcd client is closed", "CLOSED", null);
+      }
+      if (channel == null) {
+        URI u = options.endpoints().get(current);
+        channel = Grpc.newChannelBuilderForAddress(u.getHost(), u.getPort(), credentials())
+            // Notice a silently dead connection (partition) within ~15 s; etcd's minimum is 5 s.
+            .keepAliveTime(10, TimeUnit.SECONDS)
+            .keepAliveTimeout(5, TimeUnit.SECONDS)
+            .maxInboundMessageSize(64 << 20)
+            .build();
+      }
+      return channel;
+    }
+  }
+
+  private ChannelCredentials credentials() {
+    if (!options.tls()) {
+      return InsecureChannelCredentials.create();
+    }
+    try {
+      TlsChannelCredentials.Builder b = TlsChannelCredentials.newBuilder();
+      if (options.caFile() != null) {
+        b.trustManager(options.caFile().toFile());
+      }
+      if (options.certFile() != null) {
+        b.keyManager(options.certFile().toFile(), options.keyFile().toFile());
+      }
+      return b.build();
+    } catch (IOException e) {
+      throw new EtcdException("cannot read TLS files (caFile " + options.caFile() + ", certFile " + options.certFile()
+          + ", keyFile " + options.keyFile() + "): " + e.getMessage(), "TLS_FILES", e);
+    }
+  }
+
+  private <S extends AbstractStub<S>> S withAuth(S stub) {
+    if (options.user() == null) {
+      return stub;
+    }
+    return stub.withCallCredentials(new CallCredentials() {
+      @Override
+      public void applyRequestMetadata(RequestInfo info, Executor appExecutor, MetadataApplier applier) {
+        appExecutor.execute(() -> {
+          try {
+            Metadata m = new Metadata();
+            m.put(TOKEN, token());
+            applier.apply(m);
+          } catch (EtcdException e) {
+            applier.fail(Status.UNAUTHENTICATED.withDescription(e.getMessage()).withCause(e));
+          }
+        });
+      }
+    });
+  }
+
+  private String token() {
+    String t = token;
+    if (t != null) {
+      return t;
+    }
+    try {
+      t = AuthGrpc.newBlockingStub(channel())
+          .withDeadlineAfter(options.requestTimeout().toMillis(), TimeUnit.MILLISECONDS)
+          .authenticate(AuthenticateRequest.newBuilder().setName(options.user()).setPassword(options.password()).build())
+          .getToken();
+    } catch (StatusRuntimeException e) {
+      throw translate("authenticate as '" + options.user() + "'", e);
+    }
+    token = t;
+    return t;
+  }
+
+  private long deadlineMillis() {
+    return options.requestTimeout().toMillis();
+  }
+
+  RangeResponse range(RangeRequest request) {
+    try {
+      return withAuth(KVGrpc.newBlockingStub(channel())).withDeadlineAfter(deadlineMillis(), TimeUnit.MILLISECONDS).range(request);
+    } catch (StatusRuntimeException e) {
+      throw translate("range " + request.getKey().toStringUtf8(), e);
+    }
+  }
+
+  TxnResponse txn(TxnRequest request) {
+    try {
+      return withAuth(KVGrpc.newBlockingStub(channel())).withDeadlineAfter(deadlineMillis(), TimeUnit.MILLISECONDS).txn(request);
+    } catch (StatusRuntimeException e) {
+      throw translate("txn of " + (request.getSuccessCount() + request.getFailureCount()) + " op(s)", e);
+    }
+  }
+
+  /** Compacts the key-value history up to {@code revision} (used by tests and operators' tools). */
+  void compact(long revision) {
+    try {
+      withAuth(KVGrpc.newBlockingStub(channel())).withDeadlineAfter(deadlineMillis(), TimeUnit.MILLISECONDS)
+          .compact(CompactionRequest.newBuilder().setRevision(revision).setPhysical(true).build());
+    } catch (StatusRuntimeException e) {
+      throw translate("compact to revision " + revision, e);
+    }
+  }
+
+  /** Grants a lease of {@code ttlSeconds}; returns its id. */
+  long grantLease(long ttlSeconds) {
+    try {
+      var r = withAuth(LeaseGrpc.newBlockingStub(channel())).withDeadlineAfter(deadlineMillis(), TimeUnit.MILLISECONDS)
+          .leaseGrant(LeaseGrantRequest.newBuilder().setTTL(ttlSeconds).build());
+      if (!r.getError().isEmpty()) {
+        throw new EtcdException("lease grant refused by " + endpoint() + ": " + r.getError(), "LEASE", null);
+      }
+      return r.getID();
+    } catch (StatusRuntimeException e) {
+      throw translate("lease grant (ttl " + ttlSeconds + " s)", e);
+    }
+  }
+
+  /** The lease's remaining time to live in seconds, or -1 if it expired or never existed. */
+  long leaseTimeToLive(long leaseId) {
+    try {
+      return withAuth(LeaseGrpc.newBlockingStub(channel())).withDeadlineAfter(deadlineMillis(), TimeUnit.MILLISECONDS)
+          .leaseTimeToLive(LeaseTimeToLiveRequest.newBuilder().setID(leaseId).build()).getTTL();
+    } catch (StatusRuntimeException e) {
+      throw translate("lease time-to-live of " + Long.toHexString(leaseId), e);
+    }
+  }
+
+  /** The keys attached to the lease, or null if it expired or never existed. */
+  java.util.List<ByteString> leaseKeys(long leaseId) {
+    try {
+      var r = withAuth(LeaseGrpc.newBlockingStub(channel())).withDeadlineAfter(deadlineMillis(), TimeUnit.MILLISECONDS)
+          .leaseTimeToLive(LeaseTimeToLiveRequest.newBuilder().setID(leaseId).setKeys(true).build());
+      return r.getTTL() <= 0 ? null : r.getKeysList();
+    } catch (StatusRuntimeException e) {
+      throw translate("lease keys of " + Long.toHexString(leaseId), e);
+    }
+  }
+
+  /** Revokes the lease: etcd deletes every key attached to it. */
+  void revokeLease(long leaseId) {
+    try {
+      withAuth(LeaseGrpc.newBlockingStub(channel())).withDeadlineAfter(deadlineMillis(), TimeUnit.MILLISECONDS)
+          .leaseRevoke(LeaseRevokeRequest.newBuilder().setID(leaseId).build());
+    } catch (StatusRuntimeException e) {
+      if (e.getStatus().getCode() == Status.Code.NOT_FOUND) {
+        return; // already gone
+      }
+      throw translate("lease revoke of " + Long.toHexString(leaseId), e);
+    }
+  }
+
+  /** Opens a keep-alive stream; responses and the stream's end arrive on {@code responses}. */
+  StreamObserver<LeaseKeepAliveRequest> keepAlive(StreamObserver<LeaseKeepAliveResponse> responses) {
+    return withAuth(LeaseGrpc.newStub(channel())).leaseKeepAlive(responses);
+  }
+
+  /** Opens a watch stream; responses and the stream's end arrive on {@code responses}. */
+  StreamObserver<WatchRequest> watch(StreamObserver<WatchResponse> responses) {
+    return withAuth(WatchGrpc.newStub(channel())).watch(responses);
+  }
+
+  /** Translates a failure of a streaming call (from {@code onError}). */
+  EtcdException translate(String what, Throwable t) {
+    Status s = Status.fromThrowable(t);
+    if (s.getCode() == Status.Code.UNAUTHENTICATED
+        || (s.getDescription() != null && s.getDescription().contains("invalid auth token"))) {
+      token = null; // authenticate again on the next call
+    }
+    return new EtcdException("etcd " + endpoint() + ": " + what + " failed: " + s.getCode()
+        + (s.getDescription() == null ? "" : " (" + s.getDescription() + ")"), s.getCode().name(), t);
+  }
+
+  static ByteString bytes(String s) {
+    return ByteString.copyFrom(s, StandardCharsets.UTF_8);
+  }
+
+  /** The end of the range of every key starting with {@code prefix}. */
+  static ByteString prefixEnd(ByteString prefix) {
+    byte[] b = prefix.toByteArray();
+    for (int i = b.length - 1; i >= 0; i--) {
+      if (b[i] != (byte) 0xff) {
+        b[i]++;
+        return ByteString.copyFrom(b, 0, i + 1);
+      }
+    }
+    return ByteString.copyFrom(new byte[] {0}); // every key
+  }
+
+  @Override
+  public void close() {
+    ManagedChannel c;
+    synchronized (lock) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      c = channel;
+      channel = null;
+    }
+    if (c != null) {
+      c.shutdown();
+      try {
+        if (!c.awaitTermination(2, TimeUnit.SECONDS)) {
+          c.shutdownNow();
+        }
+      } catch (InterruptedException e) {
+        c.shutdownNow();
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+}

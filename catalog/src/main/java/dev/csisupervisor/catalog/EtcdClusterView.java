@@ -1,0 +1,446 @@
+package dev.csisupervisor.catalog;
+
+import com.google.protobuf.ByteString;
+import dev.csisupervisor.catalog.etcdpb.Event;
+import dev.csisupervisor.catalog.etcdpb.KeyValue;
+import dev.csisupervisor.catalog.etcdpb.RangeRequest;
+import dev.csisupervisor.catalog.etcdpb.RangeResponse;
+import dev.csisupervisor.catalog.etcdpb.WatchCreateRequest;
+import dev.csisupervisor.catalog.etcdpb.WatchRequest;
+import dev.csisupervisor.catalog.etcdpb.WatchResponse;
+import io.grpc.stub.StreamObserver;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The etcd cluster view: one {@code io} thread lists, watches and applies changes; memory and the event
+ * sequence are guarded by {@code this}; events are handed to subscribers in order under the lock and
+ * delivered on their executors outside it.
+ */
+final class EtcdClusterView implements ClusterView {
+  private static final Logger log = LoggerFactory.getLogger(EtcdClusterView.class);
+  private static final int RANGE_PAGE = 1000;
+
+  private enum State { NEW, RUNNING, CLOSED }
+
+  private final EtcdClient client;
+  private final CatalogKeys keys;
+  private final int maxSubscriberBacklog;
+  private final ScheduledExecutorService io;
+  private final AtomicReference<State> state = new AtomicReference<>(State.NEW);
+  private final CountDownLatch synced = new CountDownLatch(1);
+  private final List<ViewSubscriber> subscribers = new CopyOnWriteArrayList<>();
+
+  // guarded by this
+  private final Map<String, CatalogEntry> plugins = new HashMap<>();
+  private final Map<String, NodeEntry> nodes = new HashMap<>();
+  private final List<ClusterEvent> outbox = new ArrayList<>();
+  private long revision;
+  private long sequence;
+  private ClusterSnapshot cached;
+
+  // io thread only
+  private StreamObserver<WatchRequest> watch;
+  private final RetryBackoff backoff;
+  private int failuresInRow;
+  private long badValues;
+  private final java.util.concurrent.atomic.AtomicLong relists = new java.util.concurrent.atomic.AtomicLong();
+  private final java.util.concurrent.atomic.AtomicLong etcdErrors = new java.util.concurrent.atomic.AtomicLong();
+
+  EtcdClusterView(ClusterView.Builder b) {
+    this.client = new EtcdClient(b.etcd);
+    this.keys = b.keys;
+    this.backoff = new RetryBackoff(b.initialBackoff, b.maxBackoff, new java.util.Random());
+    this.maxSubscriberBacklog = b.maxSubscriberBacklog;
+    this.io = Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "cluster-view");
+      t.setDaemon(true);
+      return t;
+    });
+  }
+
+  static ClusterSnapshot readOnce(EtcdOptions etcd, CatalogKeys keys) {
+    try (EtcdClient c = new EtcdClient(etcd)) {
+      Map<String, CatalogEntry> p = new HashMap<>();
+      Map<String, NodeEntry> n = new HashMap<>();
+      long rev = list(c, keys, p, n);
+      Map<String, NodeEntry> byId = new HashMap<>();
+      n.values().forEach(e -> byId.put(e.nodeId(), e));
+      return new ClusterSnapshot(rev, byId, new ArrayList<>(p.values()));
+    }
+  }
+
+  /** Lists the whole prefix at one revision into the maps; returns that revision. */
+  private static long list(EtcdClient c, CatalogKeys keys, Map<String, CatalogEntry> p, Map<String, NodeEntry> n) {
+    ByteString from = EtcdClient.bytes(keys.root());
+    ByteString end = EtcdClient.prefixEnd(from);
+    long rev = 0;
+    while (true) {
+      RangeRequest.Builder rq = RangeRequest.newBuilder().setKey(from).setRangeEnd(end).setLimit(RANGE_PAGE);
+      if (rev != 0) {
+        rq.setRevision(rev);
+      }
+      RangeResponse r = c.range(rq.build());
+      if (rev == 0) {
+        rev = r.getHeader().getRevision();
+      }
+      for (KeyValue kv : r.getKvsList()) {
+        decode(keys, kv, p, n);
+      }
+      if (!r.getMore() || r.getKvsCount() == 0) {
+        return rev;
+      }
+      from = r.getKvs(r.getKvsCount() - 1).getKey().concat(ByteString.copyFrom(new byte[] {0}));
+    }
+  }
+
+  private static boolean decode(CatalogKeys keys, KeyValue kv, Map<String, CatalogEntry> p, Map<String, NodeEntry> n) {
+    String key = kv.getKey().toStringUtf8();
+    try {
+      var path = keys.parsePluginKey(key);
+      if (path.isPresent()) {
+        CatalogEntry e = CatalogCodec.decodeEntry(kv.getValue());
+        if (!e.nodeId().equals(path.get().nodeId()) || !e.name().equals(path.get().key().name())
+            || e.type() != path.get().key().type() || !e.allocId().equals(path.get().key().allocId())) {
+          throw new IllegalArgumentException("value does not match its key");
+        }
+        p.put(key, e);
+        return true;
+      }
+      var node = keys.parseNodeKey(key);
+      if (node.isPresent()) {
+        NodeEntry e = CatalogCodec.decodeNode(kv.getValue());
+        if (!e.nodeId().equals(node.get())) {
+          throw new IllegalArgumentException("value does not match its key");
+        }
+        n.put(key, e);
+        return true;
+      }
+    } catch (IllegalArgumentException e) {
+      log.warn("cluster view: skipping {}: {}", key, e.getMessage());
+    }
+    return false;
+  }
+
+  @Override
+  public void start() {
+    if (!state.compareAndSet(State.NEW, State.RUNNING)) {
+      throw new IllegalStateException("cluster view is " + state.get().name().toLowerCase() + ", cannot start");
+    }
+    io.execute(this::relist);
+  }
+
+  @Override
+  public boolean awaitSynced(Duration timeout) throws InterruptedException {
+    return synced.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  @Override
+  public synchronized ClusterSnapshot snapshot() {
+    if (cached == null) {
+      List<CatalogEntry> entries = new ArrayList<>(plugins.values());
+      Map<String, NodeEntry> byId = new HashMap<>();
+      nodes.values().forEach(n -> byId.put(n.nodeId(), n));
+      cached = new ClusterSnapshot(revision, byId, entries);
+    }
+    return cached;
+  }
+
+  /** The revision the view reflects. */
+  synchronized long revision() {
+    return revision;
+  }
+
+  @Override
+  public ClusterSubscription subscribe(ClusterListener listener, Executor executor) {
+    Objects.requireNonNull(listener, "listener");
+    Objects.requireNonNull(executor, "executor");
+    synchronized (this) {
+      if (state.get() == State.CLOSED) {
+        throw new IllegalStateException("cluster view is closed");
+      }
+      ViewSubscriber[] self = new ViewSubscriber[1];
+      self[0] = new ViewSubscriber(listener, executor, snapshot(), sequence, maxSubscriberBacklog,
+          () -> subscribers.remove(self[0]));
+      subscribers.add(self[0]);
+      return self[0];
+    }
+  }
+
+  // ---- io thread -----------------------------------------------------------------------------
+
+  /** Step 1: list at one revision and emit the difference to memory. Step 2: watch from the next revision. */
+  private void relist() {
+    if (state.get() != State.RUNNING) {
+      return;
+    }
+    try {
+      Map<String, CatalogEntry> p = new HashMap<>();
+      Map<String, NodeEntry> n = new HashMap<>();
+      long rev = list(client, keys, p, n);
+      synchronized (this) {
+        for (var e : new ArrayList<>(plugins.entrySet())) {
+          if (!p.containsKey(e.getKey())) {
+            plugins.remove(e.getKey());
+            emit(rev, ClusterEvent.Kind.PLUGIN_REMOVED, e.getValue(), null);
+          }
+        }
+        for (var e : new ArrayList<>(nodes.entrySet())) {
+          if (!n.containsKey(e.getKey())) {
+            nodes.remove(e.getKey());
+            emit(rev, ClusterEvent.Kind.NODE_REMOVED, null, e.getValue());
+          }
+        }
+        n.forEach((k, v) -> putNode(rev, k, v));
+        p.forEach((k, v) -> putPlugin(rev, k, v));
+        revision = rev;
+        cached = null;
+      }
+      deliver();
+      synced.countDown();
+      relists.incrementAndGet();
+      log.info("cluster view: listed {} node(s), {} registration(s) under {} at revision {}", n.size(), p.size(), keys, rev);
+      openWatch(rev + 1);
+    } catch (EtcdException e) {
+      retry(e, this::relist);
+    }
+  }
+
+  private void openWatch(long fromRevision) {
+    closeWatch();
+    AtomicReference<StreamObserver<WatchRequest>> self = new AtomicReference<>();
+    StreamObserver<WatchRequest> stream = client.watch(new StreamObserver<>() {
+      @Override
+      public void onNext(WatchResponse r) {
+        execute(() -> onWatch(self.get(), r));
+      }
+
+      @Override
+      public void onError(Throwable t) {
+        EtcdException e = client.translate("watch " + keys.root(), t);
+        execute(() -> {
+          if (watch == self.get()) {
+            watch = null;
+            retry(e, () -> resume());
+          }
+        });
+      }
+
+      @Override
+      public void onCompleted() {
+        execute(() -> {
+          if (watch == self.get()) {
+            watch = null;
+            retry(new EtcdException("watch ended by etcd", "WATCH_ENDED", null), () -> resume());
+          }
+        });
+      }
+    });
+    self.set(stream);
+    watch = stream;
+    ByteString key = EtcdClient.bytes(keys.root());
+    stream.onNext(WatchRequest.newBuilder().setCreateRequest(WatchCreateRequest.newBuilder()
+        .setKey(key).setRangeEnd(EtcdClient.prefixEnd(key)).setStartRevision(fromRevision).setProgressNotify(true)).build());
+  }
+
+  /** After a disconnect: watch again from the last revision seen (a compacted one makes etcd say so: re-list). */
+  private void resume() {
+    if (state.get() != State.RUNNING) {
+      return;
+    }
+    long from;
+    synchronized (this) {
+      from = revision + 1;
+    }
+    try {
+      // A cheap request first, so an unreachable etcd fails here and backs off (a stream fails lazily).
+      client.range(RangeRequest.newBuilder().setKey(EtcdClient.bytes(keys.nodesRoot())).setCountOnly(true).build());
+      openWatch(from);
+    } catch (EtcdException e) {
+      retry(e, this::resume);
+    }
+  }
+
+  private void onWatch(StreamObserver<WatchRequest> stream, WatchResponse r) {
+    if (stream != watch || state.get() != State.RUNNING) {
+      return;
+    }
+    if (r.getCompactRevision() != 0) {
+      log.info("cluster view: revision {} was compacted (etcd compacted to {}); re-listing", revision() + 1, r.getCompactRevision());
+      closeWatch();
+      relist();
+      return;
+    }
+    if (r.getCanceled()) {
+      closeWatch();
+      retry(new EtcdException("watch canceled by etcd: " + r.getCancelReason(), "WATCH_CANCELED", null), this::resume);
+      return;
+    }
+    if (failuresInRow > 0 && (r.getCreated() || r.getEventsCount() > 0)) {
+      log.info("cluster view: watching {} again from revision {}", keys, revision() + 1);
+      failuresInRow = 0;
+      backoff.reset();
+    }
+    synchronized (this) {
+      for (Event ev : r.getEventsList()) {
+        KeyValue kv = ev.getKv();
+        String key = kv.getKey().toStringUtf8();
+        long rev = kv.getModRevision();
+        if (ev.getType() == Event.EventType.DELETE) {
+          CatalogEntry p = plugins.remove(key);
+          if (p != null) {
+            emit(rev, ClusterEvent.Kind.PLUGIN_REMOVED, p, null);
+          }
+          NodeEntry n = nodes.remove(key);
+          if (n != null) {
+            emit(rev, ClusterEvent.Kind.NODE_REMOVED, null, n);
+          }
+        } else {
+          Map<String, CatalogEntry> p = new HashMap<>(1);
+          Map<String, NodeEntry> n = new HashMap<>(1);
+          if (decode(keys, kv, p, n)) {
+            p.forEach((k, v) -> putPlugin(rev, k, v));
+            n.forEach((k, v) -> putNode(rev, k, v));
+          } else {
+            badValues++;
+          }
+        }
+        revision = Math.max(revision, rev);
+      }
+      if (r.getEventsCount() == 0 && r.getHeader().getRevision() > revision && !r.getCreated()) {
+        revision = r.getHeader().getRevision(); // progress notification
+      }
+      cached = null;
+    }
+    deliver();
+  }
+
+  private void putPlugin(long rev, String key, CatalogEntry e) {
+    CatalogEntry old = plugins.put(key, e);
+    if (old == null) {
+      emit(rev, ClusterEvent.Kind.PLUGIN_ADDED, e, null);
+    } else if (!old.equals(e)) {
+      emit(rev, ClusterEvent.Kind.PLUGIN_UPDATED, e, null);
+    }
+  }
+
+  private void putNode(long rev, String key, NodeEntry e) {
+    NodeEntry old = nodes.put(key, e);
+    if (old == null) {
+      emit(rev, ClusterEvent.Kind.NODE_ADDED, null, e);
+    } else if (!old.equals(e)) {
+      emit(rev, ClusterEvent.Kind.NODE_UPDATED, null, e);
+    }
+  }
+
+  /** Under the lock: number the change; {@link #deliver()} hands it out after the lock is released. */
+  private void emit(long rev, ClusterEvent.Kind kind, CatalogEntry p, NodeEntry n) {
+    outbox.add(new ClusterEvent(++sequence, rev, kind, p, n));
+    cached = null;
+  }
+
+  /**
+   * On the io thread (the only one that emits), outside the lock, in sequence order. A subscriber that
+   * joined after an event was numbered drops it: its snapshot already has it.
+   */
+  private void deliver() {
+    List<ClusterEvent> out;
+    synchronized (this) {
+      if (outbox.isEmpty()) {
+        return;
+      }
+      out = new ArrayList<>(outbox);
+      outbox.clear();
+    }
+    for (ClusterEvent e : out) {
+      for (ViewSubscriber s : subscribers) {
+        s.offer(e);
+      }
+    }
+  }
+
+  private void retry(EtcdException e, Runnable step) {
+    if (state.get() != State.RUNNING) {
+      return;
+    }
+    failuresInRow++;
+    etcdErrors.incrementAndGet();
+    Duration delay = backoff.next();
+    log.warn("cluster view: etcd unavailable (attempt {}): {}; retrying in {} ms", failuresInRow, e.getMessage(), delay.toMillis());
+    client.failover();
+    try {
+      io.schedule(step, delay.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (RejectedExecutionException ignored) {
+      // closing
+    }
+  }
+
+  private void execute(Runnable r) {
+    try {
+      io.execute(r);
+    } catch (RejectedExecutionException ignored) {
+      // closing
+    }
+  }
+
+  private void closeWatch() {
+    StreamObserver<WatchRequest> w = watch;
+    watch = null;
+    if (w != null) {
+      try {
+        w.onCompleted();
+      } catch (RuntimeException ignored) {
+        // already broken
+      }
+    }
+  }
+
+  /** How many full lists were loaded (1 after start; one more per compaction-forced re-list). */
+  long relists() {
+    return relists.get();
+  }
+
+  /** Failed etcd requests or watch streams so far. */
+  long etcdErrors() {
+    return etcdErrors.get();
+  }
+
+  /** For tests: drops the watch as a broken connection would; it resumes after the backoff delay. */
+  void dropWatchForTest() {
+    execute(() -> {
+      closeWatch();
+      retry(new EtcdException("watch dropped by a test", "TEST", null), this::resume);
+    });
+  }
+
+  @Override
+  public void close() {
+    if (state.getAndSet(State.CLOSED) == State.CLOSED) {
+      return;
+    }
+    try {
+      io.submit(this::closeWatch).get(2, TimeUnit.SECONDS);
+    } catch (Exception ignored) {
+      // best effort
+    }
+    io.shutdownNow();
+    for (ViewSubscriber s : subscribers) {
+      s.close();
+    }
+    client.close();
+  }
+}

@@ -1,0 +1,119 @@
+package dev.csisupervisor.catalog;
+
+import static dev.csisupervisor.catalog.Plugins.plugin;
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.protobuf.ByteString;
+import dev.csisupervisor.catalog.etcdpb.AuthEnableRequest;
+import dev.csisupervisor.catalog.etcdpb.AuthGrpc;
+import dev.csisupervisor.catalog.etcdpb.AuthRoleAddRequest;
+import dev.csisupervisor.catalog.etcdpb.AuthRoleGrantPermissionRequest;
+import dev.csisupervisor.catalog.etcdpb.AuthUserAddRequest;
+import dev.csisupervisor.catalog.etcdpb.AuthUserGrantRoleRequest;
+import dev.csisupervisor.catalog.etcdpb.Permission;
+import dev.csisupervisor.catalog.testing.EtcdProcess;
+import dev.csisupervisor.catalog.testing.TestCertificates;
+import dev.csisupervisor.registry.PluginRegistry;
+import dev.csisupervisor.registry.PluginType;
+import io.grpc.Grpc;
+import io.grpc.InsecureChannelCredentials;
+import io.grpc.ManagedChannel;
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** TLS with client certificates and user/password authentication, against a real etcd set up for each. */
+class EtcdSecurityTest {
+  @TempDir
+  Path tmp;
+
+  private static EtcdOptions options(String endpoint, Path ca, Path cert, Path key, String user, String password) {
+    return new EtcdOptions(EtcdOptions.parseEndpoints(endpoint), ca, cert, key, user, password, Duration.ofSeconds(3));
+  }
+
+  @Test
+  void tls_withClientCertificate_publishesAndReads_withoutOneIsRefused() throws Exception {
+    TestCertificates certs = TestCertificates.create(tmp.resolve("pki"));
+    try (EtcdProcess etcd = EtcdProcess.startTls(tmp, certs.serverCert, certs.serverKey, certs.caCert)) {
+      assertTrue(etcd.endpoint().startsWith("https://"));
+      EtcdOptions good = options(etcd.endpoint(), certs.caCert, certs.clientCert, certs.clientKey, null, null);
+      PluginRegistry r = Plugins.registry();
+      Plugins.registerAll(r, "n1", "node:ebs,controller:ebs");
+      try (CatalogPublisher p = CatalogPublisher.builder().registry(r).etcd(good).prefix("/tls").nodeId("n1").build();
+           ClusterView v = ClusterView.builder().etcd(good).prefix("/tls").build()) {
+        p.start();
+        v.start();
+        assertTrue(p.awaitInSync(Duration.ofSeconds(10)), p.status().toString());
+        await().atMost(Duration.ofSeconds(5)).until(() -> v.snapshot().entries().size() == 2);
+        r.register(plugin(PluginType.CSI_NODE, "nfs", "n1-nfs", true));
+        await().atMost(Duration.ofSeconds(5)).until(() -> v.snapshot().entries().size() == 3);
+      } finally {
+        r.close();
+      }
+      // No client certificate: etcd (--client-cert-auth) refuses the connection.
+      EtcdException noCert = assertThrows(EtcdException.class,
+          () -> ClusterView.read(options(etcd.endpoint(), certs.caCert, null, null, null, null), "/tls"));
+      assertTrue(noCert.getMessage().contains(etcd.endpoint().replace("https://", "")), noCert.getMessage());
+      // No CA: the server's certificate is not trusted.
+      assertThrows(EtcdException.class, () -> ClusterView.read(options(etcd.endpoint(), null, certs.clientCert,
+          certs.clientKey, null, null), "/tls"));
+      // A key file that is not there: named.
+      EtcdException missing = assertThrows(EtcdException.class, () -> ClusterView.read(options(etcd.endpoint(),
+          certs.caCert, certs.clientCert, tmp.resolve("nope.pem"), null, null), "/tls"));
+      assertTrue(missing.getMessage().contains("nope.pem"), missing.getMessage());
+    }
+  }
+
+  @Test
+  void userAndPassword_authenticate_wrongPasswordIsNamed() throws Exception {
+    try (EtcdProcess etcd = EtcdProcess.start(tmp)) {
+      enableAuth(etcd.endpoint(), "/auth");
+      EtcdOptions good = options(etcd.endpoint(), null, null, null, "csi", "s3cret");
+      PluginRegistry r = Plugins.registry();
+      Plugins.registerAll(r, "n1", "node:ebs");
+      try (CatalogPublisher p = CatalogPublisher.builder().registry(r).etcd(good).prefix("/auth").nodeId("n1").build()) {
+        p.start();
+        assertTrue(p.awaitInSync(Duration.ofSeconds(10)), p.status().toString());
+        ClusterSnapshot s = ClusterView.read(good, "/auth");
+        assertEquals(List.of("n1"), List.copyOf(s.nodeIds()));
+        assertEquals(1, s.entries().size());
+      } finally {
+        r.close();
+      }
+      EtcdException wrong = assertThrows(EtcdException.class,
+          () -> ClusterView.read(options(etcd.endpoint(), null, null, null, "csi", "wrong"), "/auth"));
+      assertTrue(wrong.getMessage().contains("authenticate as 'csi'"), wrong.getMessage());
+      // Authenticated, but outside its permission: refused, and said so.
+      EtcdException denied = assertThrows(EtcdException.class, () -> ClusterView.read(good, "/other"));
+      assertTrue(denied.getMessage().contains("permission denied"), denied.getMessage());
+    }
+  }
+
+  /** root (needed to enable auth) and user csi with read-write on {@code prefix/}. */
+  private static void enableAuth(String endpoint, String prefix) throws InterruptedException {
+    URI u = URI.create(endpoint);
+    ManagedChannel ch = Grpc.newChannelBuilderForAddress(u.getHost(), u.getPort(), InsecureChannelCredentials.create()).build();
+    try {
+      var auth = AuthGrpc.newBlockingStub(ch).withDeadlineAfter(10, TimeUnit.SECONDS);
+      auth.roleAdd(AuthRoleAddRequest.newBuilder().setName("root").build());
+      auth.userAdd(AuthUserAddRequest.newBuilder().setName("root").setPassword("rootpw").build());
+      auth.userGrantRole(AuthUserGrantRoleRequest.newBuilder().setUser("root").setRole("root").build());
+      auth.roleAdd(AuthRoleAddRequest.newBuilder().setName("csi").build());
+      ByteString key = EtcdClient.bytes(prefix + "/");
+      auth.roleGrantPermission(AuthRoleGrantPermissionRequest.newBuilder().setName("csi").setPerm(Permission.newBuilder()
+          .setPermType(Permission.Type.READWRITE).setKey(key).setRangeEnd(EtcdClient.prefixEnd(key))).build());
+      auth.userAdd(AuthUserAddRequest.newBuilder().setName("csi").setPassword("s3cret").build());
+      auth.userGrantRole(AuthUserGrantRoleRequest.newBuilder().setUser("csi").setRole("csi").build());
+      auth.authEnable(AuthEnableRequest.getDefaultInstance());
+    } finally {
+      ch.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    }
+  }
+}

@@ -1,0 +1,42 @@
+package dev.csisupervisor.catalog;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+class RetryBackoffTest {
+
+  @Test
+  void doublesToTheCap_withinTwentyPercent_andResets() {
+    RetryBackoff b = new RetryBackoff(Duration.ofMillis(100), Duration.ofMillis(800), new Random(13));
+    long[] base = {100, 200, 400, 800, 800, 800};
+    for (long ms : base) {
+      long d = b.next().toMillis();
+      assertTrue(d >= ms * 0.8 - 1 && d <= ms * 1.2 + 1, d + " for " + ms);
+    }
+    b.reset();
+    long d = b.next().toMillis();
+    assertTrue(d >= 79 && d <= 121, "back to the initial delay: " + d);
+  }
+
+  @Test
+  void sameSeed_sameDelays() {
+    RetryBackoff a = new RetryBackoff(Duration.ofMillis(50), Duration.ofSeconds(1), new Random(7));
+    RetryBackoff b = new RetryBackoff(Duration.ofMillis(50), Duration.ofSeconds(1), new Random(7));
+    for (int i = 0; i < 8; i++) {
+      assertEquals(a.next(), b.next());
+    }
+  }
+
+  @Test
+  void badArguments_areNamed() {
+    assertTrue(assertThrows(IllegalArgumentException.class, () -> new RetryBackoff(Duration.ZERO, Duration.ofSeconds(1),
+        new Random(1))).getMessage().startsWith("initial backoff"));
+    assertTrue(assertThrows(IllegalArgumentException.class, () -> new RetryBackoff(Duration.ofSeconds(2),
+        Duration.ofSeconds(1), new Random(1))).getMessage().startsWith("max backoff"));
+  }
+}
