@@ -62,6 +62,9 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
   static final Duration SOCKET_APPEARED_RETRY = Duration.ofMillis(5);
   static final int SOCKET_APPEARED_RETRIES = 10;
   static final String SOCKET_FILE = "csi.sock";
+  /** Failure kinds (see failureKind) with a meaning of their own. */
+  private static final String NOTHING_SERVING = "NOTHING_SERVING";
+  private static final String REPLACING_PROCESS = "REPLACING_PROCESS";
 
   private final TaskContext task;
   private final CsiPluginConfig config;
@@ -241,7 +244,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
     synchronized (lock) {
       if (phase == Phase.REGISTERED && healthy) {
         markUnhealthy(reason); // commits on the registry executor; arms the liveness deadline
-        unhealthyKind = "REPLACING_PROCESS";
+        unhealthyKind = REPLACING_PROCESS;
       }
     }
   }
@@ -635,7 +638,10 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
       if (healthy) {
         markUnhealthy(problem);
         unhealthyKind = kind;
-      } else if (!kind.equals(unhealthyKind)) {
+      } else if (!kind.equals(unhealthyKind)
+          // While the runner replaces the process, nothing serving the socket is expected: the
+          // registration keeps saying why (the replacement), not what that looks like.
+          && !(unhealthyKind.equals(REPLACING_PROCESS) && kind.equals(NOTHING_SERVING))) {
         // Still unhealthy, for another kind of reason (a stale socket, then a server that is not
         // CSI): the registration says the current one. No task event: health did not change.
         unhealthyKind = kind;
@@ -683,7 +689,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
       return t.getClass().getName();
     }
     return switch (csi.get().kind()) {
-      case SOCKET_NOT_FOUND, CONNECTION_REFUSED, CONNECTION_LOST -> "NOTHING_SERVING";
+      case SOCKET_NOT_FOUND, CONNECTION_REFUSED, CONNECTION_LOST -> NOTHING_SERVING;
       default -> csi.get().kind().name();
     };
   }
