@@ -46,10 +46,8 @@ class AgentEndToEndTest {
   private final List<Long> pluginPids = new ArrayList<>();
 
   @AfterEach
-  void cleanUp() {
-    for (Process p : processes) {
-      p.destroyForcibly();
-    }
+  void cleanUp() throws InterruptedException {
+    AgentProcesses.stop(processes);
     for (long pid : pluginPids) {
       ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
     }

@@ -48,10 +48,7 @@ class ClusterEndToEndTest {
 
   @AfterEach
   void cleanUp() throws Exception {
-    for (Process p : processes) {
-      p.toHandle().descendants().forEach(ProcessHandle::destroyForcibly);
-      p.destroyForcibly();
-    }
+    AgentProcesses.stop(processes);
     for (int i = closeables.size() - 1; i >= 0; i--) {
       closeables.get(i).close();
     }

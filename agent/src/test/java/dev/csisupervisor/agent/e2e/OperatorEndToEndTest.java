@@ -32,8 +32,8 @@ class OperatorEndToEndTest {
   private final List<Process> processes = new ArrayList<>();
 
   @AfterEach
-  void killLeftovers() {
-    processes.forEach(Process::destroyForcibly);
+  void killLeftovers() throws InterruptedException {
+    AgentProcesses.stop(processes);
   }
 
   private Path config(String plugins) throws Exception {
