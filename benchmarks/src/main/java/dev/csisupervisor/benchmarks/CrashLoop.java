@@ -55,6 +55,8 @@ final class CrashLoop {
     int inFlightDropped = 0;
     int duringCheckpoint = 0;
     long acks = 0;
+    Map<String, String> pending = new LinkedHashMap<>(); // the batch the child printed but did not acknowledge
+    boolean pendingInFlight = false; // ... and had started to apply
     long t0 = System.nanoTime();
     String jar = Path.of(CrashLoop.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
     for (int round = 1; round <= kills + 1; round++) {
@@ -133,9 +135,6 @@ final class CrashLoop {
             + " | kills during a checkpoint: %d | %.0f s | load %s%n", kills, seed, acks, lost, failedOpens,
         inFlightLanded, inFlightDropped, duringCheckpoint, (System.nanoTime() - t0) / 1e9, Env.loadAverage());
   }
-
-  private static Map<String, String> pending = new LinkedHashMap<>();
-  private static boolean pendingInFlight;
 
   private static Map<String, String> applied(Map<String, String> model, Map<String, String> batch) {
     Map<String, String> next = new HashMap<>(model);

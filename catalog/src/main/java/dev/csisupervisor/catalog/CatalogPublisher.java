@@ -128,12 +128,7 @@ public interface CatalogPublisher extends AutoCloseable {
 
     /** Retry backoff after an etcd failure: from {@code initial} doubling to {@code max} (default 200 ms .. 10 s). */
     public Builder backoff(Duration initial, Duration max) {
-      if (initial == null || initial.isNegative() || initial.isZero()) {
-        throw new IllegalArgumentException("initial backoff must be positive, got " + initial);
-      }
-      if (max == null || max.compareTo(initial) < 0) {
-        throw new IllegalArgumentException("max backoff must be >= initial " + initial + ", got " + max);
-      }
+      RetryBackoff.check(initial, max);
       this.initialBackoff = initial;
       this.maxBackoff = max;
       return this;

@@ -80,12 +80,7 @@ public interface ClusterView extends AutoCloseable {
 
     /** Reconnect backoff (default 200 ms doubling to 10 s). */
     public Builder backoff(Duration initial, Duration max) {
-      if (initial == null || initial.isNegative() || initial.isZero()) {
-        throw new IllegalArgumentException("initial backoff must be positive, got " + initial);
-      }
-      if (max == null || max.compareTo(initial) < 0) {
-        throw new IllegalArgumentException("max backoff must be >= initial " + initial + ", got " + max);
-      }
+      RetryBackoff.check(initial, max);
       this.initialBackoff = initial;
       this.maxBackoff = max;
       return this;

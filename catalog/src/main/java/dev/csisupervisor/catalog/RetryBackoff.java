@@ -15,16 +15,21 @@ final class RetryBackoff {
   private Duration next;
 
   RetryBackoff(Duration initial, Duration max, Random random) {
+    check(initial, max);
+    this.initial = initial;
+    this.max = max;
+    this.random = Objects.requireNonNull(random, "random");
+    this.next = initial;
+  }
+
+  /** The rule for a backoff range, shared by the builders that take one. */
+  static void check(Duration initial, Duration max) {
     if (initial == null || initial.isNegative() || initial.isZero()) {
       throw new IllegalArgumentException("initial backoff must be positive, got " + initial);
     }
     if (max == null || max.compareTo(initial) < 0) {
       throw new IllegalArgumentException("max backoff must be >= initial " + initial + ", got " + max);
     }
-    this.initial = initial;
-    this.max = max;
-    this.random = Objects.requireNonNull(random, "random");
-    this.next = initial;
   }
 
   /** The delay before the next attempt. */

@@ -378,16 +378,15 @@ public final class JournalStateStore implements StateStore {
     if (changes.isEmpty()) {
       return;
     }
-    for (StateChange c : changes) {
-      JournalFormat.keyBytes(c.key());
-    }
     synchronized (lock) {
       ensureWritable();
       openedRecords = null;
       // A thread's interrupt closes a FileChannel it uses: commit with the flag cleared, restore it after.
       boolean interrupted = Thread.interrupted();
       try {
-        writer.append(changes);
+        writer.append(changes); // encodes (and checks key lengths) before it writes anything
+      } catch (IllegalArgumentException e) {
+        throw e; // a key over the limit: misuse, nothing was written
       } catch (IOException | RuntimeException e) {
         throw new StateStoreException("cannot commit " + changes.size() + " change(s) to the state journal in "
             + dir.path + ": " + StateDirectory.describe(e) + "; nothing changed, and the next change starts a fresh"

@@ -185,9 +185,9 @@ final class JournalWriter {
     // Until the next segment exists, only these bytes tell a reopen that the batch is dead: zero them if the
     // disk lets us (a full disk usually does, the blocks are preallocated).
     try {
-      ByteBuffer zeros = ZEROS.duplicate();
-      zeros.limit(Math.min(zeros.capacity(), length));
-      for (long at = position; at < position + length && zeros.hasRemaining(); ) {
+      for (long at = position, end = position + length; at < end; ) {
+        ByteBuffer zeros = ZEROS.duplicate();
+        zeros.limit((int) Math.min(zeros.capacity(), end - at));
         at += channel.write(zeros, at);
       }
       channel.force(false);
