@@ -8,48 +8,48 @@ import java.util.Objects;
 /** Argument checks whose messages name the field and the value. */
 final class Checks {
 
-    /** Longest unix socket path: sun_path is 108 bytes including the terminating NUL. */
-    static final int MAX_SOCKET_PATH_BYTES = 107;
+  /** Longest unix socket path: sun_path is 108 bytes including the terminating NUL. */
+  static final int MAX_SOCKET_PATH_BYTES = 107;
 
-    private Checks() {
-    }
+  private Checks() {
+  }
 
-    static Duration nonNegative(String field, Duration value) {
-        Objects.requireNonNull(value, field);
-        if (value.isNegative()) {
-            throw new IllegalArgumentException(field + " must not be negative: " + value);
-        }
-        return value;
+  static Duration nonNegative(String field, Duration value) {
+    Objects.requireNonNull(value, field);
+    if (value.isNegative()) {
+      throw new IllegalArgumentException(field + " must not be negative: " + value);
     }
+    return value;
+  }
 
-    static Duration positive(String field, Duration value) {
-        Objects.requireNonNull(value, field);
-        if (value.isNegative() || value.isZero()) {
-            throw new IllegalArgumentException(field + " must be positive: " + value);
-        }
-        return value;
+  static Duration positive(String field, Duration value) {
+    Objects.requireNonNull(value, field);
+    if (value.isNegative() || value.isZero()) {
+      throw new IllegalArgumentException(field + " must be positive: " + value);
     }
+    return value;
+  }
 
-    static String notBlank(String field, String value) {
-        Objects.requireNonNull(value, field);
-        if (value.isBlank()) {
-            throw new IllegalArgumentException(field + " must not be blank: '" + value + "'");
-        }
-        return value;
+  static String notBlank(String field, String value) {
+    Objects.requireNonNull(value, field);
+    if (value.isBlank()) {
+      throw new IllegalArgumentException(field + " must not be blank: '" + value + "'");
     }
+    return value;
+  }
 
-    /** Returns the absolute, normalized socket path, refusing paths the kernel cannot bind. */
-    static Path socketPath(Path socket) {
-        Objects.requireNonNull(socket, "socket");
-        Path absolute = socket.toAbsolutePath().normalize();
-        if (absolute.getParent() == null) {
-            throw new IllegalArgumentException("socket must name a file, not the root: " + socket);
-        }
-        int bytes = absolute.toString().getBytes(StandardCharsets.UTF_8).length;
-        if (bytes > MAX_SOCKET_PATH_BYTES) {
-            throw new IllegalArgumentException("socket path is " + bytes + " bytes, over the unix limit of "
-                    + MAX_SOCKET_PATH_BYTES + ": " + absolute);
-        }
-        return absolute;
+  /** Returns the absolute, normalized socket path, refusing paths the kernel cannot bind. */
+  static Path socketPath(Path socket) {
+    Objects.requireNonNull(socket, "socket");
+    Path absolute = socket.toAbsolutePath().normalize();
+    if (absolute.getParent() == null) {
+      throw new IllegalArgumentException("socket must name a file, not the root: " + socket);
     }
+    int bytes = absolute.toString().getBytes(StandardCharsets.UTF_8).length;
+    if (bytes > MAX_SOCKET_PATH_BYTES) {
+      throw new IllegalArgumentException("socket path is " + bytes + " bytes, over the unix limit of "
+          + MAX_SOCKET_PATH_BYTES + ": " + absolute);
+    }
+    return absolute;
+  }
 }

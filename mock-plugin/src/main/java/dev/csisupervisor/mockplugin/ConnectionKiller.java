@@ -25,51 +25,51 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 final class ConnectionKiller implements ChannelFactory<ServerChannel> {
 
-    private final Set<Channel> connections = ConcurrentHashMap.newKeySet();
-    private volatile Channel listener;
+  private final Set<Channel> connections = ConcurrentHashMap.newKeySet();
+  private volatile Channel listener;
 
-    @Override
-    public ServerChannel newChannel() {
-        EpollServerDomainSocketChannel channel = new EpollServerDomainSocketChannel();
-        // Added before the bootstrap's own handlers, so it sees each accepted child channel (the
-        // message a server channel reads) before the acceptor hands it to gRPC.
-        channel.pipeline().addLast("mock-csi-connection-tracker", new ChannelInboundHandlerAdapter() {
-            @Override
-            public void channelRead(ChannelHandlerContext ctx, Object msg) {
-                if (msg instanceof Channel child) {
-                    connections.add(child);
-                    child.closeFuture().addListener(f -> connections.remove(child));
-                }
-                ctx.fireChannelRead(msg);
-            }
-        });
-        listener = channel;
-        return channel;
-    }
+  @Override
+  public ServerChannel newChannel() {
+    EpollServerDomainSocketChannel channel = new EpollServerDomainSocketChannel();
+    // Added before the bootstrap's own handlers, so it sees each accepted child channel (the
+    // message a server channel reads) before the acceptor hands it to gRPC.
+    channel.pipeline().addLast("mock-csi-connection-tracker", new ChannelInboundHandlerAdapter() {
+      @Override
+      public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (msg instanceof Channel child) {
+          connections.add(child);
+          child.closeFuture().addListener(f -> connections.remove(child));
+        }
+        ctx.fireChannelRead(msg);
+      }
+    });
+    listener = channel;
+    return channel;
+  }
 
-    /** Open connections right now. */
-    int connectionCount() {
-        return connections.size();
-    }
+  /** Open connections right now. */
+  int connectionCount() {
+    return connections.size();
+  }
 
-    /**
-     * Stops accepting, then closes every open connection at the socket level with no HTTP/2
-     * goodbye, waiting up to {@code timeout} for them to close.
-     */
-    void killAll(Duration timeout) {
-        Channel server = listener;
-        if (server != null && server.isOpen()) {
-            // Until gRPC closes the listener, pending connects stay unaccepted in the backlog.
-            server.eventLoop().submit(() -> server.config().setAutoRead(false)).awaitUninterruptibly(timeout.toMillis());
-        }
-        List<Channel> open = List.copyOf(connections);
-        for (Channel connection : open) {
-            connection.eventLoop().execute(() -> connection.unsafe().close(connection.unsafe().voidPromise()));
-        }
-        long deadline = System.nanoTime() + timeout.toNanos();
-        for (Channel connection : open) {
-            long left = Math.max(0, deadline - System.nanoTime());
-            connection.closeFuture().awaitUninterruptibly(Duration.ofNanos(left).toMillis());
-        }
+  /**
+   * Stops accepting, then closes every open connection at the socket level with no HTTP/2
+   * goodbye, waiting up to {@code timeout} for them to close.
+   */
+  void killAll(Duration timeout) {
+    Channel server = listener;
+    if (server != null && server.isOpen()) {
+      // Until gRPC closes the listener, pending connects stay unaccepted in the backlog.
+      server.eventLoop().submit(() -> server.config().setAutoRead(false)).awaitUninterruptibly(timeout.toMillis());
     }
+    List<Channel> open = List.copyOf(connections);
+    for (Channel connection : open) {
+      connection.eventLoop().execute(() -> connection.unsafe().close(connection.unsafe().voidPromise()));
+    }
+    long deadline = System.nanoTime() + timeout.toNanos();
+    for (Channel connection : open) {
+      long left = Math.max(0, deadline - System.nanoTime());
+      connection.closeFuture().awaitUninterruptibly(Duration.ofNanos(left).toMillis());
+    }
+  }
 }

@@ -40,97 +40,97 @@ import io.grpc.stub.StreamObserver;
  */
 final class ControllerService extends ControllerGrpc.ControllerImplBase {
 
-    private final Script script;
-    private final Responder responder;
-    private final InMemoryDriver driver;
+  private final Script script;
+  private final Responder responder;
+  private final InMemoryDriver driver;
 
-    ControllerService(Script script, Responder responder, InMemoryDriver driver) {
-        this.script = script;
-        this.responder = responder;
-        this.driver = driver;
-    }
+  ControllerService(Script script, Responder responder, InMemoryDriver driver) {
+    this.script = script;
+    this.responder = responder;
+    this.driver = driver;
+  }
 
-    @Override
-    public void controllerGetCapabilities(
-            ControllerGetCapabilitiesRequest request, StreamObserver<ControllerGetCapabilitiesResponse> observer) {
-        responder.reply(observer, ControllerGetCapabilitiesResponse.newBuilder()
-                .addAllCapabilities(script.controllerCapabilities())
-                .build());
-    }
+  @Override
+  public void controllerGetCapabilities(
+      ControllerGetCapabilitiesRequest request, StreamObserver<ControllerGetCapabilitiesResponse> observer) {
+    responder.reply(observer, ControllerGetCapabilitiesResponse.newBuilder()
+        .addAllCapabilities(script.controllerCapabilities())
+        .build());
+  }
 
-    @Override
-    public void createVolume(CreateVolumeRequest request, StreamObserver<CreateVolumeResponse> observer) {
-        responder.answer(observer, () -> driver.createVolume(request));
-    }
+  @Override
+  public void createVolume(CreateVolumeRequest request, StreamObserver<CreateVolumeResponse> observer) {
+    responder.answer(observer, () -> driver.createVolume(request));
+  }
 
-    @Override
-    public void deleteVolume(DeleteVolumeRequest request, StreamObserver<DeleteVolumeResponse> observer) {
-        responder.answer(observer, () -> driver.deleteVolume(request));
-    }
+  @Override
+  public void deleteVolume(DeleteVolumeRequest request, StreamObserver<DeleteVolumeResponse> observer) {
+    responder.answer(observer, () -> driver.deleteVolume(request));
+  }
 
-    @Override
-    public void controllerPublishVolume(
-            ControllerPublishVolumeRequest request, StreamObserver<ControllerPublishVolumeResponse> observer) {
-        responder.answer(observer, () -> driver.controllerPublish(request));
-    }
+  @Override
+  public void controllerPublishVolume(
+      ControllerPublishVolumeRequest request, StreamObserver<ControllerPublishVolumeResponse> observer) {
+    responder.answer(observer, () -> driver.controllerPublish(request));
+  }
 
-    @Override
-    public void controllerUnpublishVolume(
-            ControllerUnpublishVolumeRequest request, StreamObserver<ControllerUnpublishVolumeResponse> observer) {
-        responder.answer(observer, () -> driver.controllerUnpublish(request));
-    }
+  @Override
+  public void controllerUnpublishVolume(
+      ControllerUnpublishVolumeRequest request, StreamObserver<ControllerUnpublishVolumeResponse> observer) {
+    responder.answer(observer, () -> driver.controllerUnpublish(request));
+  }
 
-    @Override
-    public void validateVolumeCapabilities(
-            ValidateVolumeCapabilitiesRequest request, StreamObserver<ValidateVolumeCapabilitiesResponse> observer) {
-        responder.answer(observer, () -> driver.validate(request));
-    }
+  @Override
+  public void validateVolumeCapabilities(
+      ValidateVolumeCapabilitiesRequest request, StreamObserver<ValidateVolumeCapabilitiesResponse> observer) {
+    responder.answer(observer, () -> driver.validate(request));
+  }
 
-    @Override
-    public void listVolumes(ListVolumesRequest request, StreamObserver<ListVolumesResponse> observer) {
-        responder.answer(observer, () -> driver.listVolumes(request));
-    }
+  @Override
+  public void listVolumes(ListVolumesRequest request, StreamObserver<ListVolumesResponse> observer) {
+    responder.answer(observer, () -> driver.listVolumes(request));
+  }
 
-    @Override
-    public void getCapacity(GetCapacityRequest request, StreamObserver<GetCapacityResponse> observer) {
-        responder.answer(observer, () -> driver.getCapacity(request));
-    }
+  @Override
+  public void getCapacity(GetCapacityRequest request, StreamObserver<GetCapacityResponse> observer) {
+    responder.answer(observer, () -> driver.getCapacity(request));
+  }
 
-    @Override
-    public void createSnapshot(CreateSnapshotRequest request, StreamObserver<CreateSnapshotResponse> observer) {
-        responder.answer(observer, () -> driver.createSnapshot(request));
-    }
+  @Override
+  public void createSnapshot(CreateSnapshotRequest request, StreamObserver<CreateSnapshotResponse> observer) {
+    responder.answer(observer, () -> driver.createSnapshot(request));
+  }
 
-    @Override
-    public void deleteSnapshot(DeleteSnapshotRequest request, StreamObserver<DeleteSnapshotResponse> observer) {
-        responder.answer(observer, () -> driver.deleteSnapshot(request));
-    }
+  @Override
+  public void deleteSnapshot(DeleteSnapshotRequest request, StreamObserver<DeleteSnapshotResponse> observer) {
+    responder.answer(observer, () -> driver.deleteSnapshot(request));
+  }
 
-    @Override
-    public void listSnapshots(ListSnapshotsRequest request, StreamObserver<ListSnapshotsResponse> observer) {
-        responder.answer(observer, () -> driver.listSnapshots(request));
-    }
+  @Override
+  public void listSnapshots(ListSnapshotsRequest request, StreamObserver<ListSnapshotsResponse> observer) {
+    responder.answer(observer, () -> driver.listSnapshots(request));
+  }
 
-    @Override
-    public void getSnapshot(GetSnapshotRequest request, StreamObserver<GetSnapshotResponse> observer) {
-        responder.answer(observer, () -> driver.getSnapshot(request));
-    }
+  @Override
+  public void getSnapshot(GetSnapshotRequest request, StreamObserver<GetSnapshotResponse> observer) {
+    responder.answer(observer, () -> driver.getSnapshot(request));
+  }
 
-    @Override
-    public void controllerExpandVolume(
-            ControllerExpandVolumeRequest request, StreamObserver<ControllerExpandVolumeResponse> observer) {
-        responder.answer(observer, () -> driver.controllerExpand(request));
-    }
+  @Override
+  public void controllerExpandVolume(
+      ControllerExpandVolumeRequest request, StreamObserver<ControllerExpandVolumeResponse> observer) {
+    responder.answer(observer, () -> driver.controllerExpand(request));
+  }
 
-    @Override
-    public void controllerGetVolume(
-            ControllerGetVolumeRequest request, StreamObserver<ControllerGetVolumeResponse> observer) {
-        responder.answer(observer, () -> driver.controllerGetVolume(request));
-    }
+  @Override
+  public void controllerGetVolume(
+      ControllerGetVolumeRequest request, StreamObserver<ControllerGetVolumeResponse> observer) {
+    responder.answer(observer, () -> driver.controllerGetVolume(request));
+  }
 
-    @Override
-    public void controllerModifyVolume(
-            ControllerModifyVolumeRequest request, StreamObserver<ControllerModifyVolumeResponse> observer) {
-        responder.answer(observer, () -> driver.controllerModify(request));
-    }
+  @Override
+  public void controllerModifyVolume(
+      ControllerModifyVolumeRequest request, StreamObserver<ControllerModifyVolumeResponse> observer) {
+    responder.answer(observer, () -> driver.controllerModify(request));
+  }
 }

@@ -14,53 +14,53 @@ import io.grpc.stub.StreamObserver;
 /** The CSI Identity service, answering from the {@link Script}. Runs on the event loop; never blocks. */
 final class IdentityService extends IdentityGrpc.IdentityImplBase {
 
-    private final Script script;
-    private final Responder responder;
+  private final Script script;
+  private final Responder responder;
 
-    IdentityService(Script script, Responder responder) {
-        this.script = script;
-        this.responder = responder;
-    }
+  IdentityService(Script script, Responder responder) {
+    this.script = script;
+    this.responder = responder;
+  }
 
-    @Override
-    public void getPluginInfo(GetPluginInfoRequest request, StreamObserver<GetPluginInfoResponse> observer) {
-        responder.reply(observer, script.pluginInfo());
-    }
+  @Override
+  public void getPluginInfo(GetPluginInfoRequest request, StreamObserver<GetPluginInfoResponse> observer) {
+    responder.reply(observer, script.pluginInfo());
+  }
 
-    @Override
-    public void getPluginCapabilities(
-            GetPluginCapabilitiesRequest request, StreamObserver<GetPluginCapabilitiesResponse> observer) {
-        responder.reply(observer, GetPluginCapabilitiesResponse.newBuilder()
-                .addAllCapabilities(script.pluginCapabilities())
-                .build());
-    }
+  @Override
+  public void getPluginCapabilities(
+      GetPluginCapabilitiesRequest request, StreamObserver<GetPluginCapabilitiesResponse> observer) {
+    responder.reply(observer, GetPluginCapabilitiesResponse.newBuilder()
+        .addAllCapabilities(script.pluginCapabilities())
+        .build());
+  }
 
-    @Override
-    public void probe(ProbeRequest request, StreamObserver<ProbeResponse> observer) {
-        script.countProbe();
-        script.beforeProbe();
-        // A hung probe keeps its observer and returns: the event loop stays free.
-        if (script.parkIfHanging(observer)) {
-            return;
-        }
-        Status failure = script.probeFailure();
-        if (failure != null) {
-            responder.fail(observer, failure);
-            return;
-        }
-        answer(observer);
+  @Override
+  public void probe(ProbeRequest request, StreamObserver<ProbeResponse> observer) {
+    script.countProbe();
+    script.beforeProbe();
+    // A hung probe keeps its observer and returns: the event loop stays free.
+    if (script.parkIfHanging(observer)) {
+      return;
     }
+    Status failure = script.probeFailure();
+    if (failure != null) {
+      responder.fail(observer, failure);
+      return;
+    }
+    answer(observer);
+  }
 
-    /** Answers a probe with the readiness of this moment; also used to release parked probes. */
-    void answer(StreamObserver<ProbeResponse> observer) {
-        boolean ready = script.isReadyNow();
-        responder.reply(observer, ready && script.omitReady()
-                ? ProbeResponse.getDefaultInstance() // no ready field: the caller must assume ready
-                : probeResponse(ready));
-    }
+  /** Answers a probe with the readiness of this moment; also used to release parked probes. */
+  void answer(StreamObserver<ProbeResponse> observer) {
+    boolean ready = script.isReadyNow();
+    responder.reply(observer, ready && script.omitReady()
+        ? ProbeResponse.getDefaultInstance() // no ready field: the caller must assume ready
+        : probeResponse(ready));
+  }
 
-    /** {@code ready} is a BoolValue: always set it, so "not ready" is never mistaken for "unset = ready". */
-    static ProbeResponse probeResponse(boolean ready) {
-        return ProbeResponse.newBuilder().setReady(BoolValue.of(ready)).build();
-    }
+  /** {@code ready} is a BoolValue: always set it, so "not ready" is never mistaken for "unset = ready". */
+  static ProbeResponse probeResponse(boolean ready) {
+    return ProbeResponse.newBuilder().setReady(BoolValue.of(ready)).build();
+  }
 }

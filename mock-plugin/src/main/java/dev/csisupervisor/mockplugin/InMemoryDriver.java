@@ -78,595 +78,595 @@ import java.util.Set;
  */
 final class InMemoryDriver {
 
-    /** Capacity of a volume created without a capacity range. */
-    static final long DEFAULT_VOLUME_BYTES = 1L << 30;
-    /** Total capacity of the backing "pool", reported by GetCapacity. */
-    static final long TOTAL_CAPACITY_BYTES = 1L << 40;
-    /** Longest name accepted for a volume or snapshot. */
-    static final int MAX_NAME_LENGTH = 128;
+  /** Capacity of a volume created without a capacity range. */
+  static final long DEFAULT_VOLUME_BYTES = 1L << 30;
+  /** Total capacity of the backing "pool", reported by GetCapacity. */
+  static final long TOTAL_CAPACITY_BYTES = 1L << 40;
+  /** Longest name accepted for a volume or snapshot. */
+  static final int MAX_NAME_LENGTH = 128;
 
-    private static final class VolumeState {
-        final String id;
-        final String name;
-        long capacity;
-        final Map<String, String> context;
-        final VolumeContentSource source; // null if none
-        final List<VolumeCapability> capabilities;
-        /** node id -> readonly flag of its ControllerPublishVolume */
-        final Map<String, Boolean> publishedTo = new LinkedHashMap<>();
-        /** staging paths on this node */
-        final Set<String> stagedAt = new LinkedHashSet<>();
-        /** target path -> readonly */
-        final Map<String, Boolean> publishedAt = new LinkedHashMap<>();
+  private static final class VolumeState {
+    final String id;
+    final String name;
+    long capacity;
+    final Map<String, String> context;
+    final VolumeContentSource source; // null if none
+    final List<VolumeCapability> capabilities;
+    /** node id -> readonly flag of its ControllerPublishVolume */
+    final Map<String, Boolean> publishedTo = new LinkedHashMap<>();
+    /** staging paths on this node */
+    final Set<String> stagedAt = new LinkedHashSet<>();
+    /** target path -> readonly */
+    final Map<String, Boolean> publishedAt = new LinkedHashMap<>();
 
-        VolumeState(String id, String name, long capacity, Map<String, String> context,
-                VolumeContentSource source, List<VolumeCapability> capabilities) {
-            this.id = id;
-            this.name = name;
-            this.capacity = capacity;
-            this.context = context;
-            this.source = source;
-            this.capabilities = capabilities;
+    VolumeState(String id, String name, long capacity, Map<String, String> context,
+        VolumeContentSource source, List<VolumeCapability> capabilities) {
+      this.id = id;
+      this.name = name;
+      this.capacity = capacity;
+      this.context = context;
+      this.source = source;
+      this.capabilities = capabilities;
+    }
+
+    Volume toProto() {
+      Volume.Builder v = Volume.newBuilder()
+          .setVolumeId(id)
+          .setCapacityBytes(capacity)
+          .putAllVolumeContext(context);
+      if (source != null) {
+        v.setContentSource(source);
+      }
+      return v.build();
+    }
+  }
+
+  private record SnapshotState(String id, String name, String sourceVolumeId, long size, Instant created) {
+    Snapshot toProto() {
+      return Snapshot.newBuilder()
+          .setSnapshotId(id)
+          .setSourceVolumeId(sourceVolumeId)
+          .setSizeBytes(size)
+          .setCreationTime(Timestamp.newBuilder()
+              .setSeconds(created.getEpochSecond()).setNanos(created.getNano()))
+          .setReadyToUse(true)
+          .build();
+    }
+  }
+
+  private final Script script;
+  private final Clock clock;
+  private final Object lock = new Object();
+  // Guarded by lock; insertion order is creation order, which pagination tokens index into.
+  private final Map<String, VolumeState> volumes = new LinkedHashMap<>();
+  private final Map<String, SnapshotState> snapshots = new LinkedHashMap<>();
+  private long nextId = 1;
+
+  InMemoryDriver(Script script, Clock clock) {
+    this.script = script;
+    this.clock = clock;
+  }
+
+  // ---- Controller ---------------------------------------------------------------------------
+
+  CreateVolumeResponse createVolume(CreateVolumeRequest r) {
+    String name = r.getName();
+    requireName("name", name);
+    if (r.getVolumeCapabilitiesCount() == 0) {
+      throw invalid("volume_capabilities must not be empty");
+    }
+    checkCapabilities(r.getVolumeCapabilitiesList(), "volume_capabilities");
+    long required = r.getCapacityRange().getRequiredBytes();
+    long limit = r.getCapacityRange().getLimitBytes();
+    if (required < 0 || limit < 0) {
+      throw invalid("capacity_range must not be negative: required_bytes=" + required
+          + ", limit_bytes=" + limit);
+    }
+    if (limit > 0 && limit < required) {
+      throw invalid("capacity_range.limit_bytes " + limit + " is less than required_bytes " + required);
+    }
+    synchronized (lock) {
+      VolumeState existing = findVolumeByName(name);
+      if (existing != null) {
+        boolean fits = existing.capacity >= required && (limit == 0 || existing.capacity <= limit);
+        if (!fits || !sameSource(existing.source, r)) {
+          throw Status.ALREADY_EXISTS.withDescription("volume '" + name + "' already exists with "
+              + existing.capacity + " bytes" + (existing.source != null ? " from " + existing.source : "")
+              + ", incompatible with this request").asRuntimeException();
         }
-
-        Volume toProto() {
-            Volume.Builder v = Volume.newBuilder()
-                    .setVolumeId(id)
-                    .setCapacityBytes(capacity)
-                    .putAllVolumeContext(context);
-            if (source != null) {
-                v.setContentSource(source);
+        return CreateVolumeResponse.newBuilder().setVolume(existing.toProto()).build();
+      }
+      long capacity = required > 0 ? required : (limit > 0 ? Math.min(limit, DEFAULT_VOLUME_BYTES) : DEFAULT_VOLUME_BYTES);
+      VolumeContentSource source = null;
+      if (r.hasVolumeContentSource()) {
+        source = r.getVolumeContentSource();
+        switch (source.getTypeCase()) {
+          case SNAPSHOT -> {
+            SnapshotState snap = snapshots.get(source.getSnapshot().getSnapshotId());
+            if (snap == null) {
+              throw notFound("source snapshot '" + source.getSnapshot().getSnapshotId() + "' does not exist");
             }
-            return v.build();
-        }
-    }
-
-    private record SnapshotState(String id, String name, String sourceVolumeId, long size, Instant created) {
-        Snapshot toProto() {
-            return Snapshot.newBuilder()
-                    .setSnapshotId(id)
-                    .setSourceVolumeId(sourceVolumeId)
-                    .setSizeBytes(size)
-                    .setCreationTime(Timestamp.newBuilder()
-                            .setSeconds(created.getEpochSecond()).setNanos(created.getNano()))
-                    .setReadyToUse(true)
-                    .build();
-        }
-    }
-
-    private final Script script;
-    private final Clock clock;
-    private final Object lock = new Object();
-    // Guarded by lock; insertion order is creation order, which pagination tokens index into.
-    private final Map<String, VolumeState> volumes = new LinkedHashMap<>();
-    private final Map<String, SnapshotState> snapshots = new LinkedHashMap<>();
-    private long nextId = 1;
-
-    InMemoryDriver(Script script, Clock clock) {
-        this.script = script;
-        this.clock = clock;
-    }
-
-    // ---- Controller ---------------------------------------------------------------------------
-
-    CreateVolumeResponse createVolume(CreateVolumeRequest r) {
-        String name = r.getName();
-        requireName("name", name);
-        if (r.getVolumeCapabilitiesCount() == 0) {
-            throw invalid("volume_capabilities must not be empty");
-        }
-        checkCapabilities(r.getVolumeCapabilitiesList(), "volume_capabilities");
-        long required = r.getCapacityRange().getRequiredBytes();
-        long limit = r.getCapacityRange().getLimitBytes();
-        if (required < 0 || limit < 0) {
-            throw invalid("capacity_range must not be negative: required_bytes=" + required
-                    + ", limit_bytes=" + limit);
-        }
-        if (limit > 0 && limit < required) {
-            throw invalid("capacity_range.limit_bytes " + limit + " is less than required_bytes " + required);
-        }
-        synchronized (lock) {
-            VolumeState existing = findVolumeByName(name);
-            if (existing != null) {
-                boolean fits = existing.capacity >= required && (limit == 0 || existing.capacity <= limit);
-                if (!fits || !sameSource(existing.source, r)) {
-                    throw Status.ALREADY_EXISTS.withDescription("volume '" + name + "' already exists with "
-                            + existing.capacity + " bytes" + (existing.source != null ? " from " + existing.source : "")
-                            + ", incompatible with this request").asRuntimeException();
-                }
-                return CreateVolumeResponse.newBuilder().setVolume(existing.toProto()).build();
+            capacity = Math.max(capacity, snap.size());
+          }
+          case VOLUME -> {
+            VolumeState src = volumes.get(source.getVolume().getVolumeId());
+            if (src == null) {
+              throw notFound("source volume '" + source.getVolume().getVolumeId() + "' does not exist");
             }
-            long capacity = required > 0 ? required : (limit > 0 ? Math.min(limit, DEFAULT_VOLUME_BYTES) : DEFAULT_VOLUME_BYTES);
-            VolumeContentSource source = null;
-            if (r.hasVolumeContentSource()) {
-                source = r.getVolumeContentSource();
-                switch (source.getTypeCase()) {
-                    case SNAPSHOT -> {
-                        SnapshotState snap = snapshots.get(source.getSnapshot().getSnapshotId());
-                        if (snap == null) {
-                            throw notFound("source snapshot '" + source.getSnapshot().getSnapshotId() + "' does not exist");
-                        }
-                        capacity = Math.max(capacity, snap.size());
-                    }
-                    case VOLUME -> {
-                        VolumeState src = volumes.get(source.getVolume().getVolumeId());
-                        if (src == null) {
-                            throw notFound("source volume '" + source.getVolume().getVolumeId() + "' does not exist");
-                        }
-                        capacity = Math.max(capacity, src.capacity);
-                    }
-                    default -> throw invalid("volume_content_source has no snapshot or volume");
-                }
-                if (limit > 0 && capacity > limit) {
-                    throw Status.OUT_OF_RANGE.withDescription("the source is " + capacity
-                            + " bytes, more than limit_bytes " + limit).asRuntimeException();
-                }
-            }
-            if (capacity > TOTAL_CAPACITY_BYTES - usedLocked()) {
-                throw Status.OUT_OF_RANGE.withDescription("not enough capacity for " + capacity + " bytes")
-                        .asRuntimeException();
-            }
-            String id = "vol-" + (nextId++);
-            Map<String, String> context = Map.of("name", name);
-            VolumeState v = new VolumeState(id, name, capacity, context, source,
-                    List.copyOf(r.getVolumeCapabilitiesList()));
-            volumes.put(id, v);
-            return CreateVolumeResponse.newBuilder().setVolume(v.toProto()).build();
+            capacity = Math.max(capacity, src.capacity);
+          }
+          default -> throw invalid("volume_content_source has no snapshot or volume");
         }
+        if (limit > 0 && capacity > limit) {
+          throw Status.OUT_OF_RANGE.withDescription("the source is " + capacity
+              + " bytes, more than limit_bytes " + limit).asRuntimeException();
+        }
+      }
+      if (capacity > TOTAL_CAPACITY_BYTES - usedLocked()) {
+        throw Status.OUT_OF_RANGE.withDescription("not enough capacity for " + capacity + " bytes")
+            .asRuntimeException();
+      }
+      String id = "vol-" + (nextId++);
+      Map<String, String> context = Map.of("name", name);
+      VolumeState v = new VolumeState(id, name, capacity, context, source,
+          List.copyOf(r.getVolumeCapabilitiesList()));
+      volumes.put(id, v);
+      return CreateVolumeResponse.newBuilder().setVolume(v.toProto()).build();
     }
+  }
 
-    private static boolean sameSource(VolumeContentSource existing, CreateVolumeRequest r) {
-        VolumeContentSource wanted = r.hasVolumeContentSource() ? r.getVolumeContentSource() : null;
-        return existing == null ? wanted == null : existing.equals(wanted);
+  private static boolean sameSource(VolumeContentSource existing, CreateVolumeRequest r) {
+    VolumeContentSource wanted = r.hasVolumeContentSource() ? r.getVolumeContentSource() : null;
+    return existing == null ? wanted == null : existing.equals(wanted);
+  }
+
+  DeleteVolumeResponse deleteVolume(DeleteVolumeRequest r) {
+    requireId("volume_id", r.getVolumeId());
+    synchronized (lock) {
+      VolumeState v = volumes.get(r.getVolumeId());
+      if (v != null && (!v.publishedAt.isEmpty() || !v.stagedAt.isEmpty())) {
+        throw Status.FAILED_PRECONDITION.withDescription("volume " + v.id
+            + " is still staged or published on the node").asRuntimeException();
+      }
+      volumes.remove(r.getVolumeId()); // unknown: already deleted, OK
     }
+    return DeleteVolumeResponse.getDefaultInstance();
+  }
 
-    DeleteVolumeResponse deleteVolume(DeleteVolumeRequest r) {
-        requireId("volume_id", r.getVolumeId());
-        synchronized (lock) {
-            VolumeState v = volumes.get(r.getVolumeId());
-            if (v != null && (!v.publishedAt.isEmpty() || !v.stagedAt.isEmpty())) {
-                throw Status.FAILED_PRECONDITION.withDescription("volume " + v.id
-                        + " is still staged or published on the node").asRuntimeException();
-            }
-            volumes.remove(r.getVolumeId()); // unknown: already deleted, OK
-        }
-        return DeleteVolumeResponse.getDefaultInstance();
+  ControllerPublishVolumeResponse controllerPublish(ControllerPublishVolumeRequest r) {
+    requireId("volume_id", r.getVolumeId());
+    requireId("node_id", r.getNodeId());
+    if (!r.hasVolumeCapability()) {
+      throw invalid("volume_capability is required");
     }
-
-    ControllerPublishVolumeResponse controllerPublish(ControllerPublishVolumeRequest r) {
-        requireId("volume_id", r.getVolumeId());
-        requireId("node_id", r.getNodeId());
-        if (!r.hasVolumeCapability()) {
-            throw invalid("volume_capability is required");
+    checkCapabilities(List.of(r.getVolumeCapability()), "volume_capability");
+    synchronized (lock) {
+      VolumeState v = volume(r.getVolumeId());
+      if (!r.getNodeId().equals(nodeId())) {
+        throw notFound("node '" + r.getNodeId() + "' does not exist (this plugin serves node '" + nodeId() + "')");
+      }
+      Boolean readonly = v.publishedTo.get(r.getNodeId());
+      if (readonly != null) {
+        if (readonly != r.getReadonly()) {
+          throw Status.ALREADY_EXISTS.withDescription("volume " + v.id + " is already published to node "
+              + r.getNodeId() + " with readonly=" + readonly).asRuntimeException();
         }
-        checkCapabilities(List.of(r.getVolumeCapability()), "volume_capability");
-        synchronized (lock) {
-            VolumeState v = volume(r.getVolumeId());
-            if (!r.getNodeId().equals(nodeId())) {
-                throw notFound("node '" + r.getNodeId() + "' does not exist (this plugin serves node '" + nodeId() + "')");
-            }
-            Boolean readonly = v.publishedTo.get(r.getNodeId());
-            if (readonly != null) {
-                if (readonly != r.getReadonly()) {
-                    throw Status.ALREADY_EXISTS.withDescription("volume " + v.id + " is already published to node "
-                            + r.getNodeId() + " with readonly=" + readonly).asRuntimeException();
-                }
-            } else {
-                long max = script.nodeInfo().getMaxVolumesPerNode();
-                long onNode = volumes.values().stream().filter(x -> x.publishedTo.containsKey(r.getNodeId())).count();
-                if (max > 0 && onNode >= max) {
-                    throw Status.RESOURCE_EXHAUSTED.withDescription("node " + r.getNodeId() + " already has "
-                            + onNode + " volumes published, its maximum").asRuntimeException();
-                }
-                v.publishedTo.put(r.getNodeId(), r.getReadonly());
-            }
-            return ControllerPublishVolumeResponse.newBuilder()
-                    .putPublishContext("device", "/dev/mock/" + v.id)
-                    .build();
+      } else {
+        long max = script.nodeInfo().getMaxVolumesPerNode();
+        long onNode = volumes.values().stream().filter(x -> x.publishedTo.containsKey(r.getNodeId())).count();
+        if (max > 0 && onNode >= max) {
+          throw Status.RESOURCE_EXHAUSTED.withDescription("node " + r.getNodeId() + " already has "
+              + onNode + " volumes published, its maximum").asRuntimeException();
         }
+        v.publishedTo.put(r.getNodeId(), r.getReadonly());
+      }
+      return ControllerPublishVolumeResponse.newBuilder()
+          .putPublishContext("device", "/dev/mock/" + v.id)
+          .build();
     }
+  }
 
-    ControllerUnpublishVolumeResponse controllerUnpublish(ControllerUnpublishVolumeRequest r) {
-        requireId("volume_id", r.getVolumeId());
-        synchronized (lock) {
-            VolumeState v = volumes.get(r.getVolumeId());
-            if (v != null) {
-                if (r.getNodeId().isEmpty()) {
-                    v.publishedTo.clear(); // empty node id: from every node
-                } else {
-                    v.publishedTo.remove(r.getNodeId());
-                }
-            }
+  ControllerUnpublishVolumeResponse controllerUnpublish(ControllerUnpublishVolumeRequest r) {
+    requireId("volume_id", r.getVolumeId());
+    synchronized (lock) {
+      VolumeState v = volumes.get(r.getVolumeId());
+      if (v != null) {
+        if (r.getNodeId().isEmpty()) {
+          v.publishedTo.clear(); // empty node id: from every node
+        } else {
+          v.publishedTo.remove(r.getNodeId());
         }
-        return ControllerUnpublishVolumeResponse.getDefaultInstance();
+      }
     }
+    return ControllerUnpublishVolumeResponse.getDefaultInstance();
+  }
 
-    ValidateVolumeCapabilitiesResponse validate(ValidateVolumeCapabilitiesRequest r) {
-        requireId("volume_id", r.getVolumeId());
-        if (r.getVolumeCapabilitiesCount() == 0) {
-            throw invalid("volume_capabilities must not be empty");
-        }
-        checkCapabilities(r.getVolumeCapabilitiesList(), "volume_capabilities");
-        synchronized (lock) {
-            volume(r.getVolumeId());
-        }
-        return ValidateVolumeCapabilitiesResponse.newBuilder()
-                .setConfirmed(ValidateVolumeCapabilitiesResponse.Confirmed.newBuilder()
-                        .putAllVolumeContext(r.getVolumeContextMap())
-                        .addAllVolumeCapabilities(r.getVolumeCapabilitiesList())
-                        .putAllParameters(r.getParametersMap()))
-                .build();
+  ValidateVolumeCapabilitiesResponse validate(ValidateVolumeCapabilitiesRequest r) {
+    requireId("volume_id", r.getVolumeId());
+    if (r.getVolumeCapabilitiesCount() == 0) {
+      throw invalid("volume_capabilities must not be empty");
     }
-
-    ListVolumesResponse listVolumes(ListVolumesRequest r) {
-        synchronized (lock) {
-            List<VolumeState> all = new ArrayList<>(volumes.values());
-            int[] page = page(r.getMaxEntries(), r.getStartingToken(), all.size());
-            ListVolumesResponse.Builder out = ListVolumesResponse.newBuilder();
-            for (VolumeState v : all.subList(page[0], page[1])) {
-                out.addEntries(ListVolumesResponse.Entry.newBuilder()
-                        .setVolume(v.toProto())
-                        .setStatus(ListVolumesResponse.VolumeStatus.newBuilder()
-                                .addAllPublishedNodeIds(v.publishedTo.keySet())
-                                .setVolumeCondition(healthy())));
-            }
-            if (page[1] < all.size()) {
-                out.setNextToken(Integer.toString(page[1]));
-            }
-            return out.build();
-        }
+    checkCapabilities(r.getVolumeCapabilitiesList(), "volume_capabilities");
+    synchronized (lock) {
+      volume(r.getVolumeId());
     }
+    return ValidateVolumeCapabilitiesResponse.newBuilder()
+        .setConfirmed(ValidateVolumeCapabilitiesResponse.Confirmed.newBuilder()
+            .putAllVolumeContext(r.getVolumeContextMap())
+            .addAllVolumeCapabilities(r.getVolumeCapabilitiesList())
+            .putAllParameters(r.getParametersMap()))
+        .build();
+  }
 
-    GetCapacityResponse getCapacity(GetCapacityRequest r) {
-        checkCapabilities(r.getVolumeCapabilitiesList(), "volume_capabilities");
-        synchronized (lock) {
-            return GetCapacityResponse.newBuilder()
-                    .setAvailableCapacity(TOTAL_CAPACITY_BYTES - usedLocked())
-                    .setMaximumVolumeSize(Int64Value.of(TOTAL_CAPACITY_BYTES))
-                    .setMinimumVolumeSize(Int64Value.of(1))
-                    .build();
-        }
+  ListVolumesResponse listVolumes(ListVolumesRequest r) {
+    synchronized (lock) {
+      List<VolumeState> all = new ArrayList<>(volumes.values());
+      int[] page = page(r.getMaxEntries(), r.getStartingToken(), all.size());
+      ListVolumesResponse.Builder out = ListVolumesResponse.newBuilder();
+      for (VolumeState v : all.subList(page[0], page[1])) {
+        out.addEntries(ListVolumesResponse.Entry.newBuilder()
+            .setVolume(v.toProto())
+            .setStatus(ListVolumesResponse.VolumeStatus.newBuilder()
+                .addAllPublishedNodeIds(v.publishedTo.keySet())
+                .setVolumeCondition(healthy())));
+      }
+      if (page[1] < all.size()) {
+        out.setNextToken(Integer.toString(page[1]));
+      }
+      return out.build();
     }
+  }
 
-    CreateSnapshotResponse createSnapshot(CreateSnapshotRequest r) {
-        requireName("name", r.getName());
-        requireId("source_volume_id", r.getSourceVolumeId());
-        synchronized (lock) {
-            for (SnapshotState s : snapshots.values()) {
-                if (s.name().equals(r.getName())) {
-                    if (!s.sourceVolumeId().equals(r.getSourceVolumeId())) {
-                        throw Status.ALREADY_EXISTS.withDescription("snapshot '" + r.getName()
-                                + "' already exists for volume " + s.sourceVolumeId()).asRuntimeException();
-                    }
-                    return CreateSnapshotResponse.newBuilder().setSnapshot(s.toProto()).build();
-                }
-            }
-            VolumeState v = volume(r.getSourceVolumeId());
-            SnapshotState s = new SnapshotState("snap-" + (nextId++), r.getName(), v.id, v.capacity, clock.instant());
-            snapshots.put(s.id(), s);
-            return CreateSnapshotResponse.newBuilder().setSnapshot(s.toProto()).build();
-        }
+  GetCapacityResponse getCapacity(GetCapacityRequest r) {
+    checkCapabilities(r.getVolumeCapabilitiesList(), "volume_capabilities");
+    synchronized (lock) {
+      return GetCapacityResponse.newBuilder()
+          .setAvailableCapacity(TOTAL_CAPACITY_BYTES - usedLocked())
+          .setMaximumVolumeSize(Int64Value.of(TOTAL_CAPACITY_BYTES))
+          .setMinimumVolumeSize(Int64Value.of(1))
+          .build();
     }
+  }
 
-    DeleteSnapshotResponse deleteSnapshot(DeleteSnapshotRequest r) {
-        requireId("snapshot_id", r.getSnapshotId());
-        synchronized (lock) {
-            snapshots.remove(r.getSnapshotId());
+  CreateSnapshotResponse createSnapshot(CreateSnapshotRequest r) {
+    requireName("name", r.getName());
+    requireId("source_volume_id", r.getSourceVolumeId());
+    synchronized (lock) {
+      for (SnapshotState s : snapshots.values()) {
+        if (s.name().equals(r.getName())) {
+          if (!s.sourceVolumeId().equals(r.getSourceVolumeId())) {
+            throw Status.ALREADY_EXISTS.withDescription("snapshot '" + r.getName()
+                + "' already exists for volume " + s.sourceVolumeId()).asRuntimeException();
+          }
+          return CreateSnapshotResponse.newBuilder().setSnapshot(s.toProto()).build();
         }
-        return DeleteSnapshotResponse.getDefaultInstance();
+      }
+      VolumeState v = volume(r.getSourceVolumeId());
+      SnapshotState s = new SnapshotState("snap-" + (nextId++), r.getName(), v.id, v.capacity, clock.instant());
+      snapshots.put(s.id(), s);
+      return CreateSnapshotResponse.newBuilder().setSnapshot(s.toProto()).build();
     }
+  }
 
-    ListSnapshotsResponse listSnapshots(ListSnapshotsRequest r) {
-        synchronized (lock) {
-            List<SnapshotState> all = new ArrayList<>();
-            for (SnapshotState s : snapshots.values()) {
-                if ((r.getSnapshotId().isEmpty() || s.id().equals(r.getSnapshotId()))
-                        && (r.getSourceVolumeId().isEmpty() || s.sourceVolumeId().equals(r.getSourceVolumeId()))) {
-                    all.add(s);
-                }
-            }
-            int[] page = page(r.getMaxEntries(), r.getStartingToken(), all.size());
-            ListSnapshotsResponse.Builder out = ListSnapshotsResponse.newBuilder();
-            for (SnapshotState s : all.subList(page[0], page[1])) {
-                out.addEntries(ListSnapshotsResponse.Entry.newBuilder().setSnapshot(s.toProto()));
-            }
-            if (page[1] < all.size()) {
-                out.setNextToken(Integer.toString(page[1]));
-            }
-            return out.build();
-        }
+  DeleteSnapshotResponse deleteSnapshot(DeleteSnapshotRequest r) {
+    requireId("snapshot_id", r.getSnapshotId());
+    synchronized (lock) {
+      snapshots.remove(r.getSnapshotId());
     }
+    return DeleteSnapshotResponse.getDefaultInstance();
+  }
 
-    GetSnapshotResponse getSnapshot(GetSnapshotRequest r) {
-        requireId("snapshot_id", r.getSnapshotId());
-        synchronized (lock) {
-            SnapshotState s = snapshots.get(r.getSnapshotId());
-            if (s == null) {
-                throw notFound("snapshot '" + r.getSnapshotId() + "' does not exist");
-            }
-            return GetSnapshotResponse.newBuilder().setSnapshot(s.toProto()).build();
+  ListSnapshotsResponse listSnapshots(ListSnapshotsRequest r) {
+    synchronized (lock) {
+      List<SnapshotState> all = new ArrayList<>();
+      for (SnapshotState s : snapshots.values()) {
+        if ((r.getSnapshotId().isEmpty() || s.id().equals(r.getSnapshotId()))
+            && (r.getSourceVolumeId().isEmpty() || s.sourceVolumeId().equals(r.getSourceVolumeId()))) {
+          all.add(s);
         }
+      }
+      int[] page = page(r.getMaxEntries(), r.getStartingToken(), all.size());
+      ListSnapshotsResponse.Builder out = ListSnapshotsResponse.newBuilder();
+      for (SnapshotState s : all.subList(page[0], page[1])) {
+        out.addEntries(ListSnapshotsResponse.Entry.newBuilder().setSnapshot(s.toProto()));
+      }
+      if (page[1] < all.size()) {
+        out.setNextToken(Integer.toString(page[1]));
+      }
+      return out.build();
     }
+  }
 
-    ControllerExpandVolumeResponse controllerExpand(ControllerExpandVolumeRequest r) {
-        requireId("volume_id", r.getVolumeId());
-        if (!r.hasCapacityRange()) {
-            throw invalid("capacity_range is required");
-        }
-        long required = r.getCapacityRange().getRequiredBytes();
-        long limit = r.getCapacityRange().getLimitBytes();
-        if (required < 0 || limit < 0 || (limit > 0 && limit < required)) {
-            throw invalid("capacity_range is invalid: required_bytes=" + required + ", limit_bytes=" + limit);
-        }
-        synchronized (lock) {
-            VolumeState v = volume(r.getVolumeId());
-            if (limit > 0 && v.capacity > limit) {
-                throw Status.OUT_OF_RANGE.withDescription("volume " + v.id + " is already " + v.capacity
-                        + " bytes, more than limit_bytes " + limit).asRuntimeException();
-            }
-            if (required > v.capacity) {
-                if (required - v.capacity > TOTAL_CAPACITY_BYTES - usedLocked()) {
-                    throw Status.OUT_OF_RANGE.withDescription("not enough capacity").asRuntimeException();
-                }
-                v.capacity = required;
-            }
-            return ControllerExpandVolumeResponse.newBuilder()
-                    .setCapacityBytes(v.capacity)
-                    .setNodeExpansionRequired(nodeHas(NodeServiceCapability.RPC.Type.EXPAND_VOLUME))
-                    .build();
-        }
+  GetSnapshotResponse getSnapshot(GetSnapshotRequest r) {
+    requireId("snapshot_id", r.getSnapshotId());
+    synchronized (lock) {
+      SnapshotState s = snapshots.get(r.getSnapshotId());
+      if (s == null) {
+        throw notFound("snapshot '" + r.getSnapshotId() + "' does not exist");
+      }
+      return GetSnapshotResponse.newBuilder().setSnapshot(s.toProto()).build();
     }
+  }
 
-    ControllerGetVolumeResponse controllerGetVolume(ControllerGetVolumeRequest r) {
-        requireId("volume_id", r.getVolumeId());
-        synchronized (lock) {
-            VolumeState v = volume(r.getVolumeId());
-            return ControllerGetVolumeResponse.newBuilder()
-                    .setVolume(v.toProto())
-                    .setStatus(ControllerGetVolumeResponse.VolumeStatus.newBuilder()
-                            .addAllPublishedNodeIds(v.publishedTo.keySet())
-                            .setVolumeCondition(healthy()))
-                    .build();
-        }
+  ControllerExpandVolumeResponse controllerExpand(ControllerExpandVolumeRequest r) {
+    requireId("volume_id", r.getVolumeId());
+    if (!r.hasCapacityRange()) {
+      throw invalid("capacity_range is required");
     }
-
-    ControllerModifyVolumeResponse controllerModify(ControllerModifyVolumeRequest r) {
-        requireId("volume_id", r.getVolumeId());
-        synchronized (lock) {
-            volume(r.getVolumeId());
-        }
-        if (r.getMutableParametersCount() > 0) {
-            throw invalid("mutable_parameters " + r.getMutableParametersMap().keySet()
-                    + " are not supported: this driver has no mutable parameters");
-        }
-        return ControllerModifyVolumeResponse.getDefaultInstance();
+    long required = r.getCapacityRange().getRequiredBytes();
+    long limit = r.getCapacityRange().getLimitBytes();
+    if (required < 0 || limit < 0 || (limit > 0 && limit < required)) {
+      throw invalid("capacity_range is invalid: required_bytes=" + required + ", limit_bytes=" + limit);
     }
-
-    // ---- Node ---------------------------------------------------------------------------------
-
-    NodeStageVolumeResponse nodeStage(NodeStageVolumeRequest r) {
-        requireId("volume_id", r.getVolumeId());
-        requireId("staging_target_path", r.getStagingTargetPath());
-        if (!r.hasVolumeCapability()) {
-            throw invalid("volume_capability is required");
+    synchronized (lock) {
+      VolumeState v = volume(r.getVolumeId());
+      if (limit > 0 && v.capacity > limit) {
+        throw Status.OUT_OF_RANGE.withDescription("volume " + v.id + " is already " + v.capacity
+            + " bytes, more than limit_bytes " + limit).asRuntimeException();
+      }
+      if (required > v.capacity) {
+        if (required - v.capacity > TOTAL_CAPACITY_BYTES - usedLocked()) {
+          throw Status.OUT_OF_RANGE.withDescription("not enough capacity").asRuntimeException();
         }
-        checkCapabilities(List.of(r.getVolumeCapability()), "volume_capability");
-        synchronized (lock) {
-            VolumeState v = volume(r.getVolumeId());
-            v.stagedAt.add(r.getStagingTargetPath());
-        }
-        return NodeStageVolumeResponse.getDefaultInstance();
+        v.capacity = required;
+      }
+      return ControllerExpandVolumeResponse.newBuilder()
+          .setCapacityBytes(v.capacity)
+          .setNodeExpansionRequired(nodeHas(NodeServiceCapability.RPC.Type.EXPAND_VOLUME))
+          .build();
     }
+  }
 
-    NodeUnstageVolumeResponse nodeUnstage(NodeUnstageVolumeRequest r) {
-        requireId("volume_id", r.getVolumeId());
-        requireId("staging_target_path", r.getStagingTargetPath());
-        synchronized (lock) {
-            VolumeState v = volumes.get(r.getVolumeId());
-            if (v != null) {
-                v.stagedAt.remove(r.getStagingTargetPath());
-            }
-        }
-        return NodeUnstageVolumeResponse.getDefaultInstance();
+  ControllerGetVolumeResponse controllerGetVolume(ControllerGetVolumeRequest r) {
+    requireId("volume_id", r.getVolumeId());
+    synchronized (lock) {
+      VolumeState v = volume(r.getVolumeId());
+      return ControllerGetVolumeResponse.newBuilder()
+          .setVolume(v.toProto())
+          .setStatus(ControllerGetVolumeResponse.VolumeStatus.newBuilder()
+              .addAllPublishedNodeIds(v.publishedTo.keySet())
+              .setVolumeCondition(healthy()))
+          .build();
     }
+  }
 
-    NodePublishVolumeResponse nodePublish(NodePublishVolumeRequest r) {
-        requireId("volume_id", r.getVolumeId());
-        requireId("target_path", r.getTargetPath());
-        if (!r.hasVolumeCapability()) {
-            throw invalid("volume_capability is required");
-        }
-        checkCapabilities(List.of(r.getVolumeCapability()), "volume_capability");
-        synchronized (lock) {
-            VolumeState v = volume(r.getVolumeId());
-            if (nodeHas(NodeServiceCapability.RPC.Type.STAGE_UNSTAGE_VOLUME)) {
-                if (r.getStagingTargetPath().isEmpty()) {
-                    throw Status.FAILED_PRECONDITION.withDescription(
-                            "staging_target_path is required: this plugin has STAGE_UNSTAGE_VOLUME").asRuntimeException();
-                }
-                if (!v.stagedAt.contains(r.getStagingTargetPath())) {
-                    throw Status.FAILED_PRECONDITION.withDescription("volume " + v.id + " is not staged at "
-                            + r.getStagingTargetPath()).asRuntimeException();
-                }
-            }
-            Boolean readonly = v.publishedAt.get(r.getTargetPath());
-            if (readonly != null && readonly != r.getReadonly()) {
-                throw Status.ALREADY_EXISTS.withDescription("volume " + v.id + " is already published at "
-                        + r.getTargetPath() + " with readonly=" + readonly).asRuntimeException();
-            }
-            createTarget(Path.of(r.getTargetPath()), r.getVolumeCapability().hasBlock());
-            v.publishedAt.put(r.getTargetPath(), r.getReadonly());
-        }
-        return NodePublishVolumeResponse.getDefaultInstance();
+  ControllerModifyVolumeResponse controllerModify(ControllerModifyVolumeRequest r) {
+    requireId("volume_id", r.getVolumeId());
+    synchronized (lock) {
+      volume(r.getVolumeId());
     }
-
-    NodeUnpublishVolumeResponse nodeUnpublish(NodeUnpublishVolumeRequest r) {
-        requireId("volume_id", r.getVolumeId());
-        requireId("target_path", r.getTargetPath());
-        synchronized (lock) {
-            VolumeState v = volumes.get(r.getVolumeId());
-            if (v != null && v.publishedAt.remove(r.getTargetPath()) != null) {
-                removeTarget(Path.of(r.getTargetPath()));
-            }
-        }
-        return NodeUnpublishVolumeResponse.getDefaultInstance();
+    if (r.getMutableParametersCount() > 0) {
+      throw invalid("mutable_parameters " + r.getMutableParametersMap().keySet()
+          + " are not supported: this driver has no mutable parameters");
     }
+    return ControllerModifyVolumeResponse.getDefaultInstance();
+  }
 
-    NodeGetVolumeStatsResponse nodeGetVolumeStats(NodeGetVolumeStatsRequest r) {
-        requireId("volume_id", r.getVolumeId());
-        requireId("volume_path", r.getVolumePath());
-        synchronized (lock) {
-            VolumeState v = volume(r.getVolumeId());
-            if (!v.publishedAt.containsKey(r.getVolumePath()) && !v.stagedAt.contains(r.getVolumePath())) {
-                throw notFound("volume " + v.id + " is not published or staged at " + r.getVolumePath());
-            }
-            return NodeGetVolumeStatsResponse.newBuilder()
-                    .addUsage(VolumeUsage.newBuilder().setUnit(VolumeUsage.Unit.BYTES)
-                            .setTotal(v.capacity).setUsed(0).setAvailable(v.capacity))
-                    .setVolumeCondition(healthy())
-                    .build();
-        }
+  // ---- Node ---------------------------------------------------------------------------------
+
+  NodeStageVolumeResponse nodeStage(NodeStageVolumeRequest r) {
+    requireId("volume_id", r.getVolumeId());
+    requireId("staging_target_path", r.getStagingTargetPath());
+    if (!r.hasVolumeCapability()) {
+      throw invalid("volume_capability is required");
     }
-
-    NodeExpandVolumeResponse nodeExpand(NodeExpandVolumeRequest r) {
-        requireId("volume_id", r.getVolumeId());
-        requireId("volume_path", r.getVolumePath());
-        synchronized (lock) {
-            VolumeState v = volume(r.getVolumeId());
-            if (!v.publishedAt.containsKey(r.getVolumePath()) && !v.stagedAt.contains(r.getVolumePath())) {
-                throw notFound("volume " + v.id + " is not published or staged at " + r.getVolumePath());
-            }
-            long required = r.getCapacityRange().getRequiredBytes();
-            if (required > v.capacity) {
-                v.capacity = required;
-            }
-            return NodeExpandVolumeResponse.newBuilder().setCapacityBytes(v.capacity).build();
-        }
+    checkCapabilities(List.of(r.getVolumeCapability()), "volume_capability");
+    synchronized (lock) {
+      VolumeState v = volume(r.getVolumeId());
+      v.stagedAt.add(r.getStagingTargetPath());
     }
+    return NodeStageVolumeResponse.getDefaultInstance();
+  }
 
-    // ---- helpers ------------------------------------------------------------------------------
-
-    private String nodeId() {
-        return script.nodeInfo().getNodeId();
+  NodeUnstageVolumeResponse nodeUnstage(NodeUnstageVolumeRequest r) {
+    requireId("volume_id", r.getVolumeId());
+    requireId("staging_target_path", r.getStagingTargetPath());
+    synchronized (lock) {
+      VolumeState v = volumes.get(r.getVolumeId());
+      if (v != null) {
+        v.stagedAt.remove(r.getStagingTargetPath());
+      }
     }
+    return NodeUnstageVolumeResponse.getDefaultInstance();
+  }
 
-    private boolean nodeHas(NodeServiceCapability.RPC.Type type) {
-        for (NodeServiceCapability c : script.nodeCapabilities()) {
-            if (c.hasRpc() && c.getRpc().getTypeValue() == type.getNumber()) {
-                return true;
-            }
-        }
-        return false;
+  NodePublishVolumeResponse nodePublish(NodePublishVolumeRequest r) {
+    requireId("volume_id", r.getVolumeId());
+    requireId("target_path", r.getTargetPath());
+    if (!r.hasVolumeCapability()) {
+      throw invalid("volume_capability is required");
     }
-
-    private long usedLocked() {
-        long used = 0;
-        for (VolumeState v : volumes.values()) {
-            used += v.capacity;
+    checkCapabilities(List.of(r.getVolumeCapability()), "volume_capability");
+    synchronized (lock) {
+      VolumeState v = volume(r.getVolumeId());
+      if (nodeHas(NodeServiceCapability.RPC.Type.STAGE_UNSTAGE_VOLUME)) {
+        if (r.getStagingTargetPath().isEmpty()) {
+          throw Status.FAILED_PRECONDITION.withDescription(
+              "staging_target_path is required: this plugin has STAGE_UNSTAGE_VOLUME").asRuntimeException();
         }
-        return used;
+        if (!v.stagedAt.contains(r.getStagingTargetPath())) {
+          throw Status.FAILED_PRECONDITION.withDescription("volume " + v.id + " is not staged at "
+              + r.getStagingTargetPath()).asRuntimeException();
+        }
+      }
+      Boolean readonly = v.publishedAt.get(r.getTargetPath());
+      if (readonly != null && readonly != r.getReadonly()) {
+        throw Status.ALREADY_EXISTS.withDescription("volume " + v.id + " is already published at "
+            + r.getTargetPath() + " with readonly=" + readonly).asRuntimeException();
+      }
+      createTarget(Path.of(r.getTargetPath()), r.getVolumeCapability().hasBlock());
+      v.publishedAt.put(r.getTargetPath(), r.getReadonly());
     }
+    return NodePublishVolumeResponse.getDefaultInstance();
+  }
 
-    private VolumeState findVolumeByName(String name) {
-        for (VolumeState v : volumes.values()) {
-            if (v.name.equals(name)) {
-                return v;
-            }
-        }
-        return null;
+  NodeUnpublishVolumeResponse nodeUnpublish(NodeUnpublishVolumeRequest r) {
+    requireId("volume_id", r.getVolumeId());
+    requireId("target_path", r.getTargetPath());
+    synchronized (lock) {
+      VolumeState v = volumes.get(r.getVolumeId());
+      if (v != null && v.publishedAt.remove(r.getTargetPath()) != null) {
+        removeTarget(Path.of(r.getTargetPath()));
+      }
     }
+    return NodeUnpublishVolumeResponse.getDefaultInstance();
+  }
 
-    private VolumeState volume(String id) {
-        VolumeState v = volumes.get(id);
-        if (v == null) {
-            throw notFound("volume '" + id + "' does not exist");
-        }
+  NodeGetVolumeStatsResponse nodeGetVolumeStats(NodeGetVolumeStatsRequest r) {
+    requireId("volume_id", r.getVolumeId());
+    requireId("volume_path", r.getVolumePath());
+    synchronized (lock) {
+      VolumeState v = volume(r.getVolumeId());
+      if (!v.publishedAt.containsKey(r.getVolumePath()) && !v.stagedAt.contains(r.getVolumePath())) {
+        throw notFound("volume " + v.id + " is not published or staged at " + r.getVolumePath());
+      }
+      return NodeGetVolumeStatsResponse.newBuilder()
+          .addUsage(VolumeUsage.newBuilder().setUnit(VolumeUsage.Unit.BYTES)
+              .setTotal(v.capacity).setUsed(0).setAvailable(v.capacity))
+          .setVolumeCondition(healthy())
+          .build();
+    }
+  }
+
+  NodeExpandVolumeResponse nodeExpand(NodeExpandVolumeRequest r) {
+    requireId("volume_id", r.getVolumeId());
+    requireId("volume_path", r.getVolumePath());
+    synchronized (lock) {
+      VolumeState v = volume(r.getVolumeId());
+      if (!v.publishedAt.containsKey(r.getVolumePath()) && !v.stagedAt.contains(r.getVolumePath())) {
+        throw notFound("volume " + v.id + " is not published or staged at " + r.getVolumePath());
+      }
+      long required = r.getCapacityRange().getRequiredBytes();
+      if (required > v.capacity) {
+        v.capacity = required;
+      }
+      return NodeExpandVolumeResponse.newBuilder().setCapacityBytes(v.capacity).build();
+    }
+  }
+
+  // ---- helpers ------------------------------------------------------------------------------
+
+  private String nodeId() {
+    return script.nodeInfo().getNodeId();
+  }
+
+  private boolean nodeHas(NodeServiceCapability.RPC.Type type) {
+    for (NodeServiceCapability c : script.nodeCapabilities()) {
+      if (c.hasRpc() && c.getRpc().getTypeValue() == type.getNumber()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private long usedLocked() {
+    long used = 0;
+    for (VolumeState v : volumes.values()) {
+      used += v.capacity;
+    }
+    return used;
+  }
+
+  private VolumeState findVolumeByName(String name) {
+    for (VolumeState v : volumes.values()) {
+      if (v.name.equals(name)) {
         return v;
+      }
     }
+    return null;
+  }
 
-    private static VolumeCondition healthy() {
-        return VolumeCondition.newBuilder().setAbnormal(false).setMessage("volume is healthy").build();
+  private VolumeState volume(String id) {
+    VolumeState v = volumes.get(id);
+    if (v == null) {
+      throw notFound("volume '" + id + "' does not exist");
     }
+    return v;
+  }
 
-    /** {@code [from, to)} of a page; an unreadable or out-of-range token is ABORTED (CSI). */
-    private static int[] page(int maxEntries, String token, int size) {
-        if (maxEntries < 0) {
-            throw invalid("max_entries must not be negative, got " + maxEntries);
+  private static VolumeCondition healthy() {
+    return VolumeCondition.newBuilder().setAbnormal(false).setMessage("volume is healthy").build();
+  }
+
+  /** {@code [from, to)} of a page; an unreadable or out-of-range token is ABORTED (CSI). */
+  private static int[] page(int maxEntries, String token, int size) {
+    if (maxEntries < 0) {
+      throw invalid("max_entries must not be negative, got " + maxEntries);
+    }
+    int from = 0;
+    if (!token.isEmpty()) {
+      try {
+        from = Integer.parseInt(token);
+      } catch (NumberFormatException e) {
+        throw Status.ABORTED.withDescription("starting_token '" + token + "' is not a token this plugin issued")
+            .asRuntimeException();
+      }
+      if (from < 0 || from > size) {
+        throw Status.ABORTED.withDescription("starting_token '" + token + "' is out of range (" + size
+            + " entries)").asRuntimeException();
+      }
+    }
+    int to = maxEntries == 0 ? size : (int) Math.min(size, (long) from + maxEntries);
+    return new int[] {from, to};
+  }
+
+  private static void checkCapabilities(List<VolumeCapability> caps, String field) {
+    for (VolumeCapability c : caps) {
+      if (c.getAccessTypeCase() == VolumeCapability.AccessTypeCase.ACCESSTYPE_NOT_SET) {
+        throw invalid(field + ": access_type (mount or block) is required");
+      }
+      if (!c.hasAccessMode() || c.getAccessMode().getModeValue() == 0) {
+        throw invalid(field + ": access_mode is required");
+      }
+    }
+  }
+
+  private static void requireName(String field, String value) {
+    if (value.isEmpty()) {
+      throw invalid(field + " is required");
+    }
+    if (value.length() > MAX_NAME_LENGTH) {
+      throw invalid(field + " is longer than " + MAX_NAME_LENGTH + " characters");
+    }
+  }
+
+  private static void requireId(String field, String value) {
+    if (value.isEmpty()) {
+      throw invalid(field + " is required");
+    }
+  }
+
+  private static StatusRuntimeException invalid(String message) {
+    return Status.INVALID_ARGUMENT.withDescription(message).asRuntimeException();
+  }
+
+  private static StatusRuntimeException notFound(String message) {
+    return Status.NOT_FOUND.withDescription(message).asRuntimeException();
+  }
+
+  private static void createTarget(Path target, boolean block) {
+    try {
+      if (block) {
+        if (!Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
+          Files.createFile(target);
         }
-        int from = 0;
-        if (!token.isEmpty()) {
-            try {
-                from = Integer.parseInt(token);
-            } catch (NumberFormatException e) {
-                throw Status.ABORTED.withDescription("starting_token '" + token + "' is not a token this plugin issued")
-                        .asRuntimeException();
-            }
-            if (from < 0 || from > size) {
-                throw Status.ABORTED.withDescription("starting_token '" + token + "' is out of range (" + size
-                        + " entries)").asRuntimeException();
-            }
-        }
-        int to = maxEntries == 0 ? size : (int) Math.min(size, (long) from + maxEntries);
-        return new int[] {from, to};
+      } else {
+        Files.createDirectories(target);
+      }
+    } catch (IOException e) {
+      throw Status.INTERNAL.withDescription("cannot create target path " + target + ": " + e)
+          .asRuntimeException();
     }
+  }
 
-    private static void checkCapabilities(List<VolumeCapability> caps, String field) {
-        for (VolumeCapability c : caps) {
-            if (c.getAccessTypeCase() == VolumeCapability.AccessTypeCase.ACCESSTYPE_NOT_SET) {
-                throw invalid(field + ": access_type (mount or block) is required");
-            }
-            if (!c.hasAccessMode() || c.getAccessMode().getModeValue() == 0) {
-                throw invalid(field + ": access_mode is required");
-            }
-        }
+  private static void removeTarget(Path target) {
+    try {
+      Files.deleteIfExists(target);
+    } catch (DirectoryNotEmptyException e) {
+      throw Status.INTERNAL.withDescription("target path " + target + " is not empty").asRuntimeException();
+    } catch (IOException e) {
+      throw Status.INTERNAL.withDescription("cannot remove target path " + target + ": " + e)
+          .asRuntimeException();
     }
-
-    private static void requireName(String field, String value) {
-        if (value.isEmpty()) {
-            throw invalid(field + " is required");
-        }
-        if (value.length() > MAX_NAME_LENGTH) {
-            throw invalid(field + " is longer than " + MAX_NAME_LENGTH + " characters");
-        }
-    }
-
-    private static void requireId(String field, String value) {
-        if (value.isEmpty()) {
-            throw invalid(field + " is required");
-        }
-    }
-
-    private static StatusRuntimeException invalid(String message) {
-        return Status.INVALID_ARGUMENT.withDescription(message).asRuntimeException();
-    }
-
-    private static StatusRuntimeException notFound(String message) {
-        return Status.NOT_FOUND.withDescription(message).asRuntimeException();
-    }
-
-    private static void createTarget(Path target, boolean block) {
-        try {
-            if (block) {
-                if (!Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
-                    Files.createFile(target);
-                }
-            } else {
-                Files.createDirectories(target);
-            }
-        } catch (IOException e) {
-            throw Status.INTERNAL.withDescription("cannot create target path " + target + ": " + e)
-                    .asRuntimeException();
-        }
-    }
-
-    private static void removeTarget(Path target) {
-        try {
-            Files.deleteIfExists(target);
-        } catch (DirectoryNotEmptyException e) {
-            throw Status.INTERNAL.withDescription("target path " + target + " is not empty").asRuntimeException();
-        } catch (IOException e) {
-            throw Status.INTERNAL.withDescription("cannot remove target path " + target + ": " + e)
-                    .asRuntimeException();
-        }
-    }
+  }
 }

@@ -59,705 +59,705 @@ import org.slf4j.LoggerFactory;
  */
 public final class MockCsiPlugin implements AutoCloseable {
 
-    private static final Logger log = LoggerFactory.getLogger(MockCsiPlugin.class);
+  private static final Logger log = LoggerFactory.getLogger(MockCsiPlugin.class);
 
-    /** How long a graceful stop waits for in-flight calls before cutting them off. */
-    private static final Duration STOP_GRACE = Duration.ofSeconds(5);
+  /** How long a graceful stop waits for in-flight calls before cutting them off. */
+  private static final Duration STOP_GRACE = Duration.ofSeconds(5);
 
-    private enum State { NEW, RUNNING, STOPPED, CRASHED }
+  private enum State { NEW, RUNNING, STOPPED, CRASHED }
 
-    private final Path socket;
-    private final MockMode mode;
-    private final boolean createParentDirs;
-    private final Duration initialReadyAfter;
-    private final EventLoopGroup sharedGroup;
-    private final Script script;
-    private final InMemoryDriver driver;
+  private final Path socket;
+  private final MockMode mode;
+  private final boolean createParentDirs;
+  private final Duration initialReadyAfter;
+  private final EventLoopGroup sharedGroup;
+  private final Script script;
+  private final InMemoryDriver driver;
 
-    private final Object lifecycle = new Object();
-    private final AtomicReference<State> state = new AtomicReference<>(State.NEW);
-    private final CountDownLatch terminated = new CountDownLatch(1);
-    // Written under `lifecycle` by start(); read by stop()/crash() under the same lock.
-    private Server server;
-    private EventLoopGroup ownedGroup;
-    private ConnectionKiller connections;
-    private volatile IdentityService identity;
+  private final Object lifecycle = new Object();
+  private final AtomicReference<State> state = new AtomicReference<>(State.NEW);
+  private final CountDownLatch terminated = new CountDownLatch(1);
+  // Written under `lifecycle` by start(); read by stop()/crash() under the same lock.
+  private Server server;
+  private EventLoopGroup ownedGroup;
+  private ConnectionKiller connections;
+  private volatile IdentityService identity;
 
-    private MockCsiPlugin(Builder b) {
-        this.socket = b.socket;
-        this.mode = b.mode;
-        this.createParentDirs = b.createParentDirs;
-        this.initialReadyAfter = b.neverReady ? null : b.readyAfter;
-        this.sharedGroup = b.eventLoopGroup;
-        this.script = new Script(b.ticker);
-        this.driver = new InMemoryDriver(script, java.time.Clock.systemUTC());
-        script.updatePluginInfo(info -> info
-                .setName(b.name)
-                .setVendorVersion(b.vendorVersion)
-                .putAllManifest(b.manifest));
-        script.setPluginCapabilities(b.pluginCapabilities != null
-                ? b.pluginCapabilities
-                : defaultPluginCapabilities(b.mode));
-        script.setControllerCapabilities(b.controllerCapabilities);
-        script.setNodeCapabilities(b.nodeCapabilities);
-        script.setNodeInfo(nodeInfo(b.nodeId, b.maxVolumesPerNode, b.accessibleTopology));
-        script.setLatency(b.latency);
-        if (b.neverReady) {
-            script.setReady(false);
+  private MockCsiPlugin(Builder b) {
+    this.socket = b.socket;
+    this.mode = b.mode;
+    this.createParentDirs = b.createParentDirs;
+    this.initialReadyAfter = b.neverReady ? null : b.readyAfter;
+    this.sharedGroup = b.eventLoopGroup;
+    this.script = new Script(b.ticker);
+    this.driver = new InMemoryDriver(script, java.time.Clock.systemUTC());
+    script.updatePluginInfo(info -> info
+        .setName(b.name)
+        .setVendorVersion(b.vendorVersion)
+        .putAllManifest(b.manifest));
+    script.setPluginCapabilities(b.pluginCapabilities != null
+        ? b.pluginCapabilities
+        : defaultPluginCapabilities(b.mode));
+    script.setControllerCapabilities(b.controllerCapabilities);
+    script.setNodeCapabilities(b.nodeCapabilities);
+    script.setNodeInfo(nodeInfo(b.nodeId, b.maxVolumesPerNode, b.accessibleTopology));
+    script.setLatency(b.latency);
+    if (b.neverReady) {
+      script.setReady(false);
+    }
+    script.setOmitReady(b.omitReady);
+    if (b.hangAfterReady != null) {
+      script.hangAfterReady(b.hangAfterReady);
+    }
+  }
+
+  /** A new builder; {@link Builder#socket(Path)} is required, everything else has a default. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  // ---- lifecycle ------------------------------------------------------------------------------
+
+  /**
+   * Binds the socket and starts serving. Before binding, a stale socket file at the path (a socket
+   * nobody accepts on) is removed; anything else there is refused. The parent directory is created
+   * only if {@link Builder#createParentDirs(boolean)} said so.
+   *
+   * @return this plugin, running
+   * @throws IOException naming the path: the parent directory is missing, a regular file,
+   *     directory, symbolic link or live socket is at the path, or binding failed. The plugin
+   *     stays {@code NEW} and may be started again.
+   * @throws IllegalStateException if the plugin was already started or stopped
+   */
+  public MockCsiPlugin start() throws IOException {
+    synchronized (lifecycle) {
+      State current = state.get();
+      if (current != State.NEW) {
+        throw new IllegalStateException("mock CSI plugin on " + socket + " cannot start: it is " + current);
+      }
+      if (!Epoll.isAvailable()) {
+        throw new IOException("epoll transport is unavailable, cannot serve unix socket " + socket,
+            Epoll.unavailabilityCause());
+      }
+      SocketFiles.prepare(socket, createParentDirs);
+      EventLoopGroup group = sharedGroup != null ? sharedGroup : newOwnedGroup();
+      Responder responder = new Responder(script, group);
+      IdentityService identityService = new IdentityService(script, responder);
+      ConnectionKiller killer = new ConnectionKiller();
+      NettyServerBuilder builder = NettyServerBuilder.forAddress(new DomainSocketAddress(socket.toString()))
+          .channelFactory(killer)
+          .bossEventLoopGroup(group)
+          .workerEventLoopGroup(group)
+          // gRPC sets SO_KEEPALIVE on accepted channels; unix sockets have no such option
+          // and Netty would warn on every connection.
+          .withChildOption(ChannelOption.SO_KEEPALIVE, null)
+          .directExecutor()
+          .addService(identityService);
+      if (mode.servesController()) {
+        builder.addService(new ControllerService(script, responder, driver));
+      }
+      if (mode.servesNode()) {
+        builder.addService(new NodeService(script, responder, driver));
+      }
+      if (initialReadyAfter != null && !initialReadyAfter.isZero()) {
+        script.readyAfter(initialReadyAfter);
+      }
+      try {
+        server = builder.build().start();
+      } catch (IOException | RuntimeException e) {
+        if (sharedGroup == null) {
+          shutdownGroup(group);
         }
-        script.setOmitReady(b.omitReady);
-        if (b.hangAfterReady != null) {
-            script.hangAfterReady(b.hangAfterReady);
+        throw new IOException("mock CSI plugin cannot bind unix socket " + socket + ": " + e.getMessage(), e);
+      }
+      ownedGroup = sharedGroup == null ? group : null;
+      connections = killer;
+      identity = identityService;
+      state.set(State.RUNNING);
+    }
+    log.info("mock CSI plugin '{}' ({}) serving on {}", script.pluginInfo().getName(), mode, socket);
+    return this;
+  }
+
+  /**
+   * Graceful stop: answers hung probes with {@code UNAVAILABLE}, lets in-flight calls finish (up to
+   * 5 s), closes the server and removes the socket file. Idempotent; a no-op after {@link #crash()}.
+   * Stopping a plugin that never started just marks it stopped.
+   */
+  public void stop() {
+    synchronized (lifecycle) {
+      State current = state.get();
+      if (current == State.NEW) {
+        state.set(State.STOPPED);
+        terminated.countDown();
+        return;
+      }
+      if (current != State.RUNNING) {
+        return;
+      }
+      state.set(State.STOPPED);
+      // Hung probes would hold the graceful shutdown for its whole grace period.
+      Status stopping = Status.UNAVAILABLE.withDescription("mock CSI plugin stopping");
+      for (StreamObserver<ProbeResponse> parked : script.hangProbes(false)) {
+        try {
+          parked.onError(stopping.asRuntimeException());
+        } catch (RuntimeException e) {
+          log.debug("parked probe already gone: {}", e.toString());
         }
+      }
+      server.shutdown();
+      try {
+        if (!server.awaitTermination(STOP_GRACE.toMillis(), TimeUnit.MILLISECONDS)) {
+          log.warn("mock CSI plugin on {}: calls still running after {}, cutting them off", socket, STOP_GRACE);
+          server.shutdownNow();
+          server.awaitTermination(STOP_GRACE.toMillis(), TimeUnit.MILLISECONDS);
+        }
+      } catch (InterruptedException e) {
+        server.shutdownNow();
+        Thread.currentThread().interrupt();
+      }
+      shutdownGroup(ownedGroup);
+      try {
+        SocketFiles.removeSocket(socket);
+      } catch (IOException e) {
+        log.warn("mock CSI plugin could not remove its socket {}: {}", socket, e.toString());
+      }
+      terminated.countDown();
+    }
+    log.info("mock CSI plugin stopped, socket {} removed", socket);
+  }
+
+  /**
+   * Abrupt stop, as if the process were killed: every connection is closed at the socket level
+   * with no HTTP/2 goodbye (a call in flight fails with {@code UNAVAILABLE}, as against a dead
+   * process), the server is shut down at once, and the socket file is LEFT BEHIND with nobody
+   * accepting on it, so new connections are refused (a stale socket). A no-op if the plugin
+   * already stopped or crashed.
+   *
+   * @throws IllegalStateException if the plugin was never started
+   */
+  public void crash() {
+    synchronized (lifecycle) {
+      State current = state.get();
+      if (current == State.NEW) {
+        throw new IllegalStateException("mock CSI plugin on " + socket + " cannot crash: it never started");
+      }
+      if (current != State.RUNNING) {
+        return;
+      }
+      state.set(State.CRASHED);
+      script.releaseAllParked(); // dropped with their connections
+      // Like a killed process: connections vanish without an HTTP/2 goodbye, so clients see
+      // UNAVAILABLE whatever they were doing. Only then is the server object shut down.
+      connections.killAll(STOP_GRACE);
+      server.shutdownNow();
+      try {
+        server.awaitTermination(STOP_GRACE.toMillis(), TimeUnit.MILLISECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      shutdownGroup(ownedGroup);
+      try {
+        SocketFiles.leaveStale(socket);
+      } catch (IOException e) {
+        log.warn("mock CSI plugin could not leave a stale socket at {}: {}", socket, e.toString());
+      }
+      terminated.countDown();
+    }
+    log.info("mock CSI plugin crashed, stale socket left at {}", socket);
+  }
+
+  /** Same as {@link #stop()}: graceful, idempotent, leaves a crashed plugin's stale socket alone. */
+  @Override
+  public void close() {
+    stop();
+  }
+
+  /** Blocks until the plugin has stopped or crashed. */
+  public void awaitStopped() throws InterruptedException {
+    terminated.await();
+  }
+
+  /** Blocks up to {@code timeout} until the plugin has stopped or crashed; returns whether it has. */
+  public boolean awaitStopped(Duration timeout) throws InterruptedException {
+    return terminated.await(timeout.toNanos(), TimeUnit.NANOSECONDS);
+  }
+
+  /** Whether the plugin is serving (started, and neither stopped nor crashed). */
+  public boolean isRunning() {
+    return state.get() == State.RUNNING;
+  }
+
+  /** The absolute socket path. */
+  public Path socket() {
+    return socket;
+  }
+
+  /** The target string a gRPC channel builder accepts: {@code unix:///abs/path}. */
+  public String target() {
+    return "unix://" + socket;
+  }
+
+  public MockMode mode() {
+    return mode;
+  }
+
+  // ---- readiness --------------------------------------------------------------------------------
+
+  /** Probe reports {@code ready} from the next call on (cancels a pending {@link #readyAfter}). */
+  public void setReady(boolean ready) {
+    script.setReady(ready);
+  }
+
+  /** Probe reports not ready until told otherwise. */
+  public void neverReady() {
+    script.setReady(false);
+  }
+
+  /** Probe reports not ready until {@code delay} has passed on the ticker, from now. */
+  public void readyAfter(Duration delay) {
+    script.readyAfter(delay);
+  }
+
+  /**
+   * Probe alternates: ready for {@code period}, not ready for the next {@code period}, and so on,
+   * from now on the ticker. Overrides the ready setting until {@link #stopFlapping()}.
+   */
+  public void flap(Duration period) {
+    script.flap(period);
+  }
+
+  /** Ends flapping; Probe goes back to the ready setting. */
+  public void stopFlapping() {
+    script.stopFlapping();
+  }
+
+  /** Whether a Probe received now would report ready (ignoring hang and failure). */
+  public boolean isReadyNow() {
+    return script.isReadyNow();
+  }
+
+  /**
+   * Whether a ready Probe answer leaves out the {@code ready} field, as many drivers do (CSI: "If
+   * not present, the caller SHALL assume that the plugin is in a ready state"). Not-ready answers
+   * always carry {@code ready=false}.
+   */
+  public void omitReadyField(boolean omit) {
+    script.setOmitReady(omit);
+  }
+
+  /**
+   * Probes start hanging once the plugin has answered ready for {@code after} (measured on the
+   * ticker from the first probe that found it ready): a plugin that hangs after registration.
+   * {@link #hangProbes(boolean) hangProbes(false)} ends it.
+   */
+  public void hangProbesAfterReady(Duration after) {
+    script.hangAfterReady(Objects.requireNonNull(after, "after"));
+  }
+
+  // ---- probe faults -----------------------------------------------------------------------------
+
+  /**
+   * While {@code hang} is true, Probe never answers: the call stays open (no thread held) until
+   * the client's deadline cancels it. Switching it off answers the probes still waiting; a stop
+   * answers them with {@code UNAVAILABLE}.
+   */
+  public void hangProbes(boolean hang) {
+    List<StreamObserver<ProbeResponse>> released = script.hangProbes(hang);
+    IdentityService service = identity;
+    if (service != null) {
+      released.forEach(service::answer);
+    }
+  }
+
+  /** Probe fails with this status until {@link #clearProbeFailure()}. {@code code} must not be OK. */
+  public void failProbes(Status.Code code, String message) {
+    script.failProbes(code, message);
+  }
+
+  public void clearProbeFailure() {
+    script.clearProbeFailure();
+  }
+
+  /** Probe calls received so far, including hung and failed ones. */
+  public long probeCount() {
+    return script.probeCount();
+  }
+
+  /** Probe calls currently hanging (received, not answered, not cancelled). */
+  public int hungProbeCount() {
+    return script.parkedCount();
+  }
+
+  // ---- identity, capabilities, latency ------------------------------------------------------------
+
+  public void setName(String name) {
+    Objects.requireNonNull(name, "name");
+    script.updatePluginInfo(info -> info.setName(name));
+  }
+
+  public void setVendorVersion(String vendorVersion) {
+    Objects.requireNonNull(vendorVersion, "vendorVersion");
+    script.updatePluginInfo(info -> info.setVendorVersion(vendorVersion));
+  }
+
+  public void setManifest(Map<String, String> manifest) {
+    Map<String, String> copy = Map.copyOf(manifest);
+    script.updatePluginInfo(info -> info.clearManifest().putAllManifest(copy));
+  }
+
+  /** Plugin capabilities of the {@code Service} kind, as raw numbers (unknown numbers are sent as they are). */
+  public void setPluginCapabilities(int... serviceTypes) {
+    script.setPluginCapabilities(Capabilities.pluginServices(serviceTypes));
+  }
+
+  public void setPluginCapabilities(PluginCapability.Service.Type... serviceTypes) {
+    script.setPluginCapabilities(Capabilities.pluginServices(serviceTypes));
+  }
+
+  /** Plugin capabilities as full messages (e.g. {@code VolumeExpansion}). */
+  public void setPluginCapabilities(Collection<PluginCapability> capabilities) {
+    script.setPluginCapabilities(Capabilities.copy("pluginCapabilities", capabilities));
+  }
+
+  public void setControllerCapabilities(int... rpcTypes) {
+    script.setControllerCapabilities(Capabilities.controller(rpcTypes));
+  }
+
+  public void setControllerCapabilities(ControllerServiceCapability.RPC.Type... rpcTypes) {
+    script.setControllerCapabilities(Capabilities.controller(rpcTypes));
+  }
+
+  public void setControllerCapabilities(Collection<ControllerServiceCapability> capabilities) {
+    script.setControllerCapabilities(Capabilities.copy("controllerCapabilities", capabilities));
+  }
+
+  public void setNodeCapabilities(int... rpcTypes) {
+    script.setNodeCapabilities(Capabilities.node(rpcTypes));
+  }
+
+  public void setNodeCapabilities(NodeServiceCapability.RPC.Type... rpcTypes) {
+    script.setNodeCapabilities(Capabilities.node(rpcTypes));
+  }
+
+  public void setNodeCapabilities(Collection<NodeServiceCapability> capabilities) {
+    script.setNodeCapabilities(Capabilities.copy("nodeCapabilities", capabilities));
+  }
+
+  /** Shorthand for {@link #setPluginCapabilities(PluginCapability.Service.Type...)}. */
+  public void setCapabilities(PluginCapability.Service.Type... serviceTypes) {
+    setPluginCapabilities(serviceTypes);
+  }
+
+  /** Shorthand for {@link #setControllerCapabilities(ControllerServiceCapability.RPC.Type...)}. */
+  public void setCapabilities(ControllerServiceCapability.RPC.Type... rpcTypes) {
+    setControllerCapabilities(rpcTypes);
+  }
+
+  /** Shorthand for {@link #setNodeCapabilities(NodeServiceCapability.RPC.Type...)}. */
+  public void setCapabilities(NodeServiceCapability.RPC.Type... rpcTypes) {
+    setNodeCapabilities(rpcTypes);
+  }
+
+  /** What NodeGetInfo answers from now on; an empty topology leaves the field unset. */
+  public void setNodeInfo(String nodeId, long maxVolumesPerNode, Map<String, String> accessibleTopology) {
+    script.setNodeInfo(nodeInfo(nodeId, maxVolumesPerNode, accessibleTopology));
+  }
+
+  /** Every response (and error) is delayed by {@code latency}; zero turns latency off. */
+  public void setLatency(Duration latency) {
+    script.setLatency(latency);
+  }
+
+  // ---- standalone ---------------------------------------------------------------------------------
+
+  /**
+   * Runs a mock plugin as a program. See {@code --help}; prints {@code READY-TO-SERVE <socket>}
+   * once bound, stops gracefully on SIGTERM/SIGINT. Exit code 2 on bad arguments.
+   */
+  public static void main(String[] args) {
+    System.exit(MockPluginCommand.runMain(args));
+  }
+
+  /** The script, for the standalone command in this package. */
+  Script script() {
+    return script;
+  }
+
+  // ---- internals ----------------------------------------------------------------------------------
+
+  private EventLoopGroup newOwnedGroup() {
+    // Daemon threads: a test that forgets to close a plugin must not keep its JVM alive.
+    return new MultiThreadIoEventLoopGroup(1,
+        new DefaultThreadFactory("mock-csi-" + socket.getFileName(), true),
+        EpollIoHandler.newFactory());
+  }
+
+  private static void shutdownGroup(EventLoopGroup group) {
+    if (group != null) {
+      group.shutdownGracefully(0, 0, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+    }
+  }
+
+  private static List<PluginCapability> defaultPluginCapabilities(MockMode mode) {
+    return mode.servesController()
+        ? Capabilities.pluginServices(PluginCapability.Service.Type.CONTROLLER_SERVICE)
+        : List.of();
+  }
+
+  private static NodeGetInfoResponse nodeInfo(String nodeId, long maxVolumes, Map<String, String> topology) {
+    Objects.requireNonNull(nodeId, "nodeId");
+    NodeGetInfoResponse.Builder info = NodeGetInfoResponse.newBuilder()
+        .setNodeId(nodeId)
+        .setMaxVolumesPerNode(maxVolumes);
+    if (!topology.isEmpty()) {
+      info.setAccessibleTopology(Topology.newBuilder().putAllSegments(topology));
+    }
+    return info.build();
+  }
+
+  @Override
+  public String toString() {
+    return "MockCsiPlugin[" + script.pluginInfo().getName() + ", " + mode + ", " + socket + ", " + state.get() + "]";
+  }
+
+  /**
+   * Configures a {@link MockCsiPlugin}. Not thread-safe; {@link #build()} may be called more than
+   * once (each plugin gets its own copy of the settings).
+   */
+  public static final class Builder {
+    private Path socket;
+    private String name = "mock.csi.dev";
+    private String vendorVersion = "1.0.0";
+    private MockMode mode = MockMode.MONOLITH;
+    private Duration readyAfter = Duration.ZERO;
+    private boolean neverReady;
+    private boolean createParentDirs;
+    private Map<String, String> manifest = Map.of();
+    private List<PluginCapability> pluginCapabilities; // null: the mode's default
+    private List<ControllerServiceCapability> controllerCapabilities = Capabilities.controller(
+        ControllerServiceCapability.RPC.Type.CREATE_DELETE_VOLUME,
+        ControllerServiceCapability.RPC.Type.PUBLISH_UNPUBLISH_VOLUME);
+    private List<NodeServiceCapability> nodeCapabilities =
+        Capabilities.node(NodeServiceCapability.RPC.Type.STAGE_UNSTAGE_VOLUME);
+    private String nodeId = "node-1";
+    private long maxVolumesPerNode;
+    private Map<String, String> accessibleTopology = Map.of();
+    private Duration latency = Duration.ZERO;
+    private boolean omitReady;
+    private Duration hangAfterReady;
+    private EventLoopGroup eventLoopGroup;
+    private LongSupplier ticker = System::nanoTime;
+
+    private Builder() {
     }
 
-    /** A new builder; {@link Builder#socket(Path)} is required, everything else has a default. */
-    public static Builder builder() {
-        return new Builder();
+    /** Required. The socket path (made absolute); at most 107 bytes, the unix limit. */
+    public Builder socket(Path socket) {
+      this.socket = Checks.socketPath(socket);
+      return this;
     }
 
-    // ---- lifecycle ------------------------------------------------------------------------------
+    /** GetPluginInfo name; default {@code mock.csi.dev}. Not validated, so clients can be fed bad names. */
+    public Builder name(String name) {
+      this.name = Objects.requireNonNull(name, "name");
+      return this;
+    }
+
+    /** GetPluginInfo vendor_version; default {@code 1.0.0}. */
+    public Builder vendorVersion(String vendorVersion) {
+      this.vendorVersion = Objects.requireNonNull(vendorVersion, "vendorVersion");
+      return this;
+    }
+
+    /** Which services are served; default {@link MockMode#MONOLITH}. */
+    public Builder mode(MockMode mode) {
+      this.mode = Objects.requireNonNull(mode, "mode");
+      return this;
+    }
+
+    /** Probe reports not ready until {@code delay} after {@link #start()}; default zero. */
+    public Builder readyAfter(Duration delay) {
+      this.readyAfter = Checks.nonNegative("readyAfter", delay);
+      return this;
+    }
+
+    /** Probe reports not ready until told otherwise (overrides {@link #readyAfter}). */
+    public Builder neverReady() {
+      this.neverReady = true;
+      return this;
+    }
+
+    /** Whether {@link #start()} may create a missing parent directory; default false. */
+    public Builder createParentDirs(boolean create) {
+      this.createParentDirs = create;
+      return this;
+    }
+
+    /** GetPluginInfo manifest; default empty. */
+    public Builder manifest(Map<String, String> manifest) {
+      this.manifest = Map.copyOf(manifest);
+      return this;
+    }
 
     /**
-     * Binds the socket and starts serving. Before binding, a stale socket file at the path (a socket
-     * nobody accepts on) is removed; anything else there is refused. The parent directory is created
-     * only if {@link Builder#createParentDirs(boolean)} said so.
-     *
-     * @return this plugin, running
-     * @throws IOException naming the path: the parent directory is missing, a regular file,
-     *     directory, symbolic link or live socket is at the path, or binding failed. The plugin
-     *     stays {@code NEW} and may be started again.
-     * @throws IllegalStateException if the plugin was already started or stopped
+     * Plugin capabilities of the {@code Service} kind as raw numbers; unknown numbers go on the
+     * wire as they are. Default: {@code CONTROLLER_SERVICE} if the mode serves Controller, else none.
      */
+    public Builder pluginCapabilities(int... serviceTypes) {
+      this.pluginCapabilities = Capabilities.pluginServices(serviceTypes);
+      return this;
+    }
+
+    public Builder pluginCapabilities(PluginCapability.Service.Type... serviceTypes) {
+      this.pluginCapabilities = Capabilities.pluginServices(serviceTypes);
+      return this;
+    }
+
+    /** Plugin capabilities as full messages, e.g. with {@code VolumeExpansion}; empty for none. */
+    public Builder pluginCapabilities(Collection<PluginCapability> capabilities) {
+      this.pluginCapabilities = Capabilities.copy("pluginCapabilities", capabilities);
+      return this;
+    }
+
+    /** Default: CREATE_DELETE_VOLUME, PUBLISH_UNPUBLISH_VOLUME. */
+    public Builder controllerCapabilities(int... rpcTypes) {
+      this.controllerCapabilities = Capabilities.controller(rpcTypes);
+      return this;
+    }
+
+    public Builder controllerCapabilities(ControllerServiceCapability.RPC.Type... rpcTypes) {
+      this.controllerCapabilities = Capabilities.controller(rpcTypes);
+      return this;
+    }
+
+    public Builder controllerCapabilities(Collection<ControllerServiceCapability> capabilities) {
+      this.controllerCapabilities = Capabilities.copy("controllerCapabilities", capabilities);
+      return this;
+    }
+
+    /** Default: STAGE_UNSTAGE_VOLUME. */
+    public Builder nodeCapabilities(int... rpcTypes) {
+      this.nodeCapabilities = Capabilities.node(rpcTypes);
+      return this;
+    }
+
+    public Builder nodeCapabilities(NodeServiceCapability.RPC.Type... rpcTypes) {
+      this.nodeCapabilities = Capabilities.node(rpcTypes);
+      return this;
+    }
+
+    public Builder nodeCapabilities(Collection<NodeServiceCapability> capabilities) {
+      this.nodeCapabilities = Capabilities.copy("nodeCapabilities", capabilities);
+      return this;
+    }
+
+    /** NodeGetInfo node_id; default {@code node-1}. */
+    public Builder nodeId(String nodeId) {
+      this.nodeId = Objects.requireNonNull(nodeId, "nodeId");
+      return this;
+    }
+
+    /** NodeGetInfo max_volumes_per_node; default 0 (unlimited). Sent as given, even if negative. */
+    public Builder maxVolumesPerNode(long maxVolumesPerNode) {
+      this.maxVolumesPerNode = maxVolumesPerNode;
+      return this;
+    }
+
+    /** NodeGetInfo accessible_topology segments; default empty (field unset). */
+    public Builder accessibleTopology(Map<String, String> segments) {
+      this.accessibleTopology = Map.copyOf(segments);
+      return this;
+    }
+
+    /** Ready probes are answered without the {@code ready} field (absent means ready). */
+    public Builder omitReadyField() {
+      this.omitReady = true;
+      return this;
+    }
+
+    /** Probes hang once the plugin has been ready for {@code after}; see {@link MockCsiPlugin#hangProbesAfterReady}. */
+    public Builder hangProbesAfterReady(Duration after) {
+      this.hangAfterReady = Checks.nonNegative("hangProbesAfterReady", after);
+      return this;
+    }
+
+    /**
+     * Advertises everything the in-memory driver implements (what csi-sanity then tests):
+     * plugin CONTROLLER_SERVICE (if the mode serves Controller) and online volume expansion;
+     * every Controller RPC capability but MODIFY_VOLUME; node STAGE_UNSTAGE_VOLUME,
+     * GET_VOLUME_STATS, EXPAND_VOLUME, VOLUME_CONDITION, SINGLE_NODE_MULTI_WRITER.
+     */
+    public Builder allCapabilities() {
+      List<PluginCapability> plugin = new java.util.ArrayList<>();
+      if (mode.servesController()) {
+        plugin.addAll(Capabilities.pluginServices(PluginCapability.Service.Type.CONTROLLER_SERVICE));
+      }
+      plugin.add(PluginCapability.newBuilder().setVolumeExpansion(PluginCapability.VolumeExpansion.newBuilder()
+          .setType(PluginCapability.VolumeExpansion.Type.ONLINE)).build());
+      this.pluginCapabilities = List.copyOf(plugin);
+      this.controllerCapabilities = Capabilities.controller(
+          ControllerServiceCapability.RPC.Type.CREATE_DELETE_VOLUME,
+          ControllerServiceCapability.RPC.Type.PUBLISH_UNPUBLISH_VOLUME,
+          ControllerServiceCapability.RPC.Type.LIST_VOLUMES,
+          ControllerServiceCapability.RPC.Type.GET_CAPACITY,
+          ControllerServiceCapability.RPC.Type.CREATE_DELETE_SNAPSHOT,
+          ControllerServiceCapability.RPC.Type.LIST_SNAPSHOTS,
+          ControllerServiceCapability.RPC.Type.CLONE_VOLUME,
+          ControllerServiceCapability.RPC.Type.PUBLISH_READONLY,
+          ControllerServiceCapability.RPC.Type.EXPAND_VOLUME,
+          ControllerServiceCapability.RPC.Type.LIST_VOLUMES_PUBLISHED_NODES,
+          ControllerServiceCapability.RPC.Type.VOLUME_CONDITION,
+          ControllerServiceCapability.RPC.Type.GET_VOLUME,
+          // GET_SNAPSHOT is implemented but not advertised: csi-sanity v5.3.1 does not
+          // know it yet and fails a plugin that advertises it.
+          ControllerServiceCapability.RPC.Type.SINGLE_NODE_MULTI_WRITER);
+      this.nodeCapabilities = Capabilities.node(
+          NodeServiceCapability.RPC.Type.STAGE_UNSTAGE_VOLUME,
+          NodeServiceCapability.RPC.Type.GET_VOLUME_STATS,
+          NodeServiceCapability.RPC.Type.EXPAND_VOLUME,
+          NodeServiceCapability.RPC.Type.VOLUME_CONDITION,
+          NodeServiceCapability.RPC.Type.SINGLE_NODE_MULTI_WRITER);
+      return this;
+    }
+
+    /** Delay added to every response; default zero. */
+    public Builder latency(Duration latency) {
+      this.latency = Checks.nonNegative("latency", latency);
+      return this;
+    }
+
+    /**
+     * An epoll event loop group to serve on, shared with other plugins (e.g.
+     * {@code new MultiThreadIoEventLoopGroup(n, EpollIoHandler.newFactory())}). The plugin never
+     * shuts it down. Default: the plugin owns a one-thread group.
+     */
+    public Builder eventLoopGroup(EventLoopGroup group) {
+      this.eventLoopGroup = Objects.requireNonNull(group, "eventLoopGroup");
+      return this;
+    }
+
+    /** Nanosecond ticker for readyAfter and flapping; default {@code System::nanoTime}. */
+    public Builder ticker(LongSupplier nanoTime) {
+      this.ticker = Objects.requireNonNull(nanoTime, "ticker");
+      return this;
+    }
+
+    /**
+     * A new plugin, not started.
+     *
+     * @throws IllegalStateException if no socket was given
+     */
+    public MockCsiPlugin build() {
+      if (socket == null) {
+        throw new IllegalStateException("socket is required: call socket(Path) before build()");
+      }
+      return new MockCsiPlugin(this);
+    }
+
+    /** {@code build().start()}. */
     public MockCsiPlugin start() throws IOException {
-        synchronized (lifecycle) {
-            State current = state.get();
-            if (current != State.NEW) {
-                throw new IllegalStateException("mock CSI plugin on " + socket + " cannot start: it is " + current);
-            }
-            if (!Epoll.isAvailable()) {
-                throw new IOException("epoll transport is unavailable, cannot serve unix socket " + socket,
-                        Epoll.unavailabilityCause());
-            }
-            SocketFiles.prepare(socket, createParentDirs);
-            EventLoopGroup group = sharedGroup != null ? sharedGroup : newOwnedGroup();
-            Responder responder = new Responder(script, group);
-            IdentityService identityService = new IdentityService(script, responder);
-            ConnectionKiller killer = new ConnectionKiller();
-            NettyServerBuilder builder = NettyServerBuilder.forAddress(new DomainSocketAddress(socket.toString()))
-                    .channelFactory(killer)
-                    .bossEventLoopGroup(group)
-                    .workerEventLoopGroup(group)
-                    // gRPC sets SO_KEEPALIVE on accepted channels; unix sockets have no such option
-                    // and Netty would warn on every connection.
-                    .withChildOption(ChannelOption.SO_KEEPALIVE, null)
-                    .directExecutor()
-                    .addService(identityService);
-            if (mode.servesController()) {
-                builder.addService(new ControllerService(script, responder, driver));
-            }
-            if (mode.servesNode()) {
-                builder.addService(new NodeService(script, responder, driver));
-            }
-            if (initialReadyAfter != null && !initialReadyAfter.isZero()) {
-                script.readyAfter(initialReadyAfter);
-            }
-            try {
-                server = builder.build().start();
-            } catch (IOException | RuntimeException e) {
-                if (sharedGroup == null) {
-                    shutdownGroup(group);
-                }
-                throw new IOException("mock CSI plugin cannot bind unix socket " + socket + ": " + e.getMessage(), e);
-            }
-            ownedGroup = sharedGroup == null ? group : null;
-            connections = killer;
-            identity = identityService;
-            state.set(State.RUNNING);
-        }
-        log.info("mock CSI plugin '{}' ({}) serving on {}", script.pluginInfo().getName(), mode, socket);
-        return this;
+      return build().start();
     }
-
-    /**
-     * Graceful stop: answers hung probes with {@code UNAVAILABLE}, lets in-flight calls finish (up to
-     * 5 s), closes the server and removes the socket file. Idempotent; a no-op after {@link #crash()}.
-     * Stopping a plugin that never started just marks it stopped.
-     */
-    public void stop() {
-        synchronized (lifecycle) {
-            State current = state.get();
-            if (current == State.NEW) {
-                state.set(State.STOPPED);
-                terminated.countDown();
-                return;
-            }
-            if (current != State.RUNNING) {
-                return;
-            }
-            state.set(State.STOPPED);
-            // Hung probes would hold the graceful shutdown for its whole grace period.
-            Status stopping = Status.UNAVAILABLE.withDescription("mock CSI plugin stopping");
-            for (StreamObserver<ProbeResponse> parked : script.hangProbes(false)) {
-                try {
-                    parked.onError(stopping.asRuntimeException());
-                } catch (RuntimeException e) {
-                    log.debug("parked probe already gone: {}", e.toString());
-                }
-            }
-            server.shutdown();
-            try {
-                if (!server.awaitTermination(STOP_GRACE.toMillis(), TimeUnit.MILLISECONDS)) {
-                    log.warn("mock CSI plugin on {}: calls still running after {}, cutting them off", socket, STOP_GRACE);
-                    server.shutdownNow();
-                    server.awaitTermination(STOP_GRACE.toMillis(), TimeUnit.MILLISECONDS);
-                }
-            } catch (InterruptedException e) {
-                server.shutdownNow();
-                Thread.currentThread().interrupt();
-            }
-            shutdownGroup(ownedGroup);
-            try {
-                SocketFiles.removeSocket(socket);
-            } catch (IOException e) {
-                log.warn("mock CSI plugin could not remove its socket {}: {}", socket, e.toString());
-            }
-            terminated.countDown();
-        }
-        log.info("mock CSI plugin stopped, socket {} removed", socket);
-    }
-
-    /**
-     * Abrupt stop, as if the process were killed: every connection is closed at the socket level
-     * with no HTTP/2 goodbye (a call in flight fails with {@code UNAVAILABLE}, as against a dead
-     * process), the server is shut down at once, and the socket file is LEFT BEHIND with nobody
-     * accepting on it, so new connections are refused (a stale socket). A no-op if the plugin
-     * already stopped or crashed.
-     *
-     * @throws IllegalStateException if the plugin was never started
-     */
-    public void crash() {
-        synchronized (lifecycle) {
-            State current = state.get();
-            if (current == State.NEW) {
-                throw new IllegalStateException("mock CSI plugin on " + socket + " cannot crash: it never started");
-            }
-            if (current != State.RUNNING) {
-                return;
-            }
-            state.set(State.CRASHED);
-            script.releaseAllParked(); // dropped with their connections
-            // Like a killed process: connections vanish without an HTTP/2 goodbye, so clients see
-            // UNAVAILABLE whatever they were doing. Only then is the server object shut down.
-            connections.killAll(STOP_GRACE);
-            server.shutdownNow();
-            try {
-                server.awaitTermination(STOP_GRACE.toMillis(), TimeUnit.MILLISECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            shutdownGroup(ownedGroup);
-            try {
-                SocketFiles.leaveStale(socket);
-            } catch (IOException e) {
-                log.warn("mock CSI plugin could not leave a stale socket at {}: {}", socket, e.toString());
-            }
-            terminated.countDown();
-        }
-        log.info("mock CSI plugin crashed, stale socket left at {}", socket);
-    }
-
-    /** Same as {@link #stop()}: graceful, idempotent, leaves a crashed plugin's stale socket alone. */
-    @Override
-    public void close() {
-        stop();
-    }
-
-    /** Blocks until the plugin has stopped or crashed. */
-    public void awaitStopped() throws InterruptedException {
-        terminated.await();
-    }
-
-    /** Blocks up to {@code timeout} until the plugin has stopped or crashed; returns whether it has. */
-    public boolean awaitStopped(Duration timeout) throws InterruptedException {
-        return terminated.await(timeout.toNanos(), TimeUnit.NANOSECONDS);
-    }
-
-    /** Whether the plugin is serving (started, and neither stopped nor crashed). */
-    public boolean isRunning() {
-        return state.get() == State.RUNNING;
-    }
-
-    /** The absolute socket path. */
-    public Path socket() {
-        return socket;
-    }
-
-    /** The target string a gRPC channel builder accepts: {@code unix:///abs/path}. */
-    public String target() {
-        return "unix://" + socket;
-    }
-
-    public MockMode mode() {
-        return mode;
-    }
-
-    // ---- readiness --------------------------------------------------------------------------------
-
-    /** Probe reports {@code ready} from the next call on (cancels a pending {@link #readyAfter}). */
-    public void setReady(boolean ready) {
-        script.setReady(ready);
-    }
-
-    /** Probe reports not ready until told otherwise. */
-    public void neverReady() {
-        script.setReady(false);
-    }
-
-    /** Probe reports not ready until {@code delay} has passed on the ticker, from now. */
-    public void readyAfter(Duration delay) {
-        script.readyAfter(delay);
-    }
-
-    /**
-     * Probe alternates: ready for {@code period}, not ready for the next {@code period}, and so on,
-     * from now on the ticker. Overrides the ready setting until {@link #stopFlapping()}.
-     */
-    public void flap(Duration period) {
-        script.flap(period);
-    }
-
-    /** Ends flapping; Probe goes back to the ready setting. */
-    public void stopFlapping() {
-        script.stopFlapping();
-    }
-
-    /** Whether a Probe received now would report ready (ignoring hang and failure). */
-    public boolean isReadyNow() {
-        return script.isReadyNow();
-    }
-
-    /**
-     * Whether a ready Probe answer leaves out the {@code ready} field, as many drivers do (CSI: "If
-     * not present, the caller SHALL assume that the plugin is in a ready state"). Not-ready answers
-     * always carry {@code ready=false}.
-     */
-    public void omitReadyField(boolean omit) {
-        script.setOmitReady(omit);
-    }
-
-    /**
-     * Probes start hanging once the plugin has answered ready for {@code after} (measured on the
-     * ticker from the first probe that found it ready): a plugin that hangs after registration.
-     * {@link #hangProbes(boolean) hangProbes(false)} ends it.
-     */
-    public void hangProbesAfterReady(Duration after) {
-        script.hangAfterReady(Objects.requireNonNull(after, "after"));
-    }
-
-    // ---- probe faults -----------------------------------------------------------------------------
-
-    /**
-     * While {@code hang} is true, Probe never answers: the call stays open (no thread held) until
-     * the client's deadline cancels it. Switching it off answers the probes still waiting; a stop
-     * answers them with {@code UNAVAILABLE}.
-     */
-    public void hangProbes(boolean hang) {
-        List<StreamObserver<ProbeResponse>> released = script.hangProbes(hang);
-        IdentityService service = identity;
-        if (service != null) {
-            released.forEach(service::answer);
-        }
-    }
-
-    /** Probe fails with this status until {@link #clearProbeFailure()}. {@code code} must not be OK. */
-    public void failProbes(Status.Code code, String message) {
-        script.failProbes(code, message);
-    }
-
-    public void clearProbeFailure() {
-        script.clearProbeFailure();
-    }
-
-    /** Probe calls received so far, including hung and failed ones. */
-    public long probeCount() {
-        return script.probeCount();
-    }
-
-    /** Probe calls currently hanging (received, not answered, not cancelled). */
-    public int hungProbeCount() {
-        return script.parkedCount();
-    }
-
-    // ---- identity, capabilities, latency ------------------------------------------------------------
-
-    public void setName(String name) {
-        Objects.requireNonNull(name, "name");
-        script.updatePluginInfo(info -> info.setName(name));
-    }
-
-    public void setVendorVersion(String vendorVersion) {
-        Objects.requireNonNull(vendorVersion, "vendorVersion");
-        script.updatePluginInfo(info -> info.setVendorVersion(vendorVersion));
-    }
-
-    public void setManifest(Map<String, String> manifest) {
-        Map<String, String> copy = Map.copyOf(manifest);
-        script.updatePluginInfo(info -> info.clearManifest().putAllManifest(copy));
-    }
-
-    /** Plugin capabilities of the {@code Service} kind, as raw numbers (unknown numbers are sent as they are). */
-    public void setPluginCapabilities(int... serviceTypes) {
-        script.setPluginCapabilities(Capabilities.pluginServices(serviceTypes));
-    }
-
-    public void setPluginCapabilities(PluginCapability.Service.Type... serviceTypes) {
-        script.setPluginCapabilities(Capabilities.pluginServices(serviceTypes));
-    }
-
-    /** Plugin capabilities as full messages (e.g. {@code VolumeExpansion}). */
-    public void setPluginCapabilities(Collection<PluginCapability> capabilities) {
-        script.setPluginCapabilities(Capabilities.copy("pluginCapabilities", capabilities));
-    }
-
-    public void setControllerCapabilities(int... rpcTypes) {
-        script.setControllerCapabilities(Capabilities.controller(rpcTypes));
-    }
-
-    public void setControllerCapabilities(ControllerServiceCapability.RPC.Type... rpcTypes) {
-        script.setControllerCapabilities(Capabilities.controller(rpcTypes));
-    }
-
-    public void setControllerCapabilities(Collection<ControllerServiceCapability> capabilities) {
-        script.setControllerCapabilities(Capabilities.copy("controllerCapabilities", capabilities));
-    }
-
-    public void setNodeCapabilities(int... rpcTypes) {
-        script.setNodeCapabilities(Capabilities.node(rpcTypes));
-    }
-
-    public void setNodeCapabilities(NodeServiceCapability.RPC.Type... rpcTypes) {
-        script.setNodeCapabilities(Capabilities.node(rpcTypes));
-    }
-
-    public void setNodeCapabilities(Collection<NodeServiceCapability> capabilities) {
-        script.setNodeCapabilities(Capabilities.copy("nodeCapabilities", capabilities));
-    }
-
-    /** Shorthand for {@link #setPluginCapabilities(PluginCapability.Service.Type...)}. */
-    public void setCapabilities(PluginCapability.Service.Type... serviceTypes) {
-        setPluginCapabilities(serviceTypes);
-    }
-
-    /** Shorthand for {@link #setControllerCapabilities(ControllerServiceCapability.RPC.Type...)}. */
-    public void setCapabilities(ControllerServiceCapability.RPC.Type... rpcTypes) {
-        setControllerCapabilities(rpcTypes);
-    }
-
-    /** Shorthand for {@link #setNodeCapabilities(NodeServiceCapability.RPC.Type...)}. */
-    public void setCapabilities(NodeServiceCapability.RPC.Type... rpcTypes) {
-        setNodeCapabilities(rpcTypes);
-    }
-
-    /** What NodeGetInfo answers from now on; an empty topology leaves the field unset. */
-    public void setNodeInfo(String nodeId, long maxVolumesPerNode, Map<String, String> accessibleTopology) {
-        script.setNodeInfo(nodeInfo(nodeId, maxVolumesPerNode, accessibleTopology));
-    }
-
-    /** Every response (and error) is delayed by {@code latency}; zero turns latency off. */
-    public void setLatency(Duration latency) {
-        script.setLatency(latency);
-    }
-
-    // ---- standalone ---------------------------------------------------------------------------------
-
-    /**
-     * Runs a mock plugin as a program. See {@code --help}; prints {@code READY-TO-SERVE <socket>}
-     * once bound, stops gracefully on SIGTERM/SIGINT. Exit code 2 on bad arguments.
-     */
-    public static void main(String[] args) {
-        System.exit(MockPluginCommand.runMain(args));
-    }
-
-    /** The script, for the standalone command in this package. */
-    Script script() {
-        return script;
-    }
-
-    // ---- internals ----------------------------------------------------------------------------------
-
-    private EventLoopGroup newOwnedGroup() {
-        // Daemon threads: a test that forgets to close a plugin must not keep its JVM alive.
-        return new MultiThreadIoEventLoopGroup(1,
-                new DefaultThreadFactory("mock-csi-" + socket.getFileName(), true),
-                EpollIoHandler.newFactory());
-    }
-
-    private static void shutdownGroup(EventLoopGroup group) {
-        if (group != null) {
-            group.shutdownGracefully(0, 0, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
-        }
-    }
-
-    private static List<PluginCapability> defaultPluginCapabilities(MockMode mode) {
-        return mode.servesController()
-                ? Capabilities.pluginServices(PluginCapability.Service.Type.CONTROLLER_SERVICE)
-                : List.of();
-    }
-
-    private static NodeGetInfoResponse nodeInfo(String nodeId, long maxVolumes, Map<String, String> topology) {
-        Objects.requireNonNull(nodeId, "nodeId");
-        NodeGetInfoResponse.Builder info = NodeGetInfoResponse.newBuilder()
-                .setNodeId(nodeId)
-                .setMaxVolumesPerNode(maxVolumes);
-        if (!topology.isEmpty()) {
-            info.setAccessibleTopology(Topology.newBuilder().putAllSegments(topology));
-        }
-        return info.build();
-    }
-
-    @Override
-    public String toString() {
-        return "MockCsiPlugin[" + script.pluginInfo().getName() + ", " + mode + ", " + socket + ", " + state.get() + "]";
-    }
-
-    /**
-     * Configures a {@link MockCsiPlugin}. Not thread-safe; {@link #build()} may be called more than
-     * once (each plugin gets its own copy of the settings).
-     */
-    public static final class Builder {
-        private Path socket;
-        private String name = "mock.csi.dev";
-        private String vendorVersion = "1.0.0";
-        private MockMode mode = MockMode.MONOLITH;
-        private Duration readyAfter = Duration.ZERO;
-        private boolean neverReady;
-        private boolean createParentDirs;
-        private Map<String, String> manifest = Map.of();
-        private List<PluginCapability> pluginCapabilities; // null: the mode's default
-        private List<ControllerServiceCapability> controllerCapabilities = Capabilities.controller(
-                ControllerServiceCapability.RPC.Type.CREATE_DELETE_VOLUME,
-                ControllerServiceCapability.RPC.Type.PUBLISH_UNPUBLISH_VOLUME);
-        private List<NodeServiceCapability> nodeCapabilities =
-                Capabilities.node(NodeServiceCapability.RPC.Type.STAGE_UNSTAGE_VOLUME);
-        private String nodeId = "node-1";
-        private long maxVolumesPerNode;
-        private Map<String, String> accessibleTopology = Map.of();
-        private Duration latency = Duration.ZERO;
-        private boolean omitReady;
-        private Duration hangAfterReady;
-        private EventLoopGroup eventLoopGroup;
-        private LongSupplier ticker = System::nanoTime;
-
-        private Builder() {
-        }
-
-        /** Required. The socket path (made absolute); at most 107 bytes, the unix limit. */
-        public Builder socket(Path socket) {
-            this.socket = Checks.socketPath(socket);
-            return this;
-        }
-
-        /** GetPluginInfo name; default {@code mock.csi.dev}. Not validated, so clients can be fed bad names. */
-        public Builder name(String name) {
-            this.name = Objects.requireNonNull(name, "name");
-            return this;
-        }
-
-        /** GetPluginInfo vendor_version; default {@code 1.0.0}. */
-        public Builder vendorVersion(String vendorVersion) {
-            this.vendorVersion = Objects.requireNonNull(vendorVersion, "vendorVersion");
-            return this;
-        }
-
-        /** Which services are served; default {@link MockMode#MONOLITH}. */
-        public Builder mode(MockMode mode) {
-            this.mode = Objects.requireNonNull(mode, "mode");
-            return this;
-        }
-
-        /** Probe reports not ready until {@code delay} after {@link #start()}; default zero. */
-        public Builder readyAfter(Duration delay) {
-            this.readyAfter = Checks.nonNegative("readyAfter", delay);
-            return this;
-        }
-
-        /** Probe reports not ready until told otherwise (overrides {@link #readyAfter}). */
-        public Builder neverReady() {
-            this.neverReady = true;
-            return this;
-        }
-
-        /** Whether {@link #start()} may create a missing parent directory; default false. */
-        public Builder createParentDirs(boolean create) {
-            this.createParentDirs = create;
-            return this;
-        }
-
-        /** GetPluginInfo manifest; default empty. */
-        public Builder manifest(Map<String, String> manifest) {
-            this.manifest = Map.copyOf(manifest);
-            return this;
-        }
-
-        /**
-         * Plugin capabilities of the {@code Service} kind as raw numbers; unknown numbers go on the
-         * wire as they are. Default: {@code CONTROLLER_SERVICE} if the mode serves Controller, else none.
-         */
-        public Builder pluginCapabilities(int... serviceTypes) {
-            this.pluginCapabilities = Capabilities.pluginServices(serviceTypes);
-            return this;
-        }
-
-        public Builder pluginCapabilities(PluginCapability.Service.Type... serviceTypes) {
-            this.pluginCapabilities = Capabilities.pluginServices(serviceTypes);
-            return this;
-        }
-
-        /** Plugin capabilities as full messages, e.g. with {@code VolumeExpansion}; empty for none. */
-        public Builder pluginCapabilities(Collection<PluginCapability> capabilities) {
-            this.pluginCapabilities = Capabilities.copy("pluginCapabilities", capabilities);
-            return this;
-        }
-
-        /** Default: CREATE_DELETE_VOLUME, PUBLISH_UNPUBLISH_VOLUME. */
-        public Builder controllerCapabilities(int... rpcTypes) {
-            this.controllerCapabilities = Capabilities.controller(rpcTypes);
-            return this;
-        }
-
-        public Builder controllerCapabilities(ControllerServiceCapability.RPC.Type... rpcTypes) {
-            this.controllerCapabilities = Capabilities.controller(rpcTypes);
-            return this;
-        }
-
-        public Builder controllerCapabilities(Collection<ControllerServiceCapability> capabilities) {
-            this.controllerCapabilities = Capabilities.copy("controllerCapabilities", capabilities);
-            return this;
-        }
-
-        /** Default: STAGE_UNSTAGE_VOLUME. */
-        public Builder nodeCapabilities(int... rpcTypes) {
-            this.nodeCapabilities = Capabilities.node(rpcTypes);
-            return this;
-        }
-
-        public Builder nodeCapabilities(NodeServiceCapability.RPC.Type... rpcTypes) {
-            this.nodeCapabilities = Capabilities.node(rpcTypes);
-            return this;
-        }
-
-        public Builder nodeCapabilities(Collection<NodeServiceCapability> capabilities) {
-            this.nodeCapabilities = Capabilities.copy("nodeCapabilities", capabilities);
-            return this;
-        }
-
-        /** NodeGetInfo node_id; default {@code node-1}. */
-        public Builder nodeId(String nodeId) {
-            this.nodeId = Objects.requireNonNull(nodeId, "nodeId");
-            return this;
-        }
-
-        /** NodeGetInfo max_volumes_per_node; default 0 (unlimited). Sent as given, even if negative. */
-        public Builder maxVolumesPerNode(long maxVolumesPerNode) {
-            this.maxVolumesPerNode = maxVolumesPerNode;
-            return this;
-        }
-
-        /** NodeGetInfo accessible_topology segments; default empty (field unset). */
-        public Builder accessibleTopology(Map<String, String> segments) {
-            this.accessibleTopology = Map.copyOf(segments);
-            return this;
-        }
-
-        /** Ready probes are answered without the {@code ready} field (absent means ready). */
-        public Builder omitReadyField() {
-            this.omitReady = true;
-            return this;
-        }
-
-        /** Probes hang once the plugin has been ready for {@code after}; see {@link MockCsiPlugin#hangProbesAfterReady}. */
-        public Builder hangProbesAfterReady(Duration after) {
-            this.hangAfterReady = Checks.nonNegative("hangProbesAfterReady", after);
-            return this;
-        }
-
-        /**
-         * Advertises everything the in-memory driver implements (what csi-sanity then tests):
-         * plugin CONTROLLER_SERVICE (if the mode serves Controller) and online volume expansion;
-         * every Controller RPC capability but MODIFY_VOLUME; node STAGE_UNSTAGE_VOLUME,
-         * GET_VOLUME_STATS, EXPAND_VOLUME, VOLUME_CONDITION, SINGLE_NODE_MULTI_WRITER.
-         */
-        public Builder allCapabilities() {
-            List<PluginCapability> plugin = new java.util.ArrayList<>();
-            if (mode.servesController()) {
-                plugin.addAll(Capabilities.pluginServices(PluginCapability.Service.Type.CONTROLLER_SERVICE));
-            }
-            plugin.add(PluginCapability.newBuilder().setVolumeExpansion(PluginCapability.VolumeExpansion.newBuilder()
-                    .setType(PluginCapability.VolumeExpansion.Type.ONLINE)).build());
-            this.pluginCapabilities = List.copyOf(plugin);
-            this.controllerCapabilities = Capabilities.controller(
-                    ControllerServiceCapability.RPC.Type.CREATE_DELETE_VOLUME,
-                    ControllerServiceCapability.RPC.Type.PUBLISH_UNPUBLISH_VOLUME,
-                    ControllerServiceCapability.RPC.Type.LIST_VOLUMES,
-                    ControllerServiceCapability.RPC.Type.GET_CAPACITY,
-                    ControllerServiceCapability.RPC.Type.CREATE_DELETE_SNAPSHOT,
-                    ControllerServiceCapability.RPC.Type.LIST_SNAPSHOTS,
-                    ControllerServiceCapability.RPC.Type.CLONE_VOLUME,
-                    ControllerServiceCapability.RPC.Type.PUBLISH_READONLY,
-                    ControllerServiceCapability.RPC.Type.EXPAND_VOLUME,
-                    ControllerServiceCapability.RPC.Type.LIST_VOLUMES_PUBLISHED_NODES,
-                    ControllerServiceCapability.RPC.Type.VOLUME_CONDITION,
-                    ControllerServiceCapability.RPC.Type.GET_VOLUME,
-                    // GET_SNAPSHOT is implemented but not advertised: csi-sanity v5.3.1 does not
-                    // know it yet and fails a plugin that advertises it.
-                    ControllerServiceCapability.RPC.Type.SINGLE_NODE_MULTI_WRITER);
-            this.nodeCapabilities = Capabilities.node(
-                    NodeServiceCapability.RPC.Type.STAGE_UNSTAGE_VOLUME,
-                    NodeServiceCapability.RPC.Type.GET_VOLUME_STATS,
-                    NodeServiceCapability.RPC.Type.EXPAND_VOLUME,
-                    NodeServiceCapability.RPC.Type.VOLUME_CONDITION,
-                    NodeServiceCapability.RPC.Type.SINGLE_NODE_MULTI_WRITER);
-            return this;
-        }
-
-        /** Delay added to every response; default zero. */
-        public Builder latency(Duration latency) {
-            this.latency = Checks.nonNegative("latency", latency);
-            return this;
-        }
-
-        /**
-         * An epoll event loop group to serve on, shared with other plugins (e.g.
-         * {@code new MultiThreadIoEventLoopGroup(n, EpollIoHandler.newFactory())}). The plugin never
-         * shuts it down. Default: the plugin owns a one-thread group.
-         */
-        public Builder eventLoopGroup(EventLoopGroup group) {
-            this.eventLoopGroup = Objects.requireNonNull(group, "eventLoopGroup");
-            return this;
-        }
-
-        /** Nanosecond ticker for readyAfter and flapping; default {@code System::nanoTime}. */
-        public Builder ticker(LongSupplier nanoTime) {
-            this.ticker = Objects.requireNonNull(nanoTime, "ticker");
-            return this;
-        }
-
-        /**
-         * A new plugin, not started.
-         *
-         * @throws IllegalStateException if no socket was given
-         */
-        public MockCsiPlugin build() {
-            if (socket == null) {
-                throw new IllegalStateException("socket is required: call socket(Path) before build()");
-            }
-            return new MockCsiPlugin(this);
-        }
-
-        /** {@code build().start()}. */
-        public MockCsiPlugin start() throws IOException {
-            return build().start();
-        }
-    }
+  }
 }

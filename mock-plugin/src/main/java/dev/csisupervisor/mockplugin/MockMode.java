@@ -9,28 +9,28 @@ package dev.csisupervisor.mockplugin;
  * Controller service is served).
  */
 public enum MockMode {
-    /** Identity + Controller. Reports the {@code CONTROLLER_SERVICE} plugin capability. */
-    CONTROLLER(true, false),
-    /** Identity + Node. */
-    NODE(false, true),
-    /** Identity + Controller + Node, like a plugin deployed as one process on every node. */
-    MONOLITH(true, true);
+  /** Identity + Controller. Reports the {@code CONTROLLER_SERVICE} plugin capability. */
+  CONTROLLER(true, false),
+  /** Identity + Node. */
+  NODE(false, true),
+  /** Identity + Controller + Node, like a plugin deployed as one process on every node. */
+  MONOLITH(true, true);
 
-    private final boolean servesController;
-    private final boolean servesNode;
+  private final boolean servesController;
+  private final boolean servesNode;
 
-    MockMode(boolean servesController, boolean servesNode) {
-        this.servesController = servesController;
-        this.servesNode = servesNode;
-    }
+  MockMode(boolean servesController, boolean servesNode) {
+    this.servesController = servesController;
+    this.servesNode = servesNode;
+  }
 
-    /** Whether the Controller service is bound in this mode. */
-    public boolean servesController() {
-        return servesController;
-    }
+  /** Whether the Controller service is bound in this mode. */
+  public boolean servesController() {
+    return servesController;
+  }
 
-    /** Whether the Node service is bound in this mode. */
-    public boolean servesNode() {
-        return servesNode;
-    }
+  /** Whether the Node service is bound in this mode. */
+  public boolean servesNode() {
+    return servesNode;
+  }
 }

@@ -40,384 +40,384 @@ import picocli.CommandLine.Spec;
  * 1 the socket could not be bound, 2 bad arguments, 3 crashed.
  */
 @Command(name = "csi-mock-plugin", mixinStandardHelpOptions = true,
-        versionProvider = MockPluginCommand.Version.class,
-        description = {"A scriptable CSI plugin (Identity, Controller, Node) on a unix socket that is also a",
-                "complete in-memory CSI driver (volumes, snapshots, publish/stage; csi-sanity passes)."},
-        footer = {"",
-                "Prints 'READY-TO-SERVE <socket>' on stdout once bound; SIGTERM/SIGINT stop gracefully.",
-                "",
-                "stdin commands (with --stdin-control), answered 'OK <command>' or 'ERR <reason>':",
-                "  ready | not-ready | ready-after MS | hang | unhang",
-                "  fail CODE [MESSAGE] | unfail | flap MS | unflap | latency MS",
-                "  version V | name N | crash | stop",
-                "  status  (answers 'OK status probes=N hung=N ready=true|false')",
-                "",
-                "Exit codes: 0 stopped, 1 cannot bind (path occupied, no parent dir), 2 bad arguments,",
-                "3 crashed (crash, --crash-after-ms)."})
+    versionProvider = MockPluginCommand.Version.class,
+    description = {"A scriptable CSI plugin (Identity, Controller, Node) on a unix socket that is also a",
+        "complete in-memory CSI driver (volumes, snapshots, publish/stage; csi-sanity passes)."},
+    footer = {"",
+        "Prints 'READY-TO-SERVE <socket>' on stdout once bound; SIGTERM/SIGINT stop gracefully.",
+        "",
+        "stdin commands (with --stdin-control), answered 'OK <command>' or 'ERR <reason>':",
+        "  ready | not-ready | ready-after MS | hang | unhang",
+        "  fail CODE [MESSAGE] | unfail | flap MS | unflap | latency MS",
+        "  version V | name N | crash | stop",
+        "  status  (answers 'OK status probes=N hung=N ready=true|false')",
+        "",
+        "Exit codes: 0 stopped, 1 cannot bind (path occupied, no parent dir), 2 bad arguments,",
+        "3 crashed (crash, --crash-after-ms)."})
 final class MockPluginCommand implements Callable<Integer> {
 
-    static final int START_FAILED_EXIT_CODE = 1;
-    static final int CRASH_EXIT_CODE = 3;
-    static final String READY_LINE = "READY-TO-SERVE";
+  static final int START_FAILED_EXIT_CODE = 1;
+  static final int CRASH_EXIT_CODE = 3;
+  static final String READY_LINE = "READY-TO-SERVE";
 
-    private static final Logger log = LoggerFactory.getLogger(MockPluginCommand.class);
+  private static final Logger log = LoggerFactory.getLogger(MockPluginCommand.class);
 
-    @Spec
-    private CommandSpec spec;
+  @Spec
+  private CommandSpec spec;
 
-    @Option(names = "--endpoint", paramLabel = "unix:///path/csi.sock",
-            description = "Socket to serve on (unix:///abs/path, unix:/abs/path or a path); default: $CSI_ENDPOINT.")
-    private String endpoint;
+  @Option(names = "--endpoint", paramLabel = "unix:///path/csi.sock",
+      description = "Socket to serve on (unix:///abs/path, unix:/abs/path or a path); default: $CSI_ENDPOINT.")
+  private String endpoint;
 
-    @Option(names = "--name", description = "Plugin name (GetPluginInfo); default: ${DEFAULT-VALUE}.")
-    private String name = "mock.csi.dev";
+  @Option(names = "--name", description = "Plugin name (GetPluginInfo); default: ${DEFAULT-VALUE}.")
+  private String name = "mock.csi.dev";
 
-    @Option(names = "--type", paramLabel = "controller|node|monolith",
-            description = "Services to serve; default: ${DEFAULT-VALUE}.")
-    private MockMode type = MockMode.MONOLITH;
+  @Option(names = "--type", paramLabel = "controller|node|monolith",
+      description = "Services to serve; default: ${DEFAULT-VALUE}.")
+  private MockMode type = MockMode.MONOLITH;
 
-    @Option(names = "--vendor-version", description = "Vendor version; default: ${DEFAULT-VALUE}.")
-    private String vendorVersion = "1.0.0";
+  @Option(names = "--vendor-version", description = "Vendor version; default: ${DEFAULT-VALUE}.")
+  private String vendorVersion = "1.0.0";
 
-    @Option(names = "--node-id", description = "NodeGetInfo node id; default: ${DEFAULT-VALUE}.")
-    private String nodeId = "node-1";
+  @Option(names = "--node-id", description = "NodeGetInfo node id; default: ${DEFAULT-VALUE}.")
+  private String nodeId = "node-1";
 
-    @Option(names = "--ready-after-ms", paramLabel = "MS", description = "Probe is not ready for MS after start.")
-    private long readyAfterMs;
+  @Option(names = "--ready-after-ms", paramLabel = "MS", description = "Probe is not ready for MS after start.")
+  private long readyAfterMs;
 
-    @Option(names = "--never-ready", description = "Probe never reports ready.")
-    private boolean neverReady;
+  @Option(names = "--never-ready", description = "Probe never reports ready.")
+  private boolean neverReady;
 
-    @Option(names = "--hang-probes", description = "Probe never answers.")
-    private boolean hangProbes;
+  @Option(names = "--hang-probes", description = "Probe never answers.")
+  private boolean hangProbes;
 
-    @Option(names = "--fail-probes", paramLabel = "CODE", description = "Probe fails with this gRPC status code.")
-    private Status.Code failProbes;
+  @Option(names = "--fail-probes", paramLabel = "CODE", description = "Probe fails with this gRPC status code.")
+  private Status.Code failProbes;
 
-    @Option(names = "--fail-message", description = "Message of --fail-probes; default: ${DEFAULT-VALUE}.")
-    private String failMessage = "mock probe failure";
+  @Option(names = "--fail-message", description = "Message of --fail-probes; default: ${DEFAULT-VALUE}.")
+  private String failMessage = "mock probe failure";
 
-    @Option(names = "--flap-ms", paramLabel = "MS", description = "Alternate ready / not ready every MS.")
-    private long flapMs;
+  @Option(names = "--flap-ms", paramLabel = "MS", description = "Alternate ready / not ready every MS.")
+  private long flapMs;
 
-    @Option(names = "--latency-ms", paramLabel = "MS", description = "Delay every response by MS.")
-    private long latencyMs;
+  @Option(names = "--latency-ms", paramLabel = "MS", description = "Delay every response by MS.")
+  private long latencyMs;
 
-    @Option(names = "--create-dir", description = "Create the socket's parent directory if missing.")
-    private boolean createDir;
+  @Option(names = "--create-dir", description = "Create the socket's parent directory if missing.")
+  private boolean createDir;
 
-    @Option(names = "--exit-after-ms", paramLabel = "MS", description = "Stop gracefully after MS.")
-    private long exitAfterMs;
+  @Option(names = "--exit-after-ms", paramLabel = "MS", description = "Stop gracefully after MS.")
+  private long exitAfterMs;
 
-    @Option(names = "--crash-after-ms", paramLabel = "MS", description = "Crash (leave the socket) after MS.")
-    private long crashAfterMs;
+  @Option(names = "--crash-after-ms", paramLabel = "MS", description = "Crash (leave the socket) after MS.")
+  private long crashAfterMs;
 
-    @Option(names = "--stdin-control", description = "Obey line commands on stdin (see below).")
-    private boolean stdinControl;
+  @Option(names = "--stdin-control", description = "Obey line commands on stdin (see below).")
+  private boolean stdinControl;
 
-    @Option(names = "--all-capabilities",
-            description = "Advertise everything the in-memory driver implements (snapshots, cloning, expansion, ...).")
-    private boolean allCapabilities;
+  @Option(names = "--all-capabilities",
+      description = "Advertise everything the in-memory driver implements (snapshots, cloning, expansion, ...).")
+  private boolean allCapabilities;
 
-    @Option(names = "--omit-ready", description = "Answer ready probes without the ready field (absent means ready).")
-    private boolean omitReady;
+  @Option(names = "--omit-ready", description = "Answer ready probes without the ready field (absent means ready).")
+  private boolean omitReady;
 
-    @Option(names = "--no-controller-service",
-            description = "Do not advertise the CONTROLLER_SERVICE plugin capability (a node-only driver).")
-    private boolean noControllerService;
+  @Option(names = "--no-controller-service",
+      description = "Do not advertise the CONTROLLER_SERVICE plugin capability (a node-only driver).")
+  private boolean noControllerService;
 
-    @Option(names = "--unknown-capabilities",
-            description = "Also advertise capability values this CSI version does not define (plugin 42, controller 99, node 77).")
-    private boolean unknownCapabilities;
+  @Option(names = "--unknown-capabilities",
+      description = "Also advertise capability values this CSI version does not define (plugin 42, controller 99, node 77).")
+  private boolean unknownCapabilities;
 
-    @Option(names = "--hang-after-ready-ms", paramLabel = "MS",
-            description = "Probe hangs once the plugin has been ready for MS (a plugin that hangs after registration).")
-    private Long hangAfterReadyMs;
+  @Option(names = "--hang-after-ready-ms", paramLabel = "MS",
+      description = "Probe hangs once the plugin has been ready for MS (a plugin that hangs after registration).")
+  private Long hangAfterReadyMs;
 
-    private final Map<String, String> env;
-    private final PrintStream out;
-    private final InputStream in;
-    private final boolean processMode;
-    private final IntConsumer halt;
-    private volatile boolean crashed;
+  private final Map<String, String> env;
+  private final PrintStream out;
+  private final InputStream in;
+  private final boolean processMode;
+  private final IntConsumer halt;
+  private volatile boolean crashed;
 
-    MockPluginCommand(Map<String, String> env, PrintStream out, InputStream in, boolean processMode, IntConsumer halt) {
-        this.env = env;
-        this.out = out;
-        this.in = in;
-        this.processMode = processMode;
-        this.halt = halt;
+  MockPluginCommand(Map<String, String> env, PrintStream out, InputStream in, boolean processMode, IntConsumer halt) {
+    this.env = env;
+    this.out = out;
+    this.in = in;
+    this.processMode = processMode;
+    this.halt = halt;
+  }
+
+  /** Entry point of {@code main}: real environment, stdout, stdin, shutdown hook, halt on crash. */
+  static int runMain(String[] args) {
+    MockPluginCommand command = new MockPluginCommand(
+        System.getenv(), System.out, System.in, true, code -> Runtime.getRuntime().halt(code));
+    return commandLine(command).execute(args);
+  }
+
+  static CommandLine commandLine(MockPluginCommand command) {
+    return new CommandLine(command).setCaseInsensitiveEnumValuesAllowed(true);
+  }
+
+  @Override
+  public Integer call() throws Exception {
+    Path socket = socketPath();
+    MockCsiPlugin.Builder builder = MockCsiPlugin.builder()
+        .name(name)
+        .vendorVersion(vendorVersion)
+        .mode(type)
+        .nodeId(nodeId)
+        .createParentDirs(createDir)
+        .readyAfter(Duration.ofMillis(nonNegative("--ready-after-ms", readyAfterMs)))
+        .latency(Duration.ofMillis(nonNegative("--latency-ms", latencyMs)));
+    try {
+      builder.socket(socket);
+    } catch (IllegalArgumentException e) {
+      throw new ParameterException(spec.commandLine(), "Invalid endpoint: " + e.getMessage());
     }
-
-    /** Entry point of {@code main}: real environment, stdout, stdin, shutdown hook, halt on crash. */
-    static int runMain(String[] args) {
-        MockPluginCommand command = new MockPluginCommand(
-                System.getenv(), System.out, System.in, true, code -> Runtime.getRuntime().halt(code));
-        return commandLine(command).execute(args);
+    if (neverReady) {
+      builder.neverReady();
     }
-
-    static CommandLine commandLine(MockPluginCommand command) {
-        return new CommandLine(command).setCaseInsensitiveEnumValuesAllowed(true);
+    if (allCapabilities) {
+      builder.allCapabilities();
     }
+    if (omitReady) {
+      builder.omitReadyField();
+    }
+    if (hangAfterReadyMs != null) {
+      builder.hangProbesAfterReady(Duration.ofMillis(nonNegative("--hang-after-ready-ms", hangAfterReadyMs)));
+    }
+    MockCsiPlugin plugin = builder.build();
+    Script script = plugin.script();
+    if (noControllerService) {
+      List<PluginCapability> kept = new ArrayList<>();
+      for (PluginCapability c : script.pluginCapabilities()) {
+        if (!(c.hasService() && c.getService().getType() == PluginCapability.Service.Type.CONTROLLER_SERVICE)) {
+          kept.add(c);
+        }
+      }
+      script.setPluginCapabilities(kept);
+    }
+    if (unknownCapabilities) {
+      List<PluginCapability> p = new ArrayList<>(script.pluginCapabilities());
+      p.addAll(Capabilities.pluginServices(42));
+      script.setPluginCapabilities(p);
+      List<ControllerServiceCapability> c = new ArrayList<>(script.controllerCapabilities());
+      c.addAll(Capabilities.controller(99));
+      script.setControllerCapabilities(c);
+      List<NodeServiceCapability> n = new ArrayList<>(script.nodeCapabilities());
+      n.addAll(Capabilities.node(77));
+      script.setNodeCapabilities(n);
+    }
+    // Script faults before binding, so no client ever sees the plugin without them.
+    if (hangProbes) {
+      plugin.hangProbes(true);
+    }
+    if (failProbes != null) {
+      if (failProbes == Status.Code.OK) {
+        throw new ParameterException(spec.commandLine(), "--fail-probes must not be OK");
+      }
+      plugin.failProbes(failProbes, failMessage);
+    }
+    if (nonNegative("--flap-ms", flapMs) > 0) {
+      plugin.flap(Duration.ofMillis(flapMs));
+    }
+    nonNegative("--exit-after-ms", exitAfterMs);
+    nonNegative("--crash-after-ms", crashAfterMs);
 
+    try {
+      plugin.start();
+    } catch (IOException e) {
+      // An expected failure (path occupied, parent missing): one clear line, no stack trace.
+      spec.commandLine().getErr().println("csi-mock-plugin: cannot start: " + e.getMessage());
+      return START_FAILED_EXIT_CODE;
+    }
+    if (processMode) {
+      Runtime.getRuntime().addShutdownHook(new Thread(plugin::stop, "mock-csi-shutdown"));
+    }
+    out.println(READY_LINE + " " + plugin.socket());
+    out.flush();
+
+    if (exitAfterMs > 0) {
+      CompletableFuture.delayedExecutor(exitAfterMs, TimeUnit.MILLISECONDS).execute(plugin::stop);
+    }
+    if (crashAfterMs > 0) {
+      CompletableFuture.delayedExecutor(crashAfterMs, TimeUnit.MILLISECONDS).execute(() -> crash(plugin));
+    }
+    if (stdinControl) {
+      daemon("mock-csi-stdin", () -> readCommands(plugin));
+    }
+    plugin.awaitStopped();
+    return crashed ? CRASH_EXIT_CODE : 0;
+  }
+
+  /** --endpoint, else $CSI_ENDPOINT; exit 2 naming both if neither is there. */
+  private Path socketPath() {
+    String value = endpoint;
+    String source = "--endpoint";
+    if (value == null) {
+      value = env.get("CSI_ENDPOINT");
+      source = "CSI_ENDPOINT";
+    }
+    if (value == null || value.isBlank()) {
+      throw new ParameterException(spec.commandLine(),
+          "Missing endpoint: give --endpoint unix:///path/csi.sock or set CSI_ENDPOINT");
+    }
+    try {
+      return parseEndpoint(value);
+    } catch (IllegalArgumentException e) {
+      throw new ParameterException(spec.commandLine(), "Invalid " + source + ": " + e.getMessage());
+    }
+  }
+
+  /**
+   * {@code unix:///abs/path}, {@code unix:/abs/path} or a plain path (relative paths resolve
+   * against the working directory). Other schemes, and {@code unix://host/...}, are refused.
+   */
+  static Path parseEndpoint(String endpoint) {
+    String path;
+    if (endpoint.startsWith("unix://")) {
+      path = endpoint.substring("unix://".length());
+      if (!path.startsWith("/")) {
+        throw new IllegalArgumentException(
+            "unix:// endpoint must name an absolute path (unix:///path/csi.sock): " + endpoint);
+      }
+    } else if (endpoint.startsWith("unix:")) {
+      path = endpoint.substring("unix:".length());
+    } else if (endpoint.matches("^[A-Za-z][A-Za-z0-9+.-]*://.*")) {
+      throw new IllegalArgumentException("only unix endpoints are supported: " + endpoint);
+    } else {
+      path = endpoint;
+    }
+    if (path.isBlank()) {
+      throw new IllegalArgumentException("endpoint names no path: " + endpoint);
+    }
+    return Path.of(path);
+  }
+
+  private void readCommands(MockCsiPlugin plugin) {
+    try (BufferedReader reader = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
+      String line;
+      while ((line = reader.readLine()) != null) {
+        String command = line.strip();
+        if (command.isEmpty()) {
+          continue;
+        }
+        try {
+          apply(plugin, command);
+        } catch (RuntimeException e) {
+          reply("ERR " + e.getMessage());
+        }
+      }
+      // EOF: the parent closed our stdin; keep serving until stopped some other way.
+    } catch (IOException e) {
+      log.warn("reading stdin commands failed: {}", e.toString());
+    }
+  }
+
+  /**
+   * Applies one stdin command and replies {@code OK <command>}. Crash and stop reply first: after
+   * them there may be no process left to reply.
+   */
+  private void apply(MockCsiPlugin plugin, String command) {
+    String[] words = command.split("\\s+", 2);
+    String verb = words[0].toLowerCase(Locale.ROOT);
+    String arg = words.length > 1 ? words[1].strip() : "";
+    switch (verb) {
+      case "ready" -> plugin.setReady(true);
+      case "not-ready", "never-ready" -> plugin.setReady(false);
+      case "ready-after" -> plugin.readyAfter(Duration.ofMillis(millis(verb, arg)));
+      case "hang" -> plugin.hangProbes(true);
+      case "unhang" -> plugin.hangProbes(false);
+      case "fail" -> {
+        String[] parts = arg.split("\\s+", 2);
+        if (parts[0].isEmpty()) {
+          throw new IllegalArgumentException("fail needs a status code, e.g. 'fail UNAVAILABLE'");
+        }
+        Status.Code code = Status.Code.valueOf(parts[0].toUpperCase(Locale.ROOT));
+        plugin.failProbes(code, parts.length > 1 ? parts[1] : failMessage);
+      }
+      case "unfail" -> plugin.clearProbeFailure();
+      case "flap" -> plugin.flap(Duration.ofMillis(millis(verb, arg)));
+      case "unflap" -> plugin.stopFlapping();
+      case "latency" -> plugin.setLatency(Duration.ofMillis(millis(verb, arg)));
+      case "version" -> plugin.setVendorVersion(required(verb, arg));
+      case "name" -> plugin.setName(required(verb, arg));
+      case "status" -> {
+        reply("OK status probes=" + plugin.probeCount() + " hung=" + plugin.hungProbeCount()
+            + " ready=" + plugin.isReadyNow());
+        return;
+      }
+      case "crash" -> {
+        reply("OK crash");
+        crash(plugin);
+        return;
+      }
+      case "stop" -> {
+        reply("OK stop");
+        plugin.stop();
+        return;
+      }
+      default -> throw new IllegalArgumentException("unknown command: " + command);
+    }
+    reply("OK " + command);
+  }
+
+  private void reply(String line) {
+    synchronized (out) {
+      out.println(line);
+      out.flush();
+    }
+  }
+
+  private void crash(MockCsiPlugin plugin) {
+    crashed = true;
+    if (processMode) {
+      // Like kill -9: no shutdown hook runs, the socket file stays behind.
+      halt.accept(CRASH_EXIT_CODE);
+    }
+    plugin.crash();
+  }
+
+  private static long millis(String verb, String arg) {
+    try {
+      long ms = Long.parseLong(required(verb, arg));
+      if (ms < 0) {
+        throw new IllegalArgumentException(verb + " needs milliseconds >= 0: " + arg);
+      }
+      return ms;
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(verb + " needs milliseconds: '" + arg + "'");
+    }
+  }
+
+  private static String required(String verb, String arg) {
+    if (arg.isEmpty()) {
+      throw new IllegalArgumentException(verb + " needs an argument");
+    }
+    return arg;
+  }
+
+  private long nonNegative(String option, long value) {
+    if (value < 0) {
+      throw new ParameterException(spec.commandLine(), option + " must not be negative: " + value);
+    }
+    return value;
+  }
+
+  /** {@code --version}: the jar's Implementation-Version when there is one. */
+  static final class Version implements CommandLine.IVersionProvider {
     @Override
-    public Integer call() throws Exception {
-        Path socket = socketPath();
-        MockCsiPlugin.Builder builder = MockCsiPlugin.builder()
-                .name(name)
-                .vendorVersion(vendorVersion)
-                .mode(type)
-                .nodeId(nodeId)
-                .createParentDirs(createDir)
-                .readyAfter(Duration.ofMillis(nonNegative("--ready-after-ms", readyAfterMs)))
-                .latency(Duration.ofMillis(nonNegative("--latency-ms", latencyMs)));
-        try {
-            builder.socket(socket);
-        } catch (IllegalArgumentException e) {
-            throw new ParameterException(spec.commandLine(), "Invalid endpoint: " + e.getMessage());
-        }
-        if (neverReady) {
-            builder.neverReady();
-        }
-        if (allCapabilities) {
-            builder.allCapabilities();
-        }
-        if (omitReady) {
-            builder.omitReadyField();
-        }
-        if (hangAfterReadyMs != null) {
-            builder.hangProbesAfterReady(Duration.ofMillis(nonNegative("--hang-after-ready-ms", hangAfterReadyMs)));
-        }
-        MockCsiPlugin plugin = builder.build();
-        Script script = plugin.script();
-        if (noControllerService) {
-            List<PluginCapability> kept = new ArrayList<>();
-            for (PluginCapability c : script.pluginCapabilities()) {
-                if (!(c.hasService() && c.getService().getType() == PluginCapability.Service.Type.CONTROLLER_SERVICE)) {
-                    kept.add(c);
-                }
-            }
-            script.setPluginCapabilities(kept);
-        }
-        if (unknownCapabilities) {
-            List<PluginCapability> p = new ArrayList<>(script.pluginCapabilities());
-            p.addAll(Capabilities.pluginServices(42));
-            script.setPluginCapabilities(p);
-            List<ControllerServiceCapability> c = new ArrayList<>(script.controllerCapabilities());
-            c.addAll(Capabilities.controller(99));
-            script.setControllerCapabilities(c);
-            List<NodeServiceCapability> n = new ArrayList<>(script.nodeCapabilities());
-            n.addAll(Capabilities.node(77));
-            script.setNodeCapabilities(n);
-        }
-        // Script faults before binding, so no client ever sees the plugin without them.
-        if (hangProbes) {
-            plugin.hangProbes(true);
-        }
-        if (failProbes != null) {
-            if (failProbes == Status.Code.OK) {
-                throw new ParameterException(spec.commandLine(), "--fail-probes must not be OK");
-            }
-            plugin.failProbes(failProbes, failMessage);
-        }
-        if (nonNegative("--flap-ms", flapMs) > 0) {
-            plugin.flap(Duration.ofMillis(flapMs));
-        }
-        nonNegative("--exit-after-ms", exitAfterMs);
-        nonNegative("--crash-after-ms", crashAfterMs);
-
-        try {
-            plugin.start();
-        } catch (IOException e) {
-            // An expected failure (path occupied, parent missing): one clear line, no stack trace.
-            spec.commandLine().getErr().println("csi-mock-plugin: cannot start: " + e.getMessage());
-            return START_FAILED_EXIT_CODE;
-        }
-        if (processMode) {
-            Runtime.getRuntime().addShutdownHook(new Thread(plugin::stop, "mock-csi-shutdown"));
-        }
-        out.println(READY_LINE + " " + plugin.socket());
-        out.flush();
-
-        if (exitAfterMs > 0) {
-            CompletableFuture.delayedExecutor(exitAfterMs, TimeUnit.MILLISECONDS).execute(plugin::stop);
-        }
-        if (crashAfterMs > 0) {
-            CompletableFuture.delayedExecutor(crashAfterMs, TimeUnit.MILLISECONDS).execute(() -> crash(plugin));
-        }
-        if (stdinControl) {
-            daemon("mock-csi-stdin", () -> readCommands(plugin));
-        }
-        plugin.awaitStopped();
-        return crashed ? CRASH_EXIT_CODE : 0;
+    public String[] getVersion() {
+      String version = MockCsiPlugin.class.getPackage().getImplementationVersion();
+      return new String[] {"csi-mock-plugin " + (version != null ? version : "(development build)")};
     }
+  }
 
-    /** --endpoint, else $CSI_ENDPOINT; exit 2 naming both if neither is there. */
-    private Path socketPath() {
-        String value = endpoint;
-        String source = "--endpoint";
-        if (value == null) {
-            value = env.get("CSI_ENDPOINT");
-            source = "CSI_ENDPOINT";
-        }
-        if (value == null || value.isBlank()) {
-            throw new ParameterException(spec.commandLine(),
-                    "Missing endpoint: give --endpoint unix:///path/csi.sock or set CSI_ENDPOINT");
-        }
-        try {
-            return parseEndpoint(value);
-        } catch (IllegalArgumentException e) {
-            throw new ParameterException(spec.commandLine(), "Invalid " + source + ": " + e.getMessage());
-        }
-    }
-
-    /**
-     * {@code unix:///abs/path}, {@code unix:/abs/path} or a plain path (relative paths resolve
-     * against the working directory). Other schemes, and {@code unix://host/...}, are refused.
-     */
-    static Path parseEndpoint(String endpoint) {
-        String path;
-        if (endpoint.startsWith("unix://")) {
-            path = endpoint.substring("unix://".length());
-            if (!path.startsWith("/")) {
-                throw new IllegalArgumentException(
-                        "unix:// endpoint must name an absolute path (unix:///path/csi.sock): " + endpoint);
-            }
-        } else if (endpoint.startsWith("unix:")) {
-            path = endpoint.substring("unix:".length());
-        } else if (endpoint.matches("^[A-Za-z][A-Za-z0-9+.-]*://.*")) {
-            throw new IllegalArgumentException("only unix endpoints are supported: " + endpoint);
-        } else {
-            path = endpoint;
-        }
-        if (path.isBlank()) {
-            throw new IllegalArgumentException("endpoint names no path: " + endpoint);
-        }
-        return Path.of(path);
-    }
-
-    private void readCommands(MockCsiPlugin plugin) {
-        try (BufferedReader reader = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
-            String line;
-            while ((line = reader.readLine()) != null) {
-                String command = line.strip();
-                if (command.isEmpty()) {
-                    continue;
-                }
-                try {
-                    apply(plugin, command);
-                } catch (RuntimeException e) {
-                    reply("ERR " + e.getMessage());
-                }
-            }
-            // EOF: the parent closed our stdin; keep serving until stopped some other way.
-        } catch (IOException e) {
-            log.warn("reading stdin commands failed: {}", e.toString());
-        }
-    }
-
-    /**
-     * Applies one stdin command and replies {@code OK <command>}. Crash and stop reply first: after
-     * them there may be no process left to reply.
-     */
-    private void apply(MockCsiPlugin plugin, String command) {
-        String[] words = command.split("\\s+", 2);
-        String verb = words[0].toLowerCase(Locale.ROOT);
-        String arg = words.length > 1 ? words[1].strip() : "";
-        switch (verb) {
-            case "ready" -> plugin.setReady(true);
-            case "not-ready", "never-ready" -> plugin.setReady(false);
-            case "ready-after" -> plugin.readyAfter(Duration.ofMillis(millis(verb, arg)));
-            case "hang" -> plugin.hangProbes(true);
-            case "unhang" -> plugin.hangProbes(false);
-            case "fail" -> {
-                String[] parts = arg.split("\\s+", 2);
-                if (parts[0].isEmpty()) {
-                    throw new IllegalArgumentException("fail needs a status code, e.g. 'fail UNAVAILABLE'");
-                }
-                Status.Code code = Status.Code.valueOf(parts[0].toUpperCase(Locale.ROOT));
-                plugin.failProbes(code, parts.length > 1 ? parts[1] : failMessage);
-            }
-            case "unfail" -> plugin.clearProbeFailure();
-            case "flap" -> plugin.flap(Duration.ofMillis(millis(verb, arg)));
-            case "unflap" -> plugin.stopFlapping();
-            case "latency" -> plugin.setLatency(Duration.ofMillis(millis(verb, arg)));
-            case "version" -> plugin.setVendorVersion(required(verb, arg));
-            case "name" -> plugin.setName(required(verb, arg));
-            case "status" -> {
-                reply("OK status probes=" + plugin.probeCount() + " hung=" + plugin.hungProbeCount()
-                        + " ready=" + plugin.isReadyNow());
-                return;
-            }
-            case "crash" -> {
-                reply("OK crash");
-                crash(plugin);
-                return;
-            }
-            case "stop" -> {
-                reply("OK stop");
-                plugin.stop();
-                return;
-            }
-            default -> throw new IllegalArgumentException("unknown command: " + command);
-        }
-        reply("OK " + command);
-    }
-
-    private void reply(String line) {
-        synchronized (out) {
-            out.println(line);
-            out.flush();
-        }
-    }
-
-    private void crash(MockCsiPlugin plugin) {
-        crashed = true;
-        if (processMode) {
-            // Like kill -9: no shutdown hook runs, the socket file stays behind.
-            halt.accept(CRASH_EXIT_CODE);
-        }
-        plugin.crash();
-    }
-
-    private static long millis(String verb, String arg) {
-        try {
-            long ms = Long.parseLong(required(verb, arg));
-            if (ms < 0) {
-                throw new IllegalArgumentException(verb + " needs milliseconds >= 0: " + arg);
-            }
-            return ms;
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(verb + " needs milliseconds: '" + arg + "'");
-        }
-    }
-
-    private static String required(String verb, String arg) {
-        if (arg.isEmpty()) {
-            throw new IllegalArgumentException(verb + " needs an argument");
-        }
-        return arg;
-    }
-
-    private long nonNegative(String option, long value) {
-        if (value < 0) {
-            throw new ParameterException(spec.commandLine(), option + " must not be negative: " + value);
-        }
-        return value;
-    }
-
-    /** {@code --version}: the jar's Implementation-Version when there is one. */
-    static final class Version implements CommandLine.IVersionProvider {
-        @Override
-        public String[] getVersion() {
-            String version = MockCsiPlugin.class.getPackage().getImplementationVersion();
-            return new String[] {"csi-mock-plugin " + (version != null ? version : "(development build)")};
-        }
-    }
-
-    private static void daemon(String name, Runnable task) {
-        Thread thread = new Thread(task, name);
-        thread.setDaemon(true);
-        thread.start();
-    }
+  private static void daemon(String name, Runnable task) {
+    Thread thread = new Thread(task, name);
+    thread.setDaemon(true);
+    thread.start();
+  }
 }

@@ -26,60 +26,60 @@ import io.grpc.stub.StreamObserver;
  */
 final class NodeService extends NodeGrpc.NodeImplBase {
 
-    private final Script script;
-    private final Responder responder;
-    private final InMemoryDriver driver;
+  private final Script script;
+  private final Responder responder;
+  private final InMemoryDriver driver;
 
-    NodeService(Script script, Responder responder, InMemoryDriver driver) {
-        this.script = script;
-        this.responder = responder;
-        this.driver = driver;
-    }
+  NodeService(Script script, Responder responder, InMemoryDriver driver) {
+    this.script = script;
+    this.responder = responder;
+    this.driver = driver;
+  }
 
-    @Override
-    public void nodeGetCapabilities(
-            NodeGetCapabilitiesRequest request, StreamObserver<NodeGetCapabilitiesResponse> observer) {
-        responder.reply(observer, NodeGetCapabilitiesResponse.newBuilder()
-                .addAllCapabilities(script.nodeCapabilities())
-                .build());
-    }
+  @Override
+  public void nodeGetCapabilities(
+      NodeGetCapabilitiesRequest request, StreamObserver<NodeGetCapabilitiesResponse> observer) {
+    responder.reply(observer, NodeGetCapabilitiesResponse.newBuilder()
+        .addAllCapabilities(script.nodeCapabilities())
+        .build());
+  }
 
-    @Override
-    public void nodeGetInfo(NodeGetInfoRequest request, StreamObserver<NodeGetInfoResponse> observer) {
-        responder.reply(observer, script.nodeInfo());
-    }
+  @Override
+  public void nodeGetInfo(NodeGetInfoRequest request, StreamObserver<NodeGetInfoResponse> observer) {
+    responder.reply(observer, script.nodeInfo());
+  }
 
-    @Override
-    public void nodeStageVolume(NodeStageVolumeRequest request, StreamObserver<NodeStageVolumeResponse> observer) {
-        responder.answer(observer, () -> driver.nodeStage(request));
-    }
+  @Override
+  public void nodeStageVolume(NodeStageVolumeRequest request, StreamObserver<NodeStageVolumeResponse> observer) {
+    responder.answer(observer, () -> driver.nodeStage(request));
+  }
 
-    @Override
-    public void nodeUnstageVolume(
-            NodeUnstageVolumeRequest request, StreamObserver<NodeUnstageVolumeResponse> observer) {
-        responder.answer(observer, () -> driver.nodeUnstage(request));
-    }
+  @Override
+  public void nodeUnstageVolume(
+      NodeUnstageVolumeRequest request, StreamObserver<NodeUnstageVolumeResponse> observer) {
+    responder.answer(observer, () -> driver.nodeUnstage(request));
+  }
 
-    @Override
-    public void nodePublishVolume(
-            NodePublishVolumeRequest request, StreamObserver<NodePublishVolumeResponse> observer) {
-        responder.answer(observer, () -> driver.nodePublish(request));
-    }
+  @Override
+  public void nodePublishVolume(
+      NodePublishVolumeRequest request, StreamObserver<NodePublishVolumeResponse> observer) {
+    responder.answer(observer, () -> driver.nodePublish(request));
+  }
 
-    @Override
-    public void nodeUnpublishVolume(
-            NodeUnpublishVolumeRequest request, StreamObserver<NodeUnpublishVolumeResponse> observer) {
-        responder.answer(observer, () -> driver.nodeUnpublish(request));
-    }
+  @Override
+  public void nodeUnpublishVolume(
+      NodeUnpublishVolumeRequest request, StreamObserver<NodeUnpublishVolumeResponse> observer) {
+    responder.answer(observer, () -> driver.nodeUnpublish(request));
+  }
 
-    @Override
-    public void nodeGetVolumeStats(
-            NodeGetVolumeStatsRequest request, StreamObserver<NodeGetVolumeStatsResponse> observer) {
-        responder.answer(observer, () -> driver.nodeGetVolumeStats(request));
-    }
+  @Override
+  public void nodeGetVolumeStats(
+      NodeGetVolumeStatsRequest request, StreamObserver<NodeGetVolumeStatsResponse> observer) {
+    responder.answer(observer, () -> driver.nodeGetVolumeStats(request));
+  }
 
-    @Override
-    public void nodeExpandVolume(NodeExpandVolumeRequest request, StreamObserver<NodeExpandVolumeResponse> observer) {
-        responder.answer(observer, () -> driver.nodeExpand(request));
-    }
+  @Override
+  public void nodeExpandVolume(NodeExpandVolumeRequest request, StreamObserver<NodeExpandVolumeResponse> observer) {
+    responder.answer(observer, () -> driver.nodeExpand(request));
+  }
 }

@@ -16,63 +16,63 @@ import org.slf4j.LoggerFactory;
  */
 final class Responder {
 
-    private static final Logger log = LoggerFactory.getLogger(Responder.class);
+  private static final Logger log = LoggerFactory.getLogger(Responder.class);
 
-    private final Script script;
-    private final ScheduledExecutorService scheduler;
+  private final Script script;
+  private final ScheduledExecutorService scheduler;
 
-    Responder(Script script, ScheduledExecutorService scheduler) {
-        this.script = script;
-        this.scheduler = scheduler;
+  Responder(Script script, ScheduledExecutorService scheduler) {
+    this.script = script;
+    this.scheduler = scheduler;
+  }
+
+  <T> void reply(StreamObserver<T> observer, T value) {
+    deliver(() -> {
+      observer.onNext(value);
+      observer.onCompleted();
+    });
+  }
+
+  /** Replies with what {@code call} returns, or fails with the status it throws. */
+  <T> void answer(StreamObserver<T> observer, java.util.function.Supplier<T> call) {
+    T value;
+    try {
+      value = call.get();
+    } catch (io.grpc.StatusRuntimeException e) {
+      fail(observer, e.getStatus());
+      return;
+    } catch (RuntimeException e) {
+      log.warn("mock driver call failed", e);
+      fail(observer, Status.INTERNAL.withDescription(e.toString()));
+      return;
     }
+    reply(observer, value);
+  }
 
-    <T> void reply(StreamObserver<T> observer, T value) {
-        deliver(() -> {
-            observer.onNext(value);
-            observer.onCompleted();
-        });
-    }
+  void fail(StreamObserver<?> observer, Status status) {
+    deliver(() -> observer.onError(status.asRuntimeException()));
+  }
 
-    /** Replies with what {@code call} returns, or fails with the status it throws. */
-    <T> void answer(StreamObserver<T> observer, java.util.function.Supplier<T> call) {
-        T value;
-        try {
-            value = call.get();
-        } catch (io.grpc.StatusRuntimeException e) {
-            fail(observer, e.getStatus());
-            return;
-        } catch (RuntimeException e) {
-            log.warn("mock driver call failed", e);
-            fail(observer, Status.INTERNAL.withDescription(e.toString()));
-            return;
-        }
-        reply(observer, value);
+  private void deliver(Runnable completion) {
+    long latency = script.latencyNanos();
+    if (latency == 0) {
+      runQuietly(completion);
+      return;
     }
+    try {
+      scheduler.schedule(() -> runQuietly(completion), latency, TimeUnit.NANOSECONDS);
+    } catch (RejectedExecutionException e) {
+      // The event loop is shutting down with the plugin: the call dies with its connection.
+      log.debug("mock plugin stopping, delayed reply dropped");
+    }
+  }
 
-    void fail(StreamObserver<?> observer, Status status) {
-        deliver(() -> observer.onError(status.asRuntimeException()));
+  private static void runQuietly(Runnable completion) {
+    try {
+      completion.run();
+    } catch (RuntimeException e) {
+      // The client gave up (deadline, cancel) or the server is going down: nothing to answer.
+      log.debug("reply not delivered: {}", e.toString());
     }
-
-    private void deliver(Runnable completion) {
-        long latency = script.latencyNanos();
-        if (latency == 0) {
-            runQuietly(completion);
-            return;
-        }
-        try {
-            scheduler.schedule(() -> runQuietly(completion), latency, TimeUnit.NANOSECONDS);
-        } catch (RejectedExecutionException e) {
-            // The event loop is shutting down with the plugin: the call dies with its connection.
-            log.debug("mock plugin stopping, delayed reply dropped");
-        }
-    }
-
-    private static void runQuietly(Runnable completion) {
-        try {
-            completion.run();
-        } catch (RuntimeException e) {
-            // The client gave up (deadline, cancel) or the server is going down: nothing to answer.
-            log.debug("reply not delivered: {}", e.toString());
-        }
-    }
+  }
 }

@@ -21,54 +21,54 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
  */
 final class Csi implements AutoCloseable {
 
-    final ManagedChannel channel;
+  final ManagedChannel channel;
 
-    Csi(Path socket) {
-        channel = Grpc.newChannelBuilder("unix://" + socket, InsecureChannelCredentials.create())
-                .overrideAuthority("localhost")
-                .build();
-    }
+  Csi(Path socket) {
+    channel = Grpc.newChannelBuilder("unix://" + socket, InsecureChannelCredentials.create())
+        .overrideAuthority("localhost")
+        .build();
+  }
 
-    IdentityGrpc.IdentityBlockingStub identity() {
-        return IdentityGrpc.newBlockingStub(channel).withDeadlineAfter(5, TimeUnit.SECONDS);
-    }
+  IdentityGrpc.IdentityBlockingStub identity() {
+    return IdentityGrpc.newBlockingStub(channel).withDeadlineAfter(5, TimeUnit.SECONDS);
+  }
 
-    IdentityGrpc.IdentityFutureStub identityFuture() {
-        return IdentityGrpc.newFutureStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
-    }
+  IdentityGrpc.IdentityFutureStub identityFuture() {
+    return IdentityGrpc.newFutureStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
+  }
 
-    ControllerGrpc.ControllerBlockingStub controller() {
-        return ControllerGrpc.newBlockingStub(channel).withDeadlineAfter(5, TimeUnit.SECONDS);
-    }
+  ControllerGrpc.ControllerBlockingStub controller() {
+    return ControllerGrpc.newBlockingStub(channel).withDeadlineAfter(5, TimeUnit.SECONDS);
+  }
 
-    NodeGrpc.NodeBlockingStub node() {
-        return NodeGrpc.newBlockingStub(channel).withDeadlineAfter(5, TimeUnit.SECONDS);
-    }
+  NodeGrpc.NodeBlockingStub node() {
+    return NodeGrpc.newBlockingStub(channel).withDeadlineAfter(5, TimeUnit.SECONDS);
+  }
 
-    /** Probe's ready field, asserting that the plugin set it explicitly. */
-    boolean ready() {
-        var response = identity().probe(ProbeRequest.getDefaultInstance());
-        if (!response.hasReady()) {
-            throw new AssertionError("Probe response without an explicit ready field: " + response);
-        }
-        return response.getReady().getValue();
+  /** Probe's ready field, asserting that the plugin set it explicitly. */
+  boolean ready() {
+    var response = identity().probe(ProbeRequest.getDefaultInstance());
+    if (!response.hasReady()) {
+      throw new AssertionError("Probe response without an explicit ready field: " + response);
     }
+    return response.getReady().getValue();
+  }
 
-    static Status.Code codeOf(Executable call) {
-        return assertThrows(StatusRuntimeException.class, call).getStatus().getCode();
-    }
+  static Status.Code codeOf(Executable call) {
+    return assertThrows(StatusRuntimeException.class, call).getStatus().getCode();
+  }
 
-    static Status statusOf(Executable call) {
-        return assertThrows(StatusRuntimeException.class, call).getStatus();
-    }
+  static Status statusOf(Executable call) {
+    return assertThrows(StatusRuntimeException.class, call).getStatus();
+  }
 
-    @Override
-    public void close() {
-        channel.shutdownNow();
-        try {
-            channel.awaitTermination(5, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+  @Override
+  public void close() {
+    channel.shutdownNow();
+    try {
+      channel.awaitTermination(5, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
+  }
 }

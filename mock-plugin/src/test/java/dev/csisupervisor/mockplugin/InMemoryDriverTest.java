@@ -34,124 +34,124 @@ import org.junit.jupiter.api.io.TempDir;
 /** The mock plugin's in-memory CSI driver, over real gRPC: the spec's codes and idempotency. */
 @Timeout(30)
 class InMemoryDriverTest {
-    private static final VolumeCapability MOUNT_RW = VolumeCapability.newBuilder()
-            .setMount(VolumeCapability.MountVolume.getDefaultInstance())
-            .setAccessMode(VolumeCapability.AccessMode.newBuilder()
-                    .setMode(VolumeCapability.AccessMode.Mode.SINGLE_NODE_WRITER))
-            .build();
+  private static final VolumeCapability MOUNT_RW = VolumeCapability.newBuilder()
+      .setMount(VolumeCapability.MountVolume.getDefaultInstance())
+      .setAccessMode(VolumeCapability.AccessMode.newBuilder()
+          .setMode(VolumeCapability.AccessMode.Mode.SINGLE_NODE_WRITER))
+      .build();
 
-    @TempDir
-    Path dir;
+  @TempDir
+  Path dir;
 
-    private MockCsiPlugin plugin;
-    private Csi csi;
+  private MockCsiPlugin plugin;
+  private Csi csi;
 
-    @BeforeEach
-    void setUp() throws Exception {
-        plugin = MockCsiPlugin.builder().socket(dir.resolve("csi.sock")).allCapabilities().start();
-        csi = new Csi(plugin.socket());
+  @BeforeEach
+  void setUp() throws Exception {
+    plugin = MockCsiPlugin.builder().socket(dir.resolve("csi.sock")).allCapabilities().start();
+    csi = new Csi(plugin.socket());
+  }
+
+  @AfterEach
+  void tearDown() {
+    csi.close();
+    plugin.close();
+  }
+
+  private Volume create(String name, long bytes) {
+    return csi.controller().createVolume(CreateVolumeRequest.newBuilder().setName(name)
+        .addVolumeCapabilities(MOUNT_RW)
+        .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(bytes)).build()).getVolume();
+  }
+
+  @Test
+  void createVolume_isIdempotentByName_andRefusesAnIncompatibleRepeat() {
+    Volume v = create("data", 1 << 20);
+    assertEquals(1 << 20, v.getCapacityBytes());
+    assertEquals(v, create("data", 1 << 20));
+    assertEquals(Status.Code.ALREADY_EXISTS, codeOf(() -> create("data", 2 << 20)));
+    assertEquals(Status.Code.INVALID_ARGUMENT, codeOf(() -> csi.controller().createVolume(
+        CreateVolumeRequest.newBuilder().setName("nocaps").build())));
+    assertEquals(Status.Code.INVALID_ARGUMENT, codeOf(() -> csi.controller().createVolume(
+        CreateVolumeRequest.newBuilder().addVolumeCapabilities(MOUNT_RW).build())));
+  }
+
+  @Test
+  void contentSource_mustExist_andIsEchoed() {
+    Volume src = create("src", 1 << 20);
+    String snap = csi.controller().createSnapshot(CreateSnapshotRequest.newBuilder().setName("s")
+        .setSourceVolumeId(src.getVolumeId()).build()).getSnapshot().getSnapshotId();
+    VolumeContentSource fromSnap = VolumeContentSource.newBuilder()
+        .setSnapshot(VolumeContentSource.SnapshotSource.newBuilder().setSnapshotId(snap)).build();
+    Volume restored = csi.controller().createVolume(CreateVolumeRequest.newBuilder().setName("r")
+        .addVolumeCapabilities(MOUNT_RW).setVolumeContentSource(fromSnap).build()).getVolume();
+    assertEquals(fromSnap, restored.getContentSource());
+    VolumeContentSource missing = VolumeContentSource.newBuilder()
+        .setVolume(VolumeContentSource.VolumeSource.newBuilder().setVolumeId("nope")).build();
+    assertEquals(Status.Code.NOT_FOUND, codeOf(() -> csi.controller().createVolume(CreateVolumeRequest
+        .newBuilder().setName("c").addVolumeCapabilities(MOUNT_RW).setVolumeContentSource(missing).build())));
+  }
+
+  @Test
+  void listVolumes_pagesWithTokens_andAbortsOnAForeignToken() {
+    for (int i = 0; i < 5; i++) {
+      create("v" + i, 1 << 20);
     }
+    ListVolumesResponse first = csi.controller().listVolumes(ListVolumesRequest.newBuilder().setMaxEntries(2).build());
+    assertEquals(2, first.getEntriesCount());
+    assertFalse(first.getNextToken().isEmpty());
+    ListVolumesResponse rest = csi.controller().listVolumes(
+        ListVolumesRequest.newBuilder().setStartingToken(first.getNextToken()).build());
+    assertEquals(3, rest.getEntriesCount());
+    assertTrue(rest.getNextToken().isEmpty());
+    assertEquals(Status.Code.ABORTED, codeOf(() -> csi.controller().listVolumes(
+        ListVolumesRequest.newBuilder().setStartingToken("invalid-token").build())));
+  }
 
-    @AfterEach
-    void tearDown() {
-        csi.close();
-        plugin.close();
-    }
+  @Test
+  void fullLifecycle_publishesToItsOwnNodeOnly_andCreatesThenRemovesTheTargetPath() throws Exception {
+    Volume v = create("life", 1 << 20);
+    String id = v.getVolumeId();
+    assertEquals(Status.Code.NOT_FOUND, codeOf(() -> csi.controller().controllerPublishVolume(
+        ControllerPublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId("other-node")
+            .setVolumeCapability(MOUNT_RW).build())));
+    csi.controller().controllerPublishVolume(ControllerPublishVolumeRequest.newBuilder().setVolumeId(id)
+        .setNodeId("node-1").setVolumeCapability(MOUNT_RW).build());
+    assertEquals(Status.Code.ALREADY_EXISTS, codeOf(() -> csi.controller().controllerPublishVolume(
+        ControllerPublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId("node-1")
+            .setVolumeCapability(MOUNT_RW).setReadonly(true).build())));
+    Path staging = Files.createDirectory(dir.resolve("staging"));
+    Path target = dir.resolve("target");
+    assertEquals(Status.Code.FAILED_PRECONDITION, codeOf(() -> csi.node().nodePublishVolume(
+        NodePublishVolumeRequest.newBuilder().setVolumeId(id).setTargetPath(target.toString())
+            .setStagingTargetPath(staging.toString()).setVolumeCapability(MOUNT_RW).build())),
+        "not staged yet");
+    csi.node().nodeStageVolume(NodeStageVolumeRequest.newBuilder().setVolumeId(id)
+        .setStagingTargetPath(staging.toString()).setVolumeCapability(MOUNT_RW).build());
+    csi.node().nodePublishVolume(NodePublishVolumeRequest.newBuilder().setVolumeId(id)
+        .setTargetPath(target.toString()).setStagingTargetPath(staging.toString())
+        .setVolumeCapability(MOUNT_RW).build());
+    assertTrue(Files.isDirectory(target), "the plugin creates the target path");
+    assertEquals(1 << 20, csi.node().nodeGetVolumeStats(NodeGetVolumeStatsRequest.newBuilder()
+        .setVolumeId(id).setVolumePath(target.toString()).build()).getUsage(0).getTotal());
+    assertEquals(Status.Code.NOT_FOUND, codeOf(() -> csi.node().nodeGetVolumeStats(
+        NodeGetVolumeStatsRequest.newBuilder().setVolumeId(id).setVolumePath("some/path").build())));
+    assertEquals(Status.Code.FAILED_PRECONDITION, codeOf(() -> csi.controller().deleteVolume(
+        DeleteVolumeRequest.newBuilder().setVolumeId(id).build())), "still published");
 
-    private Volume create(String name, long bytes) {
-        return csi.controller().createVolume(CreateVolumeRequest.newBuilder().setName(name)
-                .addVolumeCapabilities(MOUNT_RW)
-                .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(bytes)).build()).getVolume();
-    }
-
-    @Test
-    void createVolume_isIdempotentByName_andRefusesAnIncompatibleRepeat() {
-        Volume v = create("data", 1 << 20);
-        assertEquals(1 << 20, v.getCapacityBytes());
-        assertEquals(v, create("data", 1 << 20));
-        assertEquals(Status.Code.ALREADY_EXISTS, codeOf(() -> create("data", 2 << 20)));
-        assertEquals(Status.Code.INVALID_ARGUMENT, codeOf(() -> csi.controller().createVolume(
-                CreateVolumeRequest.newBuilder().setName("nocaps").build())));
-        assertEquals(Status.Code.INVALID_ARGUMENT, codeOf(() -> csi.controller().createVolume(
-                CreateVolumeRequest.newBuilder().addVolumeCapabilities(MOUNT_RW).build())));
-    }
-
-    @Test
-    void contentSource_mustExist_andIsEchoed() {
-        Volume src = create("src", 1 << 20);
-        String snap = csi.controller().createSnapshot(CreateSnapshotRequest.newBuilder().setName("s")
-                .setSourceVolumeId(src.getVolumeId()).build()).getSnapshot().getSnapshotId();
-        VolumeContentSource fromSnap = VolumeContentSource.newBuilder()
-                .setSnapshot(VolumeContentSource.SnapshotSource.newBuilder().setSnapshotId(snap)).build();
-        Volume restored = csi.controller().createVolume(CreateVolumeRequest.newBuilder().setName("r")
-                .addVolumeCapabilities(MOUNT_RW).setVolumeContentSource(fromSnap).build()).getVolume();
-        assertEquals(fromSnap, restored.getContentSource());
-        VolumeContentSource missing = VolumeContentSource.newBuilder()
-                .setVolume(VolumeContentSource.VolumeSource.newBuilder().setVolumeId("nope")).build();
-        assertEquals(Status.Code.NOT_FOUND, codeOf(() -> csi.controller().createVolume(CreateVolumeRequest
-                .newBuilder().setName("c").addVolumeCapabilities(MOUNT_RW).setVolumeContentSource(missing).build())));
-    }
-
-    @Test
-    void listVolumes_pagesWithTokens_andAbortsOnAForeignToken() {
-        for (int i = 0; i < 5; i++) {
-            create("v" + i, 1 << 20);
-        }
-        ListVolumesResponse first = csi.controller().listVolumes(ListVolumesRequest.newBuilder().setMaxEntries(2).build());
-        assertEquals(2, first.getEntriesCount());
-        assertFalse(first.getNextToken().isEmpty());
-        ListVolumesResponse rest = csi.controller().listVolumes(
-                ListVolumesRequest.newBuilder().setStartingToken(first.getNextToken()).build());
-        assertEquals(3, rest.getEntriesCount());
-        assertTrue(rest.getNextToken().isEmpty());
-        assertEquals(Status.Code.ABORTED, codeOf(() -> csi.controller().listVolumes(
-                ListVolumesRequest.newBuilder().setStartingToken("invalid-token").build())));
-    }
-
-    @Test
-    void fullLifecycle_publishesToItsOwnNodeOnly_andCreatesThenRemovesTheTargetPath() throws Exception {
-        Volume v = create("life", 1 << 20);
-        String id = v.getVolumeId();
-        assertEquals(Status.Code.NOT_FOUND, codeOf(() -> csi.controller().controllerPublishVolume(
-                ControllerPublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId("other-node")
-                        .setVolumeCapability(MOUNT_RW).build())));
-        csi.controller().controllerPublishVolume(ControllerPublishVolumeRequest.newBuilder().setVolumeId(id)
-                .setNodeId("node-1").setVolumeCapability(MOUNT_RW).build());
-        assertEquals(Status.Code.ALREADY_EXISTS, codeOf(() -> csi.controller().controllerPublishVolume(
-                ControllerPublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId("node-1")
-                        .setVolumeCapability(MOUNT_RW).setReadonly(true).build())));
-        Path staging = Files.createDirectory(dir.resolve("staging"));
-        Path target = dir.resolve("target");
-        assertEquals(Status.Code.FAILED_PRECONDITION, codeOf(() -> csi.node().nodePublishVolume(
-                NodePublishVolumeRequest.newBuilder().setVolumeId(id).setTargetPath(target.toString())
-                        .setStagingTargetPath(staging.toString()).setVolumeCapability(MOUNT_RW).build())),
-                "not staged yet");
-        csi.node().nodeStageVolume(NodeStageVolumeRequest.newBuilder().setVolumeId(id)
-                .setStagingTargetPath(staging.toString()).setVolumeCapability(MOUNT_RW).build());
-        csi.node().nodePublishVolume(NodePublishVolumeRequest.newBuilder().setVolumeId(id)
-                .setTargetPath(target.toString()).setStagingTargetPath(staging.toString())
-                .setVolumeCapability(MOUNT_RW).build());
-        assertTrue(Files.isDirectory(target), "the plugin creates the target path");
-        assertEquals(1 << 20, csi.node().nodeGetVolumeStats(NodeGetVolumeStatsRequest.newBuilder()
-                .setVolumeId(id).setVolumePath(target.toString()).build()).getUsage(0).getTotal());
-        assertEquals(Status.Code.NOT_FOUND, codeOf(() -> csi.node().nodeGetVolumeStats(
-                NodeGetVolumeStatsRequest.newBuilder().setVolumeId(id).setVolumePath("some/path").build())));
-        assertEquals(Status.Code.FAILED_PRECONDITION, codeOf(() -> csi.controller().deleteVolume(
-                DeleteVolumeRequest.newBuilder().setVolumeId(id).build())), "still published");
-
-        csi.node().nodeUnpublishVolume(NodeUnpublishVolumeRequest.newBuilder().setVolumeId(id)
-                .setTargetPath(target.toString()).build());
-        assertFalse(Files.exists(target), "unpublish removes the target path");
-        csi.node().nodeUnpublishVolume(NodeUnpublishVolumeRequest.newBuilder().setVolumeId(id)
-                .setTargetPath(target.toString()).build()); // idempotent
-        csi.node().nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder().setVolumeId(id)
-                .setStagingTargetPath(staging.toString()).build());
-        csi.controller().controllerUnpublishVolume(ControllerUnpublishVolumeRequest.newBuilder()
-                .setVolumeId(id).setNodeId("node-1").build());
-        csi.controller().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
-        csi.controller().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build()); // idempotent
-        assertEquals(Status.Code.NOT_FOUND, codeOf(() -> csi.controller().validateVolumeCapabilities(
-                ValidateVolumeCapabilitiesRequest.newBuilder().setVolumeId(id).addVolumeCapabilities(MOUNT_RW)
-                        .build())));
-    }
+    csi.node().nodeUnpublishVolume(NodeUnpublishVolumeRequest.newBuilder().setVolumeId(id)
+        .setTargetPath(target.toString()).build());
+    assertFalse(Files.exists(target), "unpublish removes the target path");
+    csi.node().nodeUnpublishVolume(NodeUnpublishVolumeRequest.newBuilder().setVolumeId(id)
+        .setTargetPath(target.toString()).build()); // idempotent
+    csi.node().nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder().setVolumeId(id)
+        .setStagingTargetPath(staging.toString()).build());
+    csi.controller().controllerUnpublishVolume(ControllerUnpublishVolumeRequest.newBuilder()
+        .setVolumeId(id).setNodeId("node-1").build());
+    csi.controller().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
+    csi.controller().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build()); // idempotent
+    assertEquals(Status.Code.NOT_FOUND, codeOf(() -> csi.controller().validateVolumeCapabilities(
+        ValidateVolumeCapabilitiesRequest.newBuilder().setVolumeId(id).addVolumeCapabilities(MOUNT_RW)
+            .build())));
+  }
 }

@@ -27,245 +27,245 @@ import org.junit.jupiter.api.io.TempDir;
 @Timeout(30)
 class MockCsiPluginProbeTest {
 
-    @TempDir
-    Path dir;
+  @TempDir
+  Path dir;
 
-    private final FakeTicker ticker = new FakeTicker();
-    private MockCsiPlugin plugin;
-    private Csi csi;
+  private final FakeTicker ticker = new FakeTicker();
+  private MockCsiPlugin plugin;
+  private Csi csi;
 
-    private void start(Consumer<MockCsiPlugin.Builder> configure) throws Exception {
-        MockCsiPlugin.Builder builder = MockCsiPlugin.builder().socket(dir.resolve("csi.sock")).ticker(ticker);
-        configure.accept(builder);
-        plugin = builder.start();
-        csi = new Csi(plugin.socket());
+  private void start(Consumer<MockCsiPlugin.Builder> configure) throws Exception {
+    MockCsiPlugin.Builder builder = MockCsiPlugin.builder().socket(dir.resolve("csi.sock")).ticker(ticker);
+    configure.accept(builder);
+    plugin = builder.start();
+    csi = new Csi(plugin.socket());
+  }
+
+  @AfterEach
+  void tearDown() throws Exception {
+    if (csi != null) {
+      csi.close();
     }
-
-    @AfterEach
-    void tearDown() throws Exception {
-        if (csi != null) {
-            csi.close();
-        }
-        if (plugin != null) {
-            plugin.close();
-        }
+    if (plugin != null) {
+      plugin.close();
     }
+  }
 
-    @Test
-    void probe_byDefault_isExplicitlyReady() throws Exception {
-        start(b -> { });
-        ProbeResponse response = csi.identity().probe(ProbeRequest.getDefaultInstance());
-        assertTrue(response.hasReady(), "ready must be sent explicitly");
-        assertTrue(response.getReady().getValue());
+  @Test
+  void probe_byDefault_isExplicitlyReady() throws Exception {
+    start(b -> { });
+    ProbeResponse response = csi.identity().probe(ProbeRequest.getDefaultInstance());
+    assertTrue(response.hasReady(), "ready must be sent explicitly");
+    assertTrue(response.getReady().getValue());
+  }
+
+  @Test
+  void readyAfter_reportsNotReadyUntilTickerPassesTheDelay() throws Exception {
+    start(b -> b.readyAfter(Duration.ofSeconds(5)));
+    assertFalse(csi.ready());
+    ticker.advance(Duration.ofMillis(4999));
+    assertFalse(csi.ready());
+    ticker.advance(Duration.ofMillis(1));
+    assertTrue(csi.ready());
+    ticker.advance(Duration.ofDays(1));
+    assertTrue(csi.ready());
+  }
+
+  @Test
+  void readyAfter_atRuntime_countsFromTheCall() throws Exception {
+    start(b -> { });
+    ticker.advance(Duration.ofMinutes(1));
+    plugin.readyAfter(Duration.ofSeconds(2));
+    assertFalse(csi.ready());
+    ticker.advance(Duration.ofSeconds(2));
+    assertTrue(csi.ready());
+  }
+
+  @Test
+  void neverReady_staysNotReadyHoweverMuchTimePasses() throws Exception {
+    start(b -> b.neverReady().readyAfter(Duration.ofMillis(1)));
+    assertFalse(csi.ready());
+    ticker.advance(Duration.ofDays(365));
+    assertFalse(csi.ready());
+    plugin.setReady(true);
+    assertTrue(csi.ready());
+  }
+
+  @Test
+  void setReady_togglesOnTheNextCall() throws Exception {
+    start(b -> { });
+    plugin.setReady(false);
+    assertFalse(csi.ready());
+    plugin.setReady(true);
+    assertTrue(csi.ready());
+    plugin.neverReady();
+    assertFalse(csi.ready());
+  }
+
+  @Test
+  void hangProbes_probeNeverAnswers_clientHitsItsDeadline() throws Exception {
+    start(b -> { });
+    plugin.hangProbes(true);
+    long before = System.nanoTime();
+    Status.Code code = codeOf(() -> csi.identity().withDeadlineAfter(200, TimeUnit.MILLISECONDS)
+        .probe(ProbeRequest.getDefaultInstance()));
+    assertEquals(Status.Code.DEADLINE_EXCEEDED, code);
+    assertTrue(System.nanoTime() - before >= TimeUnit.MILLISECONDS.toNanos(200));
+    // The cancelled call is forgotten, so hung calls cannot pile up.
+    await().atMost(Duration.ofSeconds(5)).until(() -> plugin.hungProbeCount() == 0);
+    // Other RPCs are not affected by a hanging Probe.
+    assertEquals("mock.csi.dev", csi.identity().getPluginInfo(
+        GetPluginInfoRequest.getDefaultInstance()).getName());
+    assertEquals(1, plugin.probeCount());
+  }
+
+  @Test
+  void hangProbes_switchedOff_answersTheWaitingProbes() throws Exception {
+    start(b -> { });
+    plugin.hangProbes(true);
+    plugin.setReady(false);
+    ListenableFuture<ProbeResponse> waiting = csi.identityFuture().probe(ProbeRequest.getDefaultInstance());
+    await().atMost(Duration.ofSeconds(5)).until(() -> plugin.hungProbeCount() == 1);
+    assertFalse(waiting.isDone());
+    plugin.hangProbes(false);
+    ProbeResponse response = waiting.get(5, TimeUnit.SECONDS);
+    assertTrue(response.hasReady());
+    assertFalse(response.getReady().getValue());
+    assertFalse(csi.ready(), "no longer hangs: answers at once");
+    assertEquals(2, plugin.probeCount());
+  }
+
+  @Test
+  void stop_answersHungProbesWithUnavailable_withoutWaitingForThem() throws Exception {
+    start(b -> { });
+    plugin.hangProbes(true);
+    ListenableFuture<ProbeResponse> waiting = csi.identityFuture().probe(ProbeRequest.getDefaultInstance());
+    await().atMost(Duration.ofSeconds(5)).until(() -> plugin.hungProbeCount() == 1);
+    long before = System.nanoTime();
+    plugin.stop();
+    assertTrue(System.nanoTime() - before < TimeUnit.SECONDS.toNanos(4), "stop waited for the hung probe");
+    ExecutionException e = assertThrows(ExecutionException.class, () -> waiting.get(5, TimeUnit.SECONDS));
+    assertEquals(Status.Code.UNAVAILABLE, ((StatusRuntimeException) e.getCause()).getStatus().getCode());
+  }
+
+  @Test
+  void failProbes_returnsTheStatus_untilCleared() throws Exception {
+    start(b -> { });
+    plugin.failProbes(Status.Code.FAILED_PRECONDITION, "disk array offline");
+    Status status = statusOf(() -> csi.identity().probe(ProbeRequest.getDefaultInstance()));
+    assertEquals(Status.Code.FAILED_PRECONDITION, status.getCode());
+    assertEquals("disk array offline", status.getDescription());
+    plugin.failProbes(Status.Code.INTERNAL, "boom");
+    assertEquals(Status.Code.INTERNAL, codeOf(() -> csi.identity().probe(ProbeRequest.getDefaultInstance())));
+    plugin.clearProbeFailure();
+    assertTrue(csi.ready());
+    assertEquals(3, plugin.probeCount());
+  }
+
+  @Test
+  void failProbes_withOk_isRejected() throws Exception {
+    start(b -> { });
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> plugin.failProbes(Status.Code.OK, "fine"));
+    assertTrue(e.getMessage().contains("OK"), e.getMessage());
+    assertTrue(csi.ready());
+  }
+
+  @Test
+  void flap_alternatesReadyAndNotReadyEachPeriod_thenStops() throws Exception {
+    start(b -> { });
+    plugin.flap(Duration.ofSeconds(10));
+    assertTrue(csi.ready());
+    ticker.advance(Duration.ofMillis(9999));
+    assertTrue(csi.ready());
+    ticker.advance(Duration.ofMillis(1));
+    assertFalse(csi.ready());
+    ticker.advance(Duration.ofSeconds(10));
+    assertTrue(csi.ready());
+    ticker.advance(Duration.ofSeconds(10));
+    assertFalse(csi.ready());
+    plugin.stopFlapping();
+    assertTrue(csi.ready(), "back to the ready setting");
+  }
+
+  @Test
+  void flap_overridesNeverReady_whileActive() throws Exception {
+    start(MockCsiPlugin.Builder::neverReady);
+    plugin.flap(Duration.ofSeconds(1));
+    assertTrue(csi.ready());
+    plugin.stopFlapping();
+    assertFalse(csi.ready());
+  }
+
+  @Test
+  void flap_withZeroOrNegativePeriod_isRejected() throws Exception {
+    start(b -> { });
+    assertThrows(IllegalArgumentException.class, () -> plugin.flap(Duration.ZERO));
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> plugin.flap(Duration.ofMillis(-1)));
+    assertTrue(e.getMessage().contains("flap period"), e.getMessage());
+  }
+
+  @Test
+  void latency_delaysEveryResponse_andCanBeTurnedOff() throws Exception {
+    start(b -> b.latency(Duration.ofMillis(300)));
+    long before = System.nanoTime();
+    assertTrue(csi.ready());
+    assertTrue(System.nanoTime() - before >= TimeUnit.MILLISECONDS.toNanos(300));
+
+    // A client deadline shorter than the latency expires.
+    assertEquals(Status.Code.DEADLINE_EXCEEDED, codeOf(() -> csi.identity()
+        .withDeadlineAfter(100, TimeUnit.MILLISECONDS).probe(ProbeRequest.getDefaultInstance())));
+
+    plugin.setLatency(Duration.ZERO);
+    assertTrue(csi.ready());
+    // Errors are delayed too.
+    plugin.setLatency(Duration.ofMillis(200));
+    plugin.failProbes(Status.Code.UNAVAILABLE, "later");
+    long beforeFailure = System.nanoTime();
+    assertEquals(Status.Code.UNAVAILABLE, codeOf(() -> csi.identity().probe(ProbeRequest.getDefaultInstance())));
+    assertTrue(System.nanoTime() - beforeFailure >= TimeUnit.MILLISECONDS.toNanos(200));
+  }
+
+  @Test
+  void probeCount_countsEveryProbeReceived() throws Exception {
+    start(b -> { });
+    assertEquals(0, plugin.probeCount());
+    csi.ready();
+    csi.ready();
+    csi.identity().getPluginInfo(GetPluginInfoRequest.getDefaultInstance());
+    assertEquals(2, plugin.probeCount());
+  }
+
+  @Test
+  void behaviourSetBeforeStart_appliesToTheVeryFirstProbe() throws Exception {
+    MockCsiPlugin early = MockCsiPlugin.builder().socket(dir.resolve("early.sock")).build();
+    early.failProbes(Status.Code.UNAVAILABLE, "not yet");
+    try (early; Csi client = new Csi(early.start().socket())) {
+      assertEquals(Status.Code.UNAVAILABLE, codeOf(() -> client.identity().probe(ProbeRequest.getDefaultInstance())));
     }
+  }
 
-    @Test
-    void readyAfter_reportsNotReadyUntilTickerPassesTheDelay() throws Exception {
-        start(b -> b.readyAfter(Duration.ofSeconds(5)));
-        assertFalse(csi.ready());
-        ticker.advance(Duration.ofMillis(4999));
-        assertFalse(csi.ready());
-        ticker.advance(Duration.ofMillis(1));
-        assertTrue(csi.ready());
-        ticker.advance(Duration.ofDays(1));
-        assertTrue(csi.ready());
-    }
+  @Test
+  void omitReadyField_answersReadyWithoutTheField_butNotReadyExplicitly() throws Exception {
+    start(b -> b.omitReadyField().readyAfter(Duration.ofSeconds(1)));
+    assertFalse(csi.identity().probe(ProbeRequest.getDefaultInstance()).getReady().getValue());
+    assertTrue(csi.identity().probe(ProbeRequest.getDefaultInstance()).hasReady(), "not ready is explicit");
+    ticker.advance(Duration.ofSeconds(1));
+    assertFalse(csi.identity().probe(ProbeRequest.getDefaultInstance()).hasReady(),
+        "ready is left out: absent means ready");
+  }
 
-    @Test
-    void readyAfter_atRuntime_countsFromTheCall() throws Exception {
-        start(b -> { });
-        ticker.advance(Duration.ofMinutes(1));
-        plugin.readyAfter(Duration.ofSeconds(2));
-        assertFalse(csi.ready());
-        ticker.advance(Duration.ofSeconds(2));
-        assertTrue(csi.ready());
-    }
-
-    @Test
-    void neverReady_staysNotReadyHoweverMuchTimePasses() throws Exception {
-        start(b -> b.neverReady().readyAfter(Duration.ofMillis(1)));
-        assertFalse(csi.ready());
-        ticker.advance(Duration.ofDays(365));
-        assertFalse(csi.ready());
-        plugin.setReady(true);
-        assertTrue(csi.ready());
-    }
-
-    @Test
-    void setReady_togglesOnTheNextCall() throws Exception {
-        start(b -> { });
-        plugin.setReady(false);
-        assertFalse(csi.ready());
-        plugin.setReady(true);
-        assertTrue(csi.ready());
-        plugin.neverReady();
-        assertFalse(csi.ready());
-    }
-
-    @Test
-    void hangProbes_probeNeverAnswers_clientHitsItsDeadline() throws Exception {
-        start(b -> { });
-        plugin.hangProbes(true);
-        long before = System.nanoTime();
-        Status.Code code = codeOf(() -> csi.identity().withDeadlineAfter(200, TimeUnit.MILLISECONDS)
-                .probe(ProbeRequest.getDefaultInstance()));
-        assertEquals(Status.Code.DEADLINE_EXCEEDED, code);
-        assertTrue(System.nanoTime() - before >= TimeUnit.MILLISECONDS.toNanos(200));
-        // The cancelled call is forgotten, so hung calls cannot pile up.
-        await().atMost(Duration.ofSeconds(5)).until(() -> plugin.hungProbeCount() == 0);
-        // Other RPCs are not affected by a hanging Probe.
-        assertEquals("mock.csi.dev", csi.identity().getPluginInfo(
-                GetPluginInfoRequest.getDefaultInstance()).getName());
-        assertEquals(1, plugin.probeCount());
-    }
-
-    @Test
-    void hangProbes_switchedOff_answersTheWaitingProbes() throws Exception {
-        start(b -> { });
-        plugin.hangProbes(true);
-        plugin.setReady(false);
-        ListenableFuture<ProbeResponse> waiting = csi.identityFuture().probe(ProbeRequest.getDefaultInstance());
-        await().atMost(Duration.ofSeconds(5)).until(() -> plugin.hungProbeCount() == 1);
-        assertFalse(waiting.isDone());
-        plugin.hangProbes(false);
-        ProbeResponse response = waiting.get(5, TimeUnit.SECONDS);
-        assertTrue(response.hasReady());
-        assertFalse(response.getReady().getValue());
-        assertFalse(csi.ready(), "no longer hangs: answers at once");
-        assertEquals(2, plugin.probeCount());
-    }
-
-    @Test
-    void stop_answersHungProbesWithUnavailable_withoutWaitingForThem() throws Exception {
-        start(b -> { });
-        plugin.hangProbes(true);
-        ListenableFuture<ProbeResponse> waiting = csi.identityFuture().probe(ProbeRequest.getDefaultInstance());
-        await().atMost(Duration.ofSeconds(5)).until(() -> plugin.hungProbeCount() == 1);
-        long before = System.nanoTime();
-        plugin.stop();
-        assertTrue(System.nanoTime() - before < TimeUnit.SECONDS.toNanos(4), "stop waited for the hung probe");
-        ExecutionException e = assertThrows(ExecutionException.class, () -> waiting.get(5, TimeUnit.SECONDS));
-        assertEquals(Status.Code.UNAVAILABLE, ((StatusRuntimeException) e.getCause()).getStatus().getCode());
-    }
-
-    @Test
-    void failProbes_returnsTheStatus_untilCleared() throws Exception {
-        start(b -> { });
-        plugin.failProbes(Status.Code.FAILED_PRECONDITION, "disk array offline");
-        Status status = statusOf(() -> csi.identity().probe(ProbeRequest.getDefaultInstance()));
-        assertEquals(Status.Code.FAILED_PRECONDITION, status.getCode());
-        assertEquals("disk array offline", status.getDescription());
-        plugin.failProbes(Status.Code.INTERNAL, "boom");
-        assertEquals(Status.Code.INTERNAL, codeOf(() -> csi.identity().probe(ProbeRequest.getDefaultInstance())));
-        plugin.clearProbeFailure();
-        assertTrue(csi.ready());
-        assertEquals(3, plugin.probeCount());
-    }
-
-    @Test
-    void failProbes_withOk_isRejected() throws Exception {
-        start(b -> { });
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> plugin.failProbes(Status.Code.OK, "fine"));
-        assertTrue(e.getMessage().contains("OK"), e.getMessage());
-        assertTrue(csi.ready());
-    }
-
-    @Test
-    void flap_alternatesReadyAndNotReadyEachPeriod_thenStops() throws Exception {
-        start(b -> { });
-        plugin.flap(Duration.ofSeconds(10));
-        assertTrue(csi.ready());
-        ticker.advance(Duration.ofMillis(9999));
-        assertTrue(csi.ready());
-        ticker.advance(Duration.ofMillis(1));
-        assertFalse(csi.ready());
-        ticker.advance(Duration.ofSeconds(10));
-        assertTrue(csi.ready());
-        ticker.advance(Duration.ofSeconds(10));
-        assertFalse(csi.ready());
-        plugin.stopFlapping();
-        assertTrue(csi.ready(), "back to the ready setting");
-    }
-
-    @Test
-    void flap_overridesNeverReady_whileActive() throws Exception {
-        start(MockCsiPlugin.Builder::neverReady);
-        plugin.flap(Duration.ofSeconds(1));
-        assertTrue(csi.ready());
-        plugin.stopFlapping();
-        assertFalse(csi.ready());
-    }
-
-    @Test
-    void flap_withZeroOrNegativePeriod_isRejected() throws Exception {
-        start(b -> { });
-        assertThrows(IllegalArgumentException.class, () -> plugin.flap(Duration.ZERO));
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> plugin.flap(Duration.ofMillis(-1)));
-        assertTrue(e.getMessage().contains("flap period"), e.getMessage());
-    }
-
-    @Test
-    void latency_delaysEveryResponse_andCanBeTurnedOff() throws Exception {
-        start(b -> b.latency(Duration.ofMillis(300)));
-        long before = System.nanoTime();
-        assertTrue(csi.ready());
-        assertTrue(System.nanoTime() - before >= TimeUnit.MILLISECONDS.toNanos(300));
-
-        // A client deadline shorter than the latency expires.
-        assertEquals(Status.Code.DEADLINE_EXCEEDED, codeOf(() -> csi.identity()
-                .withDeadlineAfter(100, TimeUnit.MILLISECONDS).probe(ProbeRequest.getDefaultInstance())));
-
-        plugin.setLatency(Duration.ZERO);
-        assertTrue(csi.ready());
-        // Errors are delayed too.
-        plugin.setLatency(Duration.ofMillis(200));
-        plugin.failProbes(Status.Code.UNAVAILABLE, "later");
-        long beforeFailure = System.nanoTime();
-        assertEquals(Status.Code.UNAVAILABLE, codeOf(() -> csi.identity().probe(ProbeRequest.getDefaultInstance())));
-        assertTrue(System.nanoTime() - beforeFailure >= TimeUnit.MILLISECONDS.toNanos(200));
-    }
-
-    @Test
-    void probeCount_countsEveryProbeReceived() throws Exception {
-        start(b -> { });
-        assertEquals(0, plugin.probeCount());
-        csi.ready();
-        csi.ready();
-        csi.identity().getPluginInfo(GetPluginInfoRequest.getDefaultInstance());
-        assertEquals(2, plugin.probeCount());
-    }
-
-    @Test
-    void behaviourSetBeforeStart_appliesToTheVeryFirstProbe() throws Exception {
-        MockCsiPlugin early = MockCsiPlugin.builder().socket(dir.resolve("early.sock")).build();
-        early.failProbes(Status.Code.UNAVAILABLE, "not yet");
-        try (early; Csi client = new Csi(early.start().socket())) {
-            assertEquals(Status.Code.UNAVAILABLE, codeOf(() -> client.identity().probe(ProbeRequest.getDefaultInstance())));
-        }
-    }
-
-    @Test
-    void omitReadyField_answersReadyWithoutTheField_butNotReadyExplicitly() throws Exception {
-        start(b -> b.omitReadyField().readyAfter(Duration.ofSeconds(1)));
-        assertFalse(csi.identity().probe(ProbeRequest.getDefaultInstance()).getReady().getValue());
-        assertTrue(csi.identity().probe(ProbeRequest.getDefaultInstance()).hasReady(), "not ready is explicit");
-        ticker.advance(Duration.ofSeconds(1));
-        assertFalse(csi.identity().probe(ProbeRequest.getDefaultInstance()).hasReady(),
-                "ready is left out: absent means ready");
-    }
-
-    @Test
-    void hangProbesAfterReady_answersUntilReadyForLongEnough_thenHangs() throws Exception {
-        start(b -> b.hangProbesAfterReady(Duration.ofSeconds(10)));
-        assertTrue(csi.ready()); // first ready probe: the clock starts
-        ticker.advance(Duration.ofMillis(9999));
-        assertTrue(csi.ready());
-        ticker.advance(Duration.ofMillis(1));
-        assertEquals(Status.Code.DEADLINE_EXCEEDED, codeOf(() -> csi.identity()
-                .withDeadlineAfter(300, TimeUnit.MILLISECONDS).probe(ProbeRequest.getDefaultInstance())));
-        plugin.hangProbes(false);
-        assertTrue(csi.ready());
-    }
+  @Test
+  void hangProbesAfterReady_answersUntilReadyForLongEnough_thenHangs() throws Exception {
+    start(b -> b.hangProbesAfterReady(Duration.ofSeconds(10)));
+    assertTrue(csi.ready()); // first ready probe: the clock starts
+    ticker.advance(Duration.ofMillis(9999));
+    assertTrue(csi.ready());
+    ticker.advance(Duration.ofMillis(1));
+    assertEquals(Status.Code.DEADLINE_EXCEEDED, codeOf(() -> csi.identity()
+        .withDeadlineAfter(300, TimeUnit.MILLISECONDS).probe(ProbeRequest.getDefaultInstance())));
+    plugin.hangProbes(false);
+    assertTrue(csi.ready());
+  }
 }

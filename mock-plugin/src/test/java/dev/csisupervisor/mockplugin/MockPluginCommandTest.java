@@ -30,234 +30,234 @@ import picocli.CommandLine;
 @Timeout(30)
 class MockPluginCommandTest {
 
-    private static final Duration WAIT = Duration.ofSeconds(10);
+  private static final Duration WAIT = Duration.ofSeconds(10);
 
-    @TempDir
-    Path dir;
+  @TempDir
+  Path dir;
 
-    private final LineSink out = new LineSink();
-    private final StringWriter err = new StringWriter();
-    private PipedOutputStream stdin;
+  private final LineSink out = new LineSink();
+  private final StringWriter err = new StringWriter();
+  private PipedOutputStream stdin;
 
-    @AfterEach
-    void closeStdin() throws Exception {
-        if (stdin != null) {
-            stdin.close();
-        }
+  @AfterEach
+  void closeStdin() throws Exception {
+    if (stdin != null) {
+      stdin.close();
     }
+  }
 
-    private int runToCompletion(Map<String, String> env, String... args) {
-        MockPluginCommand command = new MockPluginCommand(env, out.stream(),
-                new ByteArrayInputStream(new byte[0]), false, code -> {
-                    throw new AssertionError("halt(" + code + ") outside process mode");
-                });
-        CommandLine cl = MockPluginCommand.commandLine(command);
-        cl.setErr(new PrintWriter(err, true));
-        return cl.execute(args);
-    }
-
-    /** Starts the command on its own thread with a scriptable stdin; returns its exit code future. */
-    private CompletableFuture<Integer> runControlled(Map<String, String> env, String... args) throws Exception {
-        stdin = new PipedOutputStream();
-        PipedInputStream in = new PipedInputStream(stdin);
-        MockPluginCommand command = new MockPluginCommand(env, out.stream(), in, false, code -> {
-            throw new AssertionError("halt(" + code + ") outside process mode");
+  private int runToCompletion(Map<String, String> env, String... args) {
+    MockPluginCommand command = new MockPluginCommand(env, out.stream(),
+        new ByteArrayInputStream(new byte[0]), false, code -> {
+          throw new AssertionError("halt(" + code + ") outside process mode");
         });
-        CommandLine cl = MockPluginCommand.commandLine(command);
-        cl.setErr(new PrintWriter(err, true));
-        CompletableFuture<Integer> exit = new CompletableFuture<>();
-        Thread thread = new Thread(() -> exit.complete(cl.execute(args)), "command-under-test");
-        thread.setDaemon(true);
-        thread.start();
-        return exit;
+    CommandLine cl = MockPluginCommand.commandLine(command);
+    cl.setErr(new PrintWriter(err, true));
+    return cl.execute(args);
+  }
+
+  /** Starts the command on its own thread with a scriptable stdin; returns its exit code future. */
+  private CompletableFuture<Integer> runControlled(Map<String, String> env, String... args) throws Exception {
+    stdin = new PipedOutputStream();
+    PipedInputStream in = new PipedInputStream(stdin);
+    MockPluginCommand command = new MockPluginCommand(env, out.stream(), in, false, code -> {
+      throw new AssertionError("halt(" + code + ") outside process mode");
+    });
+    CommandLine cl = MockPluginCommand.commandLine(command);
+    cl.setErr(new PrintWriter(err, true));
+    CompletableFuture<Integer> exit = new CompletableFuture<>();
+    Thread thread = new Thread(() -> exit.complete(cl.execute(args)), "command-under-test");
+    thread.setDaemon(true);
+    thread.start();
+    return exit;
+  }
+
+  private String send(String command) throws Exception {
+    stdin.write((command + "\n").getBytes(StandardCharsets.UTF_8));
+    stdin.flush();
+    return out.next(WAIT);
+  }
+
+  @Test
+  void parseEndpoint_acceptsUnixUrlsAndPaths() {
+    assertEquals(Path.of("/run/csi/csi.sock"), MockPluginCommand.parseEndpoint("unix:///run/csi/csi.sock"));
+    assertEquals(Path.of("/run/csi/csi.sock"), MockPluginCommand.parseEndpoint("unix:/run/csi/csi.sock"));
+    assertEquals(Path.of("/run/csi/csi.sock"), MockPluginCommand.parseEndpoint("/run/csi/csi.sock"));
+    assertEquals(Path.of("csi.sock"), MockPluginCommand.parseEndpoint("csi.sock"));
+  }
+
+  @Test
+  void parseEndpoint_rejectsOtherSchemesAndHostForms() {
+    IllegalArgumentException tcp = assertThrows(IllegalArgumentException.class,
+        () -> MockPluginCommand.parseEndpoint("tcp://127.0.0.1:10000"));
+    assertTrue(tcp.getMessage().contains("tcp://127.0.0.1:10000"), tcp.getMessage());
+    IllegalArgumentException host = assertThrows(IllegalArgumentException.class,
+        () -> MockPluginCommand.parseEndpoint("unix://run/csi.sock"));
+    assertTrue(host.getMessage().contains("absolute"), host.getMessage());
+    assertThrows(IllegalArgumentException.class, () -> MockPluginCommand.parseEndpoint("unix://"));
+    assertThrows(IllegalArgumentException.class, () -> MockPluginCommand.parseEndpoint("unix:"));
+  }
+
+  @Test
+  void missingEndpoint_exits2_namingTheOptionAndTheVariable() {
+    assertEquals(2, runToCompletion(Map.of(), "--name", "x"));
+    assertTrue(err.toString().contains("--endpoint") && err.toString().contains("CSI_ENDPOINT"), err.toString());
+  }
+
+  @Test
+  void badArguments_exit2_namingTheProblem() {
+    assertEquals(2, runToCompletion(Map.of(), "--endpoint", "tcp://localhost:1"));
+    assertTrue(err.toString().contains("--endpoint") && err.toString().contains("tcp://localhost:1"), err.toString());
+
+    assertEquals(2, runToCompletion(Map.of("CSI_ENDPOINT", "tcp://localhost:1")));
+    assertTrue(err.toString().contains("Invalid CSI_ENDPOINT"), err.toString());
+
+    assertEquals(2, runToCompletion(Map.of(), "--endpoint", dir.resolve("a.sock").toString(), "--type", "sidecar"));
+    assertTrue(err.toString().contains("--type"), err.toString());
+
+    assertEquals(2, runToCompletion(Map.of(), "--endpoint", dir.resolve("a.sock").toString(), "--latency-ms", "-1"));
+    assertTrue(err.toString().contains("--latency-ms must not be negative: -1"), err.toString());
+
+    assertEquals(2, runToCompletion(Map.of(), "--endpoint", dir.resolve("a.sock").toString(), "--fail-probes", "OK"));
+    assertTrue(err.toString().contains("--fail-probes must not be OK"), err.toString());
+
+    assertEquals(2, runToCompletion(Map.of(), "--endpoint", "/tmp/" + "x".repeat(120)));
+    assertTrue(err.toString().contains("unix limit"), err.toString());
+    assertFalse(Files.exists(dir.resolve("a.sock")), "nothing was bound");
+  }
+
+  @Test
+  void driverOptions_noControllerService_unknownCapabilities_omitReady() throws Exception {
+    Path socket = dir.resolve("csi.sock");
+    CompletableFuture<Integer> exit = runControlled(Map.of(), "--endpoint", socket.toString(),
+        "--stdin-control", "--all-capabilities", "--no-controller-service", "--unknown-capabilities",
+        "--omit-ready", "--hang-after-ready-ms", "3600000");
+    assertEquals("READY-TO-SERVE " + socket, out.next(WAIT));
+    try (Csi csi = new Csi(socket)) {
+      var probe = csi.identity().probe(dev.csisupervisor.csi.v1.ProbeRequest.getDefaultInstance());
+      assertFalse(probe.hasReady(), "ready left out");
+      var plugin = csi.identity().getPluginCapabilities(
+          dev.csisupervisor.csi.v1.GetPluginCapabilitiesRequest.getDefaultInstance()).getCapabilitiesList();
+      assertTrue(plugin.stream().noneMatch(c -> c.hasService() && c.getService().getType()
+          == dev.csisupervisor.csi.v1.PluginCapability.Service.Type.CONTROLLER_SERVICE), plugin.toString());
+      assertTrue(plugin.stream().anyMatch(c -> c.hasService() && c.getService().getTypeValue() == 42));
+      assertTrue(plugin.stream().anyMatch(c -> c.hasVolumeExpansion()), "--all-capabilities kept the rest");
+      var node = csi.node().nodeGetCapabilities(
+          dev.csisupervisor.csi.v1.NodeGetCapabilitiesRequest.getDefaultInstance()).getCapabilitiesList();
+      assertTrue(node.stream().anyMatch(c -> c.getRpc().getTypeValue() == 77));
     }
+    assertEquals("OK stop", send("stop"));
+    assertEquals(0, exit.get(WAIT.toSeconds(), TimeUnit.SECONDS));
+  }
 
-    private String send(String command) throws Exception {
-        stdin.write((command + "\n").getBytes(StandardCharsets.UTF_8));
-        stdin.flush();
-        return out.next(WAIT);
+  @Test
+  void stopCommand_afterServingFromCsiEndpoint_exits0AndRemovesSocket() throws Exception {
+    Path socket = dir.resolve("csi.sock");
+    CompletableFuture<Integer> exit = runControlled(Map.of("CSI_ENDPOINT", "unix://" + socket),
+        "--stdin-control", "--type", "controller", "--name", "cmd.csi.dev");
+    assertEquals("READY-TO-SERVE " + socket, out.next(WAIT));
+    try (Csi csi = new Csi(socket)) {
+      assertTrue(csi.ready());
+      assertEquals("cmd.csi.dev", csi.identity().getPluginInfo(GetPluginInfoRequest.getDefaultInstance()).getName());
     }
+    assertEquals("OK stop", send("stop"));
+    assertEquals(0, exit.get(WAIT.toSeconds(), TimeUnit.SECONDS));
+    assertFalse(Files.exists(socket));
+  }
 
-    @Test
-    void parseEndpoint_acceptsUnixUrlsAndPaths() {
-        assertEquals(Path.of("/run/csi/csi.sock"), MockPluginCommand.parseEndpoint("unix:///run/csi/csi.sock"));
-        assertEquals(Path.of("/run/csi/csi.sock"), MockPluginCommand.parseEndpoint("unix:/run/csi/csi.sock"));
-        assertEquals(Path.of("/run/csi/csi.sock"), MockPluginCommand.parseEndpoint("/run/csi/csi.sock"));
-        assertEquals(Path.of("csi.sock"), MockPluginCommand.parseEndpoint("csi.sock"));
+  @Test
+  void occupiedPath_exits1_withOneLineNamingIt() throws Exception {
+    Path socket = Files.writeString(dir.resolve("csi.sock"), "not a socket");
+    assertEquals(1, runToCompletion(Map.of(), "--endpoint", socket.toString()));
+    assertTrue(err.toString().startsWith("csi-mock-plugin: cannot start: " + socket), err.toString());
+    assertTrue(err.toString().contains("regular file"), err.toString());
+    assertFalse(err.toString().contains("\tat "), "no stack trace: " + err);
+    assertEquals("not a socket", Files.readString(socket));
+
+    Path missing = dir.resolve("missing/csi.sock");
+    assertEquals(1, runToCompletion(Map.of(), "--endpoint", missing.toString(), "--exit-after-ms", "1"));
+    assertTrue(err.toString().contains("does not exist"), err.toString());
+  }
+
+  @Test
+  void createDir_createsTheMissingParent() throws Exception {
+    Path socket = dir.resolve("plugins/x/csi.sock");
+    assertEquals(0, runToCompletion(Map.of(), "--endpoint", socket.toString(), "--create-dir", "--exit-after-ms", "1"));
+    assertEquals("READY-TO-SERVE " + socket, out.next(WAIT));
+    assertTrue(Files.isDirectory(socket.getParent()));
+    assertFalse(Files.exists(socket));
+  }
+
+  @Test
+  void exitAfter_stopsGracefully_andCrashAfter_leavesTheSocket() throws Exception {
+    Path socket = dir.resolve("csi.sock");
+    CompletableFuture<Integer> exit = runControlled(Map.of(), "--endpoint", socket.toString(), "--exit-after-ms", "100");
+    assertEquals("READY-TO-SERVE " + socket, out.next(WAIT));
+    assertEquals(0, exit.get(WAIT.toSeconds(), TimeUnit.SECONDS));
+    assertFalse(Files.exists(socket));
+
+    CompletableFuture<Integer> crash = runControlled(Map.of(), "--endpoint", socket.toString(), "--crash-after-ms", "100");
+    assertEquals("READY-TO-SERVE " + socket, out.next(WAIT));
+    assertEquals(MockPluginCommand.CRASH_EXIT_CODE, crash.get(WAIT.toSeconds(), TimeUnit.SECONDS));
+    assertTrue(SocketFiles.isSocket(socket));
+  }
+
+  @Test
+  void stdinCommands_scriptTheRunningPlugin() throws Exception {
+    Path socket = dir.resolve("csi.sock");
+    CompletableFuture<Integer> exit = runControlled(Map.of(),
+        "--endpoint", "unix://" + socket, "--stdin-control", "--never-ready");
+    assertEquals("READY-TO-SERVE " + socket, out.next(WAIT));
+    try (Csi csi = new Csi(socket)) {
+      assertFalse(csi.ready());
+      assertEquals("OK ready", send("ready"));
+      assertTrue(csi.ready());
+      assertEquals("OK not-ready", send("not-ready"));
+      assertFalse(csi.ready());
+      assertEquals("OK version 2.5.0", send("version 2.5.0"));
+      assertEquals("2.5.0", csi.identity().getPluginInfo(GetPluginInfoRequest.getDefaultInstance()).getVendorVersion());
+      assertEquals("OK fail RESOURCE_EXHAUSTED too many volumes", send("fail RESOURCE_EXHAUSTED too many volumes"));
+      Status status = Csi.statusOf(() -> csi.identity().probe(ProbeRequest.getDefaultInstance()));
+      assertEquals(Status.Code.RESOURCE_EXHAUSTED, status.getCode());
+      assertEquals("too many volumes", status.getDescription());
+      assertEquals("OK unfail", send("unfail"));
+      assertEquals("OK status probes=4 hung=0 ready=false", send("status"));
+      assertTrue(send("bogus").startsWith("ERR unknown command: bogus"));
+      assertTrue(send("latency soon").startsWith("ERR latency needs milliseconds"));
+      assertTrue(send("fail NOT_A_CODE").startsWith("ERR "));
+      assertEquals("OK crash", send("crash"));
     }
+    assertEquals(MockPluginCommand.CRASH_EXIT_CODE, exit.get(WAIT.toSeconds(), TimeUnit.SECONDS));
+    assertTrue(SocketFiles.isSocket(socket), "crash leaves the socket file");
+  }
 
-    @Test
-    void parseEndpoint_rejectsOtherSchemesAndHostForms() {
-        IllegalArgumentException tcp = assertThrows(IllegalArgumentException.class,
-                () -> MockPluginCommand.parseEndpoint("tcp://127.0.0.1:10000"));
-        assertTrue(tcp.getMessage().contains("tcp://127.0.0.1:10000"), tcp.getMessage());
-        IllegalArgumentException host = assertThrows(IllegalArgumentException.class,
-                () -> MockPluginCommand.parseEndpoint("unix://run/csi.sock"));
-        assertTrue(host.getMessage().contains("absolute"), host.getMessage());
-        assertThrows(IllegalArgumentException.class, () -> MockPluginCommand.parseEndpoint("unix://"));
-        assertThrows(IllegalArgumentException.class, () -> MockPluginCommand.parseEndpoint("unix:"));
+  @Test
+  void startupFaultFlags_applyBeforeTheFirstProbe() throws Exception {
+    Path socket = dir.resolve("csi.sock");
+    CompletableFuture<Integer> exit = runControlled(Map.of(), "--endpoint", socket.toString(),
+        "--stdin-control", "--fail-probes", "unavailable", "--fail-message", "warming up");
+    assertEquals("READY-TO-SERVE " + socket, out.next(WAIT));
+    try (Csi csi = new Csi(socket)) {
+      Status status = Csi.statusOf(() -> csi.identity().probe(ProbeRequest.getDefaultInstance()));
+      assertEquals(Status.Code.UNAVAILABLE, status.getCode());
+      assertEquals("warming up", status.getDescription());
     }
+    assertEquals("OK stop", send("stop"));
+    assertEquals(0, exit.get(WAIT.toSeconds(), TimeUnit.SECONDS));
+  }
 
-    @Test
-    void missingEndpoint_exits2_namingTheOptionAndTheVariable() {
-        assertEquals(2, runToCompletion(Map.of(), "--name", "x"));
-        assertTrue(err.toString().contains("--endpoint") && err.toString().contains("CSI_ENDPOINT"), err.toString());
+  @Test
+  void help_listsTheOptions_andExits0() {
+    StringWriter help = new StringWriter();
+    MockPluginCommand command = new MockPluginCommand(Map.of(), out.stream(),
+        new ByteArrayInputStream(new byte[0]), false, code -> { });
+    CommandLine cl = MockPluginCommand.commandLine(command);
+    cl.setOut(new PrintWriter(help, true));
+    assertEquals(0, cl.execute("--help"));
+    for (String option : new String[] {"--endpoint", "--type", "--ready-after-ms", "--never-ready",
+        "--hang-probes", "--fail-probes", "--flap-ms", "--latency-ms", "--create-dir", "--exit-after-ms",
+        "--stdin-control"}) {
+      assertTrue(help.toString().contains(option), option + " missing from help:\n" + help);
     }
-
-    @Test
-    void badArguments_exit2_namingTheProblem() {
-        assertEquals(2, runToCompletion(Map.of(), "--endpoint", "tcp://localhost:1"));
-        assertTrue(err.toString().contains("--endpoint") && err.toString().contains("tcp://localhost:1"), err.toString());
-
-        assertEquals(2, runToCompletion(Map.of("CSI_ENDPOINT", "tcp://localhost:1")));
-        assertTrue(err.toString().contains("Invalid CSI_ENDPOINT"), err.toString());
-
-        assertEquals(2, runToCompletion(Map.of(), "--endpoint", dir.resolve("a.sock").toString(), "--type", "sidecar"));
-        assertTrue(err.toString().contains("--type"), err.toString());
-
-        assertEquals(2, runToCompletion(Map.of(), "--endpoint", dir.resolve("a.sock").toString(), "--latency-ms", "-1"));
-        assertTrue(err.toString().contains("--latency-ms must not be negative: -1"), err.toString());
-
-        assertEquals(2, runToCompletion(Map.of(), "--endpoint", dir.resolve("a.sock").toString(), "--fail-probes", "OK"));
-        assertTrue(err.toString().contains("--fail-probes must not be OK"), err.toString());
-
-        assertEquals(2, runToCompletion(Map.of(), "--endpoint", "/tmp/" + "x".repeat(120)));
-        assertTrue(err.toString().contains("unix limit"), err.toString());
-        assertFalse(Files.exists(dir.resolve("a.sock")), "nothing was bound");
-    }
-
-    @Test
-    void driverOptions_noControllerService_unknownCapabilities_omitReady() throws Exception {
-        Path socket = dir.resolve("csi.sock");
-        CompletableFuture<Integer> exit = runControlled(Map.of(), "--endpoint", socket.toString(),
-                "--stdin-control", "--all-capabilities", "--no-controller-service", "--unknown-capabilities",
-                "--omit-ready", "--hang-after-ready-ms", "3600000");
-        assertEquals("READY-TO-SERVE " + socket, out.next(WAIT));
-        try (Csi csi = new Csi(socket)) {
-            var probe = csi.identity().probe(dev.csisupervisor.csi.v1.ProbeRequest.getDefaultInstance());
-            assertFalse(probe.hasReady(), "ready left out");
-            var plugin = csi.identity().getPluginCapabilities(
-                    dev.csisupervisor.csi.v1.GetPluginCapabilitiesRequest.getDefaultInstance()).getCapabilitiesList();
-            assertTrue(plugin.stream().noneMatch(c -> c.hasService() && c.getService().getType()
-                    == dev.csisupervisor.csi.v1.PluginCapability.Service.Type.CONTROLLER_SERVICE), plugin.toString());
-            assertTrue(plugin.stream().anyMatch(c -> c.hasService() && c.getService().getTypeValue() == 42));
-            assertTrue(plugin.stream().anyMatch(c -> c.hasVolumeExpansion()), "--all-capabilities kept the rest");
-            var node = csi.node().nodeGetCapabilities(
-                    dev.csisupervisor.csi.v1.NodeGetCapabilitiesRequest.getDefaultInstance()).getCapabilitiesList();
-            assertTrue(node.stream().anyMatch(c -> c.getRpc().getTypeValue() == 77));
-        }
-        assertEquals("OK stop", send("stop"));
-        assertEquals(0, exit.get(WAIT.toSeconds(), TimeUnit.SECONDS));
-    }
-
-    @Test
-    void stopCommand_afterServingFromCsiEndpoint_exits0AndRemovesSocket() throws Exception {
-        Path socket = dir.resolve("csi.sock");
-        CompletableFuture<Integer> exit = runControlled(Map.of("CSI_ENDPOINT", "unix://" + socket),
-                "--stdin-control", "--type", "controller", "--name", "cmd.csi.dev");
-        assertEquals("READY-TO-SERVE " + socket, out.next(WAIT));
-        try (Csi csi = new Csi(socket)) {
-            assertTrue(csi.ready());
-            assertEquals("cmd.csi.dev", csi.identity().getPluginInfo(GetPluginInfoRequest.getDefaultInstance()).getName());
-        }
-        assertEquals("OK stop", send("stop"));
-        assertEquals(0, exit.get(WAIT.toSeconds(), TimeUnit.SECONDS));
-        assertFalse(Files.exists(socket));
-    }
-
-    @Test
-    void occupiedPath_exits1_withOneLineNamingIt() throws Exception {
-        Path socket = Files.writeString(dir.resolve("csi.sock"), "not a socket");
-        assertEquals(1, runToCompletion(Map.of(), "--endpoint", socket.toString()));
-        assertTrue(err.toString().startsWith("csi-mock-plugin: cannot start: " + socket), err.toString());
-        assertTrue(err.toString().contains("regular file"), err.toString());
-        assertFalse(err.toString().contains("\tat "), "no stack trace: " + err);
-        assertEquals("not a socket", Files.readString(socket));
-
-        Path missing = dir.resolve("missing/csi.sock");
-        assertEquals(1, runToCompletion(Map.of(), "--endpoint", missing.toString(), "--exit-after-ms", "1"));
-        assertTrue(err.toString().contains("does not exist"), err.toString());
-    }
-
-    @Test
-    void createDir_createsTheMissingParent() throws Exception {
-        Path socket = dir.resolve("plugins/x/csi.sock");
-        assertEquals(0, runToCompletion(Map.of(), "--endpoint", socket.toString(), "--create-dir", "--exit-after-ms", "1"));
-        assertEquals("READY-TO-SERVE " + socket, out.next(WAIT));
-        assertTrue(Files.isDirectory(socket.getParent()));
-        assertFalse(Files.exists(socket));
-    }
-
-    @Test
-    void exitAfter_stopsGracefully_andCrashAfter_leavesTheSocket() throws Exception {
-        Path socket = dir.resolve("csi.sock");
-        CompletableFuture<Integer> exit = runControlled(Map.of(), "--endpoint", socket.toString(), "--exit-after-ms", "100");
-        assertEquals("READY-TO-SERVE " + socket, out.next(WAIT));
-        assertEquals(0, exit.get(WAIT.toSeconds(), TimeUnit.SECONDS));
-        assertFalse(Files.exists(socket));
-
-        CompletableFuture<Integer> crash = runControlled(Map.of(), "--endpoint", socket.toString(), "--crash-after-ms", "100");
-        assertEquals("READY-TO-SERVE " + socket, out.next(WAIT));
-        assertEquals(MockPluginCommand.CRASH_EXIT_CODE, crash.get(WAIT.toSeconds(), TimeUnit.SECONDS));
-        assertTrue(SocketFiles.isSocket(socket));
-    }
-
-    @Test
-    void stdinCommands_scriptTheRunningPlugin() throws Exception {
-        Path socket = dir.resolve("csi.sock");
-        CompletableFuture<Integer> exit = runControlled(Map.of(),
-                "--endpoint", "unix://" + socket, "--stdin-control", "--never-ready");
-        assertEquals("READY-TO-SERVE " + socket, out.next(WAIT));
-        try (Csi csi = new Csi(socket)) {
-            assertFalse(csi.ready());
-            assertEquals("OK ready", send("ready"));
-            assertTrue(csi.ready());
-            assertEquals("OK not-ready", send("not-ready"));
-            assertFalse(csi.ready());
-            assertEquals("OK version 2.5.0", send("version 2.5.0"));
-            assertEquals("2.5.0", csi.identity().getPluginInfo(GetPluginInfoRequest.getDefaultInstance()).getVendorVersion());
-            assertEquals("OK fail RESOURCE_EXHAUSTED too many volumes", send("fail RESOURCE_EXHAUSTED too many volumes"));
-            Status status = Csi.statusOf(() -> csi.identity().probe(ProbeRequest.getDefaultInstance()));
-            assertEquals(Status.Code.RESOURCE_EXHAUSTED, status.getCode());
-            assertEquals("too many volumes", status.getDescription());
-            assertEquals("OK unfail", send("unfail"));
-            assertEquals("OK status probes=4 hung=0 ready=false", send("status"));
-            assertTrue(send("bogus").startsWith("ERR unknown command: bogus"));
-            assertTrue(send("latency soon").startsWith("ERR latency needs milliseconds"));
-            assertTrue(send("fail NOT_A_CODE").startsWith("ERR "));
-            assertEquals("OK crash", send("crash"));
-        }
-        assertEquals(MockPluginCommand.CRASH_EXIT_CODE, exit.get(WAIT.toSeconds(), TimeUnit.SECONDS));
-        assertTrue(SocketFiles.isSocket(socket), "crash leaves the socket file");
-    }
-
-    @Test
-    void startupFaultFlags_applyBeforeTheFirstProbe() throws Exception {
-        Path socket = dir.resolve("csi.sock");
-        CompletableFuture<Integer> exit = runControlled(Map.of(), "--endpoint", socket.toString(),
-                "--stdin-control", "--fail-probes", "unavailable", "--fail-message", "warming up");
-        assertEquals("READY-TO-SERVE " + socket, out.next(WAIT));
-        try (Csi csi = new Csi(socket)) {
-            Status status = Csi.statusOf(() -> csi.identity().probe(ProbeRequest.getDefaultInstance()));
-            assertEquals(Status.Code.UNAVAILABLE, status.getCode());
-            assertEquals("warming up", status.getDescription());
-        }
-        assertEquals("OK stop", send("stop"));
-        assertEquals(0, exit.get(WAIT.toSeconds(), TimeUnit.SECONDS));
-    }
-
-    @Test
-    void help_listsTheOptions_andExits0() {
-        StringWriter help = new StringWriter();
-        MockPluginCommand command = new MockPluginCommand(Map.of(), out.stream(),
-                new ByteArrayInputStream(new byte[0]), false, code -> { });
-        CommandLine cl = MockPluginCommand.commandLine(command);
-        cl.setOut(new PrintWriter(help, true));
-        assertEquals(0, cl.execute("--help"));
-        for (String option : new String[] {"--endpoint", "--type", "--ready-after-ms", "--never-ready",
-                "--hang-probes", "--fail-probes", "--flap-ms", "--latency-ms", "--create-dir", "--exit-after-ms",
-                "--stdin-control"}) {
-            assertTrue(help.toString().contains(option), option + " missing from help:\n" + help);
-        }
-    }
+  }
 }

@@ -36,116 +36,116 @@ import org.junit.jupiter.api.io.TempDir;
 @Timeout(60)
 class MockPluginProcessTest {
 
-    @TempDir
-    Path dir;
+  @TempDir
+  Path dir;
 
-    private final List<Process> children = new ArrayList<>();
+  private final List<Process> children = new ArrayList<>();
 
-    @AfterEach
-    void killChildren() throws InterruptedException {
-        for (Process child : children) {
-            child.destroyForcibly();
-            child.waitFor(10, TimeUnit.SECONDS);
-        }
+  @AfterEach
+  void killChildren() throws InterruptedException {
+    for (Process child : children) {
+      child.destroyForcibly();
+      child.waitFor(10, TimeUnit.SECONDS);
     }
+  }
 
-    /** A child JVM running the mock plugin; stderr goes to a file for diagnostics. */
-    private Process launch(String csiEndpoint, String... args) throws IOException {
-        List<String> command = new ArrayList<>(List.of(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-XX:TieredStopAtLevel=1", "-Xshare:auto",
-                "-cp", System.getProperty("java.class.path"),
-                MockCsiPlugin.class.getName()));
-        command.addAll(List.of(args));
-        ProcessBuilder builder = new ProcessBuilder(command)
-                .redirectError(dir.resolve("stderr-" + children.size() + ".log").toFile());
-        builder.environment().remove("CSI_ENDPOINT");
-        if (csiEndpoint != null) {
-            builder.environment().put("CSI_ENDPOINT", csiEndpoint);
-        }
-        Process process = builder.start();
-        children.add(process);
-        return process;
+  /** A child JVM running the mock plugin; stderr goes to a file for diagnostics. */
+  private Process launch(String csiEndpoint, String... args) throws IOException {
+    List<String> command = new ArrayList<>(List.of(
+        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "-XX:TieredStopAtLevel=1", "-Xshare:auto",
+        "-cp", System.getProperty("java.class.path"),
+        MockCsiPlugin.class.getName()));
+    command.addAll(List.of(args));
+    ProcessBuilder builder = new ProcessBuilder(command)
+        .redirectError(dir.resolve("stderr-" + children.size() + ".log").toFile());
+    builder.environment().remove("CSI_ENDPOINT");
+    if (csiEndpoint != null) {
+      builder.environment().put("CSI_ENDPOINT", csiEndpoint);
     }
+    Process process = builder.start();
+    children.add(process);
+    return process;
+  }
 
-    private static BufferedReader stdout(Process process) {
-        return new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+  private static BufferedReader stdout(Process process) {
+    return new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+  }
+
+  private String stderr(int index) throws IOException {
+    return Files.readString(dir.resolve("stderr-" + index + ".log"));
+  }
+
+  private static void send(Writer stdin, String line) throws IOException {
+    stdin.write(line + "\n");
+    stdin.flush();
+  }
+
+  @Test
+  void standalone_startsProbes_andSigtermRemovesTheSocket() throws Exception {
+    Path socket = dir.resolve("csi.sock");
+    Process child = launch(null, "--endpoint", "unix://" + socket, "--name", "proc.csi.dev",
+        "--type", "controller", "--vendor-version", "3.1.4");
+    BufferedReader out = stdout(child);
+    assertEquals("READY-TO-SERVE " + socket, out.readLine(), () -> "stderr: " + stderrQuietly(0));
+    try (Csi csi = new Csi(socket)) {
+      assertTrue(csi.ready());
+      GetPluginInfoResponse info = csi.identity().getPluginInfo(GetPluginInfoRequest.getDefaultInstance());
+      assertEquals("proc.csi.dev", info.getName());
+      assertEquals("3.1.4", info.getVendorVersion());
     }
+    child.destroy(); // SIGTERM
+    assertTrue(child.waitFor(20, TimeUnit.SECONDS), "child did not exit on SIGTERM");
+    assertEquals(143, child.exitValue(), () -> "stderr: " + stderrQuietly(0));
+    assertFalse(Files.exists(socket), "graceful stop on SIGTERM removes the socket");
+  }
 
-    private String stderr(int index) throws IOException {
-        return Files.readString(dir.resolve("stderr-" + index + ".log"));
+  @Test
+  void standalone_withoutEndpoint_exits2NamingTheOption() throws Exception {
+    Process child = launch(null, "--name", "x");
+    assertTrue(child.waitFor(20, TimeUnit.SECONDS));
+    assertEquals(2, child.exitValue());
+    String err = stderr(0);
+    assertTrue(err.contains("--endpoint") && err.contains("CSI_ENDPOINT"), err);
+  }
+
+  @Test
+  void standalone_fromCsiEndpoint_scriptedOnStdin_crashLeavesSocketAndDropsCalls() throws Exception {
+    Path socket = dir.resolve("csi.sock");
+    Process child = launch("unix://" + socket, "--type", "node", "--node-id", "n7", "--stdin-control");
+    BufferedReader out = stdout(child);
+    Writer in = new OutputStreamWriter(child.getOutputStream(), StandardCharsets.UTF_8);
+    assertEquals("READY-TO-SERVE " + socket, out.readLine(), () -> "stderr: " + stderrQuietly(0));
+    try (Csi csi = new Csi(socket)) {
+      assertEquals("n7", csi.node().nodeGetInfo(NodeGetInfoRequest.getDefaultInstance()).getNodeId());
+      send(in, "not-ready");
+      assertEquals("OK not-ready", out.readLine());
+      assertFalse(csi.ready());
+
+      send(in, "hang");
+      assertEquals("OK hang", out.readLine());
+      ListenableFuture<ProbeResponse> hung = csi.identityFuture().probe(ProbeRequest.getDefaultInstance());
+      await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20)).until(() -> {
+        send(in, "status");
+        return out.readLine().contains("hung=1");
+      });
+
+      send(in, "crash");
+      assertEquals("OK crash", out.readLine());
+      assertTrue(child.waitFor(20, TimeUnit.SECONDS));
+      assertEquals(MockPluginCommand.CRASH_EXIT_CODE, child.exitValue());
+      // A dead process drops its connections: the call in flight fails UNAVAILABLE.
+      ExecutionException e = assertThrows(ExecutionException.class, () -> hung.get(10, TimeUnit.SECONDS));
+      assertEquals(Status.Code.UNAVAILABLE, ((StatusRuntimeException) e.getCause()).getStatus().getCode());
     }
+    assertTrue(SocketFiles.isSocket(socket), "a crash leaves the socket file behind");
+  }
 
-    private static void send(Writer stdin, String line) throws IOException {
-        stdin.write(line + "\n");
-        stdin.flush();
+  private String stderrQuietly(int index) {
+    try {
+      return stderr(index);
+    } catch (IOException e) {
+      return e.toString();
     }
-
-    @Test
-    void standalone_startsProbes_andSigtermRemovesTheSocket() throws Exception {
-        Path socket = dir.resolve("csi.sock");
-        Process child = launch(null, "--endpoint", "unix://" + socket, "--name", "proc.csi.dev",
-                "--type", "controller", "--vendor-version", "3.1.4");
-        BufferedReader out = stdout(child);
-        assertEquals("READY-TO-SERVE " + socket, out.readLine(), () -> "stderr: " + stderrQuietly(0));
-        try (Csi csi = new Csi(socket)) {
-            assertTrue(csi.ready());
-            GetPluginInfoResponse info = csi.identity().getPluginInfo(GetPluginInfoRequest.getDefaultInstance());
-            assertEquals("proc.csi.dev", info.getName());
-            assertEquals("3.1.4", info.getVendorVersion());
-        }
-        child.destroy(); // SIGTERM
-        assertTrue(child.waitFor(20, TimeUnit.SECONDS), "child did not exit on SIGTERM");
-        assertEquals(143, child.exitValue(), () -> "stderr: " + stderrQuietly(0));
-        assertFalse(Files.exists(socket), "graceful stop on SIGTERM removes the socket");
-    }
-
-    @Test
-    void standalone_withoutEndpoint_exits2NamingTheOption() throws Exception {
-        Process child = launch(null, "--name", "x");
-        assertTrue(child.waitFor(20, TimeUnit.SECONDS));
-        assertEquals(2, child.exitValue());
-        String err = stderr(0);
-        assertTrue(err.contains("--endpoint") && err.contains("CSI_ENDPOINT"), err);
-    }
-
-    @Test
-    void standalone_fromCsiEndpoint_scriptedOnStdin_crashLeavesSocketAndDropsCalls() throws Exception {
-        Path socket = dir.resolve("csi.sock");
-        Process child = launch("unix://" + socket, "--type", "node", "--node-id", "n7", "--stdin-control");
-        BufferedReader out = stdout(child);
-        Writer in = new OutputStreamWriter(child.getOutputStream(), StandardCharsets.UTF_8);
-        assertEquals("READY-TO-SERVE " + socket, out.readLine(), () -> "stderr: " + stderrQuietly(0));
-        try (Csi csi = new Csi(socket)) {
-            assertEquals("n7", csi.node().nodeGetInfo(NodeGetInfoRequest.getDefaultInstance()).getNodeId());
-            send(in, "not-ready");
-            assertEquals("OK not-ready", out.readLine());
-            assertFalse(csi.ready());
-
-            send(in, "hang");
-            assertEquals("OK hang", out.readLine());
-            ListenableFuture<ProbeResponse> hung = csi.identityFuture().probe(ProbeRequest.getDefaultInstance());
-            await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20)).until(() -> {
-                send(in, "status");
-                return out.readLine().contains("hung=1");
-            });
-
-            send(in, "crash");
-            assertEquals("OK crash", out.readLine());
-            assertTrue(child.waitFor(20, TimeUnit.SECONDS));
-            assertEquals(MockPluginCommand.CRASH_EXIT_CODE, child.exitValue());
-            // A dead process drops its connections: the call in flight fails UNAVAILABLE.
-            ExecutionException e = assertThrows(ExecutionException.class, () -> hung.get(10, TimeUnit.SECONDS));
-            assertEquals(Status.Code.UNAVAILABLE, ((StatusRuntimeException) e.getCause()).getStatus().getCode());
-        }
-        assertTrue(SocketFiles.isSocket(socket), "a crash leaves the socket file behind");
-    }
-
-    private String stderrQuietly(int index) {
-        try {
-            return stderr(index);
-        } catch (IOException e) {
-            return e.toString();
-        }
-    }
+  }
 }
