@@ -15,6 +15,9 @@ import java.util.Set;
  * {@code "CREATE_DELETE_VOLUME"}); a value this build does not know is kept as
  * {@code "UNKNOWN(42)"} rather than dropped or treated as an error.
  *
+ * <p>What a scheduler derives from the capabilities (needs a controller plugin, topology, expansion,
+ * ...) is answered by the registry's {@code Fingerprint}, which the supervisor maps this value to.
+ *
  * <p>Fields a plugin kind does not serve are empty: a {@link PluginKind#CONTROLLER} fingerprint has
  * no node capabilities, {@code nodeId == ""}, {@code maxVolumesPerNode == 0} and no topology; a
  * {@link PluginKind#NODE} fingerprint has no controller capabilities.
@@ -26,7 +29,7 @@ import java.util.Set;
  * @param controllerCapabilities from ControllerGetCapabilities (controller and monolith plugins)
  * @param nodeCapabilities from NodeGetCapabilities (node and monolith plugins)
  * @param nodeId from NodeGetInfo; {@code ""} when the plugin has no Node service
- * @param maxVolumesPerNode from NodeGetInfo; {@code 0} means no limit was set
+ * @param maxVolumesPerNode from NodeGetInfo; {@code 0} when the plugin set none (the CO decides)
  * @param accessibleTopology from NodeGetInfo's accessible_topology segments
  */
 public record PluginFingerprint(
@@ -89,13 +92,6 @@ public record PluginFingerprint(
         : Optional.of(new CsiNodeInfo(nodeId, maxVolumesPerNode, accessibleTopology));
   }
 
-  /** Whether the plugin advertises {@code capability} in any of the three capability sets. */
-  public boolean has(String capability) {
-    return pluginCapabilities.contains(capability)
-        || controllerCapabilities.contains(capability)
-        || nodeCapabilities.contains(capability);
-  }
-
   /**
    * Whether the plugin serves the Controller service: it advertises
    * {@link CsiCapabilities#CONTROLLER_SERVICE} (CSI: "the CO MUST NOT call Controller RPCs"
@@ -108,43 +104,5 @@ public record PluginFingerprint(
   /** Whether the plugin serves the Node service (it answered NodeGetInfo). */
   public boolean servesNode() {
     return !nodeId.isEmpty();
-  }
-
-  /**
-   * Whether volumes of this plugin need a controller plugin (the plugin advertises the Controller
-   * service).
-   */
-  public boolean requiresControllerPlugin() {
-    return servesController();
-  }
-
-  /** Volumes are not equally accessible from every node: the scheduler must honour topology. */
-  public boolean supportsTopology() {
-    return pluginCapabilities.contains(CsiCapabilities.VOLUME_ACCESSIBILITY_CONSTRAINTS);
-  }
-
-  /** Volumes can be expanded (online or offline plugin capability, or an EXPAND_VOLUME RPC). */
-  public boolean supportsExpansion() {
-    return pluginCapabilities.contains(CsiCapabilities.VOLUME_EXPANSION_ONLINE)
-        || pluginCapabilities.contains(CsiCapabilities.VOLUME_EXPANSION_OFFLINE)
-        || controllerCapabilities.contains(CsiCapabilities.EXPAND_VOLUME)
-        || nodeCapabilities.contains(CsiCapabilities.EXPAND_VOLUME);
-  }
-
-  /** The plugin reports volume condition (controller or node {@code VOLUME_CONDITION}). */
-  public boolean supportsVolumeCondition() {
-    return controllerCapabilities.contains(CsiCapabilities.VOLUME_CONDITION)
-        || nodeCapabilities.contains(CsiCapabilities.VOLUME_CONDITION);
-  }
-
-  /** The plugin supports the SINGLE_NODE_MULTI_WRITER access modes (controller or node). */
-  public boolean supportsSingleNodeMultiWriter() {
-    return controllerCapabilities.contains(CsiCapabilities.SINGLE_NODE_MULTI_WRITER)
-        || nodeCapabilities.contains(CsiCapabilities.SINGLE_NODE_MULTI_WRITER);
-  }
-
-  /** The plugin serves the GroupController service. */
-  public boolean hasGroupController() {
-    return pluginCapabilities.contains(CsiCapabilities.GROUP_CONTROLLER_SERVICE);
   }
 }

@@ -270,13 +270,10 @@ class CsiClientCallsTest {
             ControllerServiceCapability.RPC.Type.VOLUME_CONDITION)
         .nodeCapabilities(77));
     PluginFingerprint fp = client.fingerprint(PluginKind.MONOLITH);
-    assertTrue(fp.requiresControllerPlugin());
-    assertTrue(fp.supportsTopology());
-    assertTrue(fp.supportsExpansion());
-    assertTrue(fp.supportsVolumeCondition());
-    assertTrue(fp.supportsSingleNodeMultiWriter());
-    assertFalse(fp.hasGroupController());
-    assertTrue(fp.pluginCapabilities().contains("SERVICE:UNKNOWN(42)"));
+    assertEquals(Set.of(CsiCapabilities.CONTROLLER_SERVICE, CsiCapabilities.VOLUME_ACCESSIBILITY_CONSTRAINTS,
+        "SERVICE:UNKNOWN(42)", CsiCapabilities.VOLUME_EXPANSION_ONLINE), fp.pluginCapabilities());
+    assertEquals(Set.of(CsiCapabilities.SINGLE_NODE_MULTI_WRITER, CsiCapabilities.VOLUME_CONDITION),
+        fp.controllerCapabilities());
     assertEquals(Set.of("UNKNOWN(77)"), fp.nodeCapabilities());
   }
 

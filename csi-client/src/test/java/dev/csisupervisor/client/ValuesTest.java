@@ -66,8 +66,7 @@ class ValuesTest {
     PluginFingerprint fp = PluginFingerprint.of(info, Set.of(), Set.of(), Set.of("GET_VOLUME_STATS"), Optional.of(node));
     assertEquals(info, fp.pluginInfo());
     assertEquals(Optional.of(node), fp.nodeInfo());
-    assertEquals(true, fp.has("GET_VOLUME_STATS"));
-    assertEquals(false, fp.has("CREATE_DELETE_VOLUME"));
+    assertEquals(Set.of("GET_VOLUME_STATS"), fp.nodeCapabilities());
     PluginFingerprint controller = PluginFingerprint.of(info, Set.of(), Set.of(), Set.of(), Optional.empty());
     assertEquals("", controller.nodeId());
     assertEquals(Optional.empty(), controller.nodeInfo());

@@ -658,7 +658,7 @@ public final class MockCsiPlugin implements AutoCloseable {
       return this;
     }
 
-    /** NodeGetInfo max_volumes_per_node; default 0 (unlimited). Sent as given, even if negative. */
+    /** NodeGetInfo max_volumes_per_node; default 0 (not set: the CO decides). Sent as given, even if negative. */
     public Builder maxVolumesPerNode(long maxVolumesPerNode) {
       this.maxVolumesPerNode = maxVolumesPerNode;
       return this;

@@ -2,7 +2,6 @@ package dev.csisupervisor.registry;
 
 import java.nio.file.Path;
 import java.util.Map;
-import java.util.Objects;
 
 /**
  * One registered plugin instance.
@@ -88,10 +87,5 @@ public record PluginInfo(
         && options.equals(other.options)
         && fingerprint.equals(other.fingerprint)
         && health.sameStateAs(other.health);
-  }
-
-  /** A hash consistent with {@link #sameContentAs}. */
-  public int contentHash() {
-    return Objects.hash(type, name, version, allocId, socketPath, options, fingerprint, health.healthy(), health.message());
   }
 }

@@ -23,7 +23,8 @@ final class CsiClientConnection implements PluginConnection {
       return new CsiClientConnection(CsiClient.create(socket, CsiClientOptions.defaults()
           .withCallTimeout(probeTimeout).withFingerprintTimeout(fingerprintTimeout)));
     } catch (SocketPathTooLongException e) {
-      // Hook construction validated the length already; reaching here is a programming error.
+      // Every socket is length-checked before a connection is opened (an external one by
+      // CsiPluginConfig, a derived one by the hook's constructor): reaching here is a bug.
       throw new IllegalArgumentException(e.getMessage(), e);
     }
   }

@@ -605,7 +605,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
   }
 
   private static boolean sameFingerprint(Map<PluginType, PluginInfo> before, PluginFingerprint fp) {
-    Fingerprint now = toRegistry(fp);
+    Fingerprint now = FingerprintMapping.toRegistry(fp);
     for (PluginInfo info : before.values()) {
       if (!info.fingerprint().equals(now)) {
         return false;
@@ -808,13 +808,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
       options.put("container_mount_point", config.mountDir());
     }
     return new PluginInfo(type, config.pluginId(), fp.vendorVersion(), task.allocId(), socket,
-        options, toRegistry(fp), health, false);
-  }
-
-  static Fingerprint toRegistry(PluginFingerprint fp) {
-    return new Fingerprint(fp.name(), fp.vendorVersion(), fp.manifest(), fp.pluginCapabilities(),
-        fp.controllerCapabilities(), fp.nodeCapabilities(), fp.nodeId(), fp.maxVolumesPerNode(),
-        fp.accessibleTopology());
+        options, FingerprintMapping.toRegistry(fp), health, false);
   }
 
   // ---- helpers -----------------------------------------------------------------------------
