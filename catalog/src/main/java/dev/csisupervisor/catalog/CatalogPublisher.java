@@ -59,21 +59,22 @@ public interface CatalogPublisher extends AutoCloseable {
   void close();
 
   /** Builds a {@link CatalogPublisher}. Not thread-safe. */
-  final class Builder {
+  final class Builder extends EtcdClientSettings<Builder> {
     PluginRegistry registry;
-    EtcdOptions etcd;
     String nodeId;
-    CatalogKeys keys = CatalogKeys.of(CatalogKeys.DEFAULT_PREFIX);
     Duration leaseTtl = Duration.ofSeconds(15);
     int maxBacklog = 10_000;
     int batchSize = 64;
-    Duration initialBackoff = Duration.ofMillis(200);
-    Duration maxBackoff = Duration.ofSeconds(10);
     Clock clock = Clock.systemUTC();
     String hostname;
     boolean revokeOnClose = true;
 
     Builder() {}
+
+    @Override
+    Builder self() {
+      return this;
+    }
 
     /** Required: the node's registry. */
     public Builder registry(PluginRegistry registry) {
@@ -81,21 +82,9 @@ public interface CatalogPublisher extends AutoCloseable {
       return this;
     }
 
-    /** Required: how to reach etcd. */
-    public Builder etcd(EtcdOptions etcd) {
-      this.etcd = Objects.requireNonNull(etcd, "etcd");
-      return this;
-    }
-
     /** The node id (default: this host's name); {@code [A-Za-z0-9._-]{1,253}}. */
     public Builder nodeId(String nodeId) {
       this.nodeId = CatalogKeys.checkNodeId(nodeId);
-      return this;
-    }
-
-    /** The key prefix (default {@value CatalogKeys#DEFAULT_PREFIX}). */
-    public Builder prefix(String prefix) {
-      this.keys = CatalogKeys.of(prefix);
       return this;
     }
 
@@ -123,14 +112,6 @@ public interface CatalogPublisher extends AutoCloseable {
         throw new IllegalArgumentException("batchSize must be 1 to 128, got " + batchSize);
       }
       this.batchSize = batchSize;
-      return this;
-    }
-
-    /** Retry backoff after an etcd failure: from {@code initial} doubling to {@code max} (default 200 ms .. 10 s). */
-    public Builder backoff(Duration initial, Duration max) {
-      RetryBackoff.check(initial, max);
-      this.initialBackoff = initial;
-      this.maxBackoff = max;
       return this;
     }
 

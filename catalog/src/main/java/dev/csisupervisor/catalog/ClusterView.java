@@ -1,7 +1,6 @@
 package dev.csisupervisor.catalog;
 
 import java.time.Duration;
-import java.util.Objects;
 import java.util.concurrent.Executor;
 
 /**
@@ -57,32 +56,13 @@ public interface ClusterView extends AutoCloseable {
   void close();
 
   /** Builds a {@link ClusterView}. Not thread-safe. */
-  final class Builder {
-    EtcdOptions etcd;
-    CatalogKeys keys = CatalogKeys.of(CatalogKeys.DEFAULT_PREFIX);
-    Duration initialBackoff = Duration.ofMillis(200);
-    Duration maxBackoff = Duration.ofSeconds(10);
+  final class Builder extends EtcdClientSettings<Builder> {
     int maxSubscriberBacklog = 100_000;
 
     Builder() {}
 
-    /** Required: how to reach etcd. */
-    public Builder etcd(EtcdOptions etcd) {
-      this.etcd = Objects.requireNonNull(etcd, "etcd");
-      return this;
-    }
-
-    /** The key prefix (default {@value CatalogKeys#DEFAULT_PREFIX}). */
-    public Builder prefix(String prefix) {
-      this.keys = CatalogKeys.of(prefix);
-      return this;
-    }
-
-    /** Reconnect backoff (default 200 ms doubling to 10 s). */
-    public Builder backoff(Duration initial, Duration max) {
-      RetryBackoff.check(initial, max);
-      this.initialBackoff = initial;
-      this.maxBackoff = max;
+    @Override
+    Builder self() {
       return this;
     }
 

@@ -94,14 +94,14 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
 
   EtcdCatalogPublisher(CatalogPublisher.Builder b) {
     this.registry = b.registry;
-    this.client = new EtcdClient(b.etcd);
+    this.client = b.newClient();
     this.keys = b.keys;
     this.nodeId = b.nodeId;
     this.hostname = b.hostname;
     this.ttlSeconds = b.leaseTtl.toSeconds();
     this.maxBacklog = b.maxBacklog;
     this.batchSize = b.batchSize;
-    this.backoff = new RetryBackoff(b.initialBackoff, b.maxBackoff, new java.util.Random());
+    this.backoff = b.newBackoff();
     this.clock = b.clock;
     this.revokeOnClose = b.revokeOnClose;
     this.startedAt = clock.instant();

@@ -62,9 +62,9 @@ final class EtcdClusterView implements ClusterView {
   private final java.util.concurrent.atomic.AtomicLong etcdErrors = new java.util.concurrent.atomic.AtomicLong();
 
   EtcdClusterView(ClusterView.Builder b) {
-    this.client = new EtcdClient(b.etcd);
+    this.client = b.newClient();
     this.keys = b.keys;
-    this.backoff = new RetryBackoff(b.initialBackoff, b.maxBackoff, new java.util.Random());
+    this.backoff = b.newBackoff();
     this.maxSubscriberBacklog = b.maxSubscriberBacklog;
     this.io = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "cluster-view");

@@ -152,10 +152,7 @@ final class InMemoryDriver {
   CreateVolumeResponse createVolume(CreateVolumeRequest r) {
     String name = r.getName();
     requireName("name", name);
-    if (r.getVolumeCapabilitiesCount() == 0) {
-      throw invalid("volume_capabilities must not be empty");
-    }
-    checkCapabilities(r.getVolumeCapabilitiesList(), "volume_capabilities");
+    requireCapabilities(r.getVolumeCapabilitiesList());
     long required = r.getCapacityRange().getRequiredBytes();
     long limit = r.getCapacityRange().getLimitBytes();
     if (required < 0 || limit < 0) {
@@ -236,10 +233,7 @@ final class InMemoryDriver {
   ControllerPublishVolumeResponse controllerPublish(ControllerPublishVolumeRequest r) {
     requireId("volume_id", r.getVolumeId());
     requireId("node_id", r.getNodeId());
-    if (!r.hasVolumeCapability()) {
-      throw invalid("volume_capability is required");
-    }
-    checkCapabilities(List.of(r.getVolumeCapability()), "volume_capability");
+    requireCapability(r.hasVolumeCapability(), r.getVolumeCapability());
     synchronized (lock) {
       VolumeState v = volume(r.getVolumeId());
       if (!r.getNodeId().equals(nodeId())) {
@@ -283,10 +277,7 @@ final class InMemoryDriver {
 
   ValidateVolumeCapabilitiesResponse validate(ValidateVolumeCapabilitiesRequest r) {
     requireId("volume_id", r.getVolumeId());
-    if (r.getVolumeCapabilitiesCount() == 0) {
-      throw invalid("volume_capabilities must not be empty");
-    }
-    checkCapabilities(r.getVolumeCapabilitiesList(), "volume_capabilities");
+    requireCapabilities(r.getVolumeCapabilitiesList());
     synchronized (lock) {
       volume(r.getVolumeId());
     }
@@ -447,10 +438,7 @@ final class InMemoryDriver {
   NodeStageVolumeResponse nodeStage(NodeStageVolumeRequest r) {
     requireId("volume_id", r.getVolumeId());
     requireId("staging_target_path", r.getStagingTargetPath());
-    if (!r.hasVolumeCapability()) {
-      throw invalid("volume_capability is required");
-    }
-    checkCapabilities(List.of(r.getVolumeCapability()), "volume_capability");
+    requireCapability(r.hasVolumeCapability(), r.getVolumeCapability());
     synchronized (lock) {
       VolumeState v = volume(r.getVolumeId());
       v.stagedAt.add(r.getStagingTargetPath());
@@ -473,10 +461,7 @@ final class InMemoryDriver {
   NodePublishVolumeResponse nodePublish(NodePublishVolumeRequest r) {
     requireId("volume_id", r.getVolumeId());
     requireId("target_path", r.getTargetPath());
-    if (!r.hasVolumeCapability()) {
-      throw invalid("volume_capability is required");
-    }
-    checkCapabilities(List.of(r.getVolumeCapability()), "volume_capability");
+    requireCapability(r.hasVolumeCapability(), r.getVolumeCapability());
     synchronized (lock) {
       VolumeState v = volume(r.getVolumeId());
       if (nodeHas(NodeServiceCapability.RPC.Type.STAGE_UNSTAGE_VOLUME)) {
@@ -516,10 +501,7 @@ final class InMemoryDriver {
     requireId("volume_id", r.getVolumeId());
     requireId("volume_path", r.getVolumePath());
     synchronized (lock) {
-      VolumeState v = volume(r.getVolumeId());
-      if (!v.publishedAt.containsKey(r.getVolumePath()) && !v.stagedAt.contains(r.getVolumePath())) {
-        throw notFound("volume " + v.id + " is not published or staged at " + r.getVolumePath());
-      }
+      VolumeState v = volumeAt(r.getVolumeId(), r.getVolumePath());
       return NodeGetVolumeStatsResponse.newBuilder()
           .addUsage(VolumeUsage.newBuilder().setUnit(VolumeUsage.Unit.BYTES)
               .setTotal(v.capacity).setUsed(0).setAvailable(v.capacity))
@@ -532,10 +514,7 @@ final class InMemoryDriver {
     requireId("volume_id", r.getVolumeId());
     requireId("volume_path", r.getVolumePath());
     synchronized (lock) {
-      VolumeState v = volume(r.getVolumeId());
-      if (!v.publishedAt.containsKey(r.getVolumePath()) && !v.stagedAt.contains(r.getVolumePath())) {
-        throw notFound("volume " + v.id + " is not published or staged at " + r.getVolumePath());
-      }
+      VolumeState v = volumeAt(r.getVolumeId(), r.getVolumePath());
       long required = r.getCapacityRange().getRequiredBytes();
       if (required > v.capacity) {
         v.capacity = required;
@@ -545,6 +524,31 @@ final class InMemoryDriver {
   }
 
   // ---- helpers ------------------------------------------------------------------------------
+
+  /** A required single {@code volume_capability}, checked like every capability. */
+  private static void requireCapability(boolean present, VolumeCapability capability) {
+    if (!present) {
+      throw invalid("volume_capability is required");
+    }
+    checkCapabilities(List.of(capability), "volume_capability");
+  }
+
+  /** A required, non-empty {@code volume_capabilities} list. */
+  private static void requireCapabilities(List<VolumeCapability> capabilities) {
+    if (capabilities.isEmpty()) {
+      throw invalid("volume_capabilities must not be empty");
+    }
+    checkCapabilities(capabilities, "volume_capabilities");
+  }
+
+  /** Under the lock: the volume, which must be published or staged at {@code path} (else NOT_FOUND). */
+  private VolumeState volumeAt(String volumeId, String path) {
+    VolumeState v = volume(volumeId);
+    if (!v.publishedAt.containsKey(path) && !v.stagedAt.contains(path)) {
+      throw notFound("volume " + v.id + " is not published or staged at " + path);
+    }
+    return v;
+  }
 
   private String nodeId() {
     return script.nodeInfo().getNodeId();

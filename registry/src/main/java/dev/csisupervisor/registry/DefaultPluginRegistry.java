@@ -474,9 +474,18 @@ final class DefaultPluginRegistry implements PluginRegistry {
     }
   }
 
-  private final class Register extends Request<Optional<PluginEvent>> {
+  /** A request that changes at most one entry and answers with its event, if there was one. */
+  private abstract class EventRequest extends Request<Optional<PluginEvent>> {
+    PendingEvent event;
+
+    @Override
+    final Optional<PluginEvent> result() {
+      return event == null ? Optional.empty() : Optional.of(event.event);
+    }
+  }
+
+  private final class Register extends EventRequest {
     private final PluginInfo info;
-    private PendingEvent event;
 
     Register(PluginInfo info) {
       this.info = info;
@@ -502,16 +511,10 @@ final class DefaultPluginRegistry implements PluginRegistry {
         event = batch.put(entry, record, Kind.UPDATED);
       }
     }
-
-    @Override
-    Optional<PluginEvent> result() {
-      return event == null ? Optional.empty() : Optional.of(event.event);
-    }
   }
 
-  private final class Deregister extends Request<Optional<PluginEvent>> {
+  private final class Deregister extends EventRequest {
     private final PluginKey key;
-    private PendingEvent event;
 
     Deregister(PluginKey key) {
       this.key = key;
@@ -523,11 +526,6 @@ final class DefaultPluginRegistry implements PluginRegistry {
       if (current != null) {
         event = batch.remove(current);
       }
-    }
-
-    @Override
-    Optional<PluginEvent> result() {
-      return event == null ? Optional.empty() : Optional.of(event.event);
     }
   }
 

@@ -76,7 +76,7 @@ abstract class PluginRegistryContractTest {
 
   PluginRegistry restart(PluginRegistry.Builder b) throws Exception {
     registry.close();
-    store = new RecordingStore(reopenStore(store.delegate()));
+    store = new RecordingStore(reopenStore(store.wrapped()));
     registry = b.stateStore(store).build();
     return registry;
   }
@@ -768,7 +768,7 @@ abstract class PluginRegistryContractTest {
     registry = builder().closeStateStore(true).build();
     registry.close();
     assertThrows(IllegalStateException.class, () -> store.loadAll());
-    store = new RecordingStore(reopenStore(store.delegate()));
+    store = new RecordingStore(reopenStore(store.wrapped()));
   }
 
   @Test

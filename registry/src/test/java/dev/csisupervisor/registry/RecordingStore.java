@@ -1,30 +1,29 @@
 package dev.csisupervisor.registry;
 
+import dev.csisupervisor.state.ForwardingStateStore;
 import dev.csisupervisor.state.StateChange;
 import dev.csisupervisor.state.StateStore;
 import dev.csisupervisor.state.StateStoreException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.Optional;
 import java.util.function.Consumer;
 
 /**
  * Wraps any {@link StateStore}: records every commit's changes, can fail the next commits, and runs a hook
  * before each commit. Lets the same tests inject faults into the in-memory and the MapDB store.
  */
-final class RecordingStore implements StateStore {
-  private final StateStore delegate;
+final class RecordingStore extends ForwardingStateStore {
   private final List<List<StateChange>> commits = new ArrayList<>();
   private int failures;
   private volatile Consumer<List<StateChange>> beforeCommit = c -> {};
 
   RecordingStore(StateStore delegate) {
-    this.delegate = delegate;
+    super(delegate);
   }
 
-  StateStore delegate() {
-    return delegate;
+  /** The store underneath, to reopen it. */
+  StateStore wrapped() {
+    return delegate();
   }
 
   synchronized void failNextCommits(int n) {
@@ -53,35 +52,20 @@ final class RecordingStore implements StateStore {
 
   @Override
   public void put(String key, byte[] value) {
-    commit(List.of(new StateChange.Put(key, value)), () -> delegate.put(key, value));
+    commit(List.of(new StateChange.Put(key, value)), () -> delegate().put(key, value));
   }
 
   @Override
   public void delete(String key) {
-    commit(List.of(new StateChange.Delete(key)), () -> delegate.delete(key));
-  }
-
-  @Override
-  public Optional<byte[]> get(String key) {
-    return delegate.get(key);
-  }
-
-  @Override
-  public Map<String, byte[]> loadAll() {
-    return delegate.loadAll();
+    commit(List.of(new StateChange.Delete(key)), () -> delegate().delete(key));
   }
 
   @Override
   public void apply(List<StateChange> changes) {
     if (changes.isEmpty()) {
-      delegate.apply(changes);
+      delegate().apply(changes);
       return;
     }
-    commit(changes, () -> delegate.apply(changes));
-  }
-
-  @Override
-  public void close() {
-    delegate.close();
+    commit(changes, () -> delegate().apply(changes));
   }
 }

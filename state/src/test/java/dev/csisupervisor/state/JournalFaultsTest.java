@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.csisupervisor.testing.TmpfsMount;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Files;
@@ -14,8 +15,6 @@ import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -92,13 +91,8 @@ class JournalFaultsTest {
   /** A real full disk: a 1 MiB tmpfs (needs root to mount; skipped with the reason otherwise). */
   @Test
   void realFullDisk_failsChangesClearly_andWorksAgainOnceSpaceIsFreed_withoutARestart() throws Exception {
-    Path mount = Files.createDirectories(tmp.resolve("tiny"));
-    Process p = new ProcessBuilder("mount", "-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs", mount.toString())
-        .redirectErrorStream(true).start();
-    String out = new String(p.getInputStream().readAllBytes());
-    Assumptions.assumeTrue(p.waitFor(30, TimeUnit.SECONDS) && p.exitValue() == 0,
-        "cannot mount a tmpfs to fill (needs root): " + out.trim());
-    try {
+    try (TmpfsMount tiny = TmpfsMount.mount(tmp.resolve("tiny"), "1m")) {
+      Path mount = tiny.dir();
       Map<String, String> model = new HashMap<>();
       Path data = mount.resolve("data");
       try (JournalStateStore store = JournalStateStore.open(data, small())) {
@@ -135,8 +129,6 @@ class JournalFaultsTest {
       try (JournalStateStore reopened = JournalStateStore.open(data, small())) {
         assertEquals(model, strings(reopened.loadAll()));
       }
-    } finally {
-      new ProcessBuilder("umount", mount.toString()).start().waitFor(30, TimeUnit.SECONDS);
     }
   }
 

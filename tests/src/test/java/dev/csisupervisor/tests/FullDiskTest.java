@@ -8,6 +8,7 @@ import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.registry.PluginType;
 import dev.csisupervisor.state.JournalStateStore;
 import dev.csisupervisor.state.StateStoreException;
+import dev.csisupervisor.testing.TmpfsMount;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Files;
@@ -16,8 +17,6 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -33,13 +32,8 @@ class FullDiskTest {
 
   @Test
   void fullDisk_failsChangesClearly_thenRegistryWorksAgainWithoutRestart_andReopenIsExact() throws Exception {
-    Path mount = Files.createDirectories(tmp.resolve("tiny"));
-    Process p = new ProcessBuilder("mount", "-t", "tmpfs", "-o", "size=2m,mode=0700", "tmpfs", mount.toString())
-        .redirectErrorStream(true).start();
-    String out = new String(p.getInputStream().readAllBytes());
-    Assumptions.assumeTrue(p.waitFor(30, TimeUnit.SECONDS) && p.exitValue() == 0,
-        "cannot mount a tmpfs to fill (needs root): " + out.trim());
-    try {
+    try (TmpfsMount tiny = TmpfsMount.mount(tmp.resolve("tiny"), "2m")) {
+      Path mount = tiny.dir();
       Path data = mount.resolve("data");
       JournalStateStore.Options options = JournalStateStore.Options.defaults().withStrict(true).withSegmentBytes(8192);
       Map<String, PluginInfo> acknowledged = new HashMap<>();
@@ -91,8 +85,6 @@ class FullDiskTest {
         assertEquals(acknowledged, restored);
         assertEquals(java.util.List.of(), reopened.restoreProblems());
       }
-    } finally {
-      new ProcessBuilder("umount", mount.toString()).start().waitFor(30, TimeUnit.SECONDS);
     }
   }
 

@@ -96,12 +96,35 @@ final class ClusterCommand implements Runnable {
     }
   }
 
-  private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+  /**
+   * A cluster query: reads the catalog once from etcd ({@link EtcdCliOptions}) and shows it; an
+   * unreadable etcd is one {@code csi-agent: ...} line and exit code 1.
+   */
+  abstract static class CatalogQuery implements Callable<Integer> {
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
 
-  static int fail(CommandLine cmd, EtcdException e) {
-    cmd.getErr().println("csi-agent: cannot read the cluster catalog: " + e.getMessage());
-    return CsiAgentCommand.FAILURE;
+    @Mixin
+    EtcdCliOptions etcd = new EtcdCliOptions();
+
+    /** Shows {@code s} on {@code out}; returns the exit code. */
+    abstract int show(ClusterSnapshot s, PrintWriter out);
+
+    @Override
+    public final Integer call() {
+      CommandLine cmd = spec.commandLine();
+      ClusterSnapshot s;
+      try {
+        s = etcd.read(cmd);
+      } catch (EtcdException e) {
+        cmd.getErr().println("csi-agent: cannot read the cluster catalog: " + e.getMessage());
+        return CsiAgentCommand.FAILURE;
+      }
+      return show(s, cmd.getOut());
+    }
   }
+
+  private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
   static void printJson(PrintWriter out, Object o) {
     try {
@@ -145,11 +168,16 @@ final class ClusterCommand implements Runnable {
     return m;
   }
 
+  /** controller or node, as the CLI writes plugin types. */
+  static String kind(CatalogEntry e) {
+    return e.type() == PluginType.CSI_CONTROLLER ? "controller" : "node";
+  }
+
   static String unhealthy(PluginSummary s) {
     List<String> out = new ArrayList<>();
     for (CatalogEntry e : s.entries()) {
       if (!e.healthy()) {
-        out.add(e.nodeId() + " (" + (e.type() == PluginType.CSI_CONTROLLER ? "controller" : "node") + ") since "
+        out.add(e.nodeId() + " (" + kind(e) + ") since "
             + Format.time(e.healthSince()));
       }
     }
@@ -164,38 +192,30 @@ final class ClusterCommand implements Runnable {
     return out;
   }
 
+  /** {@code --type controller|node} (also csi-controller, csi_node, ...), checked before etcd is read. */
+  static final class TypeConverter implements CommandLine.ITypeConverter<PluginType> {
+    @Override
+    public PluginType convert(String value) {
+      return switch (value.toLowerCase(Locale.ROOT)) {
+        case "controller", "csi_controller", "csi-controller" -> PluginType.CSI_CONTROLLER;
+        case "node", "csi_node", "csi-node" -> PluginType.CSI_NODE;
+        default -> throw new CommandLine.TypeConversionException(
+            "'" + value + "' is not a plugin type (use controller or node)");
+      };
+    }
+  }
+
   /** {@code cluster plugins [--type T] [--json]}. */
   @Command(name = "plugins", mixinStandardHelpOptions = true,
       description = "Every plugin name in the cluster: controllers and nodes healthy / expected.")
-  static final class Plugins implements Callable<Integer> {
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
-
-    @Mixin
-    EtcdCliOptions etcd = new EtcdCliOptions();
-
-    @Option(names = "--type", paramLabel = "controller|node", description = "Only names that have this type.")
-    String type;
+  static final class Plugins extends CatalogQuery {
+    @Option(names = "--type", paramLabel = "controller|node", converter = TypeConverter.class,
+        description = "Only names that have this type.")
+    PluginType type;
 
     @Override
-    public Integer call() {
-      PluginType t = null;
-      if (type != null) {
-        t = switch (type.toLowerCase(Locale.ROOT)) {
-          case "controller", "csi_controller", "csi-controller" -> PluginType.CSI_CONTROLLER;
-          case "node", "csi_node", "csi-node" -> PluginType.CSI_NODE;
-          default -> throw new CommandLine.ParameterException(spec.commandLine(),
-              "--type: '" + type + "' is not a plugin type (use controller or node)");
-        };
-      }
-      ClusterSnapshot s;
-      try {
-        s = etcd.read(spec.commandLine());
-      } catch (EtcdException e) {
-        return fail(spec.commandLine(), e);
-      }
-      PrintWriter out = spec.commandLine().getOut();
-      List<PluginSummary> plugins = s.plugins(t);
+    int show(ClusterSnapshot s, PrintWriter out) {
+      List<PluginSummary> plugins = s.plugins(type);
       if (etcd.json) {
         printJson(out, Map.of("revision", s.revision(), "plugins", plugins.stream().map(p -> json(p, false)).toList()));
         return CsiAgentCommand.OK;
@@ -216,30 +236,17 @@ final class ClusterCommand implements Runnable {
   /** {@code cluster plugin NAME [--json]}. */
   @Command(name = "plugin", mixinStandardHelpOptions = true,
       description = "One plugin across the cluster: its counts and every node's instances, health and since when.")
-  static final class Plugin implements Callable<Integer> {
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
-
-    @Mixin
-    EtcdCliOptions etcd = new EtcdCliOptions();
-
+  static final class Plugin extends CatalogQuery {
     @Parameters(index = "0", paramLabel = "NAME", description = "The plugin name.")
     String name;
 
     @Override
-    public Integer call() {
-      ClusterSnapshot s;
-      try {
-        s = etcd.read(spec.commandLine());
-      } catch (EtcdException e) {
-        return fail(spec.commandLine(), e);
-      }
+    int show(ClusterSnapshot s, PrintWriter out) {
       Optional<PluginSummary> p = s.plugin(name);
       if (p.isEmpty()) {
         spec.commandLine().getErr().println("csi-agent: plugin '" + name + "' is not in the cluster catalog");
         return CsiAgentCommand.FAILURE;
       }
-      PrintWriter out = spec.commandLine().getOut();
       PluginSummary sum = p.get();
       if (etcd.json) {
         printJson(out, json(sum, true));
@@ -250,7 +257,7 @@ final class ClusterCommand implements Runnable {
       out.println(Format.pad("NODE", 20) + Format.pad("TYPE", 12) + Format.pad("ALLOC", 24) + Format.pad("VERSION", 10)
           + Format.pad("HEALTH", 11) + Format.pad("SINCE", 21) + "MESSAGE");
       for (CatalogEntry e : sum.entries()) {
-        out.println(Format.pad(e.nodeId(), 20) + Format.pad(e.type() == PluginType.CSI_CONTROLLER ? "controller" : "node", 12)
+        out.println(Format.pad(e.nodeId(), 20) + Format.pad(kind(e), 12)
             + Format.pad(e.allocId(), 24) + Format.pad(e.version().isEmpty() ? "-" : e.version(), 10)
             + Format.pad(e.healthy() ? "healthy" : "unhealthy", 11) + Format.pad(Format.time(e.healthSince()), 21)
             + (e.healthMessage().isEmpty() ? "-" : e.healthMessage()));
@@ -262,22 +269,9 @@ final class ClusterCommand implements Runnable {
   /** {@code cluster nodes [--json]}. */
   @Command(name = "nodes", mixinStandardHelpOptions = true,
       description = "Every node in the catalog: its plugins, how many are healthy, since when its agent runs.")
-  static final class Nodes implements Callable<Integer> {
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
-
-    @Mixin
-    EtcdCliOptions etcd = new EtcdCliOptions();
-
+  static final class Nodes extends CatalogQuery {
     @Override
-    public Integer call() {
-      ClusterSnapshot s;
-      try {
-        s = etcd.read(spec.commandLine());
-      } catch (EtcdException e) {
-        return fail(spec.commandLine(), e);
-      }
-      PrintWriter out = spec.commandLine().getOut();
+    int show(ClusterSnapshot s, PrintWriter out) {
       List<Map<String, Object>> rows = new ArrayList<>();
       for (String id : s.nodeIds()) {
         NodeEntry n = s.nodes().get(id);

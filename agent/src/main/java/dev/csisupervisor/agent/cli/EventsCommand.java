@@ -8,10 +8,7 @@ import dev.csisupervisor.agent.admin.AdminClient;
 import io.grpc.StatusRuntimeException;
 import java.io.PrintWriter;
 import java.util.Iterator;
-import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code csi-agent events [--type T] [--follow] [--json]}. */
@@ -19,13 +16,7 @@ import picocli.CommandLine.Option;
     description = {"Show the registry's current content as a snapshot; with --follow, then every"
         + " event (REGISTERED, UPDATED, DEREGISTERED) as it happens, until Ctrl-C or the agent"
         + " stops. Sequence numbers are per type."})
-final class EventsCommand implements Callable<Integer> {
-  @CommandLine.Spec
-  CommandLine.Model.CommandSpec spec;
-
-  @Mixin
-  AdminOptions admin = new AdminOptions();
-
+final class EventsCommand extends AdminCommand {
   @Option(names = "--type", paramLabel = "controller|node", converter = TypeOption.class,
       description = "Only this type.")
   PluginType type = PluginType.PLUGIN_TYPE_UNSPECIFIED;
@@ -37,50 +28,44 @@ final class EventsCommand implements Callable<Integer> {
   boolean json;
 
   @Override
-  public Integer call() {
-    PrintWriter out = spec.commandLine().getOut();
-    PrintWriter err = spec.commandLine().getErr();
+  int run(AdminClient client, PrintWriter out, PrintWriter err)
+      throws AdminClient.AdminException {
     int expectedSnapshots = type == PluginType.PLUGIN_TYPE_UNSPECIFIED ? 2 : 1;
-    try (AdminClient client = AdminClient.connect(admin.socket(spec.commandLine()))) {
-      while (true) {
-        Iterator<WatchEventsResponse> it = client.watch(type);
-        int snapshots = 0;
-        boolean lagged = false;
-        try {
-          while (it.hasNext()) {
-            WatchEventsResponse m = it.next();
-            print(out, m);
-            switch (m.getMessageCase()) {
-              case SNAPSHOT -> snapshots++;
-              case LAGGED -> lagged = true;
-              default -> { }
-            }
-            if (!follow && snapshots == expectedSnapshots) {
-              return CsiAgentCommand.OK;
-            }
+    while (true) {
+      Iterator<WatchEventsResponse> it = client.watch(type);
+      int snapshots = 0;
+      boolean lagged = false;
+      try {
+        while (it.hasNext()) {
+          WatchEventsResponse m = it.next();
+          print(out, m);
+          switch (m.getMessageCase()) {
+            case SNAPSHOT -> snapshots++;
+            case LAGGED -> lagged = true;
+            default -> { }
           }
-        } catch (StatusRuntimeException e) {
-          AdminClient.AdminException ae = client.translate(e);
-          if (snapshots > 0 && ae.noAgent()) {
-            err.println("csi-agent: the agent at " + client.socket() + " went away");
-          } else {
-            err.println("csi-agent: " + ae.getMessage());
+          if (!follow && snapshots == expectedSnapshots) {
+            return CsiAgentCommand.OK;
           }
-          return CsiAgentCommand.FAILURE;
         }
-        if (lagged && follow) {
-          err.println("csi-agent: fell behind the agent's events; watching again from a new"
-              + " snapshot");
-          continue;
+      } catch (StatusRuntimeException e) {
+        AdminClient.AdminException ae = client.translate(e);
+        if (snapshots > 0 && ae.noAgent()) {
+          err.println("csi-agent: the agent at " + client.socket() + " went away");
+        } else {
+          err.println("csi-agent: " + ae.getMessage());
         }
-        if (follow) {
-          err.println("csi-agent: the agent ended the event stream (it is shutting down)");
-        }
-        return lagged ? CsiAgentCommand.FAILURE : CsiAgentCommand.OK;
+        return CsiAgentCommand.FAILURE;
       }
-    } catch (AdminClient.AdminException e) {
-      err.println("csi-agent: " + e.getMessage());
-      return CsiAgentCommand.FAILURE;
+      if (lagged && follow) {
+        err.println("csi-agent: fell behind the agent's events; watching again from a new"
+            + " snapshot");
+        continue;
+      }
+      if (follow) {
+        err.println("csi-agent: the agent ended the event stream (it is shutting down)");
+      }
+      return lagged ? CsiAgentCommand.FAILURE : CsiAgentCommand.OK;
     }
   }
 

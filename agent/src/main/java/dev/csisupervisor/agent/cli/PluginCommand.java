@@ -4,12 +4,10 @@ import dev.csisupervisor.admin.v1.GetPluginResponse;
 import dev.csisupervisor.admin.v1.ListPluginsResponse;
 import dev.csisupervisor.admin.v1.PluginType;
 import dev.csisupervisor.agent.admin.AdminClient;
+import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -17,13 +15,7 @@ import picocli.CommandLine.Parameters;
 @Command(name = "plugin", mixinStandardHelpOptions = true,
     description = {"Show one plugin with all its details, including its fingerprint, and the"
         + " agent's task for it: process, artifact revision, CPU and memory."})
-final class PluginCommand implements Callable<Integer> {
-  @CommandLine.Spec
-  CommandLine.Model.CommandSpec spec;
-
-  @Mixin
-  AdminOptions admin = new AdminOptions();
-
+final class PluginCommand extends AdminCommand {
   @Parameters(index = "0", paramLabel = "TYPE", converter = TypeOption.Kind.class,
       description = "controller, node or monolith (as in the config; a monolith shows both of"
           + " its registrations)")
@@ -36,37 +28,32 @@ final class PluginCommand implements Callable<Integer> {
   boolean json;
 
   @Override
-  public Integer call() {
-    var out = spec.commandLine().getOut();
-    try (AdminClient client = AdminClient.connect(admin.socket(spec.commandLine()))) {
-      List<GetPluginResponse> found = new ArrayList<>();
-      List<PluginType> types = kinds.types();
-      for (PluginType type : types) {
-        client.getPluginDetails(type, name).ifPresent(found::add);
-      }
-      if (found.isEmpty()) {
-        spec.commandLine().getErr().println("csi-agent: no "
-            + (types.size() > 1 ? "monolith" : Format.type(types.get(0)))
-            + " plugin named \"" + name + "\" is registered at " + client.socket());
-        return CsiAgentCommand.FAILURE;
-      }
-      if (json) {
-        out.println(found.size() == 1 ? Format.json(found.get(0), true)
-            : Format.json(ListPluginsResponse.newBuilder()
-                .addAllPlugins(found.stream().map(GetPluginResponse::getPlugin).toList()), true));
-      } else {
-        for (GetPluginResponse p : found) {
-          Format.details(out, p.getPlugin());
-          out.println();
-        }
-        if (found.get(0).hasTask()) {
-          Format.task(out, found.get(0).getTask());
-        }
-      }
-      return CsiAgentCommand.OK;
-    } catch (AdminClient.AdminException e) {
-      spec.commandLine().getErr().println("csi-agent: " + e.getMessage());
+  int run(AdminClient client, PrintWriter out, PrintWriter err)
+      throws AdminClient.AdminException {
+    List<GetPluginResponse> found = new ArrayList<>();
+    List<PluginType> types = kinds.types();
+    for (PluginType type : types) {
+      client.getPluginDetails(type, name).ifPresent(found::add);
+    }
+    if (found.isEmpty()) {
+      err.println("csi-agent: no "
+          + (types.size() > 1 ? "monolith" : Format.type(types.get(0)))
+          + " plugin named \"" + name + "\" is registered at " + client.socket());
       return CsiAgentCommand.FAILURE;
     }
+    if (json) {
+      out.println(found.size() == 1 ? Format.json(found.get(0), true)
+          : Format.json(ListPluginsResponse.newBuilder()
+              .addAllPlugins(found.stream().map(GetPluginResponse::getPlugin).toList()), true));
+    } else {
+      for (GetPluginResponse p : found) {
+        Format.details(out, p.getPlugin());
+        out.println();
+      }
+      if (found.get(0).hasTask()) {
+        Format.task(out, found.get(0).getTask());
+      }
+    }
+    return CsiAgentCommand.OK;
   }
 }

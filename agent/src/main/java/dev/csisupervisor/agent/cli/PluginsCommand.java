@@ -4,23 +4,15 @@ import dev.csisupervisor.admin.v1.ListPluginsResponse;
 import dev.csisupervisor.admin.v1.Plugin;
 import dev.csisupervisor.admin.v1.PluginType;
 import dev.csisupervisor.agent.admin.AdminClient;
+import java.io.PrintWriter;
 import java.util.List;
-import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code csi-agent plugins [--type T] [--json]}. */
 @Command(name = "plugins", mixinStandardHelpOptions = true,
     description = "List the registered plugins (the newest instance of each name).")
-final class PluginsCommand implements Callable<Integer> {
-  @CommandLine.Spec
-  CommandLine.Model.CommandSpec spec;
-
-  @Mixin
-  AdminOptions admin = new AdminOptions();
-
+final class PluginsCommand extends AdminCommand {
   @Option(names = "--type", paramLabel = "controller|node", converter = TypeOption.class,
       description = "Only this type.")
   PluginType type = PluginType.PLUGIN_TYPE_UNSPECIFIED;
@@ -29,19 +21,14 @@ final class PluginsCommand implements Callable<Integer> {
   boolean json;
 
   @Override
-  public Integer call() {
-    var out = spec.commandLine().getOut();
-    try (AdminClient client = AdminClient.connect(admin.socket(spec.commandLine()))) {
-      List<Plugin> plugins = client.listPlugins(type);
-      if (json) {
-        out.println(Format.json(ListPluginsResponse.newBuilder().addAllPlugins(plugins), true));
-      } else {
-        Format.table(out, plugins);
-      }
-      return CsiAgentCommand.OK;
-    } catch (AdminClient.AdminException e) {
-      spec.commandLine().getErr().println("csi-agent: " + e.getMessage());
-      return CsiAgentCommand.FAILURE;
+  int run(AdminClient client, PrintWriter out, PrintWriter err)
+      throws AdminClient.AdminException {
+    List<Plugin> plugins = client.listPlugins(type);
+    if (json) {
+      out.println(Format.json(ListPluginsResponse.newBuilder().addAllPlugins(plugins), true));
+    } else {
+      Format.table(out, plugins);
     }
+    return CsiAgentCommand.OK;
   }
 }

@@ -2,10 +2,8 @@ package dev.csisupervisor.agent.cli;
 
 import dev.csisupervisor.admin.v1.ReloadConfigResponse;
 import dev.csisupervisor.agent.admin.AdminClient;
-import java.util.concurrent.Callable;
-import picocli.CommandLine;
+import java.io.PrintWriter;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code csi-agent reload}: the running agent re-reads its config file (no signal needed). */
@@ -13,36 +11,24 @@ import picocli.CommandLine.Option;
     description = {"Make the running agent re-read its config file and apply its plugin changes"
         + " (what SIGHUP does, without a signal). Prints what changed; an invalid file changes"
         + " nothing and its problems are printed (exit 2)."})
-final class ReloadCommand implements Callable<Integer> {
-  @CommandLine.Spec
-  CommandLine.Model.CommandSpec spec;
-
-  @Mixin
-  AdminOptions admin = new AdminOptions();
-
+final class ReloadCommand extends AdminCommand {
   @Option(names = "--json", description = "JSON instead of text.")
   boolean json;
 
   @Override
-  public Integer call() {
-    var out = spec.commandLine().getOut();
-    var err = spec.commandLine().getErr();
-    try (AdminClient client = AdminClient.connect(admin.socket(spec.commandLine()))) {
-      ReloadConfigResponse r = client.reload();
-      if (json) {
-        out.println(Format.json(r, true));
-      } else if (r.getApplied()) {
-        out.println("reloaded " + r.getConfigFile() + ":");
-        r.getChangesList().forEach(c -> out.println("  " + c));
-      } else {
-        err.println("csi-agent: invalid config, nothing changed: " + r.getConfigFile() + ": "
-            + r.getProblemsCount() + (r.getProblemsCount() == 1 ? " problem:" : " problems:"));
-        r.getProblemsList().forEach(p -> err.println("  " + p));
-      }
-      return r.getApplied() ? CsiAgentCommand.OK : CsiAgentCommand.USAGE;
-    } catch (AdminClient.AdminException e) {
-      err.println("csi-agent: " + e.getMessage());
-      return CsiAgentCommand.FAILURE;
+  int run(AdminClient client, PrintWriter out, PrintWriter err)
+      throws AdminClient.AdminException {
+    ReloadConfigResponse r = client.reload();
+    if (json) {
+      out.println(Format.json(r, true));
+    } else if (r.getApplied()) {
+      out.println("reloaded " + r.getConfigFile() + ":");
+      r.getChangesList().forEach(c -> out.println("  " + c));
+    } else {
+      err.println("csi-agent: invalid config, nothing changed: " + r.getConfigFile() + ": "
+          + r.getProblemsCount() + (r.getProblemsCount() == 1 ? " problem:" : " problems:"));
+      r.getProblemsList().forEach(p -> err.println("  " + p));
     }
+    return r.getApplied() ? CsiAgentCommand.OK : CsiAgentCommand.USAGE;
   }
 }

@@ -4,87 +4,74 @@ import dev.csisupervisor.admin.v1.DiscoveredSocket;
 import dev.csisupervisor.admin.v1.GetAgentStatusResponse;
 import dev.csisupervisor.admin.v1.TaskStatus;
 import dev.csisupervisor.agent.admin.AdminClient;
+import java.io.PrintWriter;
 import dev.csisupervisor.agent.admin.ProtoMapper;
-import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code csi-agent status}: the agent and its plugin tasks. */
 @Command(name = "status", mixinStandardHelpOptions = true,
     description = {"Show the running agent and its plugin tasks (processes, restarts, phase, CPU,"
         + " memory) and the sockets of its discovery directory."})
-final class StatusCommand implements Callable<Integer> {
-  @CommandLine.Spec
-  CommandLine.Model.CommandSpec spec;
-
-  @Mixin
-  AdminOptions admin = new AdminOptions();
-
+final class StatusCommand extends AdminCommand {
   @Option(names = "--json", description = "JSON instead of text.")
   boolean json;
 
   @Override
-  public Integer call() {
-    var out = spec.commandLine().getOut();
-    try (AdminClient client = AdminClient.connect(admin.socket(spec.commandLine()))) {
-      GetAgentStatusResponse s = client.status();
-      if (json) {
-        out.println(Format.json(s, true));
-        return CsiAgentCommand.OK;
-      }
-      out.println("agent pid " + s.getPid() + ", version " + s.getVersion() + ", up since "
-          + Format.time(ProtoMapper.instant(s.getStarted())));
-      out.println("data dir " + s.getDataDir() + ", csi root " + s.getCsiRoot());
-      out.println("admin socket " + s.getAdminSocket()
-          + (s.getMetricsUrl().isEmpty() ? "" : ", metrics " + s.getMetricsUrl()));
-      out.println();
-      out.println(Format.pad("ID", 24) + Format.pad("KIND", 12) + Format.pad("PROCESS", 12)
-          + Format.pad("PID", 9) + Format.pad("RESTARTS", 10) + Format.pad("PHASE", 16)
-          + Format.pad("HEALTHY", 9) + Format.pad("CPU", 9) + "MEMORY");
-      for (TaskStatus t : s.getTasksList()) {
-        boolean sampled = t.hasResources() && t.getResources().hasLatest();
-        out.println(Format.pad(t.getId(), 24) + Format.pad(t.getKind(), 12)
-            + Format.pad(t.getProcessState() + (t.getReattached() ? "*" : "")
-                + (t.getDiscovered() ? "+" : ""), 12)
-            + Format.pad(t.getPid() == 0 ? "-" : Long.toString(t.getPid()), 9)
-            + Format.pad(Integer.toString(t.getRestarts()), 10) + Format.pad(t.getPhase(), 16)
-            + Format.pad(t.getHealthy() ? "yes" : "no", 9)
-            + Format.pad(sampled ? Format.cpu(t.getResources().getLatest().getCpuPercent()) : "-",
-                9)
-            + (sampled ? Format.bytes(t.getResources().getLatest().getMemoryBytes()) : "-"));
-      }
-      if (s.getTasksList().stream().anyMatch(TaskStatus::getReattached)) {
-        out.println("(* re-attached after an agent restart)");
-      }
-      if (s.getTasksList().stream().anyMatch(TaskStatus::getDiscovered)) {
-        out.println("(+ found in the discovery directory)");
-      }
-      for (TaskStatus t : s.getTasksList()) {
-        if (!t.getArtifactError().isEmpty()) {
-          out.println(t.getId() + ": artifact error: " + t.getArtifactError());
-        }
-        if (!t.getLastFailure().isEmpty()) {
-          out.println(t.getId() + ": last failure at "
-              + Format.time(ProtoMapper.instant(t.getLastFailureTime())) + ": "
-              + t.getLastFailure());
-        }
-      }
-      if (!s.getDiscoveryDir().isEmpty()) {
-        out.println();
-        out.println("discovery dir " + s.getDiscoveryDir() + ": "
-            + s.getDiscoveredSocketsCount() + " socket(s)");
-        for (DiscoveredSocket d : s.getDiscoveredSocketsList()) {
-          out.println("  " + Format.pad(d.getId(), 24) + Format.pad(d.getState(), 12)
-              + Format.pad(d.getKind().isEmpty() ? "-" : d.getKind(), 12)
-              + (d.getMessage().isEmpty() ? d.getSocketPath() : d.getMessage()));
-        }
-      }
+  int run(AdminClient client, PrintWriter out, PrintWriter err)
+      throws AdminClient.AdminException {
+    GetAgentStatusResponse s = client.status();
+    if (json) {
+      out.println(Format.json(s, true));
       return CsiAgentCommand.OK;
-    } catch (AdminClient.AdminException e) {
-      spec.commandLine().getErr().println("csi-agent: " + e.getMessage());
-      return CsiAgentCommand.FAILURE;
     }
+    out.println("agent pid " + s.getPid() + ", version " + s.getVersion() + ", up since "
+        + Format.time(ProtoMapper.instant(s.getStarted())));
+    out.println("data dir " + s.getDataDir() + ", csi root " + s.getCsiRoot());
+    out.println("admin socket " + s.getAdminSocket()
+        + (s.getMetricsUrl().isEmpty() ? "" : ", metrics " + s.getMetricsUrl()));
+    out.println();
+    out.println(Format.pad("ID", 24) + Format.pad("KIND", 12) + Format.pad("PROCESS", 12)
+        + Format.pad("PID", 9) + Format.pad("RESTARTS", 10) + Format.pad("PHASE", 16)
+        + Format.pad("HEALTHY", 9) + Format.pad("CPU", 9) + "MEMORY");
+    for (TaskStatus t : s.getTasksList()) {
+      boolean sampled = t.hasResources() && t.getResources().hasLatest();
+      out.println(Format.pad(t.getId(), 24) + Format.pad(t.getKind(), 12)
+          + Format.pad(t.getProcessState() + (t.getReattached() ? "*" : "")
+              + (t.getDiscovered() ? "+" : ""), 12)
+          + Format.pad(t.getPid() == 0 ? "-" : Long.toString(t.getPid()), 9)
+          + Format.pad(Integer.toString(t.getRestarts()), 10) + Format.pad(t.getPhase(), 16)
+          + Format.pad(t.getHealthy() ? "yes" : "no", 9)
+          + Format.pad(sampled ? Format.cpu(t.getResources().getLatest().getCpuPercent()) : "-",
+              9)
+          + (sampled ? Format.bytes(t.getResources().getLatest().getMemoryBytes()) : "-"));
+    }
+    if (s.getTasksList().stream().anyMatch(TaskStatus::getReattached)) {
+      out.println("(* re-attached after an agent restart)");
+    }
+    if (s.getTasksList().stream().anyMatch(TaskStatus::getDiscovered)) {
+      out.println("(+ found in the discovery directory)");
+    }
+    for (TaskStatus t : s.getTasksList()) {
+      if (!t.getArtifactError().isEmpty()) {
+        out.println(t.getId() + ": artifact error: " + t.getArtifactError());
+      }
+      if (!t.getLastFailure().isEmpty()) {
+        out.println(t.getId() + ": last failure at "
+            + Format.time(ProtoMapper.instant(t.getLastFailureTime())) + ": "
+            + t.getLastFailure());
+      }
+    }
+    if (!s.getDiscoveryDir().isEmpty()) {
+      out.println();
+      out.println("discovery dir " + s.getDiscoveryDir() + ": "
+          + s.getDiscoveredSocketsCount() + " socket(s)");
+      for (DiscoveredSocket d : s.getDiscoveredSocketsList()) {
+        out.println("  " + Format.pad(d.getId(), 24) + Format.pad(d.getState(), 12)
+            + Format.pad(d.getKind().isEmpty() ? "-" : d.getKind(), 12)
+            + (d.getMessage().isEmpty() ? d.getSocketPath() : d.getMessage()));
+      }
+    }
+    return CsiAgentCommand.OK;
   }
 }
