@@ -19,7 +19,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
@@ -192,16 +191,12 @@ final class ClusterCommand implements Runnable {
     return out;
   }
 
-  /** {@code --type controller|node} (also csi-controller, csi_node, ...), checked before etcd is read. */
+  /** {@code --type controller|node} as {@link TypeOption} reads it, checked before etcd is read. */
   static final class TypeConverter implements CommandLine.ITypeConverter<PluginType> {
     @Override
     public PluginType convert(String value) {
-      return switch (value.toLowerCase(Locale.ROOT)) {
-        case "controller", "csi_controller", "csi-controller" -> PluginType.CSI_CONTROLLER;
-        case "node", "csi_node", "csi-node" -> PluginType.CSI_NODE;
-        default -> throw new CommandLine.TypeConversionException(
-            "'" + value + "' is not a plugin type (use controller or node)");
-      };
+      return new TypeOption().convert(value) == dev.csisupervisor.admin.v1.PluginType.CSI_CONTROLLER
+          ? PluginType.CSI_CONTROLLER : PluginType.CSI_NODE;
     }
   }
 
