@@ -46,12 +46,7 @@ class FingerprintMappingTest {
             CsiCapabilities.GROUP_CONTROLLER_SERVICE, CsiCapabilities.VOLUME_EXPANSION_OFFLINE),
         Set.of(CsiCapabilities.VOLUME_CONDITION),
         Set.of(CsiCapabilities.SINGLE_NODE_MULTI_WRITER)));
-    assertTrue(all.requiresControllerPlugin());
-    assertTrue(all.supportsTopology());
-    assertTrue(all.hasGroupController());
-    assertTrue(all.supportsExpansion());
-    assertTrue(all.supportsVolumeCondition());
-    assertTrue(all.supportsSingleNodeMultiWriter());
+    assertEquals(List.of(true, true, true, true, true, true), flags(all));
 
     Fingerprint expandByRpc = FingerprintMapping.toRegistry(
         fingerprint(Set.of(CsiCapabilities.VOLUME_EXPANSION_ONLINE), Set.of(), Set.of(CsiCapabilities.EXPAND_VOLUME)));
@@ -59,12 +54,13 @@ class FingerprintMappingTest {
     assertFalse(expandByRpc.requiresControllerPlugin());
 
     Fingerprint none = FingerprintMapping.toRegistry(fingerprint(Set.of("SERVICE:UNKNOWN(42)"), Set.of(), Set.of()));
-    assertFalse(none.requiresControllerPlugin());
-    assertFalse(none.supportsTopology());
-    assertFalse(none.hasGroupController());
-    assertFalse(none.supportsExpansion());
-    assertFalse(none.supportsVolumeCondition());
-    assertFalse(none.supportsSingleNodeMultiWriter());
+    assertEquals(List.of(false, false, false, false, false, false), flags(none));
+  }
+
+  /** The derived flags in a fixed order: controller, topology, group controller, expansion, condition, multi-writer. */
+  private static List<Boolean> flags(Fingerprint f) {
+    return List.of(f.requiresControllerPlugin(), f.supportsTopology(), f.hasGroupController(), f.supportsExpansion(),
+        f.supportsVolumeCondition(), f.supportsSingleNodeMultiWriter());
   }
 
   private static List<String> names(Class<? extends Record> type) {
