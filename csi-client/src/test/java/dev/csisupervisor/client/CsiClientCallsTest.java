@@ -17,36 +17,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /** Every call of {@link CsiClient} against the mock plugin over a real unix socket. */
-class CsiClientCallsTest {
-  private ShortTempDir dir;
-  private Path socket;
-  private MockCsiPlugin plugin;
-  private CsiClient client;
-
-  @BeforeEach
-  void setUp() {
-    dir = new ShortTempDir();
-    socket = dir.resolve("csi.sock");
-  }
-
-  @AfterEach
-  void tearDown() {
-    if (client != null) {
-      client.close();
-    }
-    if (plugin != null) {
-      plugin.close();
-    }
-    dir.close();
-  }
-
+class CsiClientCallsTest extends PluginSocketTest {
   private MockCsiPlugin.Builder mock(MockMode mode) {
     return MockCsiPlugin.builder().socket(socket).mode(mode).name("ebs.csi.example.com").vendorVersion("1.2.3");
   }

@@ -30,38 +30,14 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.awaitility.Awaitility;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
  * Each failure kind over real unix sockets, with the exact message a user sees. The messages are
  * asserted in full on purpose: they are part of the contract (operators read them).
  */
-class CsiClientErrorsTest {
+class CsiClientErrorsTest extends PluginSocketTest {
   private static final Duration SHORT = Duration.ofMillis(300);
-
-  private ShortTempDir dir;
-  private Path socket;
-  private MockCsiPlugin plugin;
-  private CsiClient client;
-
-  @BeforeEach
-  void setUp() {
-    dir = new ShortTempDir();
-    socket = dir.resolve("csi.sock");
-  }
-
-  @AfterEach
-  void tearDown() {
-    if (client != null) {
-      client.close();
-    }
-    if (plugin != null) {
-      plugin.close();
-    }
-    dir.close();
-  }
 
   private CsiClient client(CsiClientOptions options) throws SocketPathTooLongException {
     client = CsiClient.create(socket, options);

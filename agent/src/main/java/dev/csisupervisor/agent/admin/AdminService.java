@@ -28,6 +28,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
@@ -106,13 +107,11 @@ public final class AdminService extends AgentAdminGrpc.AgentAdminImplBase {
   @Override
   public void listPlugins(ListPluginsRequest request,
       StreamObserver<ListPluginsResponse> response) {
-    Set<PluginType> types;
-    try {
-      types = types(request.getType());
-    } catch (IllegalArgumentException e) {
-      response.onError(Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asException());
+    Optional<Set<PluginType>> requested = types(request.getType(), response);
+    if (requested.isEmpty()) {
       return;
     }
+    Set<PluginType> types = requested.get();
     ListPluginsResponse.Builder b = ListPluginsResponse.newBuilder();
     for (PluginType t : types) {
       for (PluginInfo p : registry.list(t)) {
@@ -192,13 +191,11 @@ public final class AdminService extends AgentAdminGrpc.AgentAdminImplBase {
   @Override
   public void watchEvents(WatchEventsRequest request,
       StreamObserver<WatchEventsResponse> response) {
-    Set<PluginType> types;
-    try {
-      types = types(request.getType());
-    } catch (IllegalArgumentException e) {
-      response.onError(Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asException());
+    Optional<Set<PluginType>> requested = types(request.getType(), response);
+    if (requested.isEmpty()) {
       return;
     }
+    Set<PluginType> types = requested.get();
     var out = (ServerCallStreamObserver<WatchEventsResponse>) response;
     Watcher w = new Watcher(out);
     watchers.add(w);
@@ -212,9 +209,20 @@ public final class AdminService extends AgentAdminGrpc.AgentAdminImplBase {
     }
   }
 
-  private static Set<PluginType> types(dev.csisupervisor.admin.v1.PluginType t) {
-    PluginType type = ProtoMapper.fromProto(t);
-    return type == null ? EnumSet.allOf(PluginType.class) : EnumSet.of(type);
+  /**
+   * The registry types a request asks for (unspecified: all); empty after answering INVALID_ARGUMENT
+   * to a value that names no type.
+   */
+  private static Optional<Set<PluginType>> types(dev.csisupervisor.admin.v1.PluginType t,
+      StreamObserver<?> response) {
+    PluginType type;
+    try {
+      type = ProtoMapper.fromProto(t);
+    } catch (IllegalArgumentException e) {
+      response.onError(Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asException());
+      return Optional.empty();
+    }
+    return Optional.of(type == null ? EnumSet.allOf(PluginType.class) : EnumSet.of(type));
   }
 
   /** One WatchEvents stream. All sending happens under its monitor. */

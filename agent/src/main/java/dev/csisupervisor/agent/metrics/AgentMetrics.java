@@ -67,55 +67,35 @@ public final class AgentMetrics implements AutoCloseable {
   private final AtomicReference<HTTPServer> server = new AtomicReference<>();
 
   public AgentMetrics() {
-    registryEvents = Counter.builder()
-        .name("csi_agent_registry_events_total")
-        .help("Plugin registry events: REGISTERED, UPDATED, DEREGISTERED")
-        .labelNames("type", "kind")
-        .register(prometheus);
-    healthTransitions = Counter.builder()
-        .name("csi_agent_health_transitions_total")
-        .help("Plugin health transitions seen by the supervisor")
-        .labelNames("plugin", "to")
-        .register(prometheus);
-    restarts = Counter.builder()
-        .name("csi_agent_plugin_restarts_total")
-        .help("Plugin process restarts by the agent")
-        .labelNames("plugin")
-        .register(prometheus);
-    commitSeconds = Histogram.builder()
-        .name("csi_agent_state_commit_seconds")
-        .help("Latency of state store commits")
-        .labelNames("op")
-        .classicOnly()
-        .classicUpperBounds(0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1)
-        .register(prometheus);
-    probeSeconds = Histogram.builder()
-        .name("csi_agent_probe_seconds")
-        .help("Latency of CSI Identity.Probe calls made by the supervisor")
-        .labelNames("plugin")
-        .classicOnly()
-        .classicUpperBounds(0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25, 1, 5)
-        .register(prometheus);
-    probeFailures = Counter.builder()
-        .name("csi_agent_probe_failures_total")
-        .help("Probes that got no answer (refused, deadline, error status, ...)")
-        .labelNames("plugin")
-        .register(prometheus);
-    artifactDownloads = Counter.builder()
-        .name("csi_agent_artifact_downloads_total")
-        .help("Plugin artifact revisions downloaded, verified and installed")
-        .labelNames("plugin")
-        .register(prometheus);
-    artifactFailures = Counter.builder()
-        .name("csi_agent_artifact_failures_total")
-        .help("Plugin artifacts that could not be made ready, by reason")
-        .labelNames("plugin", "reason")
-        .register(prometheus);
-    limitRestarts = Counter.builder()
-        .name("csi_agent_resource_limit_restarts_total")
-        .help("Plugin restarts because the plugin stayed over a resource limit")
-        .labelNames("plugin", "resource")
-        .register(prometheus);
+    registryEvents = counter("csi_agent_registry_events_total",
+        "Plugin registry events: REGISTERED, UPDATED, DEREGISTERED", "type", "kind");
+    healthTransitions = counter("csi_agent_health_transitions_total",
+        "Plugin health transitions seen by the supervisor", "plugin", "to");
+    restarts = counter("csi_agent_plugin_restarts_total",
+        "Plugin process restarts by the agent", "plugin");
+    commitSeconds = histogram("csi_agent_state_commit_seconds",
+        "Latency of state store commits", "op",
+        0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1);
+    probeSeconds = histogram("csi_agent_probe_seconds",
+        "Latency of CSI Identity.Probe calls made by the supervisor", "plugin",
+        0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25, 1, 5);
+    probeFailures = counter("csi_agent_probe_failures_total",
+        "Probes that got no answer (refused, deadline, error status, ...)", "plugin");
+    artifactDownloads = counter("csi_agent_artifact_downloads_total",
+        "Plugin artifact revisions downloaded, verified and installed", "plugin");
+    artifactFailures = counter("csi_agent_artifact_failures_total",
+        "Plugin artifacts that could not be made ready, by reason", "plugin", "reason");
+    limitRestarts = counter("csi_agent_resource_limit_restarts_total",
+        "Plugin restarts because the plugin stayed over a resource limit", "plugin", "resource");
+  }
+
+  private Counter counter(String name, String help, String... labels) {
+    return Counter.builder().name(name).help(help).labelNames(labels).register(prometheus);
+  }
+
+  private Histogram histogram(String name, String help, String label, double... upperBounds) {
+    return Histogram.builder().name(name).help(help).labelNames(label).classicOnly()
+        .classicUpperBounds(upperBounds).register(prometheus);
   }
 
   public void artifactInstalled(String pluginId) {
