@@ -25,37 +25,23 @@ import dev.csisupervisor.csi.v1.VolumeContentSource;
 import io.grpc.Status;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 
 /** The mock plugin's in-memory CSI driver, over real gRPC: the spec's codes and idempotency. */
 @Timeout(30)
-class InMemoryDriverTest {
+class InMemoryDriverTest extends PluginOnSocketTest {
   private static final VolumeCapability MOUNT_RW = VolumeCapability.newBuilder()
       .setMount(VolumeCapability.MountVolume.getDefaultInstance())
       .setAccessMode(VolumeCapability.AccessMode.newBuilder()
           .setMode(VolumeCapability.AccessMode.Mode.SINGLE_NODE_WRITER))
       .build();
 
-  @TempDir
-  Path dir;
-
-  private MockCsiPlugin plugin;
-  private Csi csi;
 
   @BeforeEach
   void setUp() throws Exception {
-    plugin = MockCsiPlugin.builder().socket(dir.resolve("csi.sock")).allCapabilities().start();
-    csi = new Csi(plugin.socket());
-  }
-
-  @AfterEach
-  void tearDown() {
-    csi.close();
-    plugin.close();
+    start(MockCsiPlugin.Builder::allCapabilities);
   }
 
   private Volume create(String name, long bytes) {

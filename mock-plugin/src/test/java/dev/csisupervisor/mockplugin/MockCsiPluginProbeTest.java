@@ -14,41 +14,20 @@ import dev.csisupervisor.csi.v1.ProbeRequest;
 import dev.csisupervisor.csi.v1.ProbeResponse;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 
 @Timeout(30)
-class MockCsiPluginProbeTest {
-
-  @TempDir
-  Path dir;
+class MockCsiPluginProbeTest extends PluginOnSocketTest {
 
   private final FakeTicker ticker = new FakeTicker();
-  private MockCsiPlugin plugin;
-  private Csi csi;
 
-  private void start(Consumer<MockCsiPlugin.Builder> configure) throws Exception {
-    MockCsiPlugin.Builder builder = MockCsiPlugin.builder().socket(dir.resolve("csi.sock")).ticker(ticker);
-    configure.accept(builder);
-    plugin = builder.start();
-    csi = new Csi(plugin.socket());
-  }
-
-  @AfterEach
-  void tearDown() throws Exception {
-    if (csi != null) {
-      csi.close();
-    }
-    if (plugin != null) {
-      plugin.close();
-    }
+  @Override
+  MockCsiPlugin.Builder builder() {
+    return super.builder().ticker(ticker);
   }
 
   @Test

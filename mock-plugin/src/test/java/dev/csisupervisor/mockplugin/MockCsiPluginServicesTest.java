@@ -22,46 +22,20 @@ import io.grpc.Status;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollIoHandler;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 
 @Timeout(30)
-class MockCsiPluginServicesTest {
+class MockCsiPluginServicesTest extends PluginOnSocketTest {
 
   private static final PluginCapability CONTROLLER_SERVICE = PluginCapability.newBuilder()
       .setService(PluginCapability.Service.newBuilder()
           .setType(PluginCapability.Service.Type.CONTROLLER_SERVICE))
       .build();
 
-  @TempDir
-  Path dir;
-
-  private MockCsiPlugin plugin;
-  private Csi csi;
-
-  private void start(Consumer<MockCsiPlugin.Builder> configure) throws Exception {
-    MockCsiPlugin.Builder builder = MockCsiPlugin.builder().socket(dir.resolve("csi.sock"));
-    configure.accept(builder);
-    plugin = builder.start();
-    csi = new Csi(plugin.socket());
-  }
-
-  @AfterEach
-  void tearDown() throws Exception {
-    if (csi != null) {
-      csi.close();
-    }
-    if (plugin != null) {
-      plugin.close();
-    }
-  }
 
   private List<PluginCapability> pluginCaps() {
     return csi.identity().getPluginCapabilities(GetPluginCapabilitiesRequest.getDefaultInstance())
