@@ -137,10 +137,9 @@ class JournalDamageTest {
     b[0] ^= 0x10;
     patch(segment, fifth + 30, b);
     Map<String, byte[]> before = StateFiles.snapshot(crashed);
-    StateFileCorruptException e = assertThrows(StateFileCorruptException.class,
-        () -> JournalStateStore.open(crashed, strict()));
-    assertTrue(e.getMessage().contains(segment.getFileName().toString()) && e.getMessage().contains("CRC")
-        && e.getMessage().contains("a later batch follows it intact"), e.getMessage());
+    StateFileCorruptException e = assertCorrupt(crashed, "a later batch follows it intact");
+    assertTrue(e.getMessage().contains(segment.getFileName().toString()) && e.getMessage().contains("CRC"),
+        e.getMessage());
     Map<String, byte[]> after = StateFiles.snapshot(crashed);
     assertEquals(before.keySet(), after.keySet());
     before.forEach((k, v) -> assertArrayEquals(v, after.get(k), k));
@@ -172,9 +171,7 @@ class JournalDamageTest {
     Path crashed = journalWithLastBatch(1, new HashMap<>());
     Path segment = StateFiles.segments(crashed).get(0);
     patch(segment, frameStarts(segment).get(3), new byte[8]); // a header zeroed: looks like the end of the data
-    StateFileCorruptException e = assertThrows(StateFileCorruptException.class,
-        () -> JournalStateStore.open(crashed, strict()));
-    assertTrue(e.getMessage().contains("a later batch follows it intact"), e.getMessage());
+    assertCorrupt(crashed, "a later batch follows it intact");
   }
 
   @Test
@@ -187,9 +184,7 @@ class JournalDamageTest {
     data.putLong(fifth + 8, data.getLong(fifth + 8) + 1); // sequence 5 -> 6, with a valid CRC
     data.putInt(fifth + 4, JournalFormat.crc(data, fifth + 8, bodyLength));
     Files.write(segment, data.array());
-    StateFileCorruptException e = assertThrows(StateFileCorruptException.class,
-        () -> JournalStateStore.open(crashed, strict()));
-    assertTrue(e.getMessage().contains("sequence 6 follows 4"), e.getMessage());
+    assertCorrupt(crashed, "sequence 6 follows 4");
   }
 
   @Test
@@ -203,9 +198,7 @@ class JournalDamageTest {
     data.putLong(last + 8, data.getLong(last + 8) + 5);
     data.putInt(last + 4, JournalFormat.crc(data, last + 8, bodyLength));
     Files.write(segment, data.array());
-    StateFileCorruptException e = assertThrows(StateFileCorruptException.class,
-        () -> JournalStateStore.open(crashed, strict()));
-    assertTrue(e.getMessage().contains("sequence 16 follows 10"), e.getMessage());
+    assertCorrupt(crashed, "sequence 16 follows 10");
   }
 
   @Test
@@ -221,9 +214,7 @@ class JournalDamageTest {
     List<Path> segments = StateFiles.segments(data);
     assertTrue(segments.size() >= 3, segments.toString());
     Files.delete(segments.get(1));
-    StateFileCorruptException e = assertThrows(StateFileCorruptException.class,
-        () -> JournalStateStore.open(data, strict()));
-    assertTrue(e.getMessage().contains("sequence gap"), e.getMessage());
+    assertCorrupt(data, "sequence gap");
   }
 
   @Test
@@ -241,13 +232,20 @@ class JournalDamageTest {
     assertTrue(at > 0, "the records are in the file");
     bytes[at + 6] ^= 0x01; // "value 35": bit rot inside a chunk
     Files.write(checkpoint, bytes);
-    StateFileCorruptException e = assertThrows(StateFileCorruptException.class, () -> JournalStateStore.open(data, strict()));
-    assertTrue(e.getMessage().contains(checkpoint.getFileName().toString()), e.getMessage());
+    assertCorrupt(data, checkpoint.getFileName().toString());
     assertArrayEquals(bytes, Files.readAllBytes(checkpoint));
     try (JournalStateStore store = JournalStateStore.open(data, strict().withStrict(false))) {
       assertEquals(0, store.loadAll().size());
       assertArrayEquals(bytes, Files.readAllBytes(store.quarantinedTo().orElseThrow().resolve(checkpoint.getFileName())));
     }
     assertFalse(Files.exists(checkpoint));
+  }
+
+  /** Opening {@code dir} strictly fails as corrupt, and the message says {@code why}. */
+  private static StateFileCorruptException assertCorrupt(Path dir, String why) {
+    StateFileCorruptException e = assertThrows(StateFileCorruptException.class,
+        () -> JournalStateStore.open(dir, strict()));
+    assertTrue(e.getMessage().contains(why), e.getMessage());
+    return e;
   }
 }
