@@ -85,6 +85,14 @@ class SupervisionStateMachineTest {
     return hook;
   }
 
+  /** A hook whose ready plugin has been probed, fingerprinted and registered. */
+  private CsiPluginSupervisorHook registered(PluginKind kind) throws Exception {
+    plugin.probe = Probe.READY;
+    CsiPluginSupervisorHook hook = started(hook(kind));
+    scheduler.runDueTasks();
+    return hook;
+  }
+
   private List<String> eventTypes() {
     List<String> out = new ArrayList<>();
     taskEvents.forEach(e -> out.add(e.type()));
@@ -228,9 +236,7 @@ class SupervisionStateMachineTest {
 
   @Test
   void pluginRestartedWithNewVersion_updatesRegistration() throws Exception {
-    plugin.probe = Probe.READY;
-    CsiPluginSupervisorHook hook = started(hook(PluginKind.NODE));
-    scheduler.runDueTasks();
+    CsiPluginSupervisorHook hook = registered(PluginKind.NODE);
     registryEvents.clear();
 
     // The task runner restarts the task on a new build: poststart again.
@@ -298,9 +304,7 @@ class SupervisionStateMachineTest {
 
   @Test
   void monolith_registersControllerAndNode() throws Exception {
-    plugin.probe = Probe.READY;
-    CsiPluginSupervisorHook hook = started(hook(PluginKind.MONOLITH));
-    scheduler.runDueTasks();
+    CsiPluginSupervisorHook hook = registered(PluginKind.MONOLITH);
     assertEquals(List.of("REGISTERED CSI_CONTROLLER", "REGISTERED CSI_NODE"), registryKinds());
     assertEquals(java.util.Set.of(PluginType.CSI_CONTROLLER, PluginType.CSI_NODE),
         hook.registeredTypes());
@@ -407,9 +411,7 @@ class SupervisionStateMachineTest {
 
   @Test
   void stopTwice_deregistersOnce() throws Exception {
-    plugin.probe = Probe.READY;
-    CsiPluginSupervisorHook hook = started(hook(PluginKind.NODE));
-    scheduler.runDueTasks();
+    CsiPluginSupervisorHook hook = registered(PluginKind.NODE);
     hook.stop(StopRequest.because("one"));
     hook.stop(StopRequest.because("two"));
     assertEquals(List.of("REGISTERED CSI_NODE", "DEREGISTERED CSI_NODE"), registryKinds());
@@ -501,9 +503,7 @@ class SupervisionStateMachineTest {
 
   @Test
   void detach_keepsRegistrationsButStopsSupervising() throws Exception {
-    plugin.probe = Probe.READY;
-    CsiPluginSupervisorHook hook = started(hook(PluginKind.MONOLITH));
-    scheduler.runDueTasks();
+    CsiPluginSupervisorHook hook = registered(PluginKind.MONOLITH);
     registryEvents.clear();
     int probesBefore = plugin.probes;
     hook.detach("agent shutting down, leave_running");
@@ -701,9 +701,7 @@ class SupervisionStateMachineTest {
 
   @Test
   void anotherDriverOnTheSocket_isReportedAsReplaced_thenUpdated() throws Exception {
-    plugin.probe = Probe.READY;
-    CsiPluginSupervisorHook hook = started(hook(PluginKind.NODE));
-    scheduler.runDueTasks();
+    CsiPluginSupervisorHook hook = registered(PluginKind.NODE);
     taskEvents.clear();
     registryEvents.clear();
     plugin.name = "other.csi.dev";
