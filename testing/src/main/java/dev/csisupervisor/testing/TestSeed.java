@@ -63,25 +63,26 @@ public final class TestSeed {
       LifecycleMethodExecutionExceptionHandler {
     @Override
     public void handleTestExecutionException(ExtensionContext context, Throwable failure) throws Throwable {
-      throw withSeed(context, failure);
+      throw withSeed(context.getUniqueId(), failure);
     }
 
     @Override
     public void handleBeforeEachMethodExecutionException(ExtensionContext context, Throwable failure)
         throws Throwable {
-      throw withSeed(context, failure);
+      throw withSeed(context.getUniqueId(), failure);
     }
 
     @Override
     public void handleAfterEachMethodExecutionException(ExtensionContext context, Throwable failure)
         throws Throwable {
-      throw withSeed(context, failure);
+      throw withSeed(context.getUniqueId(), failure);
     }
 
-    private static Throwable withSeed(ExtensionContext context, Throwable failure) {
+    static Throwable withSeed(String test, Throwable failure) {
       if (!(failure instanceof TestAbortedException)) {
-        failure.addSuppressed(new SeedNote(context.getDisplayName() + " failed with " + describe()));
-        System.err.println(context.getUniqueId() + " failed with " + describe());
+        String note = test + " failed with " + describe();
+        failure.addSuppressed(new SeedNote(note));
+        System.err.println(note);
       }
       return failure;
     }
