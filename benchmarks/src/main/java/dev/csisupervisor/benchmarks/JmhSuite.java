@@ -35,12 +35,18 @@ final class JmhSuite {
     Pattern filter = Pattern.compile(args.length > 1 ? args[1] : ".*");
     List<Suite> suites = new ArrayList<>();
     suites.add(new Suite("fsync-baseline", "FsyncBaselineBenchmark.writeAndFsync", List.of(), 1));
+    suites.add(new Suite("journal-put", "JournalPutBenchmark.put", List.of(), 1));
     suites.add(new Suite("registry-change-durable", "RegistryChangeBenchmark.change",
         List.of(p("store", "durable"), p("size", "10", "1000", "10000", "100000")), 1));
     suites.add(new Suite("registry-change-memory", "RegistryChangeBenchmark.change",
         List.of(p("store", "memory"), quick ? p("size", "10", "100000") : p("size", "10", "1000", "10000", "100000")), 1));
     suites.add(new Suite("concurrent-writers", "ConcurrentWritersBenchmark.change",
         List.<String[]>of(p("store", "durable", "memory")), 16));
+    if (!quick) {
+      // Fewer writers share fewer commits: how group commit scales up to the 16 above.
+      suites.add(new Suite("concurrent-writers-4", "ConcurrentWritersBenchmark.change",
+          List.<String[]>of(p("store", "durable")), 4));
+    }
     suites.add(new Suite("fanout", "FanOutBenchmark.broadcast",
         List.of(p("subscribers", "1000"), p("events", quick ? "10000" : "100000")), 1));
     suites.add(new Suite("probe-warm", "ProbeRoundTripBenchmark.warm", List.of(), 1));
@@ -84,13 +90,16 @@ final class JmhSuite {
         }
       }
     }
-    // Each durable change against the bare 4 KiB write + fsync measured in this same run.
+    // Each durable change, and the store's put alone, against the bare 4 KiB write + fsync measured in this same run.
     Double bare = p50s.get("fsync-baseline");
     if (bare != null) {
       p50s.forEach((name, p50) -> {
         if (name.startsWith("registry-change-durable")) {
           summary.add(String.format(Locale.ROOT, "RESULT change-vs-fsync | %s | p50 %.1f us = %.2f x the bare 4 KiB"
               + " write + fsync of this run (p50 %.1f us)", name.substring(name.indexOf("size=")), p50, p50 / bare, bare));
+        } else if (name.equals("journal-put")) {
+          summary.add(String.format(Locale.ROOT, "RESULT put-vs-fsync | journal put, 1 writer | p50 %.1f us = %.2f x"
+              + " the bare 4 KiB write + fsync of this run (p50 %.1f us)", p50, p50 / bare, bare));
         }
       });
     }

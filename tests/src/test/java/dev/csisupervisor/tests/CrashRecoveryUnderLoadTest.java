@@ -11,6 +11,7 @@ import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.registry.PluginType;
 import dev.csisupervisor.state.JournalStateStore;
 import dev.csisupervisor.state.StateFileCorruptException;
+import dev.csisupervisor.testing.TestSeed;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -29,6 +30,7 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -51,9 +53,11 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code target/crash-evidence/}. (MapDB 3.1.0 alone corrupts about once in 30-60 kills under this load: it never
  * replays its write-ahead log. The store's mirror file is what makes this test pass.)
  *
- * <p>Seeded: {@code -Dcrash.seed=N} reruns the same schedule of kills and allocations (the interleaving of the
- * child's threads is up to the machine).
+ * <p>Seeded ({@link TestSeed}: fixed unless {@code -Dcsi.test.seed=random}, printed on failure):
+ * {@code -Dcsi.test.seed=N} reruns the same schedule of kills and allocations (the interleaving of the child's
+ * threads is up to the machine).
  */
+@ExtendWith(TestSeed.OnFailure.class)
 class CrashRecoveryUnderLoadTest {
   private static final int ROUNDS = 32;
   private static final int THREADS = 8;
@@ -70,8 +74,8 @@ class CrashRecoveryUnderLoadTest {
   @Test
   @Timeout(value = 240, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
   void sigkillUnderLoad_everyAcknowledgedChangeSurvives_andTheFileOpensStrictly() throws Exception {
-    long seed = Long.getLong("crash.seed", System.nanoTime());
-    System.out.println("crash schedule seed " + seed + " (rerun with -Dcrash.seed=" + seed + ")");
+    long seed = TestSeed.value();
+    System.out.println("crash schedule " + TestSeed.describe());
     Random random = new Random(seed);
     Path dataDir = tmp.resolve("data");
     Path stderr = tmp.resolve("child-stderr.log");

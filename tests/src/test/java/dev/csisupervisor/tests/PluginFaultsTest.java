@@ -34,8 +34,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  * One fault at a time, against real mock plugins and the real supervisor on a 2-thread scheduler (probe every
  * 50 ms, 250 ms deadline, 1.5 s health timeout): a plugin that crashes, hangs, flaps, answers slowly, changes
  * version, leaves a stale socket, or is replaced by a server that is not CSI. Each test checks the task events and
- * registry events the fault must cause, that the supervisor recovers when a good plugin is back, and — after every
- * test — that stop() returned promptly, deregistered everything, and every key's event history is well-formed.
+ * registry events the fault must cause, that the supervisor recovers when a good plugin is back, and — at the end
+ * of every test — that stop() returned promptly, deregistered everything, and every key's event history is
+ * well-formed.
  */
 class PluginFaultsTest {
   private static final Duration WAIT = Duration.ofSeconds(15);
@@ -50,24 +51,36 @@ class PluginFaultsTest {
     h = new FaultHarness(42);
   }
 
+  /** Cleanup only: a test checks its own ending ({@link #stopAllAndCheck}); this stops what a failed test left. */
   @AfterEach
   void tearDown() throws Exception {
     try {
       for (FaultHarness.Supervised s : supervised) {
-        long millis = h.stop(s);
-        assertTrue(millis < PROMPT_STOP_MILLIS, s + ": stop() took " + millis + " ms");
-        assertEquals(Phase.STOPPED, s.hook.phase());
-        assertEquals(List.of(), h.registrations(s), s + ": still registered after stop()");
-        assertEquals(List.of(), h.checkStoppedHistory(s));
-        assertEquals(List.of(), FaultHarness.checkHealthAlternation(s));
+        h.stop(s);
       }
-      assertEquals(List.of(), h.viewProblems());
     } finally {
       for (AutoCloseable c : servers) {
         c.close();
       }
       h.close();
     }
+  }
+
+  /**
+   * The end of every test: stops each supervised plugin and checks that stop() returned promptly, deregistered
+   * everything, and left a well-formed event history per key; and that every registry view matches the registry.
+   */
+  private void stopAllAndCheck() {
+    for (FaultHarness.Supervised s : List.copyOf(supervised)) {
+      long millis = h.stop(s);
+      supervised.remove(s);
+      assertTrue(millis < PROMPT_STOP_MILLIS, s + ": stop() took " + millis + " ms");
+      assertEquals(Phase.STOPPED, s.hook.phase());
+      assertEquals(List.of(), h.registrations(s), s + ": still registered after stop()");
+      assertEquals(List.of(), h.checkStoppedHistory(s));
+      assertEquals(List.of(), FaultHarness.checkHealthAlternation(s));
+    }
+    assertEquals(List.of(), h.viewProblems());
   }
 
   private static ConditionFactory waiting() {
@@ -137,6 +150,7 @@ class PluginFaultsTest {
       assertEquals(List.of(Kind.REGISTERED, Kind.UPDATED, Kind.UPDATED), kinds(s, t));
     }
     assertEquals(List.of(), s.restarts, "a registered plugin is never restarted by the health timeout");
+    stopAllAndCheck();
   }
 
   @Test
@@ -154,6 +168,7 @@ class PluginFaultsTest {
     serve(s, "1.0");
     waiting().until(() -> h.registeredHealthy(s, "1.0"));
     assertEquals(List.of(Kind.REGISTERED), kinds(s, PluginType.CSI_NODE));
+    stopAllAndCheck();
   }
 
   // ---- hang -------------------------------------------------------------------------------------------------------
@@ -174,6 +189,7 @@ class PluginFaultsTest {
     p.hangProbes(false);
     waiting().until(() -> h.registeredHealthy(s, "1.0"));
     assertEquals(List.of(Kind.REGISTERED, Kind.UPDATED, Kind.UPDATED), kinds(s, PluginType.CSI_NODE));
+    stopAllAndCheck();
   }
 
   @Test
@@ -186,6 +202,7 @@ class PluginFaultsTest {
         h.registrations(s).get(0).health().message());
     p.clearProbeFailure();
     waiting().until(() -> h.registeredHealthy(s, "1.0"));
+    stopAllAndCheck();
   }
 
   // ---- flapping ---------------------------------------------------------------------------------------------------
@@ -209,6 +226,7 @@ class PluginFaultsTest {
             "each UPDATED of a flapping plugin flips health: " + ev);
       }
     }
+    stopAllAndCheck();
   }
 
   // ---- slow answers -----------------------------------------------------------------------------------------------
@@ -227,6 +245,7 @@ class PluginFaultsTest {
     waiting().until(() -> h.notHealthy(s));
     p.setLatency(Duration.ZERO);
     waiting().until(() -> h.registeredHealthy(s, "1.0"));
+    stopAllAndCheck();
   }
 
   @Test
@@ -238,6 +257,7 @@ class PluginFaultsTest {
     assertEquals(List.of(), h.registrations(s));
     p.setLatency(Duration.ZERO);
     waiting().until(() -> h.registeredHealthy(s, "1.0"));
+    stopAllAndCheck();
   }
 
   // ---- version change ---------------------------------------------------------------------------------------------
@@ -260,6 +280,7 @@ class PluginFaultsTest {
     assertEquals(2, s.count(TaskEvent.PLUGIN_REGISTERED), "registered, then updated: " + s.taskEventTypes());
     assertTrue(s.taskEvents.stream().filter(e -> e.type().equals(TaskEvent.PLUGIN_REGISTERED))
         .reduce((a, b) -> b).orElseThrow().message().contains("2.0.0"), s.taskEvents.toString());
+    stopAllAndCheck();
   }
 
   @Test
@@ -270,6 +291,7 @@ class PluginFaultsTest {
     serve(s, "1.1.0");
     waiting().until(() -> h.registeredHealthy(s, "1.1.0"));
     assertEquals(2, s.count(TaskEvent.PLUGIN_REGISTERED), s.taskEventTypes().toString());
+    stopAllAndCheck();
   }
 
   // ---- stale sockets ----------------------------------------------------------------------------------------------
@@ -286,6 +308,7 @@ class PluginFaultsTest {
 
     serve(s, "1.0");
     waiting().until(() -> h.registeredHealthy(s, "1.0"));
+    stopAllAndCheck();
   }
 
   @Test
@@ -297,6 +320,7 @@ class PluginFaultsTest {
     long millis = h.stop(s);
     assertTrue(millis < PROMPT_STOP_MILLIS, "stop took " + millis + " ms");
     assertFalse(Files.exists(s.socket()), "stop removes the stale socket");
+    stopAllAndCheck();
   }
 
   // ---- a server that is not CSI -----------------------------------------------------------------------------------
@@ -319,6 +343,7 @@ class PluginFaultsTest {
     http.close();
     serve(s, "1.0");
     waiting().until(() -> h.registeredHealthy(s, "1.0"));
+    stopAllAndCheck();
   }
 
   @Test
@@ -334,6 +359,7 @@ class PluginFaultsTest {
     http.close();
     serve(s, "3.0");
     waiting().until(() -> h.registeredHealthy(s, "3.0"));
+    stopAllAndCheck();
   }
 
   // ---- stop is always prompt ---------------------------------------------------------------------------------------
@@ -360,7 +386,7 @@ class PluginFaultsTest {
     if (p.isRunning()) {
       waiting().until(() -> p.probeCount() >= probes + 1); // the fault is in front of the supervisor now
     }
-    // tearDown stops the hook: it asserts the time, the deregistration and the event histories.
+    stopAllAndCheck(); // what this test is about: prompt, everything deregistered, histories well-formed
   }
 
   @Test
@@ -374,6 +400,7 @@ class PluginFaultsTest {
     waiting().until(() -> registering.hook.phase() != Phase.NEW && slow.probeCount() >= 1);
     slow.setLatency(Duration.ofSeconds(2)); // whatever it is doing now takes long
     waiting().until(() -> ((MockCsiPlugin) servers.get(0)).probeCount() >= 3);
+    stopAllAndCheck(); // what this test is about: prompt, everything deregistered, histories well-formed
   }
 
   @Test
@@ -387,5 +414,6 @@ class PluginFaultsTest {
     waiting().until(() -> h.registeredHealthy(s, "1.0"));
     assertEquals(1, s.count(TaskEvent.PLUGIN_REGISTERED));
     assertTrue(kinds(s, PluginType.CSI_NODE).stream().filter(k -> k == Kind.REGISTERED).count() == 1);
+    stopAllAndCheck();
   }
 }

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.csisupervisor.mockplugin.MockCsiPlugin;
 import dev.csisupervisor.registry.PluginType;
 import dev.csisupervisor.supervisor.PoststartRequest;
+import dev.csisupervisor.testing.TestSeed;
 import dev.csisupervisor.tests.FaultSchedule.Ending;
 import dev.csisupervisor.tests.FaultSchedule.Fault;
 import dev.csisupervisor.tests.FaultSchedule.PluginSpec;
@@ -30,6 +31,7 @@ import java.util.function.BooleanSupplier;
 import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * 500 random fault schedules ({@link FaultSchedule}), each a few plugins under real supervision going through a
@@ -49,10 +51,12 @@ import org.junit.jupiter.api.Timeout;
  *       hook's health task events alternate and it never asks for a restart.
  * </ul>
  *
- * <p>Reproducible from the printed master seed: {@code -Dfaults.seed=N} regenerates the same schedules,
+ * <p>The master seed is fixed unless {@code -Dcsi.test.seed=random} ({@link TestSeed}); a failure prints it, and
+ * {@code -Dcsi.test.seed=N} regenerates the same schedules,
  * {@code -Dfaults.only=I} runs schedule I alone, {@code -Dfaults.schedules=N} and {@code -Dfaults.parallel=N} change
  * how many run and how many at once. (The interleaving with the supervisor's timers is up to the machine.)
  */
+@ExtendWith(TestSeed.OnFailure.class)
 class RandomFaultSchedulesTest {
   private static final Duration STEP_WAIT = Duration.ofSeconds(10);
   private static final Duration END_WAIT = Duration.ofSeconds(20);
@@ -67,11 +71,11 @@ class RandomFaultSchedulesTest {
   @Test
   @Timeout(value = 300, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
   void randomFaultSchedules_endStatesRegistryEventsAndStopHold() throws Exception {
-    long seed = Long.getLong("faults.seed", System.nanoTime());
+    long seed = TestSeed.value();
     int count = Integer.getInteger("faults.schedules", 500);
     int parallel = Integer.getInteger("faults.parallel", 12);
     Integer only = Integer.getInteger("faults.only");
-    System.out.println("fault schedules: master seed " + seed + " (rerun with -Dfaults.seed=" + seed + ")");
+    System.out.println("fault schedules: master " + TestSeed.describe());
 
     List<FaultSchedule> schedules = new ArrayList<>();
     for (int i = 0; i < count; i++) {
@@ -93,7 +97,8 @@ class RandomFaultSchedulesTest {
             try {
               run(h, s);
             } catch (Throwable e) {
-              failures.add(s + "\n  failed: " + e + "\n  rerun: -Dfaults.seed=" + seed + " -Dfaults.only=" + s.index());
+              failures.add(s + "\n  failed: " + e + "\n  rerun: -D" + TestSeed.PROPERTY + "=" + seed
+                  + " -Dfaults.only=" + s.index());
             }
           }));
         }

@@ -14,6 +14,7 @@ import dev.csisupervisor.registry.PluginType;
 import dev.csisupervisor.state.InMemoryStateStore;
 import dev.csisupervisor.state.JournalStateStore;
 import dev.csisupervisor.state.StateStore;
+import dev.csisupervisor.testing.TestSeed;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -38,6 +39,7 @@ import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -51,8 +53,10 @@ import org.junit.jupiter.api.io.TempDir;
  * invariants), and subscription churn (short-lived subscribers that check their own stream). A
  * subscriber that falls behind its backlog bound re-subscribes, as the contract tells it to.
  *
- * <p>Seeded: {@code -Dload.seed=N} (the interleaving is up to the machine).
+ * <p>Seeded ({@link TestSeed}: fixed unless {@code -Dcsi.test.seed=random}, printed on failure):
+ * {@code -Dcsi.test.seed=N} replays the operations (the interleaving is up to the machine).
  */
+@ExtendWith(TestSeed.OnFailure.class)
 class RegistryLoadTest {
   private static final int NAMES = 20;
   private static final int ALLOCS = 20;
@@ -71,7 +75,7 @@ class RegistryLoadTest {
   @Test
   @Timeout(value = 120, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
   void sixteenThreadsTenThousandOpsFiftySubscribers_inMemory_everyViewAgrees() throws Exception {
-    long seed = Long.getLong("load.seed", System.nanoTime());
+    long seed = TestSeed.value();
     InMemoryStateStore store = new InMemoryStateStore();
     Result r = run(seed, store, 16, 10_000, 50, () -> store);
     System.out.printf("load (in-memory): seed %d, %d ops in %d ms (%.0f ops/s), %d events, %d deliveries, %d lags,"
@@ -82,7 +86,7 @@ class RegistryLoadTest {
   @Test
   @Timeout(value = 120, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
   void sixteenThreadsMixedOpsTenSubscribers_mapDb_fileAgreesAfterReopen() throws Exception {
-    long seed = Long.getLong("load.seed", System.nanoTime());
+    long seed = TestSeed.value();
     Path dir = tmp.resolve("data");
     JournalStateStore store = JournalStateStore.open(dir, JournalStateStore.Options.defaults().withStrict(true));
     Result r = run(seed, store, 16, 200, 10,
@@ -99,8 +103,8 @@ class RegistryLoadTest {
    */
   private Result run(long seed, StateStore store, int threads, int opsPerThread, int subscriberCount,
       Supplier<StateStore> reopen) throws Exception {
-    String where = "seed " + seed + " (rerun with -Dload.seed=" + seed + ")";
-    System.out.println("load seed " + seed);
+    String where = TestSeed.describe();
+    System.out.println("load " + where);
     PluginRegistry registry = PluginRegistry.builder().stateStore(store).maxSubscriberBacklog(2_000).build();
     ExecutorService delivery = pool(4, "delivery");
     List<String> problems = new CopyOnWriteArrayList<>();

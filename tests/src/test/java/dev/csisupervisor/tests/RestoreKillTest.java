@@ -9,6 +9,7 @@ import dev.csisupervisor.registry.PluginKey;
 import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.registry.PluginType;
 import dev.csisupervisor.state.JournalStateStore;
+import dev.csisupervisor.testing.TestSeed;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,6 +26,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -37,9 +39,10 @@ import org.junit.jupiter.api.io.TempDir;
  * <p>Each round aims at one phase (open, restore, reconcile) with a random delay inside that phase's expected
  * duration (a guess at first, then what the children measured), counted from the line that starts it. Rounds go on until
  * each phase was hit (at most {@value #MAX_ROUNDS} rounds, as a fresh JVM restoring 20k records takes seconds on
- * a loaded 2-core machine); each must be hit at least once. Seeded:
- * {@code -Drestore.seed=N}.
+ * a loaded 2-core machine); each must be hit at least once. Seeded ({@link TestSeed}: fixed unless
+ * {@code -Dcsi.test.seed=random}, printed on failure): {@code -Dcsi.test.seed=N} replays the delays.
  */
+@ExtendWith(TestSeed.OnFailure.class)
 class RestoreKillTest {
   private static final int NAMES = 100;
   private static final int ALLOCS = 100;
@@ -62,8 +65,8 @@ class RestoreKillTest {
   @Test
   @Timeout(value = 200, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
   void sigkillDuringOpenRestoreOrReconcile_fileReopensWithEveryRecord() throws Exception {
-    long seed = Long.getLong("restore.seed", System.nanoTime());
-    System.out.println("restore-kill seed " + seed + " (rerun with -Drestore.seed=" + seed + ")");
+    long seed = TestSeed.value();
+    System.out.println("restore-kill " + TestSeed.describe());
     Random random = new Random(seed);
     Path stderr = tmp.resolve("child-stderr.log");
 
