@@ -222,24 +222,32 @@ final class DefaultPluginRegistry implements PluginRegistry {
     return submit(new DropRestored(live));
   }
 
+  /**
+   * Under {@link #groupLock}: waits while a commit is in flight, or until {@code done}; an interrupt does not end the
+   * wait and is restored afterwards.
+   */
+  private void awaitCommitUninterruptibly(java.util.function.BooleanSupplier done) {
+    boolean interrupted = false;
+    while (committing && !done.getAsBoolean()) {
+      try {
+        groupLock.wait();
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
   private <R> R submit(Request<R> request) {
     ensureRunning();
     List<Request<?>> batch;
     synchronized (groupLock) {
       pending.add(request);
-      boolean interrupted = false;
       // Uninterruptible: once queued, the change may be committed by another thread and the caller must learn
-      // the outcome. The interrupt is restored below.
-      while (committing && !request.done) {
-        try {
-          groupLock.wait();
-        } catch (InterruptedException e) {
-          interrupted = true;
-        }
-      }
-      if (interrupted) {
-        Thread.currentThread().interrupt();
-      }
+      // the outcome.
+      awaitCommitUninterruptibly(() -> request.done);
       if (request.done) {
         return request.get();
       }
@@ -703,17 +711,7 @@ final class DefaultPluginRegistry implements PluginRegistry {
     }
     // Let a commit in flight finish (its callers get their results), then fail whoever is still queued.
     synchronized (groupLock) {
-      boolean interrupted = false;
-      while (committing) {
-        try {
-          groupLock.wait();
-        } catch (InterruptedException e) {
-          interrupted = true;
-        }
-      }
-      if (interrupted) {
-        Thread.currentThread().interrupt();
-      }
+      awaitCommitUninterruptibly(() -> false);
       for (Request<?> r : pending) {
         r.fail(new IllegalStateException("plugin registry is closed"));
         r.markDone();
