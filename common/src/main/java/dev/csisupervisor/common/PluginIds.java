@@ -35,8 +35,8 @@ public final class PluginIds {
 
   /**
    * What is wrong with {@code id}, worded to follow the name of the field it came from
-   * ({@code "pluginId " + problem}), with the value quoted by {@link Printable#quote}; empty if it
-   * is valid.
+   * ({@code "pluginId " + problem}: {@code pluginId must be 1 to 128 of A-Z a-z 0-9 . _ -, got
+   * 'my plugin'}), the value quoted by {@link Printable#quote}; empty if it is valid.
    */
   public static Optional<String> problem(String id) {
     if (id == null) {
@@ -52,10 +52,10 @@ public final class PluginIds {
       return Optional.of("must be at most " + MAX_LENGTH + " characters, got " + id.length());
     }
     if (id.equals(".") || id.equals("..") || id.contains("/")) {
-      return Optional.of(Printable.quote(id)
-          + " could escape the plugin root (no '/', '.' or '..')");
+      return Optional.of("must not be '.' or '..' or contain '/' (it could escape the plugin root),"
+          + " got " + Printable.quote(id));
     }
-    return Optional.of(Printable.quote(id) + " must be 1 to " + MAX_LENGTH
-        + " of A-Z a-z 0-9 . _ -");
+    return Optional.of("must be 1 to " + MAX_LENGTH + " of A-Z a-z 0-9 . _ -, got "
+        + Printable.quote(id));
   }
 }

@@ -33,9 +33,9 @@ public final class Printable {
     return sb == null ? text : sb.toString();
   }
 
-  /** {@code text} escaped and in double quotes, so that blanks and empty text are visible. */
+  /** {@code text} escaped and in single quotes, so that blanks and empty text are visible. */
   public static String quote(String text) {
-    return text == null ? "null" : '"' + escape(text) + '"';
+    return text == null ? "null" : "'" + escape(text) + "'";
   }
 
   private static boolean needsEscape(char c) {

@@ -21,10 +21,10 @@ class PluginIdsTest {
   void dotAndDotDot_couldEscapeThePluginRoot() {
     assertFalse(PluginIds.isValid("."));
     assertFalse(PluginIds.isValid(".."));
-    assertEquals("\"..\" could escape the plugin root (no '/', '.' or '..')",
-        PluginIds.problem("..").orElseThrow());
-    assertEquals("\"../etc\" could escape the plugin root (no '/', '.' or '..')",
-        PluginIds.problem("../etc").orElseThrow());
+    assertEquals("must not be '.' or '..' or contain '/' (it could escape the plugin root),"
+        + " got '..'", PluginIds.problem("..").orElseThrow());
+    assertEquals("must not be '.' or '..' or contain '/' (it could escape the plugin root),"
+        + " got '../etc'", PluginIds.problem("../etc").orElseThrow());
   }
 
   @Test
@@ -43,7 +43,7 @@ class PluginIdsTest {
     for (String id : new String[] {"my plugin", "plügin", "a;b", "a\\b", "a\u0000b"}) {
       assertFalse(PluginIds.isValid(id), id);
     }
-    assertEquals("\"a\\u001b[2J\" must be 1 to 128 of A-Z a-z 0-9 . _ -",
+    assertEquals("must be 1 to 128 of A-Z a-z 0-9 . _ -, got 'a\\u001b[2J'",
         PluginIds.problem("a\u001b[2J").orElseThrow());
   }
 }

@@ -21,9 +21,9 @@ class PrintableTest {
 
   @Test
   void quote_escapesAndQuotes_soBlankAndEmptyTextAreVisible() {
-    assertEquals("\"\"", Printable.quote(""));
-    assertEquals("\" \"", Printable.quote(" "));
-    assertEquals("\"a\\u0000b\"", Printable.quote("a\u0000b"));
+    assertEquals("''", Printable.quote(""));
+    assertEquals("' '", Printable.quote(" "));
+    assertEquals("'a\\u0000b'", Printable.quote("a\u0000b"));
     assertEquals("null", Printable.quote(null));
   }
 }
