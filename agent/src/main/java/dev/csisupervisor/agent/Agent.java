@@ -36,6 +36,7 @@ import dev.csisupervisor.state.StateStoreException;
 import dev.csisupervisor.supervisor.CsiPluginSupervisor;
 import dev.csisupervisor.supervisor.CsiPluginConfig;
 import dev.csisupervisor.supervisor.CsiPluginSupervisorHook;
+import dev.csisupervisor.supervisor.FileWatcher;
 import dev.csisupervisor.supervisor.PoststartRequest;
 import dev.csisupervisor.supervisor.StopRequest;
 import dev.csisupervisor.supervisor.TaskContext;
@@ -136,6 +137,8 @@ public final class Agent implements AutoCloseable {
   private StateStore store;
   private PluginRegistry registry;
   private CsiPluginSupervisor supervisor;
+  /** Plugin sockets and the discovery directory: one inotify instance and thread for both. */
+  private FileWatcher fileWatcher;
   private ProcessRecords records;
   private AdminServer adminServer;
   private AdminService adminService;
@@ -226,8 +229,10 @@ public final class Agent implements AutoCloseable {
     }
 
     // Step 2: the plugin tasks — re-attach to live processes, launch the rest.
+    fileWatcher = new FileWatcher();
     supervisor = CsiPluginSupervisor.builder().csiRoot(config.csiRoot()).registry(registry)
-        .scheduler(scheduler).clock(clock).probeObserver(this::probed).build();
+        .scheduler(scheduler).clock(clock).probeObserver(this::probed).fileWatcher(fileWatcher)
+        .build();
     try {
       records = ProcessRecords.open(config.processesFile(), clock);
     } catch (IOException e) {
@@ -302,6 +307,7 @@ public final class Agent implements AutoCloseable {
     SocketClassifier c = new CsiSocketClassifier(config.discoveryProbe().probeTimeout(), io);
     discovery = DiscoveryDir.builder(config.discoveryDir())
         .scheduler(scheduler)
+        .watcher(fileWatcher)
         .classifier(c)
         .supervision(this::superviseDiscovered)
         .reserved(id -> tasks.containsKey(id))
@@ -367,7 +373,7 @@ public final class Agent implements AutoCloseable {
   }
 
   private void onDiscoveredEvent(String id, PluginKind kind, TaskEvent event) {
-    log.info("plugin={} type={} alloc={} event=\"{}\": {}", id, ConfigLoader.typeDir(kind),
+    log.info("plugin={} type={} alloc={} event=\"{}\": {}", id, kind.dirName(),
         DISCOVERED_ALLOC_PREFIX + id, event.type(), event.message());
     if (TaskEvent.PLUGIN_HEALTHY.equals(event.type())) {
       metrics.healthTransition(id, true);
@@ -441,7 +447,7 @@ public final class Agent implements AutoCloseable {
             try {
               registry.deregister(t, info.name(), info.allocId()).ifPresent(dropped::add);
               log.info("plugin={}: dropped its restored {} registration: it is now a {} plugin",
-                  spec.id(), typeName(t), ConfigLoader.typeDir(spec.type()));
+                  spec.id(), typeName(t), spec.type().dirName());
             } catch (RuntimeException e) {
               log.warn("plugin={}: cannot drop its restored {} registration: {}", spec.id(),
                   typeName(t), e.toString());
@@ -511,7 +517,7 @@ public final class Agent implements AutoCloseable {
 
   private void onTaskEvent(PluginSpec spec, TaskEvent event) {
     log.info("plugin={} type={} alloc={} event=\"{}\": {}", spec.id(),
-        ConfigLoader.typeDir(spec.type()), spec.allocId(), event.type(), event.message());
+        spec.type().dirName(), spec.allocId(), event.type(), event.message());
     if (TaskEvent.PLUGIN_HEALTHY.equals(event.type())) {
       metrics.healthTransition(spec.id(), true);
     } else if (TaskEvent.PLUGIN_UNHEALTHY.equals(event.type())) {
@@ -654,7 +660,7 @@ public final class Agent implements AutoCloseable {
             .setSocketPath(e.socket().toString())
             .setId(e.id())
             .setState(e.state().name().toLowerCase(java.util.Locale.ROOT))
-            .setKind(e.kind() == null ? "" : ConfigLoader.typeDir(e.kind()))
+            .setKind(e.kind() == null ? "" : e.kind().dirName())
             .setMessage(e.message()));
       }
     }
@@ -665,7 +671,7 @@ public final class Agent implements AutoCloseable {
   static dev.csisupervisor.admin.v1.TaskStatus taskProto(TaskStatus t) {
     var b = dev.csisupervisor.admin.v1.TaskStatus.newBuilder()
         .setId(t.id())
-        .setKind(ConfigLoader.typeDir(t.kind()))
+        .setKind(t.kind().dirName())
         .setAllocId(t.allocId())
         .setLaunched(t.launched())
         .setProcessState(t.processState().name().toLowerCase(java.util.Locale.ROOT))
@@ -906,6 +912,7 @@ public final class Agent implements AutoCloseable {
       }
     }
     closeQuietly(supervisor);
+    closeQuietly(fileWatcher);
     subscriptions.forEach(Subscription::close);
     // Closing the registry ends the admin event streams (onClosed), so the server stops quickly.
     closeQuietly(registry);

@@ -17,6 +17,7 @@ import dev.csisupervisor.agent.process.LaunchedProcess;
 import dev.csisupervisor.agent.process.ProcessRecords;
 import dev.csisupervisor.agent.process.RestartTracker;
 import dev.csisupervisor.agent.process.RotatingLog;
+import dev.csisupervisor.common.Durations;
 import dev.csisupervisor.supervisor.CsiPluginSupervisorHook;
 import dev.csisupervisor.supervisor.PoststartRequest;
 import dev.csisupervisor.supervisor.PrestartRequest;
@@ -545,8 +546,9 @@ final class PluginTask {
     RestartTracker.Decision d = tracker.onExit(clock.instant());
     if (d instanceof RestartTracker.Decision.Restart r) {
       state = ProcessState.RESTARTING;
-      String msg = "restarting in " + human(r.delay()) + " (attempt " + r.attempt() + " of "
-          + spec.restart().attempts() + " within " + human(spec.restart().interval())
+      String msg = "restarting in " + Durations.format(r.delay()) + " (attempt " + r.attempt()
+          + " of " + spec.restart().attempts() + " within "
+          + Durations.format(spec.restart().interval())
           + (r.waitedForInterval() ? ", attempts used up: waited for the interval to end" : "")
           + ")";
       log.info("plugin={} alloc={}: {}", spec.id(), spec.allocId(), msg);
@@ -772,14 +774,6 @@ final class PluginTask {
 
   /** controller, node or monolith, for log lines. */
   private String kind() {
-    return ConfigLoader.typeDir(spec.type());
-  }
-
-  static String human(Duration d) {
-    if (d.toMillis() % 1000 != 0) {
-      return d.toMillis() + "ms";
-    }
-    long s = d.toSeconds();
-    return s != 0 && s % 60 == 0 ? s / 60 + "m" : s + "s";
+    return spec.type().dirName();
   }
 }

@@ -77,7 +77,7 @@ class AgentArtifactsTest {
   /** A shell script that runs the bundled mock plugin with this vendor version. */
   static String mockPluginScript(PluginKind kind, String name, String version) {
     PluginSpec builtin = new PluginSpec("x", kind, ConfigLoader.BUILTIN_MOCK_PLUGIN,
-        List.of("--type", ConfigLoader.typeDir(kind), "--name", name, "--vendor-version",
+        List.of("--type", kind.dirName(), "--name", name, "--vendor-version",
             version), Map.of(), null, FAST, QUICK);
     String argv = PluginTask.commandLine(builtin, null).stream()
         .map(a -> "'" + a.replace("'", "'\\''") + "'").collect(Collectors.joining(" "));

@@ -59,7 +59,7 @@ class AgentTest {
 
   private static PluginSpec mock(String id, PluginKind kind, ProbeSettings probe,
       RestartPolicy restart, String... extraArgs) {
-    List<String> args = new ArrayList<>(List.of("--type", ConfigLoader.typeDir(kind),
+    List<String> args = new ArrayList<>(List.of("--type", kind.dirName(),
         "--name", id + ".csi.dev"));
     args.addAll(List.of(extraArgs));
     return new PluginSpec(id, kind, ConfigLoader.BUILTIN_MOCK_PLUGIN, args, Map.of(), null,

@@ -1,7 +1,9 @@
 package dev.csisupervisor.benchmarks;
 
+import dev.csisupervisor.client.PluginKind;
 import dev.csisupervisor.mockplugin.MockCsiPlugin;
 import dev.csisupervisor.mockplugin.MockMode;
+import dev.csisupervisor.supervisor.PluginLayout;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollIoHandler;
@@ -38,7 +40,7 @@ final class PluginFarm {
     MockCsiPlugin[] plugins = new MockCsiPlugin[count];
     for (int i = 0; i < count; i++) {
       plugins[i] = MockCsiPlugin.builder()
-          .socket(csiRoot.resolve("node").resolve(pluginId(i)).resolve("csi.sock"))
+          .socket(PluginLayout.socket(csiRoot, PluginKind.NODE, pluginId(i)))
           .mode(MockMode.NODE)
           .name("farm.csi.example.com")
           .eventLoopGroup(group)

@@ -1,5 +1,6 @@
 package dev.csisupervisor.client;
 
+import dev.csisupervisor.common.Durations;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Objects;
@@ -26,7 +27,7 @@ public final class CsiDeadlineExceededException extends CsiException {
 
   private static String message(Path socket, String method, Duration timeout, boolean connected) {
     String base = Objects.requireNonNull(method, "method") + " on " + socket + " got no answer within "
-        + format(Objects.requireNonNull(timeout, "timeout")) + " (deadline exceeded)";
+        + Durations.format(Objects.requireNonNull(timeout, "timeout")) + " (deadline exceeded)";
     return connected
         ? base
         : base + " while still connecting: the server did not complete the HTTP/2 handshake in time";

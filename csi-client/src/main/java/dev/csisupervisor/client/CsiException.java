@@ -1,7 +1,7 @@
 package dev.csisupervisor.client;
 
+import dev.csisupervisor.common.Printable;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletionException;
@@ -37,7 +37,7 @@ public abstract sealed class CsiException extends Exception
   private final String method;
 
   CsiException(Path socket, String method, String message, Throwable cause) {
-    super(printable(message), cause);
+    super(Printable.escape(message), cause);
     this.socket = Objects.requireNonNull(socket, "socket");
     this.method = method;
   }
@@ -74,35 +74,7 @@ public abstract sealed class CsiException extends Exception
     return Optional.empty();
   }
 
-  /** "5s", "200ms", "1500ms": short and exact for messages. */
-  static String format(Duration d) {
-    long millis = d.toMillis();
-    if (millis == 0) {
-      return d.toNanos() / 1000 + "µs";
-    }
-    return millis % 1000 == 0 ? millis / 1000 + "s" : millis + "ms";
-  }
-
   static String withDetail(String message, String detail) {
     return detail == null || detail.isBlank() ? message : message + " (" + detail + ")";
-  }
-
-  /**
-   * Socket paths and plugin messages come from outside: escape control characters so that a
-   * message always prints as one readable line (and cannot forge log lines).
-   */
-  static String printable(String message) {
-    if (message == null || message.chars().noneMatch(Character::isISOControl)) {
-      return message;
-    }
-    StringBuilder sb = new StringBuilder(message.length() + 16);
-    for (char c : message.toCharArray()) {
-      if (Character.isISOControl(c)) {
-        sb.append(String.format("\\u%04x", (int) c));
-      } else {
-        sb.append(c);
-      }
-    }
-    return sb.toString();
   }
 }

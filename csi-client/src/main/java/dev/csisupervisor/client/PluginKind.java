@@ -21,4 +21,17 @@ public enum PluginKind {
   public boolean hasNode() {
     return this != CONTROLLER;
   }
+
+  /**
+   * The kind's name in lower case ({@code controller}, {@code node}, {@code monolith}): its
+   * directory under the CSI root ({@code <csiRoot>/<type>/<id>/}), and how config files, logs and
+   * the admin API name it.
+   */
+  public String dirName() {
+    return switch (this) {
+      case CONTROLLER -> "controller";
+      case NODE -> "node";
+      case MONOLITH -> "monolith";
+    };
+  }
 }

@@ -1,11 +1,11 @@
 package dev.csisupervisor.client;
 
+import dev.csisupervisor.common.SocketPaths;
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.channels.SocketChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
@@ -37,9 +37,8 @@ final class SocketInspector {
       throw new IllegalArgumentException("socket must not be empty, got ''");
     }
     Path absolute = socket.toAbsolutePath();
-    int bytes = absolute.toString().getBytes(StandardCharsets.UTF_8).length;
-    if (bytes > SocketPathTooLongException.MAX_PATH_BYTES) {
-      throw new SocketPathTooLongException(absolute, bytes);
+    if (!SocketPaths.fits(absolute)) {
+      throw new SocketPathTooLongException(absolute);
     }
     return absolute;
   }

@@ -109,7 +109,7 @@ class CsiClientErrorsTest extends PluginSocketTest {
     Path tooLong = dir.resolve("a".repeat(108 - dir.path().toString().length() - 1));
     assertEquals(108, tooLong.toString().length());
     SocketPathTooLongException e = assertThrows(SocketPathTooLongException.class, () -> CsiClient.create(tooLong));
-    assertEquals("CSI plugin socket path is 108 bytes long, over the unix socket limit of 107 bytes: " + tooLong,
+    assertEquals("CSI plugin socket path " + tooLong + " is 108 bytes, over the unix socket limit of 107 bytes",
         e.getMessage());
     assertEquals(108, e.lengthBytes());
     assertEquals(CsiErrorKind.SOCKET_PATH_TOO_LONG, e.kind());

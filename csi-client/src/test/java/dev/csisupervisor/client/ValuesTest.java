@@ -88,12 +88,4 @@ class ValuesTest {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> StatusCode.of(17));
     assertEquals("value must be a gRPC status code 0..16, got 17", e.getMessage());
   }
-
-  @Test
-  void durationsInMessages_areShort() {
-    assertEquals("5s", CsiException.format(Duration.ofSeconds(5)));
-    assertEquals("250ms", CsiException.format(Duration.ofMillis(250)));
-    assertEquals("1500ms", CsiException.format(Duration.ofMillis(1500)));
-    assertEquals("500µs", CsiException.format(Duration.ofNanos(500_000)));
-  }
 }

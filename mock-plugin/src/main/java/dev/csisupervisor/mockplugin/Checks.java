@@ -1,15 +1,12 @@
 package dev.csisupervisor.mockplugin;
 
-import java.nio.charset.StandardCharsets;
+import dev.csisupervisor.common.SocketPaths;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Objects;
 
 /** Argument checks whose messages name the field and the value. */
 final class Checks {
-
-  /** Longest unix socket path: sun_path is 108 bytes including the terminating NUL. */
-  static final int MAX_SOCKET_PATH_BYTES = 107;
 
   private Checks() {
   }
@@ -45,11 +42,6 @@ final class Checks {
     if (absolute.getParent() == null) {
       throw new IllegalArgumentException("socket must name a file, not the root: " + socket);
     }
-    int bytes = absolute.toString().getBytes(StandardCharsets.UTF_8).length;
-    if (bytes > MAX_SOCKET_PATH_BYTES) {
-      throw new IllegalArgumentException("socket path is " + bytes + " bytes, over the unix limit of "
-          + MAX_SOCKET_PATH_BYTES + ": " + absolute);
-    }
-    return absolute;
+    return SocketPaths.checkLength("socket path", absolute);
   }
 }

@@ -122,7 +122,7 @@ class MockPluginCommandTest {
     assertTrue(err.toString().contains("--fail-probes must not be OK"), err.toString());
 
     assertEquals(2, runToCompletion(Map.of(), "--endpoint", "/tmp/" + "x".repeat(120)));
-    assertTrue(err.toString().contains("unix limit"), err.toString());
+    assertTrue(err.toString().contains("unix socket limit of 107 bytes"), err.toString());
     assertFalse(Files.exists(dir.resolve("a.sock")), "nothing was bound");
   }
 

@@ -1,5 +1,7 @@
 package dev.csisupervisor.registry;
 
+import dev.csisupervisor.common.PluginIds;
+import dev.csisupervisor.common.Printable;
 import java.util.Collections;
 import java.util.Map;
 import java.util.Set;
@@ -23,34 +25,12 @@ final class Checks {
     return notNull(type, "type");
   }
 
-  /** A plugin name: {@code [A-Za-z0-9._-]{1,128}}, and not "." or ".." (it names a directory). */
+  /** A plugin name: a plugin id ({@link PluginIds}), since it names a directory too. */
   static String pluginName(String name) {
-    if (name == null) {
-      throw new IllegalArgumentException("name must not be null");
-    }
-    if (name.isBlank()) {
-      throw new IllegalArgumentException("name must not be blank, got " + quote(name));
-    }
-    if (!isPluginName(name) || name.equals(".") || name.equals("..")) {
-      throw new IllegalArgumentException("name must match [A-Za-z0-9._-]{1,128} and not be '.' or '..', got " + quote(name));
+    if (!PluginIds.isValid(name)) {
+      throw new IllegalArgumentException("name " + PluginIds.problem(name).orElseThrow());
     }
     return name;
-  }
-
-  /** {@code [A-Za-z0-9._-]{1,128}}, as a loop: it runs for every registration a restore decodes. */
-  private static boolean isPluginName(String name) {
-    int n = name.length();
-    if (n < 1 || n > 128) {
-      return false;
-    }
-    for (int i = 0; i < n; i++) {
-      char c = name.charAt(i);
-      if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_'
-          || c == '-')) {
-        return false;
-      }
-    }
-    return true;
   }
 
   /** An allocation id: not blank, at most 128 characters, no control characters. */
@@ -59,14 +39,14 @@ final class Checks {
       throw new IllegalArgumentException("allocId must not be null");
     }
     if (allocId.isBlank()) {
-      throw new IllegalArgumentException("allocId must not be blank, got " + quote(allocId));
+      throw new IllegalArgumentException("allocId must not be blank, got " + Printable.quote(allocId));
     }
     if (allocId.length() > MAX_ALLOC_ID_LENGTH) {
       throw new IllegalArgumentException("allocId must be at most " + MAX_ALLOC_ID_LENGTH + " characters, got "
-          + allocId.length() + ": " + quote(allocId.substring(0, 40)) + "...");
+          + allocId.length() + ": " + Printable.quote(allocId.substring(0, 40)) + "...");
     }
     if (hasControlCharacter(allocId)) {
-      throw new IllegalArgumentException("allocId must not contain control characters, got " + quote(allocId));
+      throw new IllegalArgumentException("allocId must not contain control characters, got " + Printable.quote(allocId));
     }
     return allocId;
   }
@@ -116,17 +96,5 @@ final class Checks {
       copy.add(s);
     }
     return Collections.unmodifiableSet(copy);
-  }
-
-  static String quote(String s) {
-    StringBuilder b = new StringBuilder("'");
-    s.codePoints().forEach(c -> {
-      if (Character.isISOControl(c)) {
-        b.append(String.format("\\u%04x", c));
-      } else {
-        b.appendCodePoint(c);
-      }
-    });
-    return b.append('\'').toString();
   }
 }

@@ -1,5 +1,6 @@
 package dev.csisupervisor.registry;
 
+import dev.csisupervisor.common.Printable;
 import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -156,7 +157,7 @@ final class PluginRecordCodec {
     }
     String expectedKey = decoded.info().key().storeKey();
     if (!expectedKey.equals(key)) {
-      throw new RecordFormatException("record content is for key " + Checks.quote(expectedKey));
+      throw new RecordFormatException("record content is for key " + Printable.quote(expectedKey));
     }
     return decoded;
   }
@@ -274,7 +275,7 @@ final class PluginRecordCodec {
         v = interner.string(v);
       }
       if (map.put(k, v) != null) {
-        throw new RecordFormatException("duplicate map key " + Checks.quote(k));
+        throw new RecordFormatException("duplicate map key " + Printable.quote(k));
       }
     }
     return map;
@@ -286,7 +287,7 @@ final class PluginRecordCodec {
     for (int i = 0; i < count; i++) {
       String s = readString(in);
       if (!set.add(s)) {
-        throw new RecordFormatException("duplicate set element " + Checks.quote(s));
+        throw new RecordFormatException("duplicate set element " + Printable.quote(s));
       }
     }
     return set;

@@ -1,5 +1,6 @@
 package dev.csisupervisor.registry;
 
+import dev.csisupervisor.common.Printable;
 import java.util.Arrays;
 import java.util.stream.Collectors;
 
@@ -38,7 +39,7 @@ public enum PluginType {
         }
       }
     }
-    throw new IllegalArgumentException("unknown plugin type " + (value == null ? "null" : Checks.quote(value))
+    throw new IllegalArgumentException("unknown plugin type " + (value == null ? "null" : Printable.quote(value))
         + "; expected one of " + Arrays.stream(values()).map(PluginType::id).collect(Collectors.joining(", ")));
   }
 }

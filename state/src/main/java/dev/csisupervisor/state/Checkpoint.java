@@ -1,5 +1,6 @@
 package dev.csisupervisor.state;
 
+import dev.csisupervisor.common.Printable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -191,7 +192,7 @@ final class Checkpoint {
       byte[] value = new byte[valueLength];
       in.get(value);
       if (records.put(key, value) != null) {
-        throw new StateStoreException("checkpoint " + file + " holds key " + Keys.quote(key) + " twice");
+        throw new StateStoreException("checkpoint " + file + " holds key " + Printable.quote(key) + " twice");
       }
     }
   }

@@ -1,5 +1,6 @@
 package dev.csisupervisor.state;
 
+import dev.csisupervisor.common.Printable;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.zip.CRC32C;
@@ -36,7 +37,7 @@ final class JournalFormat {
   static byte[] keyBytes(String key) {
     byte[] k = key.getBytes(StandardCharsets.UTF_8);
     if (k.length > MAX_KEY_BYTES) {
-      throw new IllegalArgumentException("key " + Keys.quote(key.substring(0, 40)) + "... is " + k.length
+      throw new IllegalArgumentException("key " + Printable.quote(key.substring(0, 40)) + "... is " + k.length
           + " bytes in UTF-8, over the limit of " + MAX_KEY_BYTES);
     }
     return k;

@@ -1,12 +1,14 @@
 package dev.csisupervisor.state;
 
+import dev.csisupervisor.common.Printable;
+
 /** Argument checks shared by the stores. */
 final class Keys {
   private Keys() {}
 
   static String check(String key) {
     if (key == null || key.isBlank()) {
-      throw new IllegalArgumentException("key must not be null or blank, got " + (key == null ? "null" : quote(key)));
+      throw new IllegalArgumentException("key must not be null or blank, got " + Printable.quote(key));
     }
     return key;
   }
@@ -24,17 +26,8 @@ final class Keys {
 
   static byte[] checkValue(String key, byte[] value) {
     if (value == null) {
-      throw new IllegalArgumentException("value for key " + quote(key) + " must not be null");
+      throw new IllegalArgumentException("value for key " + Printable.quote(key) + " must not be null");
     }
     return value;
-  }
-
-  /** The key in quotes with control characters escaped, so an error message stays one line. */
-  static String quote(String key) {
-    StringBuilder sb = new StringBuilder("'");
-    for (char c : key.toCharArray()) {
-      sb.append(Character.isISOControl(c) ? String.format("\\u%04x", (int) c) : String.valueOf(c));
-    }
-    return sb.append('\'').toString();
   }
 }

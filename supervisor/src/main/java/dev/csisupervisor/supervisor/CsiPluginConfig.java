@@ -3,6 +3,8 @@ package dev.csisupervisor.supervisor;
 import static java.util.Objects.requireNonNull;
 
 import dev.csisupervisor.client.PluginKind;
+import dev.csisupervisor.common.Printable;
+import dev.csisupervisor.common.SocketPaths;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
@@ -54,7 +56,7 @@ public record CsiPluginConfig(
     Validation.checkPluginId(pluginId);
     if (!mountDir.startsWith("/") || mountDir.contains("/../") || mountDir.endsWith("/..")) {
       throw new IllegalArgumentException(
-          "mountDir must be an absolute path without '..', got " + Validation.quote(mountDir));
+          "mountDir must be an absolute path without '..', got " + Printable.quote(mountDir));
     }
     checkNotNegative("healthTimeout", healthTimeout);
     checkPositive("probeInterval", probeInterval);
@@ -71,7 +73,7 @@ public record CsiPluginConfig(
         throw new IllegalArgumentException(
             "externalSocket must be an absolute path, got " + externalSocket);
       }
-      Validation.checkSocketPath("externalSocket", externalSocket);
+      SocketPaths.checkLength("externalSocket", externalSocket);
     }
   }
 

@@ -17,10 +17,11 @@ import java.util.function.LongSupplier;
 
 /**
  * The node's CSI plugin supervisor: makes one {@link CsiPluginSupervisorHook} per plugin task,
- * all sharing one scheduled executor (no thread per plugin), one clock and one socket watcher.
+ * all sharing one scheduled executor (no thread per plugin), one clock and one file watcher.
  *
  * <p>Thread-safe. The scheduler is the caller's: the supervisor never shuts it down. Closing the
- * supervisor stops the socket watcher; stop the hooks first (each deregisters its plugin).
+ * supervisor stops its own file watcher (a {@link Builder#fileWatcher given one} is the caller's
+ * to close); stop the hooks first (each deregisters its plugin).
  */
 public final class CsiPluginSupervisor implements AutoCloseable {
   private enum State { RUNNING, CLOSED }
@@ -38,7 +39,8 @@ public final class CsiPluginSupervisor implements AutoCloseable {
   private final PluginConnection.Connector connector;
   private final ProbeObserver probeObserver;
   private final LongSupplier nanoTicker;
-  private final SocketWatcher watcher;
+  private final FileWatcher watcher;
+  private final boolean ownsWatcher;
   private final AtomicReference<State> state = new AtomicReference<>(State.RUNNING);
 
   private CsiPluginSupervisor(Builder b) {
@@ -67,7 +69,8 @@ public final class CsiPluginSupervisor implements AutoCloseable {
     this.connector = b.connector != null ? b.connector : CsiClientConnection::open;
     this.probeObserver = requireNonNull(b.probeObserver, "probeObserver");
     this.nanoTicker = requireNonNull(b.nanoTicker, "nanoTicker");
-    this.watcher = new SocketWatcher(scheduler);
+    this.ownsWatcher = b.fileWatcher == null;
+    this.watcher = ownsWatcher ? new FileWatcher() : b.fileWatcher;
   }
 
   public static Builder builder() {
@@ -98,7 +101,9 @@ public final class CsiPluginSupervisor implements AutoCloseable {
     if (state.getAndSet(State.CLOSED) == State.CLOSED) {
       return;
     }
-    watcher.close();
+    if (ownsWatcher) {
+      watcher.close();
+    }
     if (ownedRegistryExecutor != null) {
       ownedRegistryExecutor.shutdown();
     }
@@ -115,6 +120,7 @@ public final class CsiPluginSupervisor implements AutoCloseable {
     private PluginConnection.Connector connector;
     private ProbeObserver probeObserver = ProbeObserver.none();
     private LongSupplier nanoTicker = System::nanoTime;
+    private FileWatcher fileWatcher;
 
     private Builder() {}
 
@@ -138,6 +144,12 @@ public final class CsiPluginSupervisor implements AutoCloseable {
     public Builder probeObserver(ProbeObserver v) { this.probeObserver = v; return this; }
     /** The ticker probe latencies are measured with. */
     public Builder nanoTicker(LongSupplier v) { this.nanoTicker = v; return this; }
+    /**
+     * The watcher that sees plugin sockets appear, shared with the host's other users of one
+     * (the agent's discovery directory): one inotify instance and one thread for all. The caller
+     * closes it, after this supervisor. Default: one of the supervisor's own.
+     */
+    public Builder fileWatcher(FileWatcher v) { this.fileWatcher = v; return this; }
     Builder connector(PluginConnection.Connector v) { this.connector = v; return this; }
 
     public CsiPluginSupervisor build() {

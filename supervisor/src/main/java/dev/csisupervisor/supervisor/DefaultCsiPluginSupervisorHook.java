@@ -4,7 +4,8 @@ import static java.util.Objects.requireNonNull;
 
 import dev.csisupervisor.client.CsiException;
 import dev.csisupervisor.client.PluginFingerprint;
-import dev.csisupervisor.client.PluginKind;
+import dev.csisupervisor.common.Durations;
+import dev.csisupervisor.common.SocketPaths;
 import dev.csisupervisor.registry.Fingerprint;
 import dev.csisupervisor.registry.PluginHealth;
 import dev.csisupervisor.registry.PluginInfo;
@@ -61,7 +62,6 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
    */
   static final Duration SOCKET_APPEARED_RETRY = Duration.ofMillis(5);
   static final int SOCKET_APPEARED_RETRIES = 10;
-  static final String SOCKET_FILE = "csi.sock";
   /** Failure kinds (see failureKind) with a meaning of their own. */
   private static final String NOTHING_SERVING = "NOTHING_SERVING";
   private static final String REPLACING_PROCESS = "REPLACING_PROCESS";
@@ -73,7 +73,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
   private final Executor registryExecutor;
   private final Clock clock;
   private final PluginConnection.Connector connector;
-  private final SocketWatcher watcher;
+  private final FileWatcher watcher;
   private final ProbeObserver probeObserver;
   private final LongSupplier nanoTicker;
   private final TaskEventEmitter events;
@@ -88,7 +88,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
   // Everything below is guarded by lock.
   private Phase phase = Phase.NEW;
   private PluginConnection connection;
-  private SocketWatcher.Watch watch;
+  private FileWatcher.Watch watch;
   private ScheduledFuture<?> nextProbe;
   /** Armed while the plugin is not healthy: when it fires, a restart is requested. */
   private ScheduledFuture<?> healthDeadline;
@@ -130,7 +130,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
       Clock clock,
       Random random,
       PluginConnection.Connector connector,
-      SocketWatcher watcher,
+      FileWatcher watcher,
       ProbeObserver probeObserver,
       LongSupplier nanoTicker,
       TaskEventEmitter events,
@@ -151,21 +151,13 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
       this.socket = config.externalSocket();
       this.pluginDir = socket.getParent();
     } else {
-      this.pluginDir = csiRoot.resolve(typeDir(config.type())).resolve(config.pluginId());
-      this.socket = pluginDir.resolve(SOCKET_FILE);
-      Validation.checkSocketPath("socket path", socket);
+      this.pluginDir = PluginLayout.pluginDir(csiRoot, config.type(), config.pluginId());
+      this.socket = SocketPaths.checkLength("socket path",
+          pluginDir.resolve(PluginLayout.SOCKET_FILE));
     }
     this.backoff = new ExponentialBackoff(
         config.initialBackoff(), config.maxBackoff(), 2.0, 0.2, requireNonNull(random, "random"));
     this.notifications = new SerialExecutor(scheduler);
-  }
-
-  static String typeDir(PluginKind kind) {
-    return switch (kind) {
-      case CONTROLLER -> "controller";
-      case NODE -> "node";
-      case MONOLITH -> "monolith";
-    };
   }
 
   // ---- task-runner calls -------------------------------------------------------------------
@@ -189,7 +181,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
       mounts.add(new TaskMount(Path.of("/dev"), "/dev", TaskMount.Propagation.HOST_TO_TASK, false));
       if (!request.taskEnv().containsKey(CSI_ENDPOINT)) {
         env.put(CSI_ENDPOINT, "unix://" + config.mountDir().replaceAll("/+$", "") + "/"
-            + SOCKET_FILE);
+            + PluginLayout.SOCKET_FILE);
       }
     }
     return new PrestartResponse(mounts, env);
@@ -215,7 +207,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
       phase = Phase.AWAITING_READY;
       connection = connector.connect(socket, config.probeTimeout(), config.fingerprintTimeout());
       // For the plugin's whole life: every (re)appearance of the socket is probed at once.
-      watch = watcher.watch(socket, this::socketAppeared);
+      watch = watcher.watchFile(socket, scheduler, this::socketAppeared);
       backoff.reset();
       armDeadline();
       log.info("supervising plugin={} type={} alloc={} socket={}", config.pluginId(),
@@ -447,9 +439,9 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
         return;
       }
       String reason = phase == Phase.REGISTERED
-          ? "unhealthy: failing probes for " + human(config.healthTimeout()) + " after registration"
+          ? "unhealthy: failing probes for " + Durations.format(config.healthTimeout()) + " after registration"
               + " (last error: " + lastError + ")"
-          : "unhealthy: did not become ready within " + human(config.healthTimeout())
+          : "unhealthy: did not become ready within " + Durations.format(config.healthTimeout())
               + " (last error: " + lastError + ")";
       log.warn("plugin={} alloc={}: {}; restarting task", config.pluginId(), task.allocId(),
           reason);
@@ -839,14 +831,6 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
     }
     String m = t.getMessage();
     return m == null || m.isBlank() ? t.getClass().getSimpleName() : m;
-  }
-
-  static String human(Duration d) {
-    if (d.toMillis() % 1000 != 0) {
-      return d.toMillis() + "ms";
-    }
-    long s = d.toSeconds();
-    return s % 60 == 0 && s > 0 ? (s / 60) + "m" : s + "s";
   }
 
   // ---- observers ---------------------------------------------------------------------------

@@ -2,6 +2,7 @@ package dev.csisupervisor.supervisor;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.csisupervisor.common.Printable;
 import java.util.Map;
 
 /**
@@ -15,7 +16,7 @@ public record PrestartRequest(Map<String, String> taskEnv) {
     taskEnv.forEach((k, v) -> {
       if (k == null || v == null) {
         throw new IllegalArgumentException("taskEnv must not contain null names or values, got "
-            + Validation.quote(String.valueOf(k)) + "=" + Validation.quote(String.valueOf(v)));
+            + Printable.quote(String.valueOf(k)) + "=" + Printable.quote(String.valueOf(v)));
       }
     });
     taskEnv = Map.copyOf(taskEnv);

@@ -3,7 +3,7 @@
  * runs a CSI plugin.
  *
  * <p>The host agent builds one {@link dev.csisupervisor.supervisor.CsiPluginSupervisor} per node
- * (it owns the shared scheduler and the socket watcher) and asks it for a
+ * (it owns the shared scheduler and the file watcher) and asks it for a
  * {@link dev.csisupervisor.supervisor.CsiPluginSupervisorHook} per task. The hook's prestart makes
  * the plugin's socket directory, poststart starts supervision (probe until ready, fingerprint by
  * capability, register, watch health for the plugin's whole life: unhealthy past the health

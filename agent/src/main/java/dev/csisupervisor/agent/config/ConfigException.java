@@ -1,5 +1,6 @@
 package dev.csisupervisor.agent.config;
 
+import dev.csisupervisor.common.Printable;
 import java.nio.file.Path;
 import java.util.List;
 
@@ -14,7 +15,7 @@ public final class ConfigException extends Exception {
   private final List<String> problems;
 
   public ConfigException(Path file, List<String> problems) {
-    this(file, problems.stream().map(ConfigException::printable).toList(), true);
+    this(file, problems.stream().map(Printable::escape).toList(), true);
   }
 
   private ConfigException(Path file, List<String> printable, boolean escaped) {
@@ -35,33 +36,6 @@ public final class ConfigException extends Exception {
   /** One line per problem, each starting with the field it is about. */
   public List<String> problems() {
     return problems;
-  }
-
-  /**
-   * {@code s} with control characters (which a config value may hold) written as escapes, so
-   * that a problem never moves the cursor, clears the screen or splits into fake lines.
-   */
-  static String printable(String s) {
-    StringBuilder sb = null;
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      if (!Character.isISOControl(c) && c != '\u2028' && c != '\u2029') {
-        if (sb != null) {
-          sb.append(c);
-        }
-        continue;
-      }
-      if (sb == null) {
-        sb = new StringBuilder(s.length() + 16).append(s, 0, i);
-      }
-      switch (c) {
-        case '\n' -> sb.append("\\n");
-        case '\r' -> sb.append("\\r");
-        case '\t' -> sb.append("\\t");
-        default -> sb.append(String.format("\\u%04x", (int) c));
-      }
-    }
-    return sb == null ? s : sb.toString();
   }
 
   private static String message(Path file, List<String> problems) {

@@ -16,7 +16,11 @@ import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import dev.csisupervisor.client.PluginKind;
+import dev.csisupervisor.common.Durations;
+import dev.csisupervisor.common.PluginIds;
+import dev.csisupervisor.common.SocketPaths;
 import dev.csisupervisor.supervisor.CsiPluginConfig;
+import dev.csisupervisor.supervisor.PluginLayout;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -49,17 +53,12 @@ import java.util.regex.Pattern;
  * <p>Stateless and thread-safe.
  */
 public final class ConfigLoader {
-  /** Linux {@code sun_path} holds 108 bytes including the terminating NUL. */
-  public static final int MAX_SOCKET_PATH_BYTES = 107;
-
   /**
    * A {@code command} naming the mock CSI plugin bundled with the agent: the launcher runs it in a
    * JVM like the agent's own, from the agent's class path.
    */
   public static final String BUILTIN_MOCK_PLUGIN = "builtin:mock-plugin";
 
-  private static final Pattern PLUGIN_ID = Pattern.compile("[A-Za-z0-9._-]{1,128}");
-  private static final String SOCKET_FILE = "csi.sock";
   private static final Pattern SHA256 = Pattern.compile("[0-9a-f]{64}");
   /** Sampling /proc more often than this costs more than it tells. */
   static final Duration MIN_RESOURCE_INTERVAL = Duration.ofMillis(50);
@@ -421,7 +420,7 @@ public final class ConfigLoader {
           : duration("resource_interval", raw.resourceInterval(),
               AgentConfig.DEFAULT_RESOURCE_INTERVAL, false);
       if (!resourceInterval.isZero() && resourceInterval.compareTo(MIN_RESOURCE_INTERVAL) < 0) {
-        problems.add("resource_interval: must be at least " + Units.format(MIN_RESOURCE_INTERVAL)
+        problems.add("resource_interval: must be at least " + Durations.format(MIN_RESOURCE_INTERVAL)
             + " (or off), got " + raw.resourceInterval());
         resourceInterval = AgentConfig.DEFAULT_RESOURCE_INTERVAL;
       }
@@ -491,11 +490,8 @@ public final class ConfigLoader {
       if (id == null || id.isEmpty()) {
         problems.add(at + ".id: missing (the plugin's id, e.g. \"ebs\")");
         id = null;
-      } else if (id.equals(".") || id.equals("..") || id.contains("/")) {
-        problems.add(at + ".id: \"" + id + "\" could escape the plugin root (no '/', '.' or '..')");
-        id = null;
-      } else if (!PLUGIN_ID.matcher(id).matches()) {
-        problems.add(at + ".id: \"" + id + "\" must be 1 to 128 of A-Z a-z 0-9 . _ -");
+      } else if (!PluginIds.isValid(id)) {
+        problems.add(at + ".id: " + PluginIds.problem(id).orElseThrow());
         id = null;
       }
       PluginKind kind = null;
@@ -539,16 +535,14 @@ public final class ConfigLoader {
       } else if (p.artifact() != null) {
         artifact = artifact(at + ".artifact", p.artifact());
         if (id != null && kind != null && csiRoot != null) {
-          Path derived = csiRoot.resolve(typeDir(kind)).resolve(id).resolve(SOCKET_FILE);
-          checkSocketLength(at + ".id", "its socket", derived);
+          checkSocketLength(at + ".id", "its socket", PluginLayout.socket(csiRoot, kind, id));
         }
       } else if (command != null) {
         if (command.isBlank()) {
           problems.add(at + ".command: must not be empty");
         }
         if (id != null && kind != null && csiRoot != null) {
-          Path derived = csiRoot.resolve(typeDir(kind)).resolve(id).resolve(SOCKET_FILE);
-          checkSocketLength(at + ".id", "its socket", derived);
+          checkSocketLength(at + ".id", "its socket", PluginLayout.socket(csiRoot, kind, id));
         }
       } else {
         if (p.socket().isBlank()) {
@@ -643,7 +637,7 @@ public final class ConfigLoader {
     private String interpolate(String at, String id, PluginKind kind, Path csiRoot,
         String command, List<String> args, Map<String, String> env) {
       Map<String, String> vars = new LinkedHashMap<>(
-          Interpolation.agentVariables(id, Interpolation.socket(csiRoot, kind, id)));
+          Interpolation.agentVariables(id, PluginLayout.socket(csiRoot, kind, id)));
       for (Map.Entry<String, String> e : env.entrySet()) {
         e.setValue(expand(at + ".env." + e.getKey(), e.getValue(), vars,
             " (env values may use " + String.join(", ", dollar(vars.keySet())) + ")"));
@@ -774,8 +768,7 @@ public final class ConfigLoader {
     private static String defaultEntry(URI url) {
       String path = url.getPath() == null ? "" : url.getPath();
       String last = path.substring(path.lastIndexOf('/') + 1);
-      return PLUGIN_ID.matcher(last).matches() && !last.equals(".") && !last.equals("..")
-          ? last : "plugin";
+      return PluginIds.isValid(last) ? last : "plugin";
     }
 
     private ResourceLimits limits(String at, RawConfig.Plugin p, boolean samplingOff) {
@@ -914,10 +907,8 @@ public final class ConfigLoader {
     }
 
     private void checkSocketLength(String field, String what, Path socket) {
-      int bytes = socket.toString().getBytes(StandardCharsets.UTF_8).length;
-      if (bytes > MAX_SOCKET_PATH_BYTES) {
-        problems.add(field + ": " + what + " " + socket + " is " + bytes
-            + " bytes, over the unix socket limit of " + MAX_SOCKET_PATH_BYTES + " bytes");
+      if (!SocketPaths.fits(socket)) {
+        problems.add(field + ": " + SocketPaths.tooLong(what, socket));
       }
     }
 
@@ -955,20 +946,6 @@ public final class ConfigLoader {
   }
 
   // ---- shared with the agent -----------------------------------------------------------------
-
-  /** Whether {@code id} is a valid plugin id: 1 to 128 of A-Z a-z 0-9 . _ -, not . or .. */
-  public static boolean validPluginId(String id) {
-    return id != null && PLUGIN_ID.matcher(id).matches() && !id.equals(".") && !id.equals("..");
-  }
-
-  /** The directory name of a plugin type under the CSI root, as the supervisor lays it out. */
-  public static String typeDir(PluginKind kind) {
-    return switch (kind) {
-      case CONTROLLER -> "controller";
-      case NODE -> "node";
-      case MONOLITH -> "monolith";
-    };
-  }
 
   /** The supervisor's view of a plugin spec. */
   public static CsiPluginConfig toSupervisorConfig(PluginSpec spec) {

@@ -2,7 +2,6 @@ package dev.csisupervisor.agent.config;
 
 import static java.util.Objects.requireNonNull;
 
-import dev.csisupervisor.client.PluginKind;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
@@ -58,11 +57,6 @@ public final class Interpolation {
     vars.put(CSI_PLUGIN_ID, id);
     vars.put(CSI_PLUGIN_DIR, socket.getParent().toString());
     return vars;
-  }
-
-  /** The socket of a launched plugin, as the supervisor lays it out. */
-  static Path socket(Path csiRoot, PluginKind kind, String id) {
-    return csiRoot.resolve(ConfigLoader.typeDir(kind)).resolve(id).resolve("csi.sock");
   }
 
   /** The node id the agent defines: this host's name. */

@@ -2,6 +2,7 @@ package dev.csisupervisor.agent.config;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.csisupervisor.supervisor.CsiPluginConfig;
 import java.time.Duration;
 
 /**
@@ -17,9 +18,14 @@ import java.time.Duration;
 public record ProbeSettings(Duration healthTimeout, Duration probeInterval, Duration probeTimeout,
     Duration initialBackoff, Duration maxBackoff) {
 
-  /** The agent's defaults: 30 s to become ready, a probe every 10 s with a 5 s deadline. */
-  public static final ProbeSettings DEFAULT = new ProbeSettings(Duration.ofSeconds(30),
-      Duration.ofSeconds(10), Duration.ofSeconds(5), Duration.ofMillis(50), Duration.ofSeconds(5));
+  /**
+   * The supervisor's defaults ({@link CsiPluginConfig}): 30 s to become ready, a probe every 30 s
+   * (as Nomad's CSI plugin health check) with a 5 s deadline, backoff from 50 ms to 5 s.
+   */
+  public static final ProbeSettings DEFAULT = new ProbeSettings(
+      CsiPluginConfig.DEFAULT_HEALTH_TIMEOUT, CsiPluginConfig.DEFAULT_PROBE_INTERVAL,
+      CsiPluginConfig.DEFAULT_PROBE_TIMEOUT, CsiPluginConfig.DEFAULT_INITIAL_BACKOFF,
+      CsiPluginConfig.DEFAULT_MAX_BACKOFF);
 
   public ProbeSettings {
     requireNonNull(healthTimeout, "healthTimeout");

@@ -90,16 +90,4 @@ final class Units {
       throw new IllegalArgumentException("'" + text + "' is too large");
     }
   }
-
-  /** How a duration reads in messages: {@code 500ms}, {@code 30s}, {@code 2m}. */
-  static String format(Duration d) {
-    if (d.toMillis() % 1000 != 0) {
-      return d.toMillis() + "ms";
-    }
-    long s = d.toSeconds();
-    if (s != 0 && s % 3600 == 0) {
-      return s / 3600 + "h";
-    }
-    return s != 0 && s % 60 == 0 ? s / 60 + "m" : s + "s";
-  }
 }

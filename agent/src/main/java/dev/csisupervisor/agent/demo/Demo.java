@@ -75,7 +75,7 @@ public final class Demo {
         Duration.ofMillis(fast ? 200 : 1000), RestartPolicy.Mode.DELAY);
     List<PluginSpec> specs = new ArrayList<>();
     for (DemoPlugin p : PLUGINS) {
-      String type = ConfigLoader.typeDir(p.kind());
+      String type = p.kind().dirName();
       specs.add(new PluginSpec(p.id(), p.kind(), ConfigLoader.BUILTIN_MOCK_PLUGIN,
           List.of("--type", type, "--name", "demo." + type + ".csi.dev",
               "--vendor-version", "1.0.0",

@@ -1,27 +1,21 @@
 package dev.csisupervisor.agent.discovery;
 
-import static java.nio.file.StandardWatchEventKinds.ENTRY_CREATE;
-import static java.nio.file.StandardWatchEventKinds.ENTRY_DELETE;
-import static java.nio.file.StandardWatchEventKinds.OVERFLOW;
 import static java.util.Objects.requireNonNull;
 
-import dev.csisupervisor.agent.config.ConfigLoader;
 import dev.csisupervisor.client.CsiErrorKind;
 import dev.csisupervisor.client.CsiException;
 import dev.csisupervisor.client.PluginKind;
+import dev.csisupervisor.common.PluginIds;
+import dev.csisupervisor.common.SocketPaths;
 import dev.csisupervisor.supervisor.Backoff;
 import dev.csisupervisor.supervisor.ExponentialBackoff;
+import dev.csisupervisor.supervisor.FileWatcher;
+import dev.csisupervisor.supervisor.FileWatcher.DirectoryEvent;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.ClosedWatchServiceException;
 import java.nio.file.DirectoryStream;
-import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.WatchEvent;
-import java.nio.file.WatchKey;
-import java.nio.file.WatchService;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -29,6 +23,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -60,16 +55,15 @@ import org.slf4j.LoggerFactory;
  * </ul>
  *
  * <p>Sockets present at start are picked up by listing the directory; later ones through a
- * {@link WatchService} (inotify), plus a periodic re-listing that catches anything a watch event
- * missed.
+ * {@link FileWatcher} (inotify; the agent's one, shared with its supervisor), plus a periodic
+ * re-listing that catches anything a watch event missed.
  *
  * <p>Thread-safe. Lifecycle {@code NEW → RUNNING → CLOSED}. All state changes and every
  * callback ({@link Supervision}, {@link Listener}) run on the scheduler, in order, under one
- * lock; one extra thread waits for watch events and hands them to the scheduler.
+ * lock; the file watcher's thread hands watch events to the scheduler.
  */
 public final class DiscoveryDir implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(DiscoveryDir.class);
-  private static final int MAX_SOCKET_PATH_BYTES = ConfigLoader.MAX_SOCKET_PATH_BYTES;
   private static final String SUFFIX = ".sock";
 
   /** What the agent does with a classified socket. */
@@ -138,13 +132,14 @@ public final class DiscoveryDir implements AutoCloseable {
   private final Duration maxBackoff;
   private final Duration rescanInterval;
   private final Random random;
+  private final FileWatcher watcher;
+  private final boolean ownsWatcher;
 
   private final Object lock = new Object();
   private final AtomicReference<Lifecycle> lifecycle = new AtomicReference<>(Lifecycle.NEW);
   // Guarded by lock.
   private final Map<String, Known> known = new LinkedHashMap<>();
-  private WatchService watchService;
-  private Thread watchThread;
+  private FileWatcher.Watch watch;
   private ScheduledFuture<?> rescan;
 
   private DiscoveryDir(Builder b) {
@@ -158,6 +153,8 @@ public final class DiscoveryDir implements AutoCloseable {
     this.maxBackoff = requireNonNull(b.maxBackoff, "maxBackoff");
     this.rescanInterval = requireNonNull(b.rescanInterval, "rescanInterval");
     this.random = requireNonNull(b.random, "random");
+    this.ownsWatcher = b.watcher == null;
+    this.watcher = ownsWatcher ? new FileWatcher("csi-agent-discovery") : b.watcher;
   }
 
   public static Builder builder(Path dir) {
@@ -179,18 +176,9 @@ public final class DiscoveryDir implements AutoCloseable {
       throw new IllegalStateException("discovery of " + dir + " already started or closed");
     }
     Files.createDirectories(dir);
-    WatchService ws = FileSystems.getDefault().newWatchService();
-    try {
-      dir.register(ws, ENTRY_CREATE, ENTRY_DELETE);
-    } catch (IOException e) {
-      ws.close();
-      throw e;
-    }
+    FileWatcher.Watch w = watcher.watchDirectory(dir, scheduler, this::onWatchEvents);
     synchronized (lock) {
-      watchService = ws;
-      watchThread = new Thread(this::watchLoop, "csi-agent-discovery");
-      watchThread.setDaemon(true);
-      watchThread.start();
+      watch = w;
       rescanLocked();
       long n = rescanInterval.toNanos();
       rescan = scheduler.scheduleWithFixedDelay(this::rescan, n, n, TimeUnit.NANOSECONDS);
@@ -227,54 +215,30 @@ public final class DiscoveryDir implements AutoCloseable {
 
   // ---- watching ----------------------------------------------------------------------------
 
-  private void watchLoop() {
-    WatchService ws;
-    synchronized (lock) {
-      ws = watchService;
-    }
-    while (true) {
-      WatchKey key;
-      try {
-        key = ws.take();
-      } catch (InterruptedException | ClosedWatchServiceException e) {
-        return;
-      }
-      List<WatchEvent<?>> events = key.pollEvents();
-      boolean valid = key.reset();
-      try {
-        scheduler.execute(() -> onWatchEvents(events, valid));
-      } catch (RuntimeException e) {
-        return; // the scheduler is shut down: the agent is stopping
-      }
-      if (!valid) {
-        return;
-      }
-    }
-  }
-
-  private void onWatchEvents(List<WatchEvent<?>> events, boolean valid) {
+  /** Runs on the scheduler. */
+  private void onWatchEvents(List<DirectoryEvent> events) {
     synchronized (lock) {
       if (lifecycle.get() != Lifecycle.RUNNING) {
         return;
       }
-      for (WatchEvent<?> e : events) {
-        if (e.kind() == OVERFLOW) {
-          rescanLocked();
-          continue;
+      for (DirectoryEvent e : events) {
+        String name = e.name();
+        switch (e.kind()) {
+          case OVERFLOW -> rescanLocked();
+          case WATCH_LOST -> log.error("discovery directory {} can no longer be watched"
+              + " (removed?): the sockets in it are now found by re-listing only, every {} ms",
+              dir, rescanInterval.toMillis());
+          case DELETED -> {
+            if (!name.startsWith(".")) {
+              removedLocked(name, "socket " + dir.resolve(name) + " removed");
+            }
+          }
+          case CREATED -> {
+            if (!name.startsWith(".")) {
+              appearedLocked(name);
+            }
+          }
         }
-        String name = e.context().toString();
-        if (name.startsWith(".")) {
-          continue;
-        }
-        if (e.kind() == ENTRY_DELETE) {
-          removedLocked(name, "socket " + dir.resolve(name) + " removed");
-        } else if (e.kind() == ENTRY_CREATE) {
-          appearedLocked(name);
-        }
-      }
-      if (!valid) {
-        log.error("discovery directory {} can no longer be watched (removed?): the sockets in"
-            + " it are now found by re-listing only, every {} ms", dir, rescanInterval.toMillis());
       }
     }
   }
@@ -342,9 +306,9 @@ public final class DiscoveryDir implements AutoCloseable {
   }
 
   private String problem(Known k) {
-    if (!ConfigLoader.validPluginId(k.id)) {
-      return "\"" + k.id + "\" (from the file name " + k.name + ") is not a valid plugin id:"
-          + " 1 to 128 of A-Z a-z 0-9 . _ -";
+    Optional<String> badId = PluginIds.problem(k.id);
+    if (badId.isPresent()) {
+      return "plugin id " + badId.get() + " (from the file name " + k.name + ")";
     }
     if (reserved.test(k.id)) {
       return "plugin id \"" + k.id + "\" is already used by a plugin in the config";
@@ -354,10 +318,8 @@ public final class DiscoveryDir implements AutoCloseable {
         return "plugin id \"" + k.id + "\" is already used by the socket " + other.socket;
       }
     }
-    int bytes = k.socket.toString().getBytes(StandardCharsets.UTF_8).length;
-    if (bytes > MAX_SOCKET_PATH_BYTES) {
-      return "its path is " + bytes + " bytes, over the unix socket limit of "
-          + MAX_SOCKET_PATH_BYTES;
+    if (!SocketPaths.fits(k.socket)) {
+      return SocketPaths.tooLong("its path", k.socket);
     }
     return null;
   }
@@ -404,7 +366,7 @@ public final class DiscoveryDir implements AutoCloseable {
       k.state = State.SUPERVISED;
       k.message = "";
       log.info("discovery: supervising {} as {} plugin {}", k.socket, kind, k.id);
-      emit(k.id, DISCOVERED, "supervising " + k.socket + " as a " + ConfigLoader.typeDir(kind)
+      emit(k.id, DISCOVERED, "supervising " + k.socket + " as a " + kind.dirName()
           + " plugin");
     }
   }
@@ -514,21 +476,20 @@ public final class DiscoveryDir implements AutoCloseable {
       return;
     }
     List<Known> all;
-    WatchService ws;
+    FileWatcher.Watch w;
     synchronized (lock) {
-      ws = watchService;
+      w = watch;
       if (rescan != null) {
         rescan.cancel(false);
       }
       all = new ArrayList<>(known.values());
       known.clear();
     }
-    if (ws != null) {
-      try {
-        ws.close();
-      } catch (IOException e) {
-        log.debug("closing the watch service of {}: {}", dir, e.toString());
-      }
+    if (w != null) {
+      w.cancel();
+    }
+    if (ownsWatcher) {
+      watcher.close();
     }
     for (Known k : all) {
       k.generation++;
@@ -592,6 +553,7 @@ public final class DiscoveryDir implements AutoCloseable {
     private Duration maxBackoff = Duration.ofSeconds(30);
     private Duration rescanInterval = Duration.ofSeconds(30);
     private Random random = new Random();
+    private FileWatcher watcher;
 
     private Builder(Path dir) {
       this.dir = dir;
@@ -612,6 +574,11 @@ public final class DiscoveryDir implements AutoCloseable {
     /** How often the directory is re-listed, to catch anything a watch event missed. */
     public Builder rescanInterval(Duration v) { this.rescanInterval = v; return this; }
     public Builder random(Random v) { this.random = v; return this; }
+    /**
+     * The watcher to share (the agent's, which its supervisor uses too); the caller closes it.
+     * Default: one of the directory's own, closed with it.
+     */
+    public Builder watcher(FileWatcher v) { this.watcher = v; return this; }
 
     public DiscoveryDir build() {
       return new DiscoveryDir(this);

@@ -201,8 +201,8 @@ class ConfigOperatorTest {
         data_dir: /var/lib/a
         plugins: [{id: "a\\e[2J\\rb\\nc", type: node, command: /bin/true}]
         """);
-    assertEquals(List.of("plugins[0].id: \"a\\u001b[2J\\rb\\nc\" must be 1 to 128 of A-Z a-z 0-9"
-        + " . _ -"), e.problems());
+    assertEquals(List.of("plugins[0].id: must be 1 to 128 of A-Z a-z 0-9 . _ -, got"
+        + " 'a\\u001b[2J\\u000db\\u000ac'"), e.problems());
     assertFalse(e.getMessage().chars().anyMatch(c -> c == 27 || c == '\r'), e.getMessage());
   }
 }

@@ -202,8 +202,8 @@ class DiscoveryDirTest {
     await().atMost(WAIT).until(() -> discovery.entries().size() == 2);
     DiscoveryDir.Entry bad = entry("bad name").orElseThrow();
     assertEquals(DiscoveryDir.State.IGNORED, bad.state());
-    assertTrue(bad.message().contains("\"bad name\" (from the file name bad name.sock) is not a"
-        + " valid plugin id"), bad.message());
+    assertTrue(bad.message().contains("plugin id must be 1 to 128 of A-Z a-z 0-9 . _ -, got"
+        + " 'bad name' (from the file name bad name.sock)"), bad.message());
     assertEquals(DiscoveryDir.State.IGNORED, entry("x+y").orElseThrow().state());
     assertTrue(sawEvent("x+y", DiscoveryDir.IGNORED));
     assertTrue(supervised.isEmpty());
