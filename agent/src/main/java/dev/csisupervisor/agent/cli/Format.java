@@ -1,5 +1,6 @@
 package dev.csisupervisor.agent.cli;
 
+import dev.csisupervisor.common.ByteSizes;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.MessageOrBuilder;
 import com.google.protobuf.util.JsonFormat;
@@ -169,16 +170,7 @@ public final class Format {
 
   /** {@code 812 B}, {@code 1.5 KiB}, {@code 48.0 MiB}, {@code 2.0 GiB}. */
   public static String bytes(long b) {
-    if (b >= 1024L * 1024 * 1024) {
-      return String.format(Locale.ROOT, "%.1f GiB", b / (1024.0 * 1024 * 1024));
-    }
-    if (b >= 1024L * 1024) {
-      return String.format(Locale.ROOT, "%.1f MiB", b / (1024.0 * 1024));
-    }
-    if (b >= 1024) {
-      return String.format(Locale.ROOT, "%.1f KiB", b / 1024.0);
-    }
-    return b + " B";
+    return ByteSizes.format(b);
   }
 
   /** One event as a line. */

@@ -1,5 +1,6 @@
 package dev.csisupervisor.agent.resources;
 
+import dev.csisupervisor.common.ByteSizes;
 import static java.util.Objects.requireNonNull;
 
 import dev.csisupervisor.agent.config.ResourceLimits;
@@ -65,7 +66,7 @@ public final class ResourceMonitor {
     public String message() {
       return switch (resource) {
         case MEMORY -> String.format(Locale.ROOT, "memory %s over the limit of %s for %d ms",
-            bytes((long) value), bytes((long) limit), over.toMillis());
+            ByteSizes.format((long) value), ByteSizes.format((long) limit), over.toMillis());
         case CPU -> String.format(Locale.ROOT, "CPU %.1f%% over the limit of %.1f%% for %d ms",
             value, limit, over.toMillis());
       };
@@ -325,18 +326,6 @@ public final class ResourceMonitor {
     return out;
   }
 
-  static String bytes(long b) {
-    if (b >= 1024L * 1024 * 1024) {
-      return String.format(Locale.ROOT, "%.1f GiB", b / (1024.0 * 1024 * 1024));
-    }
-    if (b >= 1024L * 1024) {
-      return String.format(Locale.ROOT, "%.1f MiB", b / (1024.0 * 1024));
-    }
-    if (b >= 1024) {
-      return String.format(Locale.ROOT, "%.1f KiB", b / 1024.0);
-    }
-    return b + " B";
-  }
 
   /** One plugin's sampling state; guarded by its own monitor. */
   private static final class Tracked {
