@@ -14,15 +14,11 @@ public final class CallCancelledException extends CsiException {
   /** @param reason e.g. "the client is closed", "the calling thread was interrupted" */
   public CallCancelledException(Path socket, String method, String reason) {
     super(
+        CsiErrorKind.CANCELLED,
         socket,
         method,
         Objects.requireNonNull(method, "method") + " on " + socket + " was cancelled: "
             + Objects.requireNonNull(reason, "reason"),
         null);
-  }
-
-  @Override
-  public CsiErrorKind kind() {
-    return CsiErrorKind.CANCELLED;
   }
 }

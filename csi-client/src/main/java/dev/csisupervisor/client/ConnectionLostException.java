@@ -13,6 +13,7 @@ public final class ConnectionLostException extends CsiException {
   /** @param detail what gRPC reported, e.g. "UNAVAILABLE: Network closed for unknown reason"; may be null */
   public ConnectionLostException(Path socket, String method, String detail) {
     super(
+        CsiErrorKind.CONNECTION_LOST,
         socket,
         method,
         withDetail(
@@ -20,10 +21,5 @@ public final class ConnectionLostException extends CsiException {
                 + Objects.requireNonNull(method, "method"),
             detail),
         null);
-  }
-
-  @Override
-  public CsiErrorKind kind() {
-    return CsiErrorKind.CONNECTION_LOST;
   }
 }

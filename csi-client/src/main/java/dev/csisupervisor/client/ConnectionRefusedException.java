@@ -12,15 +12,11 @@ public final class ConnectionRefusedException extends CsiException {
 
   public ConnectionRefusedException(Path socket) {
     super(
+        CsiErrorKind.CONNECTION_REFUSED,
         socket,
         null,
         "nothing is accepting connections on CSI plugin socket " + socket
             + " (connection refused): the socket file is stale or the plugin is not listening yet",
         null);
-  }
-
-  @Override
-  public CsiErrorKind kind() {
-    return CsiErrorKind.CONNECTION_REFUSED;
   }
 }

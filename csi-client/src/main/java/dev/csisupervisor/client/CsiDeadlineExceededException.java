@@ -20,7 +20,7 @@ public final class CsiDeadlineExceededException extends CsiException {
    * @param connected whether the gRPC connection was up (the request was sent) when time ran out
    */
   public CsiDeadlineExceededException(Path socket, String method, Duration timeout, boolean connected) {
-    super(socket, method, message(socket, method, timeout, connected), null);
+    super(CsiErrorKind.DEADLINE_EXCEEDED, socket, method, message(socket, method, timeout, connected), null);
     this.timeout = timeout;
     this.connected = connected;
   }
@@ -41,10 +41,5 @@ public final class CsiDeadlineExceededException extends CsiException {
   /** Whether the connection was up and the request sent (false: stuck in the handshake). */
   public boolean connected() {
     return connected;
-  }
-
-  @Override
-  public CsiErrorKind kind() {
-    return CsiErrorKind.DEADLINE_EXCEEDED;
   }
 }

@@ -33,11 +33,13 @@ public abstract sealed class CsiException extends Exception
 
   private static final long serialVersionUID = 1L;
 
+  private final CsiErrorKind kind;
   private final transient Path socket;
   private final String method;
 
-  CsiException(Path socket, String method, String message, Throwable cause) {
+  CsiException(CsiErrorKind kind, Path socket, String method, String message, Throwable cause) {
     super(Printable.escape(message), cause);
+    this.kind = Objects.requireNonNull(kind, "kind");
     this.socket = Objects.requireNonNull(socket, "socket");
     this.method = method;
   }
@@ -56,7 +58,9 @@ public abstract sealed class CsiException extends Exception
   }
 
   /** Which kind of failure this is; one constant per subtype. */
-  public abstract CsiErrorKind kind();
+  public final CsiErrorKind kind() {
+    return kind;
+  }
 
   /**
    * The {@code CsiException} in {@code failure} or its causes (e.g. inside the

@@ -17,6 +17,7 @@ public final class CsiStatusException extends CsiException {
   /** @param description the status message the plugin sent; may be null or empty */
   public CsiStatusException(Path socket, String method, StatusCode code, String description) {
     super(
+        CsiErrorKind.PLUGIN_ERROR,
         socket,
         method,
         Objects.requireNonNull(method, "method") + " on " + socket + " failed: "
@@ -35,10 +36,5 @@ public final class CsiStatusException extends CsiException {
   /** The status message the plugin returned; empty if none. */
   public String description() {
     return description;
-  }
-
-  @Override
-  public CsiErrorKind kind() {
-    return CsiErrorKind.PLUGIN_ERROR;
   }
 }

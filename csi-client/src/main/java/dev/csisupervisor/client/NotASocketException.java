@@ -14,6 +14,7 @@ public final class NotASocketException extends CsiException {
    */
   public NotASocketException(Path socket, String fileType) {
     super(
+        CsiErrorKind.NOT_A_SOCKET,
         socket,
         null,
         "CSI plugin socket path " + socket + " is " + Objects.requireNonNull(fileType, "fileType")
@@ -25,10 +26,5 @@ public final class NotASocketException extends CsiException {
   /** What is at the path instead: "a regular file", "a directory", ... */
   public String fileType() {
     return fileType;
-  }
-
-  @Override
-  public CsiErrorKind kind() {
-    return CsiErrorKind.NOT_A_SOCKET;
   }
 }

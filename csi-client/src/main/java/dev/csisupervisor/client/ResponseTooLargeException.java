@@ -12,6 +12,7 @@ public final class ResponseTooLargeException extends CsiException {
   /** @param detail gRPC's description, which has the actual size; may be null */
   public ResponseTooLargeException(Path socket, String method, int limitBytes, String detail) {
     super(
+        CsiErrorKind.RESPONSE_TOO_LARGE,
         socket,
         method,
         withDetail(
@@ -25,10 +26,5 @@ public final class ResponseTooLargeException extends CsiException {
   /** The inbound message limit that was exceeded. */
   public int limitBytes() {
     return limitBytes;
-  }
-
-  @Override
-  public CsiErrorKind kind() {
-    return CsiErrorKind.RESPONSE_TOO_LARGE;
   }
 }

@@ -14,17 +14,12 @@ public final class SocketPathTooLongException extends CsiException {
   private final int lengthBytes;
 
   public SocketPathTooLongException(Path socket) {
-    super(socket, null, SocketPaths.tooLong("CSI plugin socket path", socket), null);
+    super(CsiErrorKind.SOCKET_PATH_TOO_LONG, socket, null, SocketPaths.tooLong("CSI plugin socket path", socket), null);
     this.lengthBytes = SocketPaths.lengthBytes(socket);
   }
 
   /** The path's length in UTF-8 bytes. */
   public int lengthBytes() {
     return lengthBytes;
-  }
-
-  @Override
-  public CsiErrorKind kind() {
-    return CsiErrorKind.SOCKET_PATH_TOO_LONG;
   }
 }
