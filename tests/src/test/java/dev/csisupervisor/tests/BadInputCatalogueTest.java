@@ -254,31 +254,42 @@ class BadInputCatalogueTest {
     return new Fingerprint(name, "1", Map.of(), pluginCaps, Set.of(), Set.of(), "n", maxVolumes, Map.of());
   }
 
+  /**
+   * Plugin ids that must be refused wherever one is taken (the registry's plugin name, the hook's plugin id): they
+   * become directory names under the CSI root, so one rule, one table.
+   */
+  private static Map<String, String> badPluginIds() {
+    Map<String, String> bad = new java.util.LinkedHashMap<>();
+    bad.put("empty", "");
+    bad.put("blank", "   ");
+    bad.put("dot", ".");
+    bad.put("dot dot", "..");
+    bad.put("path traversal ../etc", "../etc");
+    bad.put("traversal ../../etc", "../../etc");
+    bad.put("slash a/b", "a/b");
+    bad.put("absolute /etc", "/etc");
+    bad.put("129 characters", LONG_129);
+    bad.put("1 MiB", HUGE);
+    bad.put("NUL", "a\u0000b");
+    bad.put("newline", "a\nb");
+    bad.put("tab", "e\tbs");
+    bad.put("escape sequence", "a\u001b[31mb");
+    bad.put("DEL", "a\u007fb");
+    bad.put("non-ASCII", "plügin");
+    bad.put("space", "my plugin");
+    bad.put("backslash", "a\\b");
+    bad.put("shell metacharacters", "a;rm -rf");
+    bad.put("glob", "ebs*");
+    return bad;
+  }
+
   // ---- registry -----------------------------------------------------------------------------------------------
 
   @TestFactory
   Stream<DynamicTest> registryApi() {
     List<Case> c = new ArrayList<>();
     // PluginInfo: the plugin name, which is also a directory name.
-    Map<String, String> badNames = new java.util.LinkedHashMap<>();
-    badNames.put("empty", "");
-    badNames.put("blank", "   ");
-    badNames.put("path traversal ../etc", "../etc");
-    badNames.put("slash a/b", "a/b");
-    badNames.put("absolute /etc", "/etc");
-    badNames.put("dot", ".");
-    badNames.put("dot dot", "..");
-    badNames.put("129 characters", LONG_129);
-    badNames.put("1 MiB", HUGE);
-    badNames.put("NUL", "a\u0000b");
-    badNames.put("newline", "a\nb");
-    badNames.put("escape sequence", "a\u001b[31mb");
-    badNames.put("DEL", "a\u007fb");
-    badNames.put("non-ASCII", "plügin");
-    badNames.put("space", "my plugin");
-    badNames.put("backslash", "a\\b");
-    badNames.put("shell metacharacters", "a;rm -rf");
-    badNames.forEach((label, v) -> c.add(bad("PluginInfo.name " + label, IllegalArgumentException.class,
+    badPluginIds().forEach((label, v) -> c.add(bad("PluginInfo.name " + label, IllegalArgumentException.class,
         () -> with(N, v, "1", "a", SOCK, OPTS, Fingerprint.EMPTY, OK), "name")));
     c.add(nul("PluginInfo.name null", () -> with(N, null, "1", "a", SOCK, OPTS, Fingerprint.EMPTY, OK), "name"));
     // PluginInfo: the allocation id.
@@ -512,24 +523,7 @@ class BadInputCatalogueTest {
   @TestFactory
   Stream<DynamicTest> hookConfig() throws IOException {
     List<Case> c = new ArrayList<>();
-    Map<String, String> badIds = new java.util.LinkedHashMap<>();
-    badIds.put("empty", "");
-    badIds.put("dot", ".");
-    badIds.put("dot dot", "..");
-    badIds.put("traversal ../../etc", "../../etc");
-    badIds.put("traversal ../root-sibling", "../sibling");
-    badIds.put("slash", "a/b");
-    badIds.put("absolute", "/etc");
-    badIds.put("129 characters", LONG_129);
-    badIds.put("1 MiB", HUGE);
-    badIds.put("NUL", "ebs\u0000");
-    badIds.put("newline", "ebs\n");
-    badIds.put("tab", "e\tbs");
-    badIds.put("space", "e bs");
-    badIds.put("non-ASCII", "ébs");
-    badIds.put("backslash", "a\\b");
-    badIds.put("glob", "ebs*");
-    badIds.forEach((label, id) -> c.add(bad("CsiPluginConfig.pluginId " + label, IllegalArgumentException.class,
+    badPluginIds().forEach((label, id) -> c.add(bad("CsiPluginConfig.pluginId " + label, IllegalArgumentException.class,
         () -> config(id).build(), "pluginId")));
     c.add(nul("CsiPluginConfig.pluginId null", () -> config(null).build(), "pluginId"));
     c.add(nul("CsiPluginConfig.type null", () -> CsiPluginConfig.builder("ebs", null).build(), "type"));
