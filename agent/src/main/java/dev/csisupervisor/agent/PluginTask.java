@@ -75,10 +75,10 @@ final class PluginTask {
   static final String MOCK_PLUGIN_MAIN = "dev.csisupervisor.mockplugin.MockCsiPlugin";
 
   private final CsiPluginSupervisorHook hook;
+  private final RotatingLog logFile;
   private final ScheduledExecutorService scheduler;
   private final Clock clock;
   private final ProcessRecords records;
-  private final RotatingLog logFile;
   private final Duration grace;
   private final Consumer<AgentEvent> events;
   private final AgentMetrics metrics;
@@ -117,25 +117,29 @@ final class PluginTask {
   /** The current process's pid, for the sampler, without taking the lock. */
   private volatile long currentPid;
 
-  PluginTask(PluginSpec spec, CsiPluginSupervisorHook hook, ScheduledExecutorService scheduler,
-      Clock clock, ProcessRecords records, RotatingLog logFile, Duration grace,
-      Consumer<AgentEvent> events, AgentMetrics metrics, ArtifactStore artifacts, Executor io,
-      ResourceMonitor monitor) {
+  /**
+   * A task for {@code spec}, not started.
+   *
+   * @param hook the supervisor hook of this plugin
+   * @param logFile where a launched plugin's output goes; null for a socket-only plugin
+   * @param services what the agent's tasks share
+   */
+  PluginTask(PluginSpec spec, CsiPluginSupervisorHook hook, RotatingLog logFile,
+      TaskServices services) {
     this.spec = requireNonNull(spec, "spec");
     this.hook = requireNonNull(hook, "hook");
-    this.scheduler = requireNonNull(scheduler, "scheduler");
-    this.clock = requireNonNull(clock, "clock");
-    this.records = records;
     this.logFile = logFile;
-    this.grace = requireNonNull(grace, "grace");
-    this.events = requireNonNull(events, "events");
-    this.metrics = requireNonNull(metrics, "metrics");
-    this.artifacts = requireNonNull(artifacts, "artifacts");
-    this.io = requireNonNull(io, "io");
-    this.monitor = monitor;
+    this.scheduler = services.scheduler();
+    this.clock = services.clock();
+    this.records = services.records();
+    this.grace = services.grace();
+    this.events = services.events();
+    this.metrics = services.metrics();
+    this.artifacts = services.artifacts();
+    this.io = services.io();
+    this.monitor = services.monitor();
     this.tracker = new RestartTracker(spec.restart());
     if (spec.launched()) {
-      requireNonNull(records, "records");
       requireNonNull(logFile, "logFile");
       if (monitor != null) {
         monitor.track(spec.id(), () -> currentPid, spec.limits(), this::limitExceeded);
