@@ -13,6 +13,7 @@ import dev.csisupervisor.agent.config.PluginSpec;
 import dev.csisupervisor.agent.metrics.AgentMetrics;
 import dev.csisupervisor.agent.resources.ResourceMonitor;
 import dev.csisupervisor.agent.resources.ResourceSample;
+import dev.csisupervisor.agent.process.ExitReason;
 import dev.csisupervisor.agent.process.LaunchedProcess;
 import dev.csisupervisor.agent.process.ProcessRecords;
 import dev.csisupervisor.agent.process.RestartTracker;
@@ -22,7 +23,6 @@ import dev.csisupervisor.supervisor.PoststartRequest;
 import dev.csisupervisor.supervisor.PrestartRequest;
 import dev.csisupervisor.supervisor.PrestartResponse;
 import dev.csisupervisor.supervisor.StopRequest;
-import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -72,7 +72,6 @@ import org.slf4j.LoggerFactory;
  */
 final class PluginTask {
   private static final Logger log = LoggerFactory.getLogger(PluginTask.class);
-  static final String MOCK_PLUGIN_MAIN = "dev.csisupervisor.mockplugin.MockCsiPlugin";
 
   private final CsiPluginSupervisorHook hook;
   private final RotatingLog logFile;
@@ -157,39 +156,9 @@ final class PluginTask {
     return hook;
   }
 
-  /**
-   * The full command line a launched plugin runs: the built-in mock plugin expanded, an
-   * artifact's entry in {@code revisionDir}.
-   */
+  /** The full command line a launched plugin runs (see {@link LaunchCommand}). */
   static List<String> commandLine(PluginSpec spec, Path revisionDir) {
-    List<String> argv = new ArrayList<>();
-    if (spec.artifact() != null) {
-      requireNonNull(revisionDir, "revisionDir");
-      argv.add(revisionDir.resolve(spec.artifact().entry()).normalize().toString());
-    } else if (spec.command().equals(ConfigLoader.BUILTIN_MOCK_PLUGIN)) {
-      argv.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-      // Small and quick to start: the mock plugin needs little.
-      argv.add("-XX:+UseSerialGC");
-      argv.add("-XX:TieredStopAtLevel=1");
-      argv.add("-Xmx64m");
-      argv.add("-cp");
-      argv.add(absoluteClassPath());
-      argv.add(MOCK_PLUGIN_MAIN);
-    } else {
-      argv.add(spec.command());
-    }
-    argv.addAll(spec.args());
-    return argv;
-  }
-
-  private static String absoluteClassPath() {
-    List<String> parts = new ArrayList<>();
-    for (String p : System.getProperty("java.class.path").split(File.pathSeparator)) {
-      if (!p.isEmpty()) {
-        parts.add(Path.of(p).toAbsolutePath().toString());
-      }
-    }
-    return String.join(File.pathSeparator, parts);
+    return LaunchCommand.of(spec, revisionDir);
   }
 
   // ---- start -------------------------------------------------------------------------------
@@ -538,7 +507,7 @@ final class PluginTask {
       log.warn("plugin={} type={} alloc={}: pid {} {}{}", spec.id(), kind(),
           spec.allocId(), p.pid(), how, requested ? " (restart requested)" : "");
       if (!requested) {
-        failed("pid " + p.pid() + " " + how + signalName(code) + tail());
+        failed("pid " + p.pid() + " " + how + ExitReason.signal(code) + lastLogLine());
       }
       emit(AgentEvent.PROCESS_EXITED, "pid " + p.pid() + " " + how);
       decideRestart("pid " + p.pid() + " " + how);
@@ -702,55 +671,21 @@ final class PluginTask {
     }
   }
 
-  /** The current process, if any (tests and the demo kill it). */
-  LaunchedProcess process() {
-    synchronized (lock) {
-      return process;
-    }
-  }
-
-  /** {@code " (SIGKILL)"} for an exit code of 128 + a common signal, else empty. */
-  static String signalName(int code) {
-    return switch (code) {
-      case 129 -> " (SIGHUP)";
-      case 130 -> " (SIGINT)";
-      case 134 -> " (SIGABRT)";
-      case 137 -> " (SIGKILL)";
-      case 139 -> " (SIGSEGV)";
-      case 143 -> " (SIGTERM)";
-      default -> "";
-    };
-  }
-
   /**
    * The last line the process wrote to its log, as a hint of why it exited:
    * {@code "; last log line: <line>"}, or empty.
    */
-  private String tail() {
+  private String lastLogLine() {
     if (logFile == null) {
       return "";
     }
-    try (var f = new java.io.RandomAccessFile(logFile.file().toFile(), "r")) {
-      long len = f.length();
-      int n = (int) Math.min(len, 2048);
-      byte[] buf = new byte[n];
-      f.seek(len - n);
-      f.readFully(buf);
-      String[] lines = new String(buf, java.nio.charset.StandardCharsets.UTF_8).split("\n");
-      for (int i = lines.length - 1; i >= 0; i--) {
-        String l = lines[i].strip();
-        if (!l.isEmpty() && !l.startsWith("---- csi-agent")) {
-          return "; last log line: " + (l.length() > 200 ? l.substring(0, 200) + "…" : l);
-        }
-        if (l.startsWith("---- csi-agent")) {
-          return "";
-        }
-      }
+    try {
+      return ExitReason.lastLogLine(logFile.file());
     } catch (IOException | RuntimeException e) {
       log.debug("plugin={}: cannot read the end of {}: {}", spec.id(), logFile.file(),
           e.toString());
+      return "";
     }
-    return "";
   }
 
   void rotateLog() {

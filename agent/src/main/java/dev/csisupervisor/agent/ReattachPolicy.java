@@ -84,7 +84,7 @@ final class ReattachPolicy {
           spec.id(), rec.get().pid());
       return null;
     }
-    List<String> want = PluginTask.commandLine(spec, spec.artifact() == null ? null
+    List<String> want = LaunchCommand.of(spec, spec.artifact() == null ? null
         : artifacts.revisionDir(spec.id(), spec.artifact()));
     String socket = task.hook().socketPath().toString();
     if (!rec.get().commandLine().equals(want) || !rec.get().socket().equals(socket)) {
