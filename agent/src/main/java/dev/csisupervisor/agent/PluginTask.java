@@ -6,7 +6,6 @@ import dev.csisupervisor.agent.TaskStatus.ProcessState;
 import dev.csisupervisor.agent.artifact.ArtifactException;
 import dev.csisupervisor.agent.artifact.ArtifactStore;
 import dev.csisupervisor.agent.artifact.Revision;
-import dev.csisupervisor.agent.config.ArtifactSpec;
 import dev.csisupervisor.agent.config.ConfigLoader;
 import dev.csisupervisor.agent.config.Interpolation;
 import dev.csisupervisor.agent.config.PluginSpec;
@@ -36,8 +35,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -62,7 +59,8 @@ import org.slf4j.LoggerFactory;
  * running, then stops it and launches the new one under the same supervision hook, so the
  * registration is updated, not replaced; if the new revision cannot be fetched, the old process
  * keeps running. Older revisions are removed once a probe sent after the launch finds the new
- * process ready.
+ * process ready. The revisions' bookkeeping is {@link ArtifactRevisions}'; what the process runs,
+ * {@link LaunchCommand}'s.
  *
  * <p><b>Resources.</b> The process is sampled by the agent's {@link ResourceMonitor}; a plugin
  * that stays over a limit is stopped and goes through the restart path.
@@ -81,8 +79,6 @@ final class PluginTask {
   private final Duration grace;
   private final Consumer<AgentEvent> events;
   private final AgentMetrics metrics;
-  private final ArtifactStore artifacts;
-  private final Executor io;
   private final ResourceMonitor monitor;
   private final RestartTracker tracker;
 
@@ -98,18 +94,10 @@ final class PluginTask {
   private int restarts;
   private int limitRestarts;
   private CompletableFuture<Void> stopped;
-  /** The revision to launch (for an artifact plugin); the current one once fetched. */
-  private Revision revision;
-  /** The revision the current process runs. */
-  private Revision runningRevision;
-  /** Bumped by every fetch; a fetch result of an older generation is ignored. */
-  private long fetchGeneration;
   /** The process is being stopped to launch a new revision or command: no restart policy. */
   private boolean swapping;
-  private String artifactError;
-  /** When the current process was launched, and whether a ready probe has been seen since. */
-  private long launchedNanos;
-  private boolean confirmed;
+  /** Which revision to launch, which one runs, the fetch in flight. */
+  private final ArtifactRevisions artifact;
   /** Why the process last failed to start or exited on its own, and when; null if never. */
   private String lastFailure;
   private java.time.Instant lastFailureTime;
@@ -134,9 +122,9 @@ final class PluginTask {
     this.grace = services.grace();
     this.events = services.events();
     this.metrics = services.metrics();
-    this.artifacts = services.artifacts();
-    this.io = services.io();
     this.monitor = services.monitor();
+    this.artifact = new ArtifactRevisions(spec.id(), services.artifacts(), scheduler,
+        services.io(), lock);
     this.tracker = new RestartTracker(spec.restart());
     if (spec.launched()) {
       requireNonNull(logFile, "logFile");
@@ -179,8 +167,7 @@ final class PluginTask {
       }
       if (reattach != null) {
         if (spec.artifact() != null) {
-          revision = artifacts.installed(spec.id(), spec.artifact()).orElse(null);
-          runningRevision = revision;
+          artifact.reattached(spec.artifact());
         }
         try {
           hook.prestart(PrestartRequest.withEnv(spec.env()));
@@ -201,7 +188,7 @@ final class PluginTask {
 
   private void launchLocked() {
     pendingStart = null;
-    if (spec.artifact() != null && !revisionCurrent()) {
+    if (spec.artifact() != null && !artifact.isCurrent(spec.artifact())) {
       fetchLocked(false);
       return;
     }
@@ -218,7 +205,7 @@ final class PluginTask {
     // same variables its command line was interpolated with (see Interpolation).
     env.putAll(Interpolation.agentVariables(spec.id(), hook.socketPath()));
     removeStaleSocket();
-    List<String> argv = commandLine(spec, revision == null ? null : revision.dir());
+    List<String> argv = commandLine(spec, artifact.launchDir());
     LaunchedProcess p;
     try {
       p = LaunchedProcess.launch(argv, env, logFile.file());
@@ -227,7 +214,7 @@ final class PluginTask {
       return;
     }
     adopt(p);
-    runningRevision = revision;
+    artifact.launched();
     log.info("plugin={} type={} alloc={}: started pid {} ({}), log {}", spec.id(), kind(),
         spec.allocId(), p.pid(), argv.get(0), logFile.file());
     emit(AgentEvent.PROCESS_STARTED, "started pid " + p.pid());
@@ -237,8 +224,7 @@ final class PluginTask {
   private void adopt(LaunchedProcess p) {
     process = p;
     currentPid = p.pid();
-    launchedNanos = System.nanoTime();
-    confirmed = false;
+    artifact.processStarted();
     state = ProcessState.RUNNING;
     try {
       records.put(p.record(spec.id(), hook.socketPath()));
@@ -281,55 +267,34 @@ final class PluginTask {
 
   // ---- artifact ----------------------------------------------------------------------------
 
-  /** Whether {@link #revision} is the spec's artifact. */
-  private boolean revisionCurrent() {
-    ArtifactSpec a = spec.artifact();
-    return revision != null && a != null && revision.sha256().equals(a.sha256())
-        && revision.executable().equals(
-            artifacts.revisionDir(spec.id(), a).resolve(a.entry()).normalize());
-  }
-
   /**
    * Makes the spec's artifact ready, then launches it; {@code whileRunning}: the current
    * process keeps running until then (an update).
    */
   private void fetchLocked(boolean whileRunning) {
-    ArtifactSpec a = spec.artifact();
-    long generation = ++fetchGeneration;
     if (!whileRunning) {
       state = ProcessState.FETCHING;
     }
-    var installed = artifacts.installed(spec.id(), a);
-    if (installed.isPresent()) {
-      fetched(generation, installed.get(), null, false);
-      return;
-    }
-    String msg = "downloading " + a.displayUrl() + " (revision " + spec.id() + "_"
-        + a.revision() + ")";
-    log.info("plugin={} alloc={}: {}", spec.id(), spec.allocId(), msg);
-    emit(AgentEvent.ARTIFACT_FETCHING, msg);
-    artifacts.fetch(spec.id(), a).whenCompleteAsync((rev, error) -> {
-      synchronized (lock) {
-        fetched(generation, rev, error, true);
-      }
-    }, scheduler);
+    artifact.fetch(spec.artifact(), msg -> {
+      log.info("plugin={} alloc={}: {}", spec.id(), spec.allocId(), msg);
+      emit(AgentEvent.ARTIFACT_FETCHING, msg);
+    }, this::fetched);
   }
 
-  private void fetched(long generation, Revision rev, Throwable error, boolean downloaded) {
-    if (generation != fetchGeneration || state == ProcessState.STOPPING
-        || state == ProcessState.STOPPED || state == ProcessState.DETACHED) {
-      return; // superseded by a newer config, or stopped
+  private void fetched(Revision rev, Throwable error, boolean downloaded) {
+    if (state == ProcessState.STOPPING || state == ProcessState.STOPPED
+        || state == ProcessState.DETACHED) {
+      return; // stopped meanwhile
     }
     if (error != null) {
       artifactFailed(error);
       return;
     }
-    artifactError = null;
+    artifact.ready(rev);
     if (downloaded) {
       metrics.artifactInstalled(spec.id());
       emit(AgentEvent.ARTIFACT_READY, "revision " + rev.name() + " verified and installed");
     }
-    revision = rev;
     if (process != null) {
       swapLocked("new revision " + rev.name());
     } else if (state == ProcessState.FETCHING || state == ProcessState.NEW) {
@@ -344,16 +309,16 @@ final class PluginTask {
     }
     String reason = t instanceof ArtifactException ae ? ae.reason().label() : "io";
     String msg = t.getMessage() == null ? t.toString() : t.getMessage();
-    artifactError = msg;
+    artifact.failed(msg);
     metrics.artifactFailure(spec.id(), reason);
     if (process != null) {
       // An update: the revision that runs now stays.
       log.error("plugin={} alloc={}: the new artifact cannot be used, pid {} keeps running"
           + " revision {}: {}", spec.id(), spec.allocId(), process.pid(),
-          runningRevision == null ? "(none)" : runningRevision.name(), msg);
+          artifact.running() == null ? "(none)" : artifact.running().name(), msg);
       emit(AgentEvent.ARTIFACT_FAILED, msg + " (pid " + process.pid() + " keeps running "
-          + (runningRevision == null ? "its command" : "revision " + runningRevision.name())
-          + ")");
+          + (artifact.running() == null ? "its command"
+              : "revision " + artifact.running().name()) + ")");
       return;
     }
     state = ProcessState.FAILED;
@@ -413,7 +378,7 @@ final class PluginTask {
       if (!processChanged) {
         return;
       }
-      if (next.artifact() != null && !revisionCurrent()) {
+      if (next.artifact() != null && !artifact.isCurrent(next.artifact())) {
         if (process != null) {
           fetchLocked(true);
         } else {
@@ -425,9 +390,9 @@ final class PluginTask {
         return;
       }
       if (next.artifact() == null) {
-        revision = null;
+        artifact.dropped();
       }
-      fetchGeneration++; // a fetch for the previous config is no longer wanted
+      artifact.cancelFetch(); // a fetch for the previous config is no longer wanted
       swapLocked("the new config");
     }
   }
@@ -439,20 +404,13 @@ final class PluginTask {
   void probed(boolean ready, long sentNanos) {
     Revision keep;
     synchronized (lock) {
-      if (!ready || confirmed || process == null || sentNanos - launchedNanos <= 0
-          || !spec.launched()) {
+      if (!ready || process == null || !spec.launched() || !artifact.confirmedBy(sentNanos)) {
         return;
       }
-      confirmed = true;
-      keep = runningRevision;
+      keep = artifact.running();
     }
-    String id = spec.id();
-    try {
-      // keep == null: the plugin no longer runs an artifact, none of its revisions is needed.
-      io.execute(() -> artifacts.prune(id, keep));
-    } catch (RejectedExecutionException e) {
-      log.debug("plugin={}: agent stopping, old revisions kept", id);
-    }
+    // keep == null: the plugin no longer runs an artifact, none of its revisions is needed.
+    artifact.pruneAllBut(keep);
   }
 
   // ---- resource limits ---------------------------------------------------------------------
@@ -587,7 +545,7 @@ final class PluginTask {
       if (state != ProcessState.EXTERNAL) {
         state = ProcessState.STOPPING;
       }
-      fetchGeneration++;
+      artifact.cancelFetch();
       stopped = new CompletableFuture<>();
     }
     if (monitor != null) {
@@ -640,7 +598,7 @@ final class PluginTask {
       if (pendingStart != null) {
         pendingStart.cancel(false);
       }
-      fetchGeneration++;
+      artifact.cancelFetch();
       if (monitor != null) {
         monitor.untrack(spec.id());
       }
@@ -666,7 +624,8 @@ final class PluginTask {
           process == null ? 0 : process.pid(), restarts,
           process != null && process.reattached(), hook.phase(), hook.healthy(),
           hook.socketPath(), logFile == null ? null : logFile.file(), false,
-          runningRevision == null ? null : runningRevision.name(), artifactError, spec.limits(),
+          artifact.running() == null ? null : artifact.running().name(), artifact.error(),
+          spec.limits(),
           limitRestarts, samples, lastFailure, lastFailureTime);
     }
   }
