@@ -112,7 +112,7 @@ final class ArtifactRevisions {
     wanted = null;
   }
 
-  /** A process of a previous agent run was re-attached: it runs the installed revision of {@code a}. */
+  /** A process of an earlier agent run was re-attached: it runs {@code a}'s installed revision. */
   void reattached(ArtifactSpec a) {
     wanted = artifacts.installed(pluginId, a).orElse(null);
     running = wanted;

@@ -61,7 +61,8 @@ final class PluginRules {
         .required("the plugin's id, e.g. \"ebs\"")
         .check(v -> !v.equals(".") && !v.equals("..") && !v.contains("/"),
             v -> "\"" + v + "\" could escape the plugin root (no '/', '.' or '..')")
-        .check(ConfigLoader::validPluginId, v -> "\"" + v + "\" must be 1 to 128 of A-Z a-z 0-9 . _ -")
+        .check(ConfigLoader::validPluginId,
+            v -> "\"" + v + "\" must be 1 to 128 of A-Z a-z 0-9 . _ -")
         .orNull();
     PluginKind kind = problems.oneOf(at + ".type", p.type(), TYPES,
             "is not a plugin type (use controller, node or monolith)")
@@ -247,7 +248,8 @@ final class PluginRules {
             : a.sha256().strip().toLowerCase(Locale.ROOT))
         .required("the SHA-256 of the file, 64 hex digits; the agent runs nothing it cannot"
             + " verify")
-        .check(v -> SHA256.matcher(v).matches(), v -> "\"" + a.sha256() + "\" must be 64 hex digits")
+        .check(v -> SHA256.matcher(v).matches(),
+            v -> "\"" + a.sha256() + "\" must be 64 hex digits")
         .orNull();
     ArtifactSpec.Unpack unpack = problems.oneOf(at + ".unpack", a.unpack(), ARCHIVES,
             "is not an archive format (use tar.gz or zip, or leave it out for a single"
@@ -362,7 +364,7 @@ final class PluginRules {
 
   // ---- probe and restart (also the defaults) -----------------------------------------------
 
-  /** The probe settings at {@code at} ({@code ""} for the top level), each defaulting to {@code base}'s. */
+  /** The probe settings at {@code at} ({@code ""}: top level), defaulting to {@code base}'s. */
   static ProbeSettings probe(Problems problems, String at, String healthTimeout,
       String probeInterval, String probeTimeout, String initialBackoff, String maxBackoff,
       ProbeSettings base) {

@@ -57,7 +57,7 @@ final class Problems {
     return new Checked<>(this, field, written, written);
   }
 
-  /** A value parsed from text by {@code parser}, whose {@link IllegalArgumentException} is the problem. */
+  /** A value parsed by {@code parser}; its {@link IllegalArgumentException} is the problem. */
   <T> Checked<T> parsed(String field, String written, Function<String, T> parser) {
     if (written == null) {
       return new Checked<>(this, field, null, null);
@@ -95,7 +95,8 @@ final class Problems {
     try {
       return baseDir.resolve(value).normalize();
     } catch (RuntimeException e) {
-      throw new IllegalArgumentException("\"" + value + "\" is not a valid path: " + e.getMessage());
+      throw new IllegalArgumentException("\"" + value + "\" is not a valid path: "
+          + e.getMessage());
     }
   }
 
@@ -169,7 +170,7 @@ final class Problems {
       return this;
     }
 
-    /** A duration or size must not be 0. */
+    /** A duration must not be 0; else {@code must be greater than 0}. */
     Checked<T> positive() {
       return check(v -> !(v instanceof Duration d && d.isZero()), "must be greater than 0");
     }
@@ -179,7 +180,7 @@ final class Problems {
       return check(v -> ((Number) v).longValue() >= min, v -> "must be >= " + min + ", got " + v);
     }
 
-    /** An integer must be {@code min} to {@code max}; else {@code must be min to max<unit>, got <value>}. */
+    /** An integer must be {@code min} to {@code max}; else {@code must be 1 to 10<unit>, got n}. */
     Checked<T> between(int min, int max, String unit) {
       return check(v -> ((Number) v).longValue() >= min && ((Number) v).longValue() <= max,
           v -> "must be " + min + " to " + max + unit + ", got " + v);
