@@ -6,13 +6,13 @@ import dev.csisupervisor.agent.TaskStatus.ProcessState;
 import dev.csisupervisor.agent.artifact.ArtifactException;
 import dev.csisupervisor.agent.artifact.ArtifactStore;
 import dev.csisupervisor.agent.artifact.Revision;
-import dev.csisupervisor.agent.config.ArtifactSpec;
 import dev.csisupervisor.agent.config.ConfigLoader;
 import dev.csisupervisor.agent.config.Interpolation;
 import dev.csisupervisor.agent.config.PluginSpec;
 import dev.csisupervisor.agent.metrics.AgentMetrics;
 import dev.csisupervisor.agent.resources.ResourceMonitor;
 import dev.csisupervisor.agent.resources.ResourceSample;
+import dev.csisupervisor.agent.process.ExitReason;
 import dev.csisupervisor.agent.process.LaunchedProcess;
 import dev.csisupervisor.agent.process.ProcessRecords;
 import dev.csisupervisor.agent.process.RestartTracker;
@@ -23,7 +23,6 @@ import dev.csisupervisor.supervisor.PoststartRequest;
 import dev.csisupervisor.supervisor.PrestartRequest;
 import dev.csisupervisor.supervisor.PrestartResponse;
 import dev.csisupervisor.supervisor.StopRequest;
-import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -37,8 +36,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -63,7 +60,8 @@ import org.slf4j.LoggerFactory;
  * running, then stops it and launches the new one under the same supervision hook, so the
  * registration is updated, not replaced; if the new revision cannot be fetched, the old process
  * keeps running. Older revisions are removed once a probe sent after the launch finds the new
- * process ready.
+ * process ready. The revisions' bookkeeping is {@link ArtifactRevisions}'; what the process runs,
+ * {@link LaunchCommand}'s.
  *
  * <p><b>Resources.</b> The process is sampled by the agent's {@link ResourceMonitor}; a plugin
  * that stays over a limit is stopped and goes through the restart path.
@@ -73,18 +71,15 @@ import org.slf4j.LoggerFactory;
  */
 final class PluginTask {
   private static final Logger log = LoggerFactory.getLogger(PluginTask.class);
-  static final String MOCK_PLUGIN_MAIN = "dev.csisupervisor.mockplugin.MockCsiPlugin";
 
   private final CsiPluginSupervisorHook hook;
+  private final RotatingLog logFile;
   private final ScheduledExecutorService scheduler;
   private final Clock clock;
   private final ProcessRecords records;
-  private final RotatingLog logFile;
   private final Duration grace;
   private final Consumer<AgentEvent> events;
   private final AgentMetrics metrics;
-  private final ArtifactStore artifacts;
-  private final Executor io;
   private final ResourceMonitor monitor;
   private final RestartTracker tracker;
 
@@ -100,43 +95,39 @@ final class PluginTask {
   private int restarts;
   private int limitRestarts;
   private CompletableFuture<Void> stopped;
-  /** The revision to launch (for an artifact plugin); the current one once fetched. */
-  private Revision revision;
-  /** The revision the current process runs. */
-  private Revision runningRevision;
-  /** Bumped by every fetch; a fetch result of an older generation is ignored. */
-  private long fetchGeneration;
   /** The process is being stopped to launch a new revision or command: no restart policy. */
   private boolean swapping;
-  private String artifactError;
-  /** When the current process was launched, and whether a ready probe has been seen since. */
-  private long launchedNanos;
-  private boolean confirmed;
+  /** Which revision to launch, which one runs, the fetch in flight. */
+  private final ArtifactRevisions artifact;
   /** Why the process last failed to start or exited on its own, and when; null if never. */
   private String lastFailure;
   private java.time.Instant lastFailureTime;
   /** The current process's pid, for the sampler, without taking the lock. */
   private volatile long currentPid;
 
-  PluginTask(PluginSpec spec, CsiPluginSupervisorHook hook, ScheduledExecutorService scheduler,
-      Clock clock, ProcessRecords records, RotatingLog logFile, Duration grace,
-      Consumer<AgentEvent> events, AgentMetrics metrics, ArtifactStore artifacts, Executor io,
-      ResourceMonitor monitor) {
+  /**
+   * A task for {@code spec}, not started.
+   *
+   * @param hook the supervisor hook of this plugin
+   * @param logFile where a launched plugin's output goes; null for a socket-only plugin
+   * @param services what the agent's tasks share
+   */
+  PluginTask(PluginSpec spec, CsiPluginSupervisorHook hook, RotatingLog logFile,
+      TaskServices services) {
     this.spec = requireNonNull(spec, "spec");
     this.hook = requireNonNull(hook, "hook");
-    this.scheduler = requireNonNull(scheduler, "scheduler");
-    this.clock = requireNonNull(clock, "clock");
-    this.records = records;
     this.logFile = logFile;
-    this.grace = requireNonNull(grace, "grace");
-    this.events = requireNonNull(events, "events");
-    this.metrics = requireNonNull(metrics, "metrics");
-    this.artifacts = requireNonNull(artifacts, "artifacts");
-    this.io = requireNonNull(io, "io");
-    this.monitor = monitor;
+    this.scheduler = services.scheduler();
+    this.clock = services.clock();
+    this.records = services.records();
+    this.grace = services.grace();
+    this.events = services.events();
+    this.metrics = services.metrics();
+    this.monitor = services.monitor();
+    this.artifact = new ArtifactRevisions(spec.id(), services.artifacts(), scheduler,
+        services.io(), lock);
     this.tracker = new RestartTracker(spec.restart());
     if (spec.launched()) {
-      requireNonNull(records, "records");
       requireNonNull(logFile, "logFile");
       if (monitor != null) {
         monitor.track(spec.id(), () -> currentPid, spec.limits(), this::limitExceeded);
@@ -154,39 +145,9 @@ final class PluginTask {
     return hook;
   }
 
-  /**
-   * The full command line a launched plugin runs: the built-in mock plugin expanded, an
-   * artifact's entry in {@code revisionDir}.
-   */
+  /** The full command line a launched plugin runs (see {@link LaunchCommand}). */
   static List<String> commandLine(PluginSpec spec, Path revisionDir) {
-    List<String> argv = new ArrayList<>();
-    if (spec.artifact() != null) {
-      requireNonNull(revisionDir, "revisionDir");
-      argv.add(revisionDir.resolve(spec.artifact().entry()).normalize().toString());
-    } else if (spec.command().equals(ConfigLoader.BUILTIN_MOCK_PLUGIN)) {
-      argv.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-      // Small and quick to start: the mock plugin needs little.
-      argv.add("-XX:+UseSerialGC");
-      argv.add("-XX:TieredStopAtLevel=1");
-      argv.add("-Xmx64m");
-      argv.add("-cp");
-      argv.add(absoluteClassPath());
-      argv.add(MOCK_PLUGIN_MAIN);
-    } else {
-      argv.add(spec.command());
-    }
-    argv.addAll(spec.args());
-    return argv;
-  }
-
-  private static String absoluteClassPath() {
-    List<String> parts = new ArrayList<>();
-    for (String p : System.getProperty("java.class.path").split(File.pathSeparator)) {
-      if (!p.isEmpty()) {
-        parts.add(Path.of(p).toAbsolutePath().toString());
-      }
-    }
-    return String.join(File.pathSeparator, parts);
+    return LaunchCommand.of(spec, revisionDir);
   }
 
   // ---- start -------------------------------------------------------------------------------
@@ -207,8 +168,7 @@ final class PluginTask {
       }
       if (reattach != null) {
         if (spec.artifact() != null) {
-          revision = artifacts.installed(spec.id(), spec.artifact()).orElse(null);
-          runningRevision = revision;
+          artifact.reattached(spec.artifact());
         }
         try {
           hook.prestart(PrestartRequest.withEnv(spec.env()));
@@ -229,7 +189,7 @@ final class PluginTask {
 
   private void launchLocked() {
     pendingStart = null;
-    if (spec.artifact() != null && !revisionCurrent()) {
+    if (spec.artifact() != null && !artifact.isCurrent(spec.artifact())) {
       fetchLocked(false);
       return;
     }
@@ -246,7 +206,7 @@ final class PluginTask {
     // same variables its command line was interpolated with (see Interpolation).
     env.putAll(Interpolation.agentVariables(spec.id(), hook.socketPath()));
     removeStaleSocket();
-    List<String> argv = commandLine(spec, revision == null ? null : revision.dir());
+    List<String> argv = commandLine(spec, artifact.launchDir());
     LaunchedProcess p;
     try {
       p = LaunchedProcess.launch(argv, env, logFile.file());
@@ -255,7 +215,7 @@ final class PluginTask {
       return;
     }
     adopt(p);
-    runningRevision = revision;
+    artifact.launched();
     log.info("plugin={} type={} alloc={}: started pid {} ({}), log {}", spec.id(), kind(),
         spec.allocId(), p.pid(), argv.get(0), logFile.file());
     emit(AgentEvent.PROCESS_STARTED, "started pid " + p.pid());
@@ -265,8 +225,7 @@ final class PluginTask {
   private void adopt(LaunchedProcess p) {
     process = p;
     currentPid = p.pid();
-    launchedNanos = System.nanoTime();
-    confirmed = false;
+    artifact.processStarted();
     state = ProcessState.RUNNING;
     try {
       records.put(p.record(spec.id(), hook.socketPath()));
@@ -309,55 +268,34 @@ final class PluginTask {
 
   // ---- artifact ----------------------------------------------------------------------------
 
-  /** Whether {@link #revision} is the spec's artifact. */
-  private boolean revisionCurrent() {
-    ArtifactSpec a = spec.artifact();
-    return revision != null && a != null && revision.sha256().equals(a.sha256())
-        && revision.executable().equals(
-            artifacts.revisionDir(spec.id(), a).resolve(a.entry()).normalize());
-  }
-
   /**
    * Makes the spec's artifact ready, then launches it; {@code whileRunning}: the current
    * process keeps running until then (an update).
    */
   private void fetchLocked(boolean whileRunning) {
-    ArtifactSpec a = spec.artifact();
-    long generation = ++fetchGeneration;
     if (!whileRunning) {
       state = ProcessState.FETCHING;
     }
-    var installed = artifacts.installed(spec.id(), a);
-    if (installed.isPresent()) {
-      fetched(generation, installed.get(), null, false);
-      return;
-    }
-    String msg = "downloading " + a.displayUrl() + " (revision " + spec.id() + "_"
-        + a.revision() + ")";
-    log.info("plugin={} alloc={}: {}", spec.id(), spec.allocId(), msg);
-    emit(AgentEvent.ARTIFACT_FETCHING, msg);
-    artifacts.fetch(spec.id(), a).whenCompleteAsync((rev, error) -> {
-      synchronized (lock) {
-        fetched(generation, rev, error, true);
-      }
-    }, scheduler);
+    artifact.fetch(spec.artifact(), msg -> {
+      log.info("plugin={} alloc={}: {}", spec.id(), spec.allocId(), msg);
+      emit(AgentEvent.ARTIFACT_FETCHING, msg);
+    }, this::fetched);
   }
 
-  private void fetched(long generation, Revision rev, Throwable error, boolean downloaded) {
-    if (generation != fetchGeneration || state == ProcessState.STOPPING
-        || state == ProcessState.STOPPED || state == ProcessState.DETACHED) {
-      return; // superseded by a newer config, or stopped
+  private void fetched(Revision rev, Throwable error, boolean downloaded) {
+    if (state == ProcessState.STOPPING || state == ProcessState.STOPPED
+        || state == ProcessState.DETACHED) {
+      return; // stopped meanwhile
     }
     if (error != null) {
       artifactFailed(error);
       return;
     }
-    artifactError = null;
+    artifact.ready(rev);
     if (downloaded) {
       metrics.artifactInstalled(spec.id());
       emit(AgentEvent.ARTIFACT_READY, "revision " + rev.name() + " verified and installed");
     }
-    revision = rev;
     if (process != null) {
       swapLocked("new revision " + rev.name());
     } else if (state == ProcessState.FETCHING || state == ProcessState.NEW) {
@@ -372,16 +310,16 @@ final class PluginTask {
     }
     String reason = t instanceof ArtifactException ae ? ae.reason().label() : "io";
     String msg = t.getMessage() == null ? t.toString() : t.getMessage();
-    artifactError = msg;
+    artifact.failed(msg);
     metrics.artifactFailure(spec.id(), reason);
     if (process != null) {
       // An update: the revision that runs now stays.
       log.error("plugin={} alloc={}: the new artifact cannot be used, pid {} keeps running"
           + " revision {}: {}", spec.id(), spec.allocId(), process.pid(),
-          runningRevision == null ? "(none)" : runningRevision.name(), msg);
+          artifact.running() == null ? "(none)" : artifact.running().name(), msg);
       emit(AgentEvent.ARTIFACT_FAILED, msg + " (pid " + process.pid() + " keeps running "
-          + (runningRevision == null ? "its command" : "revision " + runningRevision.name())
-          + ")");
+          + (artifact.running() == null ? "its command"
+              : "revision " + artifact.running().name()) + ")");
       return;
     }
     state = ProcessState.FAILED;
@@ -441,7 +379,7 @@ final class PluginTask {
       if (!processChanged) {
         return;
       }
-      if (next.artifact() != null && !revisionCurrent()) {
+      if (next.artifact() != null && !artifact.isCurrent(next.artifact())) {
         if (process != null) {
           fetchLocked(true);
         } else {
@@ -453,9 +391,9 @@ final class PluginTask {
         return;
       }
       if (next.artifact() == null) {
-        revision = null;
+        artifact.dropped();
       }
-      fetchGeneration++; // a fetch for the previous config is no longer wanted
+      artifact.cancelFetch(); // a fetch for the previous config is no longer wanted
       swapLocked("the new config");
     }
   }
@@ -467,20 +405,13 @@ final class PluginTask {
   void probed(boolean ready, long sentNanos) {
     Revision keep;
     synchronized (lock) {
-      if (!ready || confirmed || process == null || sentNanos - launchedNanos <= 0
-          || !spec.launched()) {
+      if (!ready || process == null || !spec.launched() || !artifact.confirmedBy(sentNanos)) {
         return;
       }
-      confirmed = true;
-      keep = runningRevision;
+      keep = artifact.running();
     }
-    String id = spec.id();
-    try {
-      // keep == null: the plugin no longer runs an artifact, none of its revisions is needed.
-      io.execute(() -> artifacts.prune(id, keep));
-    } catch (RejectedExecutionException e) {
-      log.debug("plugin={}: agent stopping, old revisions kept", id);
-    }
+    // keep == null: the plugin no longer runs an artifact, none of its revisions is needed.
+    artifact.pruneAllBut(keep);
   }
 
   // ---- resource limits ---------------------------------------------------------------------
@@ -535,7 +466,7 @@ final class PluginTask {
       log.warn("plugin={} type={} alloc={}: pid {} {}{}", spec.id(), kind(),
           spec.allocId(), p.pid(), how, requested ? " (restart requested)" : "");
       if (!requested) {
-        failed("pid " + p.pid() + " " + how + signalName(code) + tail());
+        failed("pid " + p.pid() + " " + how + ExitReason.signal(code) + lastLogLine());
       }
       emit(AgentEvent.PROCESS_EXITED, "pid " + p.pid() + " " + how);
       decideRestart("pid " + p.pid() + " " + how);
@@ -616,7 +547,7 @@ final class PluginTask {
       if (state != ProcessState.EXTERNAL) {
         state = ProcessState.STOPPING;
       }
-      fetchGeneration++;
+      artifact.cancelFetch();
       stopped = new CompletableFuture<>();
     }
     if (monitor != null) {
@@ -669,7 +600,7 @@ final class PluginTask {
       if (pendingStart != null) {
         pendingStart.cancel(false);
       }
-      fetchGeneration++;
+      artifact.cancelFetch();
       if (monitor != null) {
         monitor.untrack(spec.id());
       }
@@ -695,60 +626,27 @@ final class PluginTask {
           process == null ? 0 : process.pid(), restarts,
           process != null && process.reattached(), hook.phase(), hook.healthy(),
           hook.socketPath(), logFile == null ? null : logFile.file(), false,
-          runningRevision == null ? null : runningRevision.name(), artifactError, spec.limits(),
+          artifact.running() == null ? null : artifact.running().name(), artifact.error(),
+          spec.limits(),
           limitRestarts, samples, lastFailure, lastFailureTime);
     }
-  }
-
-  /** The current process, if any (tests and the demo kill it). */
-  LaunchedProcess process() {
-    synchronized (lock) {
-      return process;
-    }
-  }
-
-  /** {@code " (SIGKILL)"} for an exit code of 128 + a common signal, else empty. */
-  static String signalName(int code) {
-    return switch (code) {
-      case 129 -> " (SIGHUP)";
-      case 130 -> " (SIGINT)";
-      case 134 -> " (SIGABRT)";
-      case 137 -> " (SIGKILL)";
-      case 139 -> " (SIGSEGV)";
-      case 143 -> " (SIGTERM)";
-      default -> "";
-    };
   }
 
   /**
    * The last line the process wrote to its log, as a hint of why it exited:
    * {@code "; last log line: <line>"}, or empty.
    */
-  private String tail() {
+  private String lastLogLine() {
     if (logFile == null) {
       return "";
     }
-    try (var f = new java.io.RandomAccessFile(logFile.file().toFile(), "r")) {
-      long len = f.length();
-      int n = (int) Math.min(len, 2048);
-      byte[] buf = new byte[n];
-      f.seek(len - n);
-      f.readFully(buf);
-      String[] lines = new String(buf, java.nio.charset.StandardCharsets.UTF_8).split("\n");
-      for (int i = lines.length - 1; i >= 0; i--) {
-        String l = lines[i].strip();
-        if (!l.isEmpty() && !l.startsWith("---- csi-agent")) {
-          return "; last log line: " + (l.length() > 200 ? l.substring(0, 200) + "…" : l);
-        }
-        if (l.startsWith("---- csi-agent")) {
-          return "";
-        }
-      }
+    try {
+      return ExitReason.lastLogLine(logFile.file());
     } catch (IOException | RuntimeException e) {
       log.debug("plugin={}: cannot read the end of {}: {}", spec.id(), logFile.file(),
           e.toString());
+      return "";
     }
-    return "";
   }
 
   void rotateLog() {

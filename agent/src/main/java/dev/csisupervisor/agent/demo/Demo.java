@@ -267,7 +267,7 @@ public final class Demo {
   private static Process startAgent(Path dir, Path config, String name) throws IOException {
     List<String> cmd = new ArrayList<>(List.of(
         Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-XX:+UseSerialGC",
-        "-XX:TieredStopAtLevel=1", "-cp", absoluteClassPath(), "dev.csisupervisor.agent.Main",
+        "-XX:TieredStopAtLevel=1", "-cp", absoluteClassPath(), "dev.csisupervisor.agent.cli.Main",
         "run", "--config", config.toString()));
     return new ProcessBuilder(cmd)
         .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))

@@ -33,6 +33,9 @@ import org.slf4j.LoggerFactory;
  * own executor.
  */
 public final class LaunchedProcess {
+  /** Starts the line written to the log before each launch. */
+  static final String LOG_HEADER = "---- csi-agent";
+
   private static final Logger log = LoggerFactory.getLogger(LaunchedProcess.class);
   private static final List<Path> SETSID = List.of(Path.of("/usr/bin/setsid"),
       Path.of("/bin/setsid"));
@@ -71,7 +74,7 @@ public final class LaunchedProcess {
       Files.createDirectories(logDir);
       Files.setPosixFilePermissions(logDir, PosixFilePermissions.fromString("rwx------"));
     }
-    Files.writeString(logFile, "---- csi-agent " + Instant.now() + ": starting "
+    Files.writeString(logFile, LOG_HEADER + " " + Instant.now() + ": starting "
         + String.join(" ", commandLine) + "\n", StandardCharsets.UTF_8,
         StandardOpenOption.CREATE, StandardOpenOption.APPEND);
     List<String> argv = new ArrayList<>();

@@ -1,6 +1,4 @@
-package dev.csisupervisor.agent;
-
-import dev.csisupervisor.agent.cli.CsiAgentCommand;
+package dev.csisupervisor.agent.cli;
 
 /**
  * The {@code csi-agent} program: {@code run}, {@code plugins}, {@code plugin}, {@code events},
