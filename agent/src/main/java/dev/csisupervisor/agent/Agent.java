@@ -510,11 +510,6 @@ public final class Agent implements AutoCloseable {
     return v == null ? "dev" : v;
   }
 
-  /** A registry type in the config's words: {@code controller} or {@code node}. */
-  public static String typeName(PluginType type) {
-    return type == PluginType.CSI_CONTROLLER ? "controller" : "node";
-  }
-
   /** The agent could not start; the message says what and where. */
   public static final class AgentException extends Exception {
     private static final long serialVersionUID = 1L;

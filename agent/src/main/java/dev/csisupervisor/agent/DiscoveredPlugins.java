@@ -116,15 +116,7 @@ final class DiscoveredPlugins {
 
   /** Starts supervising a socket found in the discovery directory. Runs on the scheduler. */
   private DiscoveryDir.Handle supervise(String id, PluginKind kind, Path socket) {
-    ProbeSettings p = config.discoveryProbe();
-    CsiPluginConfig cfg = CsiPluginConfig.builder(id, kind)
-        .healthTimeout(p.healthTimeout())
-        .probeInterval(p.probeInterval())
-        .probeTimeout(p.probeTimeout())
-        .initialBackoff(p.initialBackoff())
-        .maxBackoff(p.maxBackoff())
-        .externalSocket(socket)
-        .build();
+    CsiPluginConfig cfg = config.discoveryProbe().supervisorConfig(id, kind, socket);
     String allocId = DISCOVERED_ALLOC_PREFIX + id;
     CsiPluginSupervisorHook hook = supervisor.hook(new TaskContext(allocId, id), cfg,
         event -> events.taskEvent(id, kind, allocId, event),

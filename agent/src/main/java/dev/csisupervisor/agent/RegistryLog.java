@@ -23,7 +23,7 @@ final class RegistryLog implements PluginListener {
   public void onEvent(PluginEvent e) {
     metrics.registryEvent(e);
     log.info("registry {} plugin={} type={} alloc={} version={} healthy={} seq={}", e.kind(),
-        e.plugin().name(), Agent.typeName(e.type()), e.plugin().allocId(), e.plugin().version(),
+        e.plugin().name(), e.type().label(), e.plugin().allocId(), e.plugin().version(),
         e.plugin().health().healthy(), e.sequence());
   }
 

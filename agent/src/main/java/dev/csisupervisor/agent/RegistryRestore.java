@@ -114,10 +114,10 @@ final class RegistryRestore {
             try {
               registry.deregister(t, info.name(), info.allocId()).ifPresent(dropped::add);
               log.info("plugin={}: dropped its restored {} registration: it is now a {} plugin",
-                  spec.id(), Agent.typeName(t), spec.type().dirName());
+                  spec.id(), t.label(), spec.type().dirName());
             } catch (RuntimeException e) {
               log.warn("plugin={}: cannot drop its restored {} registration: {}", spec.id(),
-                  Agent.typeName(t), e.toString());
+                  t.label(), e.toString());
             }
           }
         }

@@ -26,6 +26,11 @@ public enum PluginType {
     return id;
   }
 
+  /** The word operators read in logs, metrics and tables: {@code "controller"} or {@code "node"}. */
+  public String label() {
+    return id.substring("csi-".length());
+  }
+
   /**
    * Parses a short id ({@code "csi-node"}) or an enum constant name ({@code "CSI_NODE"}), ignoring case.
    *

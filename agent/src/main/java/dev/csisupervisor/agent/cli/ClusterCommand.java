@@ -167,16 +167,11 @@ final class ClusterCommand implements Runnable {
     return m;
   }
 
-  /** controller or node, as the CLI writes plugin types. */
-  static String kind(CatalogEntry e) {
-    return e.type() == PluginType.CSI_CONTROLLER ? "controller" : "node";
-  }
-
   static String unhealthy(PluginSummary s) {
     List<String> out = new ArrayList<>();
     for (CatalogEntry e : s.entries()) {
       if (!e.healthy()) {
-        out.add(e.nodeId() + " (" + kind(e) + ") since "
+        out.add(e.nodeId() + " (" + e.type().label() + ") since "
             + Format.time(e.healthSince()));
       }
     }
@@ -252,7 +247,7 @@ final class ClusterCommand implements Runnable {
       out.println(Format.pad("NODE", 20) + Format.pad("TYPE", 12) + Format.pad("ALLOC", 24) + Format.pad("VERSION", 10)
           + Format.pad("HEALTH", 11) + Format.pad("SINCE", 21) + "MESSAGE");
       for (CatalogEntry e : sum.entries()) {
-        out.println(Format.pad(e.nodeId(), 20) + Format.pad(kind(e), 12)
+        out.println(Format.pad(e.nodeId(), 20) + Format.pad(e.type().label(), 12)
             + Format.pad(e.allocId(), 24) + Format.pad(e.version().isEmpty() ? "-" : e.version(), 10)
             + Format.pad(e.healthy() ? "healthy" : "unhealthy", 11) + Format.pad(Format.time(e.healthSince()), 21)
             + (e.healthMessage().isEmpty() ? "-" : e.healthMessage()));

@@ -139,14 +139,6 @@ public final class ConfigLoader {
 
   /** The supervisor's view of a plugin spec. */
   public static CsiPluginConfig toSupervisorConfig(PluginSpec spec) {
-    ProbeSettings p = spec.probe();
-    return CsiPluginConfig.builder(spec.id(), spec.type())
-        .healthTimeout(p.healthTimeout())
-        .probeInterval(p.probeInterval())
-        .probeTimeout(p.probeTimeout())
-        .initialBackoff(p.initialBackoff())
-        .maxBackoff(p.maxBackoff())
-        .externalSocket(spec.socket())
-        .build();
+    return spec.probe().supervisorConfig(spec.id(), spec.type(), spec.socket());
   }
 }

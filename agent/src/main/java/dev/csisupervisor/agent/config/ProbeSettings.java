@@ -2,7 +2,9 @@ package dev.csisupervisor.agent.config;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.csisupervisor.client.PluginKind;
 import dev.csisupervisor.supervisor.CsiPluginConfig;
+import java.nio.file.Path;
 import java.time.Duration;
 
 /**
@@ -40,6 +42,18 @@ public record ProbeSettings(Duration healthTimeout, Duration probeInterval, Dura
       throw new IllegalArgumentException(
           "maxBackoff " + maxBackoff + " must be >= initialBackoff " + initialBackoff);
     }
+  }
+
+  /** The supervisor's config for plugin {@code id} of {@code kind} probed this way ({@code externalSocket} may be null). */
+  public CsiPluginConfig supervisorConfig(String id, PluginKind kind, Path externalSocket) {
+    return CsiPluginConfig.builder(id, kind)
+        .healthTimeout(healthTimeout)
+        .probeInterval(probeInterval)
+        .probeTimeout(probeTimeout)
+        .initialBackoff(initialBackoff)
+        .maxBackoff(maxBackoff)
+        .externalSocket(externalSocket)
+        .build();
   }
 
   private static void positive(String field, Duration d) {

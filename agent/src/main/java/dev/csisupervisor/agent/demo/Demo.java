@@ -188,7 +188,7 @@ public final class Demo {
       events.sort(Comparator.comparing(PluginEvent::time)
           .thenComparing(e -> e.type().ordinal()).thenComparingLong(PluginEvent::sequence));
       for (PluginEvent e : events) {
-        out.println("  " + pad(Agent.typeName(e.type()), 11) + " seq=" + pad(Long.toString(e.sequence()),
+        out.println("  " + pad(e.type().label(), 11) + " seq=" + pad(Long.toString(e.sequence()),
             3) + pad(e.kind().name(), 13) + pad(e.plugin().name(), 16)
             + (e.plugin().health().healthy() ? "healthy"
                 : "unhealthy: " + e.plugin().health().message()));
@@ -353,7 +353,7 @@ public final class Demo {
           + pad("HEALTH", 10) + "SOCKET");
       for (PluginType t : PluginType.values()) {
         for (PluginInfo p : agent.registry().list(t)) {
-          out.println("  " + pad(Agent.typeName(t), 16) + pad(p.name(), 17) + pad(p.version(), 9)
+          out.println("  " + pad(t.label(), 16) + pad(p.name(), 17) + pad(p.version(), 9)
               + pad(p.health().healthy() ? "healthy" : "unhealthy", 10) + p.socketPath());
         }
       }

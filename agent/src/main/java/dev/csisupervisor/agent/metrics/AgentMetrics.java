@@ -170,8 +170,8 @@ public final class AgentMetrics implements AutoCloseable {
                 unhealthy++;
               }
             }
-            cb.call(healthy, label(type), "true");
-            cb.call(unhealthy, label(type), "false");
+            cb.call(healthy, type.label(), "true");
+            cb.call(unhealthy, type.label(), "false");
           }
         })
         .register(prometheus);
@@ -232,7 +232,7 @@ public final class AgentMetrics implements AutoCloseable {
   }
 
   public void registryEvent(PluginEvent event) {
-    registryEvents.labelValues(label(event.type()), event.kind().name().toLowerCase(Locale.ROOT))
+    registryEvents.labelValues(event.type().label(), event.kind().name().toLowerCase(Locale.ROOT))
         .inc();
   }
 
@@ -291,9 +291,6 @@ public final class AgentMetrics implements AutoCloseable {
     }
   }
 
-  static String label(PluginType type) {
-    return type == PluginType.CSI_CONTROLLER ? "controller" : "node";
-  }
 
   @Override
   public void close() {
