@@ -46,7 +46,7 @@ final class Checkpoint {
   static void write(Path target, long sequence, Map<String, byte[]> records, StateDirectory dir) throws IOException {
     Path temp = target.resolveSibling(target.getFileName() + StateDirectory.TEMP_SUFFIX);
     Files.deleteIfExists(temp);
-    try {
+    try (ContextClassLoader ignored = ContextClassLoader.ensure()) {
       DB db = DBMaker.fileDB(temp.toFile()).fileChannelEnable().fileLockDisable().make();
       try {
         HTreeMap<Integer, byte[]> chunks = db.hashMap(CHUNKS, Serializer.INTEGER, Serializer.BYTE_ARRAY).create();
@@ -108,6 +108,12 @@ final class Checkpoint {
    * @throws StateStoreException if the file is not exactly a checkpoint this code wrote (damage)
    */
   static Image read(Path file) {
+    try (ContextClassLoader ignored = ContextClassLoader.ensure()) {
+      return readWithClassLoader(file);
+    }
+  }
+
+  private static Image readWithClassLoader(Path file) {
     DB db;
     try {
       db = DBMaker.fileDB(file.toFile()).readOnly().fileChannelEnable().fileLockDisable().make();

@@ -80,6 +80,12 @@ final class LegacyStateFiles {
   }
 
   private static Map<String, byte[]> readMap(Path p) {
+    try (ContextClassLoader ignored = ContextClassLoader.ensure()) {
+      return readMapWithClassLoader(p);
+    }
+  }
+
+  private static Map<String, byte[]> readMapWithClassLoader(Path p) {
     DB db = DBMaker.fileDB(p.toFile()).transactionEnable().fileLockDisable().make();
     try {
       Map<String, byte[]> records = new HashMap<>();

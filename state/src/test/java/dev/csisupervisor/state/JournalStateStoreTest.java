@@ -80,6 +80,36 @@ class JournalStateStoreTest extends StateStoreContractTest {
     }
   }
 
+  /**
+   * The agent closes the store on a thread started from its SIGTERM handler, which has no context class loader;
+   * MapDB needs one. The final checkpoint must still be written, and a store opened on such a thread must read it.
+   */
+  @Test
+  void closeAndOpen_onAThreadWithoutAContextClassLoader_stillCheckpoint() throws Exception {
+    for (int i = 0; i < 5; i++) {
+      store.put("k" + i, bytes("v" + i));
+    }
+    Map<String, byte[]> read = new HashMap<>();
+    List<Throwable> failures = new ArrayList<>();
+    Thread t = new Thread(() -> {
+      try {
+        store.close();
+        try (JournalStateStore reopened = JournalStateStore.open(dataDir(), small())) {
+          read.putAll(reopened.loadAll());
+        }
+      } catch (Throwable e) {
+        failures.add(e);
+      }
+    });
+    t.setContextClassLoader(null);
+    t.start();
+    t.join(30_000);
+    assertEquals(List.of(), failures);
+    assertEquals(List.of("checkpoint-0000000000000005.db", "lock"), names(dataDir()),
+        "the final checkpoint was written and the journal folded into it");
+    assertEquals(5, read.size());
+  }
+
   @Test
   void cleanClose_leavesOneCheckpointAndNoJournal_andReopenReadsIt() throws IOException {
     for (int i = 0; i < 20; i++) {

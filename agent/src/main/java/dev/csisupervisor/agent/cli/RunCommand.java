@@ -71,6 +71,9 @@ final class RunCommand implements Callable<Integer> {
       Signals.Outcome o = Signals.handle(sig, () -> {
         log.info("SIG{} received: stopping", sig);
         Thread t = new Thread(agent::close, "csi-agent-stop");
+        // A thread started from the JDK's signal handler has no context class loader; libraries
+        // that look one up (MapDB does) would fail while stopping.
+        t.setContextClassLoader(RunCommand.class.getClassLoader());
         t.setDaemon(true);
         t.start();
       });
