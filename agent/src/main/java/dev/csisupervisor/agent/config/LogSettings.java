@@ -7,8 +7,6 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -62,7 +60,7 @@ public record LogSettings(Level level, Format format, Map<String, Level> levels)
       Pattern.compile("\\p{javaJavaIdentifierStart}\\p{javaJavaIdentifierPart}*"
           + "(\\.\\p{javaJavaIdentifierStart}\\p{javaJavaIdentifierPart}*)*");
   private static final YAMLFactory YAML = YAMLFactory.builder()
-      .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION).build();
+      .enable(com.fasterxml.jackson.core.StreamReadFeature.STRICT_DUPLICATE_DETECTION).build();
 
   public LogSettings {
     requireNonNull(level, "level");
@@ -134,13 +132,7 @@ public record LogSettings(Level level, Format format, Map<String, Level> levels)
    */
   public static LogSettings load(Path file) throws ConfigException {
     Path abs = file.toAbsolutePath().normalize();
-    String text;
-    try {
-      text = Files.readString(abs, StandardCharsets.UTF_8);
-    } catch (IOException e) {
-      throw new ConfigException(abs, "cannot read config file: " + e.getMessage());
-    }
-    return parse(text, abs);
+    return parse(ConfigFiles.read(abs), abs);
   }
 
   /** Like {@link #load} for YAML text read from {@code file}. */
@@ -179,7 +171,7 @@ public record LogSettings(Level level, Format format, Map<String, Level> levels)
   }
 
   private static LogSettings section(JsonParser p, List<String> problems) throws IOException {
-    if (p.currentToken() == JsonToken.VALUE_NULL) {
+    if (isEmpty(p)) {
       return DEFAULT;
     }
     if (p.currentToken() != JsonToken.START_OBJECT) {
@@ -215,7 +207,7 @@ public record LogSettings(Level level, Format format, Map<String, Level> levels)
 
   private static void levels(JsonParser p, String path, Map<String, Level> into,
       List<String> problems) throws IOException {
-    if (p.currentToken() == JsonToken.VALUE_NULL) {
+    if (isEmpty(p)) {
       return;
     }
     if (p.currentToken() != JsonToken.START_OBJECT) {
@@ -239,6 +231,12 @@ public record LogSettings(Level level, Format format, Map<String, Level> levels)
         problems.add(e.getMessage().contains("(line ") ? e.getMessage() : e.getMessage() + at(p));
       }
     }
+  }
+
+  /** {@code key:} with nothing after it, which YAML reads as null or (at the end) as "". */
+  private static boolean isEmpty(JsonParser p) throws IOException {
+    return p.currentToken() == JsonToken.VALUE_NULL
+        || p.currentToken() == JsonToken.VALUE_STRING && p.getText().isEmpty();
   }
 
   private static String scalar(JsonParser p, String path) throws IOException {
