@@ -9,8 +9,10 @@ import dev.csisupervisor.agent.artifact.ArtifactStore;
 import dev.csisupervisor.agent.config.AgentConfig;
 import dev.csisupervisor.agent.config.ConfigException;
 import dev.csisupervisor.agent.config.ConfigLoader;
+import dev.csisupervisor.agent.config.LogSettings;
 import dev.csisupervisor.agent.config.PluginSpec;
 import dev.csisupervisor.agent.discovery.DiscoveryDir;
+import dev.csisupervisor.agent.logging.AgentLogging;
 import dev.csisupervisor.agent.metrics.AgentMetrics;
 import dev.csisupervisor.agent.process.LaunchedProcess;
 import dev.csisupervisor.agent.process.ProcessRecords;
@@ -358,7 +360,14 @@ public final class Agent implements AutoCloseable {
     if (config.source() == null) {
       throw new IllegalStateException("the agent's config was not read from a file");
     }
-    return reload(ConfigLoader.load(config.source()));
+    AgentConfig next = ConfigLoader.load(config.source());
+    // Checked by the load above: the log: section, under the environment as at start-up.
+    LogSettings logSettings = LogSettings.load(config.source()).overriddenBy(System.getenv());
+    List<String> changes = new ArrayList<>(reload(next));
+    List<String> logChanges = AgentLogging.apply(logSettings);
+    logChanges.forEach(c -> log.info("reload: {}", c));
+    changes.addAll(logChanges);
+    return changes;
   }
 
   // ---- stop --------------------------------------------------------------------------------

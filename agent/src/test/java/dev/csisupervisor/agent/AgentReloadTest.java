@@ -2,12 +2,15 @@ package dev.csisupervisor.agent;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.csisupervisor.agent.config.AgentConfig;
 import dev.csisupervisor.agent.config.ConfigException;
 import dev.csisupervisor.agent.config.ConfigLoader;
+import dev.csisupervisor.agent.config.LogSettings;
+import dev.csisupervisor.agent.logging.AgentLogging;
 import dev.csisupervisor.mockplugin.MockCsiPlugin;
 import dev.csisupervisor.mockplugin.MockMode;
 import dev.csisupervisor.registry.PluginEvent;
@@ -55,6 +58,31 @@ class AgentReloadTest {
 
   private boolean healthy(PluginType t, String name) {
     return agent.registry().find(t, name).map(p -> p.health().healthy()).orElse(false);
+  }
+
+  @Test
+  void reload_appliesNewLogLevels_withoutRestart_andRejectsBadOnes() throws Exception {
+    Path file = write("plugins: []\n");
+    agent = Agent.create(ConfigLoader.load(file));
+    agent.start();
+    org.slf4j.Logger registryLog = org.slf4j.LoggerFactory.getLogger("dev.csisupervisor.registry.X");
+    try {
+      agent.reloadFromFile(); // the file's (default) levels, whatever ran before in this JVM
+      assertFalse(registryLog.isDebugEnabled());
+
+      write("plugins: []\nlog:\n  levels:\n    dev.csisupervisor.registry: debug\n");
+      List<String> changes = agent.reloadFromFile();
+      assertTrue(changes.contains("log level of dev.csisupervisor.registry: debug (was the default)"),
+          changes.toString());
+      assertTrue(registryLog.isDebugEnabled());
+
+      write("plugins: []\nlog:\n  level: loud\n");
+      ConfigException e = assertThrows(ConfigException.class, agent::reloadFromFile);
+      assertTrue(e.getMessage().contains("log.level: \"loud\" is not a log level"), e.getMessage());
+      assertTrue(registryLog.isDebugEnabled(), "a rejected file changes nothing");
+    } finally {
+      AgentLogging.apply(LogSettings.DEFAULT);
+    }
   }
 
   @Test

@@ -1,5 +1,9 @@
 package dev.csisupervisor.agent.cli;
 
+import dev.csisupervisor.agent.config.LogSettings;
+import dev.csisupervisor.agent.logging.AgentLogging;
+import java.util.Map;
+
 /**
  * The {@code csi-agent} program: {@code run}, {@code plugins}, {@code plugin}, {@code events},
  * {@code status}, {@code state inspect}, {@code demo}. Exit codes: 0 ok, 1 failure, 2 usage or
@@ -9,39 +13,31 @@ public final class Main {
   private Main() {}
 
   public static void main(String[] args) {
-    configureLogging(args);
+    try {
+      AgentLogging.apply(logSettings(args, System.getenv()));
+    } catch (IllegalArgumentException e) {
+      System.err.println("csi-agent: invalid environment: " + e.getMessage());
+      System.exit(CsiAgentCommand.USAGE);
+    }
     System.exit(CsiAgentCommand.execute(args));
   }
 
   /**
-   * slf4j-simple reads its settings when the first logger is made: set them first. The daemon
-   * logs at info to stderr; the CLI commands only warnings, so their output stays readable.
+   * The logging a command starts with, before any config is read: the daemon logs at info, the
+   * CLI commands only warnings so that their output stays readable, the demo only errors (it
+   * prints its own progress). {@code CSI_AGENT_LOG_LEVEL} and {@code CSI_AGENT_LOG_FORMAT}
+   * override that; {@code run} then applies the config's {@code log:} section under them.
+   *
+   * @throws IllegalArgumentException if the environment's values are not valid
    */
-  static void configureLogging(String[] args) {
+  static LogSettings logSettings(String[] args, Map<String, String> env) {
     String command = args.length > 0 ? args[0] : "";
     boolean verbose = false;
     for (String a : args) {
       verbose |= a.equals("--verbose") || a.equals("-v");
     }
-    // The demo prints its own progress: the agent's log would interleave with it.
-    String level = command.equals("run") || verbose ? "info"
-        : command.equals("demo") ? "error" : "warn";
-    setDefault("org.slf4j.simpleLogger.defaultLogLevel", level);
-    setDefault("org.slf4j.simpleLogger.logFile", "System.err");
-    setDefault("org.slf4j.simpleLogger.showDateTime", "true");
-    setDefault("org.slf4j.simpleLogger.dateTimeFormat", "yyyy-MM-dd'T'HH:mm:ss.SSSXXX");
-    setDefault("org.slf4j.simpleLogger.showThreadName", "false");
-    setDefault("org.slf4j.simpleLogger.showShortLogName", "true");
-    setDefault("org.slf4j.simpleLogger.levelInBrackets", "true");
-    // gRPC's and Netty's own chatter is not the agent's business at info.
-    setDefault("org.slf4j.simpleLogger.log.io.grpc", "warn");
-    setDefault("org.slf4j.simpleLogger.log.io.netty", "warn");
-    setDefault("org.slf4j.simpleLogger.log.org.mapdb", "warn");
-  }
-
-  private static void setDefault(String key, String value) {
-    if (System.getProperty(key) == null) {
-      System.setProperty(key, value);
-    }
+    LogSettings.Level level = command.equals("run") || verbose ? LogSettings.Level.INFO
+        : command.equals("demo") ? LogSettings.Level.ERROR : LogSettings.Level.WARN;
+    return LogSettings.DEFAULT.withLevel(level).overriddenBy(env);
   }
 }

@@ -6,6 +6,8 @@ import dev.csisupervisor.agent.config.AgentConfig;
 import dev.csisupervisor.agent.config.ClusterConfig;
 import dev.csisupervisor.agent.config.ConfigException;
 import dev.csisupervisor.agent.config.ConfigLoader;
+import dev.csisupervisor.agent.config.LogSettings;
+import dev.csisupervisor.agent.logging.AgentLogging;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
@@ -87,11 +89,20 @@ final class RunCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     AgentConfig cfg;
     java.util.Optional<ClusterConfig> clusterConfig;
+    LogSettings logSettings;
     try {
       cfg = ConfigLoader.load(config);
       clusterConfig = ClusterConfig.load(config);
+      logSettings = LogSettings.load(config);
     } catch (ConfigException e) {
       spec.commandLine().getErr().println("csi-agent: invalid config: " + e.getMessage());
+      return CsiAgentCommand.USAGE;
+    }
+    try {
+      // The environment overrides the config file.
+      AgentLogging.apply(logSettings.overriddenBy(System.getenv()));
+    } catch (IllegalArgumentException e) {
+      spec.commandLine().getErr().println("csi-agent: invalid environment: " + e.getMessage());
       return CsiAgentCommand.USAGE;
     }
     Agent agent = Agent.create(cfg);

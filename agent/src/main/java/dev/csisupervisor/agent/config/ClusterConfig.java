@@ -8,9 +8,7 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import dev.csisupervisor.catalog.CatalogKeys;
 import dev.csisupervisor.catalog.EtcdOptions;
-import java.io.IOException;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -70,13 +68,7 @@ public record ClusterConfig(EtcdOptions etcd, String nodeId, String prefix, Dura
    */
   public static Optional<ClusterConfig> load(Path file) throws ConfigException {
     Path abs = file.toAbsolutePath().normalize();
-    String text;
-    try {
-      text = Files.readString(abs, StandardCharsets.UTF_8);
-    } catch (IOException e) {
-      throw new ConfigException(abs, "cannot read config file: " + e.getMessage());
-    }
-    return parse(text, abs);
+    return parse(ConfigFiles.read(abs), abs);
   }
 
   /** Like {@link #load} for YAML text read from {@code file}. */

@@ -117,7 +117,9 @@ public final class ConfigLoader {
     if (raw == null) {
       throw new ConfigException(abs, "config file is empty (data_dir and plugins are required)");
     }
-    return new AgentConfigRules(abs, unknown.problems()).validate(raw);
+    List<String> earlier = new ArrayList<>(unknown.problems());
+    LogSettings.parse(yaml, earlier); // the log: section's problems, each with its line
+    return new AgentConfigRules(abs, earlier).validate(raw);
   }
 
   private static String tooBig(long size) {

@@ -28,7 +28,9 @@ final class RawConfig {
       @JsonProperty("resource_interval") String resourceInterval,
       @JsonProperty("resource_history") Integer resourceHistory,
       // Validated by ClusterConfig (issue 13); kept as a tree here.
-      @JsonProperty("cluster") com.fasterxml.jackson.databind.JsonNode cluster) {}
+      @JsonProperty("cluster") com.fasterxml.jackson.databind.JsonNode cluster,
+      // Validated by LogSettings (with its lines and columns); kept as a tree here.
+      @JsonProperty("log") com.fasterxml.jackson.databind.JsonNode log) {}
 
   record Defaults(
       @JsonProperty("health_timeout") String healthTimeout,
