@@ -46,7 +46,8 @@ final class Checkpoint {
   static void write(Path target, long sequence, Map<String, byte[]> records, StateDirectory dir) throws IOException {
     Path temp = target.resolveSibling(target.getFileName() + StateDirectory.TEMP_SUFFIX);
     Files.deleteIfExists(temp);
-    try (ContextClassLoader ignored = ContextClassLoader.ensure()) {
+    ContextClassLoader loader = ContextClassLoader.ensure();
+    try {
       DB db = DBMaker.fileDB(temp.toFile()).fileChannelEnable().fileLockDisable().make();
       try {
         HTreeMap<Integer, byte[]> chunks = db.hashMap(CHUNKS, Serializer.INTEGER, Serializer.BYTE_ARRAY).create();
@@ -90,6 +91,8 @@ final class Checkpoint {
         e.addSuppressed(suppressed);
       }
       throw e instanceof IOException io ? io : new IOException("MapDB could not write " + temp + ": " + e, e);
+    } finally {
+      loader.restore();
     }
   }
 
@@ -108,8 +111,11 @@ final class Checkpoint {
    * @throws StateStoreException if the file is not exactly a checkpoint this code wrote (damage)
    */
   static Image read(Path file) {
-    try (ContextClassLoader ignored = ContextClassLoader.ensure()) {
+    ContextClassLoader loader = ContextClassLoader.ensure();
+    try {
       return readWithClassLoader(file);
+    } finally {
+      loader.restore();
     }
   }
 

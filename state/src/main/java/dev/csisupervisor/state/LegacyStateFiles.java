@@ -80,8 +80,11 @@ final class LegacyStateFiles {
   }
 
   private static Map<String, byte[]> readMap(Path p) {
-    try (ContextClassLoader ignored = ContextClassLoader.ensure()) {
+    ContextClassLoader loader = ContextClassLoader.ensure();
+    try {
       return readMapWithClassLoader(p);
+    } finally {
+      loader.restore();
     }
   }
 

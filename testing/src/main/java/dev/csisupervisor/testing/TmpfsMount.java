@@ -39,7 +39,12 @@ public final class TmpfsMount implements AutoCloseable {
   }
 
   @Override
-  public void close() throws IOException, InterruptedException {
-    new ProcessBuilder("umount", dir.toString()).start().waitFor(30, TimeUnit.SECONDS);
+  public void close() throws IOException {
+    try {
+      new ProcessBuilder("umount", dir.toString()).start().waitFor(30, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted while unmounting " + dir, e);
+    }
   }
 }
