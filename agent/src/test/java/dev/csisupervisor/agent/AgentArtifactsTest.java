@@ -1,5 +1,8 @@
 package dev.csisupervisor.agent;
 
+import static dev.csisupervisor.agent.TestPlugins.FAST;
+import static dev.csisupervisor.agent.TestPlugins.QUICK;
+import static dev.csisupervisor.agent.TestPlugins.WAIT;
 import static dev.csisupervisor.agent.artifact.TestArchives.file;
 import static dev.csisupervisor.agent.artifact.TestArchives.sha256;
 import static org.awaitility.Awaitility.await;
@@ -14,9 +17,7 @@ import dev.csisupervisor.agent.config.AgentConfig;
 import dev.csisupervisor.agent.config.ArtifactSpec;
 import dev.csisupervisor.agent.config.ConfigLoader;
 import dev.csisupervisor.agent.config.PluginSpec;
-import dev.csisupervisor.agent.config.ProbeSettings;
 import dev.csisupervisor.agent.config.ResourceLimits;
-import dev.csisupervisor.agent.config.RestartPolicy;
 import dev.csisupervisor.client.PluginKind;
 import dev.csisupervisor.registry.PluginEvent;
 import dev.csisupervisor.registry.PluginListener;
@@ -38,12 +39,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** Plugins launched from artifacts served by a loopback HTTP server started here. */
 class AgentArtifactsTest {
-  private static final Duration WAIT = Duration.ofSeconds(60);
-  static final ProbeSettings FAST = new ProbeSettings(Duration.ofSeconds(30),
-      Duration.ofMillis(200), Duration.ofSeconds(2), Duration.ofMillis(20),
-      Duration.ofMillis(200));
-  static final RestartPolicy QUICK = new RestartPolicy(3, Duration.ofMinutes(1),
-      Duration.ofMillis(100), RestartPolicy.Mode.DELAY);
 
   @TempDir Path dir;
   private ArtifactServer server;

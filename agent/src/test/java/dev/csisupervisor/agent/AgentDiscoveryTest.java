@@ -68,7 +68,7 @@ class AgentDiscoveryTest {
     plugin("m.sock", MockMode.MONOLITH);
     PluginSpec configured = new PluginSpec("cfg", PluginKind.CONTROLLER,
         ConfigLoader.BUILTIN_MOCK_PLUGIN, List.of("--type", "controller"), Map.of(),
-        null, AgentArtifactsTest.FAST, AgentArtifactsTest.QUICK);
+        null, TestPlugins.FAST, TestPlugins.QUICK);
     AgentConfig cfg = new AgentConfig(null, data, data.resolve("csi"),
         data.resolve("agent.sock"), null, false, Duration.ofSeconds(5), 1 << 20, 1, List.of())
         .withDiscoveryDir(discovery);

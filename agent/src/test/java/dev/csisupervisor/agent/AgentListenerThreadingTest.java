@@ -1,5 +1,8 @@
 package dev.csisupervisor.agent;
 
+import static dev.csisupervisor.agent.TestPlugins.FAST;
+import static dev.csisupervisor.agent.TestPlugins.QUICK;
+import static dev.csisupervisor.agent.TestPlugins.WAIT;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -7,8 +10,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.csisupervisor.agent.config.AgentConfig;
 import dev.csisupervisor.agent.config.ConfigLoader;
 import dev.csisupervisor.agent.config.PluginSpec;
-import dev.csisupervisor.agent.config.ProbeSettings;
-import dev.csisupervisor.agent.config.RestartPolicy;
 import dev.csisupervisor.client.PluginKind;
 import dev.csisupervisor.registry.PluginType;
 import dev.csisupervisor.supervisor.TaskEvent;
@@ -28,12 +29,6 @@ import org.junit.jupiter.api.io.TempDir;
  * plugin task's or the hook's lock, as before issue 11, it deadlocks until its timeout.)
  */
 class AgentListenerThreadingTest {
-  private static final Duration WAIT = Duration.ofSeconds(60);
-  private static final ProbeSettings FAST = new ProbeSettings(Duration.ofSeconds(30),
-      Duration.ofMillis(200), Duration.ofSeconds(2), Duration.ofMillis(20),
-      Duration.ofMillis(200));
-  private static final RestartPolicy QUICK = new RestartPolicy(3, Duration.ofMinutes(1),
-      Duration.ofMillis(100), RestartPolicy.Mode.DELAY);
 
   @TempDir Path dir;
 

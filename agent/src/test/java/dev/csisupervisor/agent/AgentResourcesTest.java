@@ -40,12 +40,12 @@ class AgentResourcesTest {
   @Test
   void pluginOverItsMemoryLimit_isRestarted_andItsUseIsShown() throws Exception {
     PluginSpec hog = new PluginSpec("hog", PluginKind.NODE, ConfigLoader.BUILTIN_MOCK_PLUGIN,
-        List.of("--type", "node", "--name", "hog"), Map.of(), null, AgentArtifactsTest.FAST,
-        AgentArtifactsTest.QUICK).withLimits(new ResourceLimits(1 << 20, 0,
+        List.of("--type", "node", "--name", "hog"), Map.of(), null, TestPlugins.FAST,
+        TestPlugins.QUICK).withLimits(new ResourceLimits(1 << 20, 0,
             Duration.ofMillis(200)));
     PluginSpec calm = new PluginSpec("calm", PluginKind.CONTROLLER,
         ConfigLoader.BUILTIN_MOCK_PLUGIN, List.of("--type", "controller", "--name", "calm"),
-        Map.of(), null, AgentArtifactsTest.FAST, AgentArtifactsTest.QUICK);
+        Map.of(), null, TestPlugins.FAST, TestPlugins.QUICK);
     AgentConfig cfg = new AgentConfig(null, dir, dir.resolve("csi"), dir.resolve("agent.sock"),
         null, false, Duration.ofSeconds(5), 1 << 20, 1, List.of(hog, calm))
         .withResources(Duration.ofMillis(100), 50);

@@ -1,5 +1,8 @@
 package dev.csisupervisor.agent;
 
+import static dev.csisupervisor.agent.TestPlugins.FAST;
+import static dev.csisupervisor.agent.TestPlugins.QUICK;
+import static dev.csisupervisor.agent.TestPlugins.WAIT;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -34,12 +37,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** The agent in this JVM; its plugins are real child processes or in-process mock plugins. */
 class AgentTest {
-  private static final Duration WAIT = Duration.ofSeconds(60);
-  private static final ProbeSettings FAST = new ProbeSettings(Duration.ofSeconds(30),
-      Duration.ofMillis(200), Duration.ofSeconds(2), Duration.ofMillis(20),
-      Duration.ofMillis(200));
-  private static final RestartPolicy QUICK = new RestartPolicy(3, Duration.ofMinutes(1),
-      Duration.ofMillis(100), RestartPolicy.Mode.DELAY);
 
   @TempDir Path dir;
   private final List<Agent> agents = new ArrayList<>();

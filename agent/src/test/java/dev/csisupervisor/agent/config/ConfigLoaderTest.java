@@ -22,9 +22,7 @@ class ConfigLoaderTest {
   @TempDir Path dir;
 
   private Path write(String yaml) throws IOException {
-    Path f = dir.resolve("agent.yaml");
-    Files.writeString(f, yaml);
-    return f;
+    return YamlFiles.write(dir, yaml);
   }
 
   private ConfigException fails(String yaml) throws IOException {

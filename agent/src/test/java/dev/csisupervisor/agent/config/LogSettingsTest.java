@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.csisupervisor.agent.config.LogSettings.Format;
 import dev.csisupervisor.agent.config.LogSettings.Level;
 import java.nio.file.Files;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -18,10 +19,8 @@ class LogSettingsTest {
 
   @TempDir Path dir;
 
-  private Path write(String yaml) throws Exception {
-    Path f = dir.resolve("agent.yaml");
-    Files.writeString(f, yaml);
-    return f;
+  private Path write(String yaml) throws IOException {
+    return YamlFiles.write(dir, yaml);
   }
 
   @Test
