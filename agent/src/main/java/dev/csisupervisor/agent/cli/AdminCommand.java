@@ -5,6 +5,7 @@ import java.io.PrintWriter;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
 /**
  * A command that talks to a running agent over its admin socket: finds the socket
@@ -17,6 +18,9 @@ abstract class AdminCommand implements Callable<Integer> {
 
   @Mixin
   AdminOptions admin = new AdminOptions();
+
+  @Option(names = "--json", description = "JSON instead of text (events: one object per line).")
+  boolean json;
 
   /** What the command does with a connected client; returns the exit code. */
   abstract int run(AdminClient client, PrintWriter out, PrintWriter err)

@@ -24,9 +24,6 @@ final class EventsCommand extends AdminCommand {
   @Option(names = {"-f", "--follow"}, description = "Keep printing events as they happen.")
   boolean follow;
 
-  @Option(names = "--json", description = "One JSON object per line.")
-  boolean json;
-
   @Override
   int run(AdminClient client, PrintWriter out, PrintWriter err)
       throws AdminClient.AdminException {

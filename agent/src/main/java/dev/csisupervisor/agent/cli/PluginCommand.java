@@ -8,7 +8,6 @@ import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.List;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /** {@code csi-agent plugin TYPE NAME}. */
@@ -23,9 +22,6 @@ final class PluginCommand extends AdminCommand {
 
   @Parameters(index = "1", paramLabel = "NAME", description = "The plugin's name (its id).")
   String name;
-
-  @Option(names = "--json", description = "JSON instead of text.")
-  boolean json;
 
   @Override
   int run(AdminClient client, PrintWriter out, PrintWriter err)

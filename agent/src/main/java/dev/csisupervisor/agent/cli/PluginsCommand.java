@@ -17,9 +17,6 @@ final class PluginsCommand extends AdminCommand {
       description = "Only this type.")
   PluginType type = PluginType.PLUGIN_TYPE_UNSPECIFIED;
 
-  @Option(names = "--json", description = "JSON instead of a table.")
-  boolean json;
-
   @Override
   int run(AdminClient client, PrintWriter out, PrintWriter err)
       throws AdminClient.AdminException {

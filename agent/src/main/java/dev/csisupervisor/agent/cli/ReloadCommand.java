@@ -4,7 +4,6 @@ import dev.csisupervisor.admin.v1.ReloadConfigResponse;
 import dev.csisupervisor.agent.admin.AdminClient;
 import java.io.PrintWriter;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
 
 /** {@code csi-agent reload}: the running agent re-reads its config file (no signal needed). */
 @Command(name = "reload", mixinStandardHelpOptions = true,
@@ -12,9 +11,6 @@ import picocli.CommandLine.Option;
         + " (what SIGHUP does, without a signal). Prints what changed; an invalid file changes"
         + " nothing and its problems are printed (exit 2)."})
 final class ReloadCommand extends AdminCommand {
-  @Option(names = "--json", description = "JSON instead of text.")
-  boolean json;
-
   @Override
   int run(AdminClient client, PrintWriter out, PrintWriter err)
       throws AdminClient.AdminException {

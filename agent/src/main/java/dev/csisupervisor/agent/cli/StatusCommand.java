@@ -7,16 +7,12 @@ import dev.csisupervisor.agent.admin.AdminClient;
 import java.io.PrintWriter;
 import dev.csisupervisor.agent.admin.ProtoMapper;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
 
 /** {@code csi-agent status}: the agent and its plugin tasks. */
 @Command(name = "status", mixinStandardHelpOptions = true,
     description = {"Show the running agent and its plugin tasks (processes, restarts, phase, CPU,"
         + " memory) and the sockets of its discovery directory."})
 final class StatusCommand extends AdminCommand {
-  @Option(names = "--json", description = "JSON instead of text.")
-  boolean json;
-
   @Override
   int run(AdminClient client, PrintWriter out, PrintWriter err)
       throws AdminClient.AdminException {
