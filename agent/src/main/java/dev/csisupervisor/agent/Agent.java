@@ -360,10 +360,10 @@ public final class Agent implements AutoCloseable {
     if (config.source() == null) {
       throw new IllegalStateException("the agent's config was not read from a file");
     }
-    AgentConfig next = ConfigLoader.load(config.source());
-    // Checked by the load above: the log: section, under the environment as at start-up.
-    LogSettings logSettings = LogSettings.load(config.source()).overriddenBy(System.getenv());
-    List<String> changes = new ArrayList<>(reload(next));
+    ConfigLoader.Sections file = ConfigLoader.loadSections(config.source());
+    // The log: section, under the environment as at start-up (cluster: changes need a restart).
+    LogSettings logSettings = file.log().overriddenBy(System.getenv());
+    List<String> changes = new ArrayList<>(reload(file.agent()));
     List<String> logChanges = AgentLogging.apply(logSettings);
     logChanges.forEach(c -> log.info("reload: {}", c));
     changes.addAll(logChanges);

@@ -91,9 +91,10 @@ final class RunCommand implements Callable<Integer> {
     java.util.Optional<ClusterConfig> clusterConfig;
     LogSettings logSettings;
     try {
-      cfg = ConfigLoader.load(config);
-      clusterConfig = ClusterConfig.load(config);
-      logSettings = LogSettings.load(config);
+      ConfigLoader.Sections file = ConfigLoader.loadSections(config);
+      cfg = file.agent();
+      clusterConfig = file.cluster();
+      logSettings = file.log();
     } catch (ConfigException e) {
       spec.commandLine().getErr().println("csi-agent: invalid config: " + e.getMessage());
       return CsiAgentCommand.USAGE;

@@ -16,6 +16,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * Reads the agent's YAML config into a validated {@link AgentConfig}.
@@ -62,6 +63,27 @@ public final class ConfigLoader {
    */
   public static AgentConfig load(Path file) throws ConfigException {
     Path abs = file.toAbsolutePath().normalize();
+    return parse(read(abs), abs);
+  }
+
+  /** What one read of the config file holds: the agent's config and its cluster: and log: sections. */
+  public record Sections(AgentConfig agent, Optional<ClusterConfig> cluster, LogSettings log) {}
+
+  /**
+   * Reads the config file once and validates all of it: the agent's config (with the log: section's
+   * problems), then the cluster: section.
+   *
+   * @throws ConfigException naming the file and every problem
+   */
+  public static Sections loadSections(Path file) throws ConfigException {
+    Path abs = file.toAbsolutePath().normalize();
+    String text = read(abs);
+    AgentConfig agent = parse(text, abs);
+    return new Sections(agent, ClusterConfig.parse(text, abs), LogSettings.parse(text, abs));
+  }
+
+  /** The text of the config file {@code abs}, at most {@link #MAX_CONFIG_BYTES}. */
+  static String read(Path abs) throws ConfigException {
     String text;
     try {
       if (Files.isDirectory(abs)) {
@@ -87,7 +109,7 @@ public final class ConfigLoader {
     } catch (IOException e) {
       throw new ConfigException(abs, "cannot read config file: " + e.getMessage());
     }
-    return parse(text, abs);
+    return text;
   }
 
   /**

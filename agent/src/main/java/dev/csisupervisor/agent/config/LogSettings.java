@@ -132,7 +132,7 @@ public record LogSettings(Level level, Format format, Map<String, Level> levels)
    */
   public static LogSettings load(Path file) throws ConfigException {
     Path abs = file.toAbsolutePath().normalize();
-    return parse(ConfigFiles.read(abs), abs);
+    return parse(ConfigLoader.read(abs), abs);
   }
 
   /** Like {@link #load} for YAML text read from {@code file}. */

@@ -42,6 +42,18 @@ class LogSettingsTest {
   }
 
   @Test
+  void oneReadOfTheFile_givesTheAgentConfig_andItsLogAndClusterSections() throws Exception {
+    Path f = write(BASE + "log: {level: debug, format: json}\n");
+    ConfigLoader.Sections all = ConfigLoader.loadSections(f);
+    assertEquals(f.resolveSibling("data"), all.agent().dataDir());
+    assertEquals(new LogSettings(Level.DEBUG, Format.JSON, java.util.Map.of()), all.log());
+    assertEquals(java.util.Optional.empty(), all.cluster());
+    Path bad = write(BASE + "log: {level: loud}\n");
+    ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.loadSections(bad));
+    assertTrue(e.getMessage().contains("log.level"), e.getMessage());
+  }
+
+  @Test
   void noLogSection_orAnEmptyOne_isTheDefault() throws Exception {
     assertEquals(LogSettings.DEFAULT, LogSettings.load(write(BASE)));
     assertEquals(LogSettings.DEFAULT, LogSettings.load(write(BASE + "log:\n")));
