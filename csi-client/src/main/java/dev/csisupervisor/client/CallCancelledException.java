@@ -13,12 +13,7 @@ public final class CallCancelledException extends CsiException {
 
   /** @param reason e.g. "the client is closed", "the calling thread was interrupted" */
   public CallCancelledException(Path socket, String method, String reason) {
-    super(
-        CsiErrorKind.CANCELLED,
-        socket,
-        method,
-        Objects.requireNonNull(method, "method") + " on " + socket + " was cancelled: "
-            + Objects.requireNonNull(reason, "reason"),
-        null);
+    super(CsiErrorKind.CANCELLED, socket, method,
+        callOn(method, socket) + " was cancelled: " + Objects.requireNonNull(reason, "reason"));
   }
 }

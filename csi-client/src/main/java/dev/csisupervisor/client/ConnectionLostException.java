@@ -12,14 +12,7 @@ public final class ConnectionLostException extends CsiException {
 
   /** @param detail what gRPC reported, e.g. "UNAVAILABLE: Network closed for unknown reason"; may be null */
   public ConnectionLostException(Path socket, String method, String detail) {
-    super(
-        CsiErrorKind.CONNECTION_LOST,
-        socket,
-        method,
-        withDetail(
-            "the connection to CSI plugin socket " + socket + " broke during "
-                + Objects.requireNonNull(method, "method"),
-            detail),
-        null);
+    super(CsiErrorKind.CONNECTION_LOST, socket, method, withDetail("the connection to CSI plugin socket " + socket
+        + " broke during " + Objects.requireNonNull(method, "method"), detail));
   }
 }

@@ -11,12 +11,7 @@ public final class ConnectionRefusedException extends CsiException {
   private static final long serialVersionUID = 1L;
 
   public ConnectionRefusedException(Path socket) {
-    super(
-        CsiErrorKind.CONNECTION_REFUSED,
-        socket,
-        null,
-        "nothing is accepting connections on CSI plugin socket " + socket
-            + " (connection refused): the socket file is stale or the plugin is not listening yet",
-        null);
+    super(CsiErrorKind.CONNECTION_REFUSED, socket, null, "nothing is accepting connections on CSI plugin socket "
+        + socket + " (connection refused): the socket file is stale or the plugin is not listening yet");
   }
 }

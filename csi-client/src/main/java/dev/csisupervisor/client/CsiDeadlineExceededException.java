@@ -20,13 +20,13 @@ public final class CsiDeadlineExceededException extends CsiException {
    * @param connected whether the gRPC connection was up (the request was sent) when time ran out
    */
   public CsiDeadlineExceededException(Path socket, String method, Duration timeout, boolean connected) {
-    super(CsiErrorKind.DEADLINE_EXCEEDED, socket, method, message(socket, method, timeout, connected), null);
+    super(CsiErrorKind.DEADLINE_EXCEEDED, socket, method, message(socket, method, timeout, connected));
     this.timeout = timeout;
     this.connected = connected;
   }
 
   private static String message(Path socket, String method, Duration timeout, boolean connected) {
-    String base = Objects.requireNonNull(method, "method") + " on " + socket + " got no answer within "
+    String base = callOn(method, socket) + " got no answer within "
         + Durations.format(Objects.requireNonNull(timeout, "timeout")) + " (deadline exceeded)";
     return connected
         ? base

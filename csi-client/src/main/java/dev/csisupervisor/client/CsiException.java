@@ -37,8 +37,13 @@ public abstract sealed class CsiException extends Exception
   private final transient Path socket;
   private final String method;
 
-  CsiException(CsiErrorKind kind, Path socket, String method, String message, Throwable cause) {
-    super(Printable.escape(message), cause);
+  /**
+   * @param method the full gRPC name of the call, or null when no call was attempted
+   * @param message the whole message, naming the socket (see {@link #callOn} and {@link #withDetail})
+   */
+  CsiException(CsiErrorKind kind, Path socket, String method, String message) {
+    // A null cause, not none: initCause cannot attach one (a gRPC type) later either.
+    super(Printable.escape(message), null);
     this.kind = Objects.requireNonNull(kind, "kind");
     this.socket = Objects.requireNonNull(socket, "socket");
     this.method = method;
@@ -78,6 +83,12 @@ public abstract sealed class CsiException extends Exception
     return Optional.empty();
   }
 
+  /** How a message names a call: {@code "csi.v1.Identity/Probe on /run/csi/node/ebs/csi.sock"}. */
+  static String callOn(String method, Path socket) {
+    return Objects.requireNonNull(method, "method") + " on " + socket;
+  }
+
+  /** {@code message}, then {@code (detail)} if there is a detail. */
   static String withDetail(String message, String detail) {
     return detail == null || detail.isBlank() ? message : message + " (" + detail + ")";
   }

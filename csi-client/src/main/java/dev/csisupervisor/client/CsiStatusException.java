@@ -16,14 +16,9 @@ public final class CsiStatusException extends CsiException {
 
   /** @param description the status message the plugin sent; may be null or empty */
   public CsiStatusException(Path socket, String method, StatusCode code, String description) {
-    super(
-        CsiErrorKind.PLUGIN_ERROR,
-        socket,
-        method,
-        Objects.requireNonNull(method, "method") + " on " + socket + " failed: "
-            + Objects.requireNonNull(code, "code")
-            + (description == null || description.isEmpty() ? "" : ": " + description),
-        null);
+    super(CsiErrorKind.PLUGIN_ERROR, socket, method,
+        callOn(method, socket) + " failed: " + Objects.requireNonNull(code, "code")
+            + (description == null || description.isEmpty() ? "" : ": " + description));
     this.code = code;
     this.description = description == null ? "" : description;
   }

@@ -12,12 +12,7 @@ public final class InvalidResponseException extends CsiException {
 
   /** @param problem what is wrong, e.g. "name is empty, but CSI requires it" */
   public InvalidResponseException(Path socket, String method, String problem) {
-    super(
-        CsiErrorKind.INVALID_RESPONSE,
-        socket,
-        method,
-        Objects.requireNonNull(method, "method") + " on " + socket + " returned an invalid response: "
-            + Objects.requireNonNull(problem, "problem"),
-        null);
+    super(CsiErrorKind.INVALID_RESPONSE, socket, method,
+        callOn(method, socket) + " returned an invalid response: " + Objects.requireNonNull(problem, "problem"));
   }
 }

@@ -13,13 +13,8 @@ public final class NotASocketException extends CsiException {
    * @param fileType what is there, with an article: "a regular file", "a directory", "a FIFO", ...
    */
   public NotASocketException(Path socket, String fileType) {
-    super(
-        CsiErrorKind.NOT_A_SOCKET,
-        socket,
-        null,
-        "CSI plugin socket path " + socket + " is " + Objects.requireNonNull(fileType, "fileType")
-            + ", not a unix domain socket",
-        null);
+    super(CsiErrorKind.NOT_A_SOCKET, socket, null, "CSI plugin socket path " + socket + " is "
+        + Objects.requireNonNull(fileType, "fileType") + ", not a unix domain socket");
     this.fileType = fileType;
   }
 

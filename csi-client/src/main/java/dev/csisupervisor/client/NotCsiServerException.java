@@ -13,11 +13,7 @@ public final class NotCsiServerException extends CsiException {
 
   /** @param detail what the peer did, e.g. "it does not speak HTTP/2; its first bytes were \"HTTP/\"" */
   public NotCsiServerException(Path socket, String method, String detail) {
-    super(
-        CsiErrorKind.NOT_CSI_SERVER,
-        socket,
-        method,
-        "the server on " + socket + " is not a CSI plugin: " + Objects.requireNonNull(detail, "detail"),
-        null);
+    super(CsiErrorKind.NOT_CSI_SERVER, socket, method,
+        "the server on " + socket + " is not a CSI plugin: " + Objects.requireNonNull(detail, "detail"));
   }
 }

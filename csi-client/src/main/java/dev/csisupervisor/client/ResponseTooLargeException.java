@@ -11,15 +11,8 @@ public final class ResponseTooLargeException extends CsiException {
 
   /** @param detail gRPC's description, which has the actual size; may be null */
   public ResponseTooLargeException(Path socket, String method, int limitBytes, String detail) {
-    super(
-        CsiErrorKind.RESPONSE_TOO_LARGE,
-        socket,
-        method,
-        withDetail(
-            "the " + Objects.requireNonNull(method, "method") + " response from " + socket
-                + " is larger than the limit of " + limitBytes + " bytes",
-            detail),
-        null);
+    super(CsiErrorKind.RESPONSE_TOO_LARGE, socket, method, withDetail("the " + Objects.requireNonNull(method, "method")
+        + " response from " + socket + " is larger than the limit of " + limitBytes + " bytes", detail));
     this.limitBytes = limitBytes;
   }
 

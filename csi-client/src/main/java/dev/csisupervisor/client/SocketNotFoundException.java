@@ -10,6 +10,6 @@ public final class SocketNotFoundException extends CsiException {
    * @param detail why, if more is known than "no such file" (e.g. a parent is not a directory); may be null
    */
   public SocketNotFoundException(Path socket, String detail) {
-    super(CsiErrorKind.SOCKET_NOT_FOUND, socket, null, withDetail("CSI plugin socket " + socket + " does not exist", detail), null);
+    super(CsiErrorKind.SOCKET_NOT_FOUND, socket, null, withDetail("CSI plugin socket " + socket + " does not exist", detail));
   }
 }

@@ -14,7 +14,7 @@ public final class SocketPathTooLongException extends CsiException {
   private final int lengthBytes;
 
   public SocketPathTooLongException(Path socket) {
-    super(CsiErrorKind.SOCKET_PATH_TOO_LONG, socket, null, SocketPaths.tooLong("CSI plugin socket path", socket), null);
+    super(CsiErrorKind.SOCKET_PATH_TOO_LONG, socket, null, SocketPaths.tooLong("CSI plugin socket path", socket));
     this.lengthBytes = SocketPaths.lengthBytes(socket);
   }
 

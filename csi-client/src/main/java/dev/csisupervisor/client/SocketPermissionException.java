@@ -8,6 +8,6 @@ public final class SocketPermissionException extends CsiException {
 
   /** @param detail which operation was denied, e.g. "connect(..) failed: Permission denied"; may be null */
   public SocketPermissionException(Path socket, String detail) {
-    super(CsiErrorKind.PERMISSION_DENIED, socket, null, withDetail("permission denied on CSI plugin socket " + socket, detail), null);
+    super(CsiErrorKind.PERMISSION_DENIED, socket, null, withDetail("permission denied on CSI plugin socket " + socket, detail));
   }
 }
