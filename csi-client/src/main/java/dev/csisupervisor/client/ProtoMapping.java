@@ -14,7 +14,10 @@ import dev.csisupervisor.csi.v1.PluginCapability;
 import dev.csisupervisor.csi.v1.ProbeResponse;
 import java.nio.file.Path;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Set;
+import java.util.function.Predicate;
+import java.util.function.ToIntFunction;
 import java.util.stream.Collectors;
 
 /**
@@ -68,29 +71,32 @@ final class ProtoMapping {
   }
 
   static Set<String> controllerCapabilities(ControllerGetCapabilitiesResponse response) {
-    Set<String> names = new LinkedHashSet<>();
-    for (ControllerServiceCapability capability : response.getCapabilitiesList()) {
-      if (capability.hasRpc()) {
-        names.add(enumName(
-            ControllerServiceCapability.RPC.Type.getDescriptor(), capability.getRpc().getTypeValue()));
-      } else {
-        addUnknownType(names, capability);
-      }
-    }
-    return Values.copyOf(names, "controllerCapabilities");
+    return rpcCapabilities(response.getCapabilitiesList(), ControllerServiceCapability::hasRpc,
+        capability -> capability.getRpc().getTypeValue(), ControllerServiceCapability.RPC.Type.getDescriptor(),
+        "controllerCapabilities");
   }
 
   static Set<String> nodeCapabilities(NodeGetCapabilitiesResponse response) {
+    return rpcCapabilities(response.getCapabilitiesList(), NodeServiceCapability::hasRpc,
+        capability -> capability.getRpc().getTypeValue(), NodeServiceCapability.RPC.Type.getDescriptor(),
+        "nodeCapabilities");
+  }
+
+  /**
+   * Controller and node capabilities alike (two generated types with the same layout): an
+   * {@code rpc} capability by its RPC type's name, any other by {@link #addUnknownType}.
+   */
+  private static <C extends Message> Set<String> rpcCapabilities(List<C> capabilities, Predicate<C> hasRpc,
+      ToIntFunction<C> rpcTypeValue, EnumDescriptor rpcTypes, String field) {
     Set<String> names = new LinkedHashSet<>();
-    for (NodeServiceCapability capability : response.getCapabilitiesList()) {
-      if (capability.hasRpc()) {
-        names.add(enumName(
-            NodeServiceCapability.RPC.Type.getDescriptor(), capability.getRpc().getTypeValue()));
+    for (C capability : capabilities) {
+      if (hasRpc.test(capability)) {
+        names.add(enumName(rpcTypes, rpcTypeValue.applyAsInt(capability)));
       } else {
         addUnknownType(names, capability);
       }
     }
-    return Values.copyOf(names, "nodeCapabilities");
+    return Values.copyOf(names, field);
   }
 
   /** The enum constant's name, or {@code UNKNOWN(<n>)} for a number this build does not know. */
