@@ -31,6 +31,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.Executable;
 
 /**
  * Each failure kind over real unix sockets, with the exact message a user sees. The messages are
@@ -48,9 +49,24 @@ class CsiClientErrorsTest extends PluginSocketTest {
     return client(CsiClientOptions.defaults());
   }
 
+  private MockCsiPlugin.Builder mock(MockMode mode) {
+    return MockCsiPlugin.builder().socket(socket).mode(mode).name("p.example.com");
+  }
+
   private MockCsiPlugin startPlugin(MockMode mode) throws Exception {
-    plugin = MockCsiPlugin.builder().socket(socket).mode(mode).name("p.example.com").build().start();
+    return startPlugin(mock(mode));
+  }
+
+  private MockCsiPlugin startPlugin(MockCsiPlugin.Builder builder) throws Exception {
+    plugin = builder.start();
     return plugin;
+  }
+
+  /** {@code call} fails as an invalid response whose message names the method, the socket and the problem. */
+  private InvalidResponseException assertInvalidResponse(String method, String problem, Executable call) {
+    InvalidResponseException e = assertThrows(InvalidResponseException.class, call);
+    assertEquals(method + " on " + socket + " returned an invalid response: " + problem, e.getMessage());
+    return e;
   }
 
   // ---- the socket path --------------------------------------------------------------------------
@@ -167,7 +183,7 @@ class CsiClientErrorsTest extends PluginSocketTest {
   private void warmUpClientAndServerCode() throws Exception {
     Path other = dir.resolve("warm.sock");
     try (MockCsiPlugin warm = MockCsiPlugin.builder().socket(other).mode(MockMode.NODE).build().start();
-        CsiClient warmClient = CsiClient.create(other)) {
+        CsiClient warmClient = CsiClient.create(warm.socket())) {
       assertTrue(warmClient.probe().ready());
     }
   }
@@ -189,7 +205,7 @@ class CsiClientErrorsTest extends PluginSocketTest {
     assertTrue(first instanceof ConnectionRefusedException || first instanceof ConnectionLostException,
         first.toString());
     assertThrows(ConnectionRefusedException.class, client::probe);
-    plugin = MockCsiPlugin.builder().socket(socket).mode(MockMode.MONOLITH).vendorVersion("2.0.0").build().start();
+    startPlugin(mock(MockMode.MONOLITH).vendorVersion("2.0.0"));
     assertEquals("2.0.0", client.pluginInfo().vendorVersion());
   }
 
@@ -219,34 +235,31 @@ class CsiClientErrorsTest extends PluginSocketTest {
 
   @Test
   void http1Server_isNotCsiServer() throws Exception {
-    try (RawSocketServer ignored = RawSocketServer.start(socket, RawSocketServer.Behaviour.HTTP1_BAD_REQUEST)) {
-      NotCsiServerException e = assertThrows(NotCsiServerException.class, client()::probe);
-      assertEquals("the server on " + socket + " is not a CSI plugin: it does not speak HTTP/2;"
-          + " its first bytes were \"HTTP/\"", e.getMessage());
-      assertEquals(CsiErrorKind.NOT_CSI_SERVER, e.kind());
-      // the next probe asks again rather than replaying a cached failure
-      assertThrows(NotCsiServerException.class, client::probe);
-    }
+    startRawServer(RawSocketServer.Behaviour.HTTP1_BAD_REQUEST);
+    NotCsiServerException e = assertThrows(NotCsiServerException.class, client()::probe);
+    assertEquals("the server on " + socket + " is not a CSI plugin: it does not speak HTTP/2;"
+        + " its first bytes were \"HTTP/\"", e.getMessage());
+    assertEquals(CsiErrorKind.NOT_CSI_SERVER, e.kind());
+    // the next probe asks again rather than replaying a cached failure
+    assertThrows(NotCsiServerException.class, client::probe);
   }
 
   @Test
   void serverClosingEveryConnection_isNotCsiServer() throws Exception {
-    try (RawSocketServer ignored = RawSocketServer.start(socket, RawSocketServer.Behaviour.CLOSE_IMMEDIATELY)) {
-      NotCsiServerException e = assertThrows(NotCsiServerException.class, client()::probe);
-      assertTrue(e.getMessage().startsWith("the server on " + socket + " is not a CSI plugin: it closed the"
-          + " connection before completing the HTTP/2 handshake (UNAVAILABLE"), e.getMessage());
-    }
+    startRawServer(RawSocketServer.Behaviour.CLOSE_IMMEDIATELY);
+    NotCsiServerException e = assertThrows(NotCsiServerException.class, client()::probe);
+    assertTrue(e.getMessage().startsWith("the server on " + socket + " is not a CSI plugin: it closed the"
+        + " connection before completing the HTTP/2 handshake (UNAVAILABLE"), e.getMessage());
   }
 
   @Test
   void silentServer_isDeadlineExceeded_notConnected() throws Exception {
-    try (RawSocketServer ignored = RawSocketServer.start(socket, RawSocketServer.Behaviour.SILENT)) {
-      CsiDeadlineExceededException e = assertThrows(CsiDeadlineExceededException.class,
-          client(CsiClientOptions.defaults().withCallTimeout(SHORT))::probe);
-      assertFalse(e.connected());
-      assertEquals("csi.v1.Identity/Probe on " + socket + " got no answer within 300ms (deadline exceeded)"
-          + " while still connecting: the server did not complete the HTTP/2 handshake in time", e.getMessage());
-    }
+    startRawServer(RawSocketServer.Behaviour.SILENT);
+    CsiDeadlineExceededException e = assertThrows(CsiDeadlineExceededException.class,
+        client(CsiClientOptions.defaults().withCallTimeout(SHORT))::probe);
+    assertFalse(e.connected());
+    assertEquals("csi.v1.Identity/Probe on " + socket + " got no answer within 300ms (deadline exceeded)"
+        + " while still connecting: the server did not complete the HTTP/2 handshake in time", e.getMessage());
   }
 
   @Test
@@ -317,8 +330,7 @@ class CsiClientErrorsTest extends PluginSocketTest {
 
   @Test
   void responseOverLimit_isResponseTooLarge() throws Exception {
-    plugin = MockCsiPlugin.builder().socket(socket).mode(MockMode.NODE)
-        .manifest(Map.of("blob", "x".repeat(4096))).build().start();
+    startPlugin(mock(MockMode.NODE).manifest(Map.of("blob", "x".repeat(4096))));
     ResponseTooLargeException e = assertThrows(ResponseTooLargeException.class,
         client(CsiClientOptions.defaults().withMaxInboundMessageBytes(1024))::pluginInfo);
     assertEquals(1024, e.limitBytes());
@@ -331,24 +343,20 @@ class CsiClientErrorsTest extends PluginSocketTest {
 
   @Test
   void emptyPluginName_isInvalidResponse() throws Exception {
-    plugin = MockCsiPlugin.builder().socket(socket).mode(MockMode.NODE).name("").build().start();
-    InvalidResponseException e = assertThrows(InvalidResponseException.class, client()::pluginInfo);
-    assertEquals("csi.v1.Identity/GetPluginInfo on " + socket + " returned an invalid response: name is empty,"
-        + " but CSI requires it", e.getMessage());
+    startPlugin(mock(MockMode.NODE).name(""));
+    InvalidResponseException e = assertInvalidResponse("csi.v1.Identity/GetPluginInfo",
+        "name is empty, but CSI requires it", client()::pluginInfo);
     assertEquals(CsiErrorKind.INVALID_RESPONSE, e.kind());
     assertThrows(InvalidResponseException.class, () -> client.fingerprint(PluginKind.NODE));
   }
 
   @Test
   void emptyNodeIdOrNegativeMaxVolumes_isInvalidResponse() throws Exception {
-    plugin = MockCsiPlugin.builder().socket(socket).mode(MockMode.NODE).nodeId("").build().start();
-    InvalidResponseException e = assertThrows(InvalidResponseException.class, client()::nodeInfo);
-    assertEquals("csi.v1.Node/NodeGetInfo on " + socket + " returned an invalid response: node_id is empty,"
-        + " but CSI requires it", e.getMessage());
+    startPlugin(mock(MockMode.NODE).nodeId(""));
+    assertInvalidResponse("csi.v1.Node/NodeGetInfo", "node_id is empty, but CSI requires it", client()::nodeInfo);
     plugin.setNodeInfo("n1", -1, Map.of());
-    e = assertThrows(InvalidResponseException.class, client::nodeInfo);
-    assertEquals("csi.v1.Node/NodeGetInfo on " + socket + " returned an invalid response: max_volumes_per_node"
-        + " is -1, but CSI forbids negative values", e.getMessage());
+    assertInvalidResponse("csi.v1.Node/NodeGetInfo", "max_volumes_per_node is -1, but CSI forbids negative values",
+        client::nodeInfo);
   }
 
   // ---- async failures, cancellation, close --------------------------------------------------------

@@ -1,18 +1,21 @@
 package dev.csisupervisor.client;
 
 import dev.csisupervisor.mockplugin.MockCsiPlugin;
+import java.io.IOException;
 import java.nio.file.Path;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 
 /**
- * A test with a short temporary directory holding one socket path, a mock plugin and a client on
- * it: the test starts what it needs; whatever it started is closed after it.
+ * A test with a short temporary directory holding one socket path, a mock plugin (or a
+ * {@link RawSocketServer} that is no plugin) and a client on it: the test starts what it needs;
+ * whatever it started is closed after it.
  */
 abstract class PluginSocketTest {
   ShortTempDir dir;
   Path socket;
   MockCsiPlugin plugin;
+  RawSocketServer rawServer;
   CsiClient client;
 
   @BeforeEach
@@ -21,14 +24,22 @@ abstract class PluginSocketTest {
     socket = dir.resolve("csi.sock");
   }
 
+  /** Starts a server that is not a CSI plugin on the socket. */
+  void startRawServer(RawSocketServer.Behaviour behaviour) throws IOException {
+    rawServer = RawSocketServer.start(socket, behaviour);
+  }
+
   @AfterEach
-  void closeClientAndPlugin() {
-    if (client != null) {
-      client.close();
+  void closeWhatTheTestStarted() throws Exception {
+    closeAll(rawServer, client, plugin, dir);
+  }
+
+  /** Closes each in turn, skipping what was not started. */
+  private static void closeAll(AutoCloseable... started) throws Exception {
+    for (AutoCloseable closeable : started) {
+      if (closeable != null) {
+        closeable.close();
+      }
     }
-    if (plugin != null) {
-      plugin.close();
-    }
-    dir.close();
   }
 }

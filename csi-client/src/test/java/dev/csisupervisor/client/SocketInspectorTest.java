@@ -7,17 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-class SocketInspectorTest {
-  private final ShortTempDir dir = new ShortTempDir();
-
-  @AfterEach
-  void tearDown() {
-    dir.close();
-  }
-
+class SocketInspectorTest extends PluginSocketTest {
   @Test
   void validate_relativePath_becomesAbsolute() throws Exception {
     Path validated = SocketInspector.validate(Path.of("csi.sock"));
@@ -103,7 +95,6 @@ class SocketInspectorTest {
 
   @Test
   void inspect_staleSocket_passes_butConnectSaysRefused() throws Exception {
-    Path socket = dir.resolve("csi.sock");
     RawSocketServer.makeStaleSocket(socket);
     SocketInspector.inspect(socket);
     assertInstanceOf(ConnectionRefusedException.class,
@@ -112,10 +103,8 @@ class SocketInspectorTest {
 
   @Test
   void tryConnect_listeningSocket_isEmpty() throws Exception {
-    Path socket = dir.resolve("csi.sock");
-    try (RawSocketServer ignored = RawSocketServer.start(socket, RawSocketServer.Behaviour.SILENT)) {
-      assertTrue(SocketInspector.tryConnect(socket, "m").isEmpty());
-    }
+    startRawServer(RawSocketServer.Behaviour.SILENT);
+    assertTrue(SocketInspector.tryConnect(socket, "m").isEmpty());
   }
 
   @Test

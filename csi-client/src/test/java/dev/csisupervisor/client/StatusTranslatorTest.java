@@ -34,6 +34,16 @@ class StatusTranslatorTest {
         return recheckAnswer;
       });
 
+  /** The call failed before the connection was up: the request was never sent. */
+  private CsiException whileConnecting(String method, Status status) {
+    return translator.translate(method, status, false);
+  }
+
+  /** The call failed after the connection was up and the request sent. */
+  private CsiException afterConnecting(String method, Status status) {
+    return translator.translate(method, status, true);
+  }
+
   private static Status io(Throwable cause) {
     return Status.UNAVAILABLE.withDescription("io exception").withCause(cause);
   }
@@ -41,30 +51,30 @@ class StatusTranslatorTest {
   @Test
   void connectPermissionDenied_isSocketPermission() {
     // Netty's native exception text for EACCES
-    CsiException e = translator.translate(PROBE,
-        io(new IOException("connect(..) failed with error(-13): Permission denied")), false);
+    CsiException e =
+        whileConnecting(PROBE, io(new IOException("connect(..) failed with error(-13): Permission denied")));
     assertInstanceOf(SocketPermissionException.class, e);
     assertEquals("permission denied on CSI plugin socket " + SOCKET + " (connect: Permission denied)", e.getMessage());
   }
 
   @Test
   void connectRefused_isConnectionRefused() {
-    CsiException e = translator.translate(PROBE, io(new IOException("annotated",
-        new ConnectException("connect(..) failed with error(-111): Connection refused"))), false);
+    CsiException e = whileConnecting(PROBE, io(new IOException("annotated",
+        new ConnectException("connect(..) failed with error(-111): Connection refused"))));
     assertInstanceOf(ConnectionRefusedException.class, e);
   }
 
   @Test
   void connectNoSuchFile_isSocketNotFound() {
     // Netty reports ENOENT as a FileNotFoundException without a message
-    CsiException e = translator.translate(PROBE, io(new FileNotFoundException()), false);
+    CsiException e = whileConnecting(PROBE, io(new FileNotFoundException()));
     assertInstanceOf(SocketNotFoundException.class, e);
   }
 
   @Test
   void connectToDatagramSocket_isNotCsiServer() {
-    CsiException e = translator.translate(PROBE,
-        io(new IOException("connect(..) failed with error(-91): Protocol wrong type for socket")), false);
+    CsiException e = whileConnecting(PROBE,
+        io(new IOException("connect(..) failed with error(-91): Protocol wrong type for socket")));
     assertInstanceOf(NotCsiServerException.class, e);
     assertEquals("the server on " + SOCKET + " is not a CSI plugin: it is not a stream socket"
         + " (connect: Protocol wrong type for socket)", e.getMessage());
@@ -74,7 +84,7 @@ class StatusTranslatorTest {
   void nonHttp2Peer_reportsItsFirstBytes() {
     Status status = Status.INTERNAL.withDescription("http2 exception").withCause(new IOException(
         "First received frame was not SETTINGS. Hex dump for first 5 bytes: 485454502f"));
-    CsiException e = translator.translate(PROBE, status, false);
+    CsiException e = whileConnecting(PROBE, status);
     assertEquals("the server on " + SOCKET + " is not a CSI plugin: it does not speak HTTP/2;"
         + " its first bytes were \"HTTP/\"", e.getMessage());
     assertEquals(0, rechecks.get());
@@ -90,7 +100,7 @@ class StatusTranslatorTest {
   void closedDuringHandshake_whileSomethingStillListens_isNotCsiServer() {
     Status status = Status.UNAVAILABLE.withDescription(
         "Connection closing while performing protocol negotiation for [NettyClientHandler#0]");
-    CsiException e = translator.translate(PROBE, status, false);
+    CsiException e = whileConnecting(PROBE, status);
     assertEquals("the server on " + SOCKET + " is not a CSI plugin: it closed the connection before completing"
         + " the HTTP/2 handshake (UNAVAILABLE: Connection closing while performing protocol negotiation for"
         + " [NettyClientHandler#0])", e.getMessage());
@@ -100,7 +110,7 @@ class StatusTranslatorTest {
   @Test
   void closedDuringHandshake_byADyingPlugin_isWhatTheSocketSaysNow() {
     recheckAnswer = Optional.of(new ConnectionRefusedException(SOCKET));
-    CsiException e = translator.translate(PROBE, io(new IOException("Connection reset by peer")), false);
+    CsiException e = whileConnecting(PROBE, io(new IOException("Connection reset by peer")));
     assertInstanceOf(ConnectionRefusedException.class, e);
   }
 
@@ -108,54 +118,52 @@ class StatusTranslatorTest {
   void deadline_connectedOrNot() {
     Status status = Status.DEADLINE_EXCEEDED.withDescription("CallOptions deadline exceeded after 1.9s");
     CsiDeadlineExceededException connected =
-        assertInstanceOf(CsiDeadlineExceededException.class, translator.translate(PROBE, status, true));
+        assertInstanceOf(CsiDeadlineExceededException.class, afterConnecting(PROBE, status));
     assertTrue(connected.connected());
     assertEquals(Duration.ofSeconds(2), connected.timeout());
     assertEquals("csi.v1.Identity/Probe on " + SOCKET + " got no answer within 2s (deadline exceeded)",
         connected.getMessage());
     CsiDeadlineExceededException connecting =
-        assertInstanceOf(CsiDeadlineExceededException.class, translator.translate(PROBE, status, false));
+        assertInstanceOf(CsiDeadlineExceededException.class, whileConnecting(PROBE, status));
     assertFalse(connecting.connected());
   }
 
   @Test
   void inboundLimit_isResponseTooLarge_butPluginsResourceExhausted_isAPluginError() {
-    CsiException tooLarge = translator.translate(PROBE,
-        Status.RESOURCE_EXHAUSTED.withDescription("gRPC message exceeds maximum size 1024: 5012"), true);
+    CsiException tooLarge = afterConnecting(PROBE,
+        Status.RESOURCE_EXHAUSTED.withDescription("gRPC message exceeds maximum size 1024: 5012"));
     assertEquals("the csi.v1.Identity/Probe response from " + SOCKET + " is larger than the limit of 1024 bytes"
         + " (gRPC message exceeds maximum size 1024: 5012)", tooLarge.getMessage());
-    CsiStatusException quota = assertInstanceOf(CsiStatusException.class, translator.translate(PROBE,
-        Status.RESOURCE_EXHAUSTED.withDescription("volume quota reached"), true));
+    CsiStatusException quota = assertInstanceOf(CsiStatusException.class,
+        afterConnecting(PROBE, Status.RESOURCE_EXHAUSTED.withDescription("volume quota reached")));
     assertEquals(StatusCode.RESOURCE_EXHAUSTED, quota.code());
   }
 
   @Test
   void unimplemented_onIdentity_isNotCsi_onController_isAPluginError() {
     Status status = Status.UNIMPLEMENTED.withDescription("Method not found");
-    assertInstanceOf(NotCsiServerException.class, translator.translate(PROBE, status, true));
-    CsiStatusException e = assertInstanceOf(CsiStatusException.class,
-        translator.translate(CONTROLLER_CAPS, status, true));
+    assertInstanceOf(NotCsiServerException.class, afterConnecting(PROBE, status));
+    CsiStatusException e = assertInstanceOf(CsiStatusException.class, afterConnecting(CONTROLLER_CAPS, status));
     assertEquals(StatusCode.UNIMPLEMENTED, e.code());
   }
 
   @Test
   void plainHttp2Answer_isNotCsiServer() {
     Status status = Status.UNIMPLEMENTED.withDescription("HTTP status code 404\ninvalid content-type: text/html");
-    CsiException e = translator.translate(CONTROLLER_CAPS, status, true);
+    CsiException e = afterConnecting(CONTROLLER_CAPS, status);
     assertEquals("the server on " + SOCKET + " is not a CSI plugin: it answered in plain HTTP/2, not gRPC"
         + " (HTTP status code 404; invalid content-type: text/html)", e.getMessage());
   }
 
   @Test
   void brokenConnectionAfterRequest_isConnectionLost() {
-    CsiException e = translator.translate(PROBE,
-        Status.UNAVAILABLE.withDescription("Network closed for unknown reason"), true);
+    CsiException e = afterConnecting(PROBE, Status.UNAVAILABLE.withDescription("Network closed for unknown reason"));
     assertEquals("the connection to CSI plugin socket " + SOCKET + " broke during csi.v1.Identity/Probe"
         + " (UNAVAILABLE: Network closed for unknown reason)", e.getMessage());
-    assertInstanceOf(ConnectionLostException.class, translator.translate(PROBE,
-        Status.CANCELLED.withDescription("RST_STREAM closed stream. HTTP/2 error code: CANCEL"), true));
-    assertInstanceOf(ConnectionLostException.class, translator.translate(PROBE,
-        io(new IOException("Connection reset by peer")), true));
+    assertInstanceOf(ConnectionLostException.class, afterConnecting(PROBE,
+        Status.CANCELLED.withDescription("RST_STREAM closed stream. HTTP/2 error code: CANCEL")));
+    assertInstanceOf(ConnectionLostException.class,
+        afterConnecting(PROBE, io(new IOException("Connection reset by peer"))));
   }
 
   @Test
@@ -165,7 +173,7 @@ class StatusTranslatorTest {
         continue;
       }
       Status status = Status.fromCodeValue(code.value()).withDescription("plugin says " + code);
-      CsiException e = translator.translate(CONTROLLER_CAPS, status, true);
+      CsiException e = afterConnecting(CONTROLLER_CAPS, status);
       CsiStatusException s = assertInstanceOf(CsiStatusException.class, e, code.name());
       assertEquals(code, s.code());
       assertEquals("plugin says " + code, s.description());
@@ -175,14 +183,14 @@ class StatusTranslatorTest {
   @Test
   void statusWithoutDescription_hasNoTrailingColon() {
     CsiStatusException e = assertInstanceOf(CsiStatusException.class,
-        translator.translate(PROBE, Status.INTERNAL, true));
+        afterConnecting(PROBE, Status.INTERNAL));
     assertEquals("csi.v1.Identity/Probe on " + SOCKET + " failed: INTERNAL", e.getMessage());
     assertEquals("", e.description());
   }
 
   @Test
   void noTranslatedExceptionCarriesAGrpcCause() {
-    CsiException e = translator.translate(PROBE, io(new IOException("Connection reset by peer")), true);
+    CsiException e = afterConnecting(PROBE, io(new IOException("Connection reset by peer")));
     assertNull(e.getCause());
   }
 }
