@@ -71,8 +71,16 @@ class SupervisionStateMachineTest {
     registry.close();
   }
 
+  private static CsiPluginConfig.Builder config(PluginKind kind) {
+    return CsiPluginConfig.builder("ebs", kind);
+  }
+
   private CsiPluginSupervisorHook hook(PluginKind kind) {
-    return hook(supervisor, CsiPluginConfig.builder("ebs", kind).build());
+    return hook(config(kind));
+  }
+
+  private CsiPluginSupervisorHook hook(CsiPluginConfig.Builder config) {
+    return hook(supervisor, config.build());
   }
 
   private CsiPluginSupervisorHook hook(CsiPluginSupervisor sup, CsiPluginConfig config) {
@@ -85,12 +93,47 @@ class SupervisionStateMachineTest {
     return hook;
   }
 
-  /** A hook whose ready plugin has been probed, fingerprinted and registered. */
-  private CsiPluginSupervisorHook registered(PluginKind kind) throws Exception {
+  /** A started hook whose plugin answers Probe ready, after the first probe and what follows it at once. */
+  private CsiPluginSupervisorHook startedReady(CsiPluginConfig.Builder config) throws Exception {
     plugin.probe = Probe.READY;
-    CsiPluginSupervisorHook hook = started(hook(kind));
+    CsiPluginSupervisorHook hook = started(hook(config));
     scheduler.runDueTasks();
     return hook;
+  }
+
+  /** A hook whose ready plugin has been probed, fingerprinted and registered. */
+  private CsiPluginSupervisorHook registered(CsiPluginConfig.Builder config) throws Exception {
+    CsiPluginSupervisorHook hook = startedReady(config);
+    assertEquals(Phase.REGISTERED, hook.phase());
+    return hook;
+  }
+
+  /** {@link #registered}, with the task and registry events of getting there cleared. */
+  private CsiPluginSupervisorHook registeredQuietly(CsiPluginConfig.Builder config) throws Exception {
+    CsiPluginSupervisorHook hook = registered(config);
+    taskEvents.clear();
+    registryEvents.clear();
+    return hook;
+  }
+
+  /** Lets the next {@code n} timers fire, one after the other; the delay each had. */
+  private List<Duration> followTimers(int n) {
+    List<Duration> delays = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      Duration next = scheduler.pendingDelays().get(0);
+      delays.add(next);
+      scheduler.forwardTime(next);
+    }
+    return delays;
+  }
+
+  /** The delays are the retry backoff's: from 50 ms, doubling, each within ±20% jitter. */
+  private static void assertBackoffFrom50ms(List<Duration> delays) {
+    long base = 50;
+    for (int i = 0; i < delays.size(); i++, base *= 2) {
+      long ms = delays.get(i).toMillis();
+      assertTrue(ms >= base * 0.8 - 1 && ms <= base * 1.2 + 1, "delay " + i + " = " + ms + " of " + delays);
+    }
   }
 
   private List<String> eventTypes() {
@@ -112,19 +155,9 @@ class SupervisionStateMachineTest {
     assertEquals(1, plugin.probes, "probes immediately at poststart");
     assertEquals(Phase.AWAITING_READY, hook.phase());
 
-    List<Duration> delays = new ArrayList<>();
-    for (int i = 0; i < 4; i++) {
-      Duration next = scheduler.pendingDelays().get(0);
-      delays.add(next);
-      scheduler.forwardTime(next);
-    }
+    List<Duration> delays = followTimers(4);
     assertEquals(5, plugin.probes);
-    // 50 ms doubling, each within ±20% jitter.
-    long[] base = {50, 100, 200, 400};
-    for (int i = 0; i < base.length; i++) {
-      long ms = delays.get(i).toMillis();
-      assertTrue(ms >= base[i] * 0.8 - 1 && ms <= base[i] * 1.2 + 1, "delay " + i + " = " + ms);
-    }
+    assertBackoffFrom50ms(delays);
 
     plugin.probe = Probe.READY;
     scheduler.forwardTime(scheduler.pendingDelays().get(0));
@@ -143,11 +176,8 @@ class SupervisionStateMachineTest {
   void backoffIsCappedAtMaxBackoff() throws Exception {
     started(hook(PluginKind.NODE));
     scheduler.runDueTasks();
-    Duration last = Duration.ZERO;
-    for (int i = 0; i < 12; i++) {
-      last = scheduler.pendingDelays().get(0);
-      scheduler.forwardTime(last);
-    }
+    List<Duration> delays = followTimers(12);
+    Duration last = delays.get(delays.size() - 1);
     assertTrue(last.compareTo(Duration.ofSeconds(5)) <= 0, "capped at 5 s: " + last);
     assertTrue(last.compareTo(Duration.ofSeconds(4)) >= 0, "reached the cap: " + last);
   }
@@ -180,8 +210,7 @@ class SupervisionStateMachineTest {
 
   @Test
   void zeroHealthTimeout_neverRestarts() throws Exception {
-    started(hook(supervisor, CsiPluginConfig.builder("ebs", PluginKind.NODE)
-        .healthTimeout(Duration.ZERO).build()));
+    started(hook(config(PluginKind.NODE).healthTimeout(Duration.ZERO)));
     scheduler.forwardTime(10, TimeUnit.MINUTES);
     assertTrue(restarts.isEmpty());
     assertTrue(plugin.probes > 100);
@@ -204,14 +233,9 @@ class SupervisionStateMachineTest {
 
   @Test
   void crashWhileRegistered_marksUnhealthyOnceKeepsRegistration_thenRecovers() throws Exception {
-    plugin.probe = Probe.READY;
     // Liveness restarts are covered below; here the plugin comes back before health_timeout.
-    CsiPluginSupervisorHook hook = started(hook(supervisor, CsiPluginConfig.builder("ebs",
-        PluginKind.CONTROLLER).healthTimeout(Duration.ofMinutes(5)).build()));
-    scheduler.runDueTasks();
-    assertEquals(Phase.REGISTERED, hook.phase());
-    taskEvents.clear();
-    registryEvents.clear();
+    CsiPluginSupervisorHook hook =
+        registeredQuietly(config(PluginKind.CONTROLLER).healthTimeout(Duration.ofMinutes(5)));
 
     plugin.probe = Probe.REFUSED;
     scheduler.forwardTime(30, TimeUnit.SECONDS);
@@ -236,13 +260,11 @@ class SupervisionStateMachineTest {
 
   @Test
   void pluginRestartedWithNewVersion_updatesRegistration() throws Exception {
-    CsiPluginSupervisorHook hook = registered(PluginKind.NODE);
-    registryEvents.clear();
+    CsiPluginSupervisorHook hook = registeredQuietly(config(PluginKind.NODE));
 
-    // The task runner restarts the task on a new build: poststart again.
+    // The task runner restarts the task on a new build: prestart and poststart again.
     plugin.vendorVersion = "2.0.0";
-    hook.prestart(PrestartRequest.withEnv(Map.of()));
-    hook.poststart(PoststartRequest.of());
+    started(hook);
     scheduler.runDueTasks();
     assertEquals(List.of("UPDATED CSI_NODE"), registryKinds());
     assertEquals("2.0.0", registryEvents.get(0).plugin().version());
@@ -254,10 +276,7 @@ class SupervisionStateMachineTest {
 
   @Test
   void steadyLoop_sendsOnlyProbe() throws Exception {
-    plugin.probe = Probe.READY;
-    started(hook(supervisor, CsiPluginConfig.builder("ebs", PluginKind.NODE)
-        .probeInterval(Duration.ofSeconds(10)).build()));
-    scheduler.runDueTasks();
+    registered(config(PluginKind.NODE).probeInterval(Duration.ofSeconds(10)));
     assertEquals(1, plugin.fingerprints);
     int probes = plugin.probes;
     scheduler.forwardTime(100, TimeUnit.SECONDS);
@@ -267,10 +286,7 @@ class SupervisionStateMachineTest {
 
   @Test
   void steadyProbes_useTheConfiguredInterval() throws Exception {
-    plugin.probe = Probe.READY;
-    started(hook(supervisor, CsiPluginConfig.builder("ebs", PluginKind.NODE)
-        .probeInterval(Duration.ofSeconds(10)).build()));
-    scheduler.runDueTasks();
+    registered(config(PluginKind.NODE).probeInterval(Duration.ofSeconds(10)));
     int before = plugin.probes;
     scheduler.forwardTime(100, TimeUnit.SECONDS);
     assertEquals(before + 10, plugin.probes);
@@ -278,12 +294,7 @@ class SupervisionStateMachineTest {
 
   @Test
   void flappingPlugin_oneEventPerTransition() throws Exception {
-    plugin.probe = Probe.READY;
-    started(hook(supervisor, CsiPluginConfig.builder("ebs", PluginKind.CONTROLLER)
-        .healthTimeout(Duration.ofMinutes(5)).build()));
-    scheduler.runDueTasks();
-    taskEvents.clear();
-    registryEvents.clear();
+    registeredQuietly(config(PluginKind.CONTROLLER).healthTimeout(Duration.ofMinutes(5)));
     for (int i = 0; i < 3; i++) {
       plugin.probe = Probe.NOT_READY;
       scheduler.forwardTime(30, TimeUnit.SECONDS);
@@ -304,7 +315,7 @@ class SupervisionStateMachineTest {
 
   @Test
   void monolith_registersControllerAndNode() throws Exception {
-    CsiPluginSupervisorHook hook = registered(PluginKind.MONOLITH);
+    CsiPluginSupervisorHook hook = registered(config(PluginKind.MONOLITH));
     assertEquals(List.of("REGISTERED CSI_CONTROLLER", "REGISTERED CSI_NODE"), registryKinds());
     assertEquals(java.util.Set.of(PluginType.CSI_CONTROLLER, PluginType.CSI_NODE),
         hook.registeredTypes());
@@ -333,7 +344,7 @@ class SupervisionStateMachineTest {
     CsiPluginSupervisor sup = newSupervisor(failing);
     plugin.probe = Probe.READY;
     CsiPluginSupervisorHook hook =
-        started(hook(sup, CsiPluginConfig.builder("ebs", PluginKind.MONOLITH).build()));
+        started(hook(sup, config(PluginKind.MONOLITH).build()));
     scheduler.runDueTasks();
     assertEquals(List.of("REGISTERED CSI_CONTROLLER", "DEREGISTERED CSI_CONTROLLER"),
         registryKinds());
@@ -352,10 +363,8 @@ class SupervisionStateMachineTest {
 
   @Test
   void fingerprintFailure_isReportedAndRetried() throws Exception {
-    plugin.probe = Probe.READY;
     plugin.fingerprintFails = true;
-    CsiPluginSupervisorHook hook = started(hook(PluginKind.CONTROLLER));
-    scheduler.runDueTasks();
+    CsiPluginSupervisorHook hook = startedReady(config(PluginKind.CONTROLLER));
     assertEquals(Phase.AWAITING_READY, hook.phase());
     assertTrue(registryEvents.isEmpty());
     plugin.fingerprintFails = false;
@@ -367,23 +376,11 @@ class SupervisionStateMachineTest {
   void fingerprintFailingForever_backsOffLikeProbes() throws Exception {
     // A driver that answers Probe but not GetPluginInfo (hostpath built without a version):
     // retried at the growing backoff, not every ~50 ms.
-    plugin.probe = Probe.READY;
     plugin.fingerprintFails = true;
-    CsiPluginSupervisorHook hook = started(hook(PluginKind.CONTROLLER));
-    scheduler.runDueTasks();
-    List<Duration> delays = new ArrayList<>();
-    for (int i = 0; i < 6; i++) {
-      Duration next = scheduler.pendingDelays().get(0);
-      delays.add(next);
-      scheduler.forwardTime(next);
-    }
+    CsiPluginSupervisorHook hook = startedReady(config(PluginKind.CONTROLLER));
+    List<Duration> delays = followTimers(6);
     assertEquals(Phase.AWAITING_READY, hook.phase());
-    long[] base = {50, 100, 200, 400, 800, 1600};
-    for (int i = 0; i < base.length; i++) {
-      long ms = delays.get(i).toMillis();
-      assertTrue(ms >= Math.min(base[i], 30_000) * 0.8 - 1, "delay " + i + " = " + ms
-          + " of " + delays);
-    }
+    assertBackoffFrom50ms(delays);
     int tries = plugin.fingerprints;
     scheduler.forwardTime(10, TimeUnit.SECONDS);
     assertTrue(plugin.fingerprints - tries <= 4, "backed off: " + (plugin.fingerprints - tries)
@@ -411,7 +408,7 @@ class SupervisionStateMachineTest {
 
   @Test
   void stopTwice_deregistersOnce() throws Exception {
-    CsiPluginSupervisorHook hook = registered(PluginKind.NODE);
+    CsiPluginSupervisorHook hook = registered(config(PluginKind.NODE));
     hook.stop(StopRequest.because("one"));
     hook.stop(StopRequest.because("two"));
     assertEquals(List.of("REGISTERED CSI_NODE", "DEREGISTERED CSI_NODE"), registryKinds());
@@ -432,8 +429,7 @@ class SupervisionStateMachineTest {
   @Test
   void poststartTwice_runsOneLoop() throws Exception {
     CsiPluginSupervisorHook hook = started(hook(PluginKind.CONTROLLER));
-    hook.prestart(PrestartRequest.withEnv(Map.of()));
-    hook.poststart(PoststartRequest.of());
+    started(hook);
     scheduler.runDueTasks();
     // The second poststart is a restarted task: its new process is probed at once.
     assertEquals(2, plugin.probes);
@@ -503,8 +499,7 @@ class SupervisionStateMachineTest {
 
   @Test
   void detach_keepsRegistrationsButStopsSupervising() throws Exception {
-    CsiPluginSupervisorHook hook = registered(PluginKind.MONOLITH);
-    registryEvents.clear();
+    CsiPluginSupervisorHook hook = registeredQuietly(config(PluginKind.MONOLITH));
     int probesBefore = plugin.probes;
     hook.detach("agent shutting down, leave_running");
     assertEquals(Phase.STOPPED, hook.phase());
@@ -522,7 +517,7 @@ class SupervisionStateMachineTest {
   void throwingEventEmitter_doesNotBreakSupervision() throws Exception {
     plugin.probe = Probe.READY;
     CsiPluginSupervisorHook hook = supervisor.hook(new TaskContext("alloc-1", "plugin"),
-        CsiPluginConfig.builder("ebs", PluginKind.NODE).build(),
+        config(PluginKind.NODE).build(),
         e -> {
           throw new IllegalStateException("emitter down");
         }, restarts::add);
@@ -534,15 +529,8 @@ class SupervisionStateMachineTest {
   // ---- liveness for the plugin's whole life -------------------------------------------------
 
   private CsiPluginSupervisorHook registeredHook(Duration healthTimeout) throws Exception {
-    plugin.probe = Probe.READY;
-    CsiPluginSupervisorHook hook = started(hook(supervisor, CsiPluginConfig.builder("ebs",
-        PluginKind.NODE).healthTimeout(healthTimeout).probeInterval(Duration.ofSeconds(10))
-        .build()));
-    scheduler.runDueTasks();
-    assertEquals(Phase.REGISTERED, hook.phase());
-    taskEvents.clear();
-    registryEvents.clear();
-    return hook;
+    return registeredQuietly(
+        config(PluginKind.NODE).healthTimeout(healthTimeout).probeInterval(Duration.ofSeconds(10)));
   }
 
   @Test
@@ -565,8 +553,7 @@ class SupervisionStateMachineTest {
 
     // The task runner relaunches the process: fast path, healthy again at once.
     plugin.probe = Probe.READY;
-    hook.prestart(PrestartRequest.withEnv(Map.of()));
-    hook.poststart(PoststartRequest.of());
+    started(hook);
     scheduler.runDueTasks();
     assertTrue(hook.healthy());
     assertEquals(TaskEvent.PLUGIN_HEALTHY, eventTypes().get(eventTypes().size() - 1));
@@ -616,8 +603,7 @@ class SupervisionStateMachineTest {
     assertFalse(hook.healthy());
     int fingerprints = plugin.fingerprints;
     // Relaunched, but it takes a moment to listen: quick retries, then backoff from 50 ms.
-    hook.prestart(PrestartRequest.withEnv(Map.of()));
-    hook.poststart(PoststartRequest.of());
+    started(hook);
     scheduler.forwardTime(50, TimeUnit.MILLISECONDS);
     Duration next = scheduler.pendingDelays().get(0);
     assertTrue(next.toMillis() <= 60, "fresh backoff, not the 10 s interval: " + next);
@@ -659,11 +645,8 @@ class SupervisionStateMachineTest {
 
   @Test
   void nodeOnlyPluginConfiguredAsMonolith_registersItsNodeHalf_andSaysWhy() throws Exception {
-    plugin.probe = Probe.READY;
     plugin.servesController = false;
-    CsiPluginSupervisorHook hook = started(hook(PluginKind.MONOLITH));
-    scheduler.runDueTasks();
-    assertEquals(Phase.REGISTERED, hook.phase());
+    CsiPluginSupervisorHook hook = registered(config(PluginKind.MONOLITH));
     assertEquals(List.of("REGISTERED CSI_NODE"), registryKinds());
     assertEquals(java.util.Set.of(PluginType.CSI_NODE), hook.registeredTypes());
     TaskEvent partial = taskEvents.stream()
@@ -674,10 +657,8 @@ class SupervisionStateMachineTest {
 
   @Test
   void controllerOnlyPluginConfiguredAsMonolith_registersItsControllerHalf() throws Exception {
-    plugin.probe = Probe.READY;
     plugin.servesNode = false;
-    started(hook(PluginKind.MONOLITH));
-    scheduler.runDueTasks();
+    registered(config(PluginKind.MONOLITH));
     assertEquals(List.of("REGISTERED CSI_CONTROLLER"), registryKinds());
     assertTrue(taskEvents.stream().anyMatch(e -> e.type().equals(TaskEvent.PLUGIN_PARTIAL)
         && e.message().contains("node half not registered")), taskEvents.toString());
@@ -686,10 +667,8 @@ class SupervisionStateMachineTest {
   @Test
   void controllerConfiguredPluginWithoutControllerService_failsNamingTheCapability()
       throws Exception {
-    plugin.probe = Probe.READY;
     plugin.servesController = false;
-    CsiPluginSupervisorHook hook = started(hook(PluginKind.CONTROLLER));
-    scheduler.runDueTasks();
+    CsiPluginSupervisorHook hook = startedReady(config(PluginKind.CONTROLLER));
     assertEquals(Phase.AWAITING_READY, hook.phase());
     assertEquals(List.of(), registryKinds());
     TaskEvent failed = taskEvents.stream()
@@ -701,9 +680,7 @@ class SupervisionStateMachineTest {
 
   @Test
   void anotherDriverOnTheSocket_isReportedAsReplaced_thenUpdated() throws Exception {
-    CsiPluginSupervisorHook hook = registered(PluginKind.NODE);
-    taskEvents.clear();
-    registryEvents.clear();
+    CsiPluginSupervisorHook hook = registeredQuietly(config(PluginKind.NODE));
     plugin.name = "other.csi.dev";
     plugin.vendorVersion = "9.9";
     hook.poststart(PoststartRequest.of()); // a restart brought up another driver
@@ -730,7 +707,7 @@ class SupervisionStateMachineTest {
       // A listener that asks the hook for its state on another thread and waits for the answer:
       // deadlocks if the event is emitted under the hook's lock.
       CsiPluginSupervisorHook hook = supervisor.hook(new TaskContext("alloc-1", "plugin"),
-          CsiPluginConfig.builder("ebs", PluginKind.NODE).build(),
+          config(PluginKind.NODE).build(),
           e -> {
             try {
               seen.add(other.submit(() -> self[0].healthy()).get(5, TimeUnit.SECONDS));
