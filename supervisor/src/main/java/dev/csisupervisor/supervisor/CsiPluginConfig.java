@@ -58,16 +58,8 @@ public record CsiPluginConfig(
       throw new IllegalArgumentException(
           "mountDir must be an absolute path without '..', got " + Printable.quote(mountDir));
     }
-    checkNotNegative("healthTimeout", healthTimeout);
-    checkPositive("probeInterval", probeInterval);
-    checkPositive("probeTimeout", probeTimeout);
+    checkProbeTiming(healthTimeout, probeInterval, probeTimeout, initialBackoff, maxBackoff);
     checkPositive("fingerprintTimeout", fingerprintTimeout);
-    checkPositive("initialBackoff", initialBackoff);
-    checkPositive("maxBackoff", maxBackoff);
-    if (maxBackoff.compareTo(initialBackoff) < 0) {
-      throw new IllegalArgumentException(
-          "maxBackoff " + maxBackoff + " must be >= initialBackoff " + initialBackoff);
-    }
     if (externalSocket != null) {
       if (!externalSocket.isAbsolute()) {
         throw new IllegalArgumentException(
@@ -91,6 +83,27 @@ public record CsiPluginConfig(
 
   public Optional<Path> external() {
     return Optional.ofNullable(externalSocket);
+  }
+
+  /**
+   * The rules for the probe timing components, with this record's messages, for a config that
+   * holds them before a {@code CsiPluginConfig} is built (the agent's probe settings): the health
+   * timeout not negative, the other durations positive, and the backoff's cap not below its start.
+   *
+   * @throws NullPointerException naming the component that is null
+   * @throws IllegalArgumentException naming the component and its value
+   */
+  public static void checkProbeTiming(Duration healthTimeout, Duration probeInterval,
+      Duration probeTimeout, Duration initialBackoff, Duration maxBackoff) {
+    checkNotNegative("healthTimeout", healthTimeout);
+    checkPositive("probeInterval", probeInterval);
+    checkPositive("probeTimeout", probeTimeout);
+    checkPositive("initialBackoff", initialBackoff);
+    checkPositive("maxBackoff", maxBackoff);
+    if (maxBackoff.compareTo(initialBackoff) < 0) {
+      throw new IllegalArgumentException(
+          "maxBackoff " + maxBackoff + " must be >= initialBackoff " + initialBackoff);
+    }
   }
 
   private static void checkPositive(String field, Duration d) {
