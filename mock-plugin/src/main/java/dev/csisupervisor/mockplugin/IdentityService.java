@@ -1,18 +1,13 @@
 package dev.csisupervisor.mockplugin;
 
 import com.google.protobuf.BoolValue;
-import dev.csisupervisor.csi.v1.GetPluginCapabilitiesRequest;
-import dev.csisupervisor.csi.v1.GetPluginCapabilitiesResponse;
-import dev.csisupervisor.csi.v1.GetPluginInfoRequest;
-import dev.csisupervisor.csi.v1.GetPluginInfoResponse;
-import dev.csisupervisor.csi.v1.IdentityGrpc;
 import dev.csisupervisor.csi.v1.ProbeRequest;
 import dev.csisupervisor.csi.v1.ProbeResponse;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 
-/** The CSI Identity service, answering from the {@link Script}. Runs on the event loop; never blocks. */
-final class IdentityService extends IdentityGrpc.IdentityImplBase {
+/** The CSI Identity Probe, answering as the {@link Script} says. Runs on the event loop; never blocks. */
+final class IdentityService {
 
   private final Script script;
   private final Responder responder;
@@ -22,21 +17,8 @@ final class IdentityService extends IdentityGrpc.IdentityImplBase {
     this.responder = responder;
   }
 
-  @Override
-  public void getPluginInfo(GetPluginInfoRequest request, StreamObserver<GetPluginInfoResponse> observer) {
-    responder.reply(observer, script.pluginInfo());
-  }
-
-  @Override
-  public void getPluginCapabilities(
-      GetPluginCapabilitiesRequest request, StreamObserver<GetPluginCapabilitiesResponse> observer) {
-    responder.reply(observer, GetPluginCapabilitiesResponse.newBuilder()
-        .addAllCapabilities(script.pluginCapabilities())
-        .build());
-  }
-
-  @Override
-  public void probe(ProbeRequest request, StreamObserver<ProbeResponse> observer) {
+  /** Probe: counted, then hung, failed or answered with the readiness of the moment, as scripted. */
+  void probe(ProbeRequest request, StreamObserver<ProbeResponse> observer) {
     script.countProbe();
     script.beforeProbe();
     // A hung probe keeps its observer and returns: the event loop stays free.

@@ -1,8 +1,11 @@
 package dev.csisupervisor.mockplugin;
 
+import dev.csisupervisor.csi.v1.ControllerGrpc;
 import dev.csisupervisor.csi.v1.ControllerServiceCapability;
 import dev.csisupervisor.csi.v1.GetPluginInfoResponse;
+import dev.csisupervisor.csi.v1.IdentityGrpc;
 import dev.csisupervisor.csi.v1.NodeGetInfoResponse;
+import dev.csisupervisor.csi.v1.NodeGrpc;
 import dev.csisupervisor.csi.v1.NodeServiceCapability;
 import dev.csisupervisor.csi.v1.PluginCapability;
 import dev.csisupervisor.csi.v1.ProbeResponse;
@@ -143,6 +146,7 @@ public final class MockCsiPlugin implements AutoCloseable {
       EventLoopGroup group = sharedGroup != null ? sharedGroup : newOwnedGroup();
       Responder responder = new Responder(script, group);
       IdentityService identityService = new IdentityService(script, responder);
+      ServiceTable services = new CsiServices(script, driver, identityService).table(responder);
       ConnectionKiller killer = new ConnectionKiller();
       NettyServerBuilder builder = NettyServerBuilder.forAddress(new DomainSocketAddress(socket.toString()))
           .channelFactory(killer)
@@ -152,12 +156,12 @@ public final class MockCsiPlugin implements AutoCloseable {
           // and Netty would warn on every connection.
           .withChildOption(ChannelOption.SO_KEEPALIVE, null)
           .directExecutor()
-          .addService(identityService);
+          .addService(services.service(IdentityGrpc.getServiceDescriptor()));
       if (mode.servesController()) {
-        builder.addService(new ControllerService(script, responder, driver));
+        builder.addService(services.service(ControllerGrpc.getServiceDescriptor()));
       }
       if (mode.servesNode()) {
-        builder.addService(new NodeService(script, responder, driver));
+        builder.addService(services.service(NodeGrpc.getServiceDescriptor()));
       }
       if (initialReadyAfter != null && !initialReadyAfter.isZero()) {
         script.readyAfter(initialReadyAfter);

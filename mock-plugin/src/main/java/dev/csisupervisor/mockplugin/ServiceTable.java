@@ -1,0 +1,59 @@
+package dev.csisupervisor.mockplugin;
+
+import io.grpc.MethodDescriptor;
+import io.grpc.ServerMethodDefinition;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.ServiceDescriptor;
+import io.grpc.stub.ServerCalls;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+/**
+ * gRPC unary methods bound from a table of rows, one per RPC: the method and what answers it.
+ * Answers go through the {@link Responder} (scripted latency, failures as statuses). Handlers run
+ * on the event loop and must not block. Not thread-safe while rows are added; build the services
+ * before serving them.
+ */
+final class ServiceTable {
+
+  private final Responder responder;
+  private final List<ServerMethodDefinition<?, ?>> rows = new ArrayList<>();
+
+  ServiceTable(Responder responder) {
+    this.responder = responder;
+  }
+
+  /** {@code method} replies with what {@code call} returns for the request, or fails with the status it throws. */
+  <Q, R> ServiceTable answer(MethodDescriptor<Q, R> method, Function<Q, R> call) {
+    return bind(method, (request, observer) -> responder.answer(observer, () -> call.apply(request)));
+  }
+
+  /** {@code method} replies with what {@code value} holds at the time of the call, whatever the request. */
+  <Q, R> ServiceTable reply(MethodDescriptor<Q, R> method, Supplier<R> value) {
+    return bind(method, (request, observer) -> responder.reply(observer, value.get()));
+  }
+
+  /** {@code method} is handled by {@code handler}, which completes the call itself. */
+  <Q, R> ServiceTable bind(MethodDescriptor<Q, R> method, ServerCalls.UnaryMethod<Q, R> handler) {
+    rows.add(ServerMethodDefinition.create(method, ServerCalls.asyncUnaryCall(handler)));
+    return this;
+  }
+
+  /**
+   * The rows of one service, as a definition to add to a server.
+   *
+   * @throws IllegalStateException if a method of the service has no row: none is left to answer
+   *     {@code UNIMPLEMENTED} by omission
+   */
+  ServerServiceDefinition service(ServiceDescriptor descriptor) {
+    ServerServiceDefinition.Builder service = ServerServiceDefinition.builder(descriptor);
+    for (ServerMethodDefinition<?, ?> row : rows) {
+      if (row.getMethodDescriptor().getServiceName().equals(descriptor.getName())) {
+        service.addMethod(row);
+      }
+    }
+    return service.build();
+  }
+}
