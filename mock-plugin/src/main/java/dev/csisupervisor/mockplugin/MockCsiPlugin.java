@@ -412,40 +412,40 @@ public final class MockCsiPlugin implements AutoCloseable {
 
   /** Plugin capabilities of the {@code Service} kind, as raw numbers (unknown numbers are sent as they are). */
   public void setPluginCapabilities(int... serviceTypes) {
-    script.setPluginCapabilities(Capabilities.pluginServices(serviceTypes));
+    script.setPluginCapabilities(Capabilities.PLUGIN.of(serviceTypes));
   }
 
   public void setPluginCapabilities(PluginCapability.Service.Type... serviceTypes) {
-    script.setPluginCapabilities(Capabilities.pluginServices(serviceTypes));
+    script.setPluginCapabilities(Capabilities.PLUGIN.of(serviceTypes));
   }
 
   /** Plugin capabilities as full messages (e.g. {@code VolumeExpansion}). */
   public void setPluginCapabilities(Collection<PluginCapability> capabilities) {
-    script.setPluginCapabilities(Capabilities.copy("pluginCapabilities", capabilities));
+    script.setPluginCapabilities(Capabilities.PLUGIN.copy(capabilities));
   }
 
   public void setControllerCapabilities(int... rpcTypes) {
-    script.setControllerCapabilities(Capabilities.controller(rpcTypes));
+    script.setControllerCapabilities(Capabilities.CONTROLLER.of(rpcTypes));
   }
 
   public void setControllerCapabilities(ControllerServiceCapability.RPC.Type... rpcTypes) {
-    script.setControllerCapabilities(Capabilities.controller(rpcTypes));
+    script.setControllerCapabilities(Capabilities.CONTROLLER.of(rpcTypes));
   }
 
   public void setControllerCapabilities(Collection<ControllerServiceCapability> capabilities) {
-    script.setControllerCapabilities(Capabilities.copy("controllerCapabilities", capabilities));
+    script.setControllerCapabilities(Capabilities.CONTROLLER.copy(capabilities));
   }
 
   public void setNodeCapabilities(int... rpcTypes) {
-    script.setNodeCapabilities(Capabilities.node(rpcTypes));
+    script.setNodeCapabilities(Capabilities.NODE.of(rpcTypes));
   }
 
   public void setNodeCapabilities(NodeServiceCapability.RPC.Type... rpcTypes) {
-    script.setNodeCapabilities(Capabilities.node(rpcTypes));
+    script.setNodeCapabilities(Capabilities.NODE.of(rpcTypes));
   }
 
   public void setNodeCapabilities(Collection<NodeServiceCapability> capabilities) {
-    script.setNodeCapabilities(Capabilities.copy("nodeCapabilities", capabilities));
+    script.setNodeCapabilities(Capabilities.NODE.copy(capabilities));
   }
 
   /** Shorthand for {@link #setPluginCapabilities(PluginCapability.Service.Type...)}. */
@@ -505,7 +505,7 @@ public final class MockCsiPlugin implements AutoCloseable {
 
   private static List<PluginCapability> defaultPluginCapabilities(MockMode mode) {
     return mode.servesController()
-        ? Capabilities.pluginServices(PluginCapability.Service.Type.CONTROLLER_SERVICE)
+        ? Capabilities.PLUGIN.of(PluginCapability.Service.Type.CONTROLLER_SERVICE)
         : List.of();
   }
 
@@ -539,11 +539,11 @@ public final class MockCsiPlugin implements AutoCloseable {
     private boolean createParentDirs;
     private Map<String, String> manifest = Map.of();
     private List<PluginCapability> pluginCapabilities; // null: the mode's default
-    private List<ControllerServiceCapability> controllerCapabilities = Capabilities.controller(
+    private List<ControllerServiceCapability> controllerCapabilities = Capabilities.CONTROLLER.of(
         ControllerServiceCapability.RPC.Type.CREATE_DELETE_VOLUME,
         ControllerServiceCapability.RPC.Type.PUBLISH_UNPUBLISH_VOLUME);
     private List<NodeServiceCapability> nodeCapabilities =
-        Capabilities.node(NodeServiceCapability.RPC.Type.STAGE_UNSTAGE_VOLUME);
+        Capabilities.NODE.of(NodeServiceCapability.RPC.Type.STAGE_UNSTAGE_VOLUME);
     private String nodeId = "node-1";
     private long maxVolumesPerNode;
     private Map<String, String> accessibleTopology = Map.of();
@@ -609,50 +609,50 @@ public final class MockCsiPlugin implements AutoCloseable {
      * wire as they are. Default: {@code CONTROLLER_SERVICE} if the mode serves Controller, else none.
      */
     public Builder pluginCapabilities(int... serviceTypes) {
-      this.pluginCapabilities = Capabilities.pluginServices(serviceTypes);
+      this.pluginCapabilities = Capabilities.PLUGIN.of(serviceTypes);
       return this;
     }
 
     public Builder pluginCapabilities(PluginCapability.Service.Type... serviceTypes) {
-      this.pluginCapabilities = Capabilities.pluginServices(serviceTypes);
+      this.pluginCapabilities = Capabilities.PLUGIN.of(serviceTypes);
       return this;
     }
 
     /** Plugin capabilities as full messages, e.g. with {@code VolumeExpansion}; empty for none. */
     public Builder pluginCapabilities(Collection<PluginCapability> capabilities) {
-      this.pluginCapabilities = Capabilities.copy("pluginCapabilities", capabilities);
+      this.pluginCapabilities = Capabilities.PLUGIN.copy(capabilities);
       return this;
     }
 
     /** Default: CREATE_DELETE_VOLUME, PUBLISH_UNPUBLISH_VOLUME. */
     public Builder controllerCapabilities(int... rpcTypes) {
-      this.controllerCapabilities = Capabilities.controller(rpcTypes);
+      this.controllerCapabilities = Capabilities.CONTROLLER.of(rpcTypes);
       return this;
     }
 
     public Builder controllerCapabilities(ControllerServiceCapability.RPC.Type... rpcTypes) {
-      this.controllerCapabilities = Capabilities.controller(rpcTypes);
+      this.controllerCapabilities = Capabilities.CONTROLLER.of(rpcTypes);
       return this;
     }
 
     public Builder controllerCapabilities(Collection<ControllerServiceCapability> capabilities) {
-      this.controllerCapabilities = Capabilities.copy("controllerCapabilities", capabilities);
+      this.controllerCapabilities = Capabilities.CONTROLLER.copy(capabilities);
       return this;
     }
 
     /** Default: STAGE_UNSTAGE_VOLUME. */
     public Builder nodeCapabilities(int... rpcTypes) {
-      this.nodeCapabilities = Capabilities.node(rpcTypes);
+      this.nodeCapabilities = Capabilities.NODE.of(rpcTypes);
       return this;
     }
 
     public Builder nodeCapabilities(NodeServiceCapability.RPC.Type... rpcTypes) {
-      this.nodeCapabilities = Capabilities.node(rpcTypes);
+      this.nodeCapabilities = Capabilities.NODE.of(rpcTypes);
       return this;
     }
 
     public Builder nodeCapabilities(Collection<NodeServiceCapability> capabilities) {
-      this.nodeCapabilities = Capabilities.copy("nodeCapabilities", capabilities);
+      this.nodeCapabilities = Capabilities.NODE.copy(capabilities);
       return this;
     }
 
@@ -695,12 +695,12 @@ public final class MockCsiPlugin implements AutoCloseable {
     public Builder allCapabilities() {
       List<PluginCapability> plugin = new java.util.ArrayList<>();
       if (mode.servesController()) {
-        plugin.addAll(Capabilities.pluginServices(PluginCapability.Service.Type.CONTROLLER_SERVICE));
+        plugin.addAll(Capabilities.PLUGIN.of(PluginCapability.Service.Type.CONTROLLER_SERVICE));
       }
       plugin.add(PluginCapability.newBuilder().setVolumeExpansion(PluginCapability.VolumeExpansion.newBuilder()
           .setType(PluginCapability.VolumeExpansion.Type.ONLINE)).build());
       this.pluginCapabilities = List.copyOf(plugin);
-      this.controllerCapabilities = Capabilities.controller(
+      this.controllerCapabilities = Capabilities.CONTROLLER.of(
           ControllerServiceCapability.RPC.Type.CREATE_DELETE_VOLUME,
           ControllerServiceCapability.RPC.Type.PUBLISH_UNPUBLISH_VOLUME,
           ControllerServiceCapability.RPC.Type.LIST_VOLUMES,
@@ -716,7 +716,7 @@ public final class MockCsiPlugin implements AutoCloseable {
           // GET_SNAPSHOT is implemented but not advertised: csi-sanity v5.3.1 does not
           // know it yet and fails a plugin that advertises it.
           ControllerServiceCapability.RPC.Type.SINGLE_NODE_MULTI_WRITER);
-      this.nodeCapabilities = Capabilities.node(
+      this.nodeCapabilities = Capabilities.NODE.of(
           NodeServiceCapability.RPC.Type.STAGE_UNSTAGE_VOLUME,
           NodeServiceCapability.RPC.Type.GET_VOLUME_STATS,
           NodeServiceCapability.RPC.Type.EXPAND_VOLUME,

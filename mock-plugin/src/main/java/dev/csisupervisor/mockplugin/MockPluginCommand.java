@@ -201,13 +201,13 @@ final class MockPluginCommand implements Callable<Integer> {
     }
     if (unknownCapabilities) {
       List<PluginCapability> p = new ArrayList<>(script.pluginCapabilities());
-      p.addAll(Capabilities.pluginServices(42));
+      p.addAll(Capabilities.PLUGIN.of(42));
       script.setPluginCapabilities(p);
       List<ControllerServiceCapability> c = new ArrayList<>(script.controllerCapabilities());
-      c.addAll(Capabilities.controller(99));
+      c.addAll(Capabilities.CONTROLLER.of(99));
       script.setControllerCapabilities(c);
       List<NodeServiceCapability> n = new ArrayList<>(script.nodeCapabilities());
-      n.addAll(Capabilities.node(77));
+      n.addAll(Capabilities.NODE.of(77));
       script.setNodeCapabilities(n);
     }
     // Script faults before binding, so no client ever sees the plugin without them.
