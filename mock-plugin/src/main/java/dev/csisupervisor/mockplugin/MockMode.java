@@ -10,27 +10,25 @@ package dev.csisupervisor.mockplugin;
  */
 public enum MockMode {
   /** Identity + Controller. Reports the {@code CONTROLLER_SERVICE} plugin capability. */
-  CONTROLLER(true, false),
+  CONTROLLER,
   /** Identity + Node. */
-  NODE(false, true),
+  NODE,
   /** Identity + Controller + Node, like a plugin deployed as one process on every node. */
-  MONOLITH(true, true);
-
-  private final boolean servesController;
-  private final boolean servesNode;
-
-  MockMode(boolean servesController, boolean servesNode) {
-    this.servesController = servesController;
-    this.servesNode = servesNode;
-  }
+  MONOLITH;
 
   /** Whether the Controller service is bound in this mode. */
   public boolean servesController() {
-    return servesController;
+    return switch (this) {
+      case CONTROLLER, MONOLITH -> true;
+      case NODE -> false;
+    };
   }
 
   /** Whether the Node service is bound in this mode. */
   public boolean servesNode() {
-    return servesNode;
+    return switch (this) {
+      case NODE, MONOLITH -> true;
+      case CONTROLLER -> false;
+    };
   }
 }
