@@ -89,9 +89,7 @@ final class InMemoryDriver {
     final String id;
     final String name;
     long capacity;
-    final Map<String, String> context;
     final VolumeContentSource source; // null if none
-    final List<VolumeCapability> capabilities;
     /** node id -> readonly flag of its ControllerPublishVolume */
     final Map<String, Boolean> publishedTo = new LinkedHashMap<>();
     /** staging paths on this node */
@@ -99,21 +97,18 @@ final class InMemoryDriver {
     /** target path -> readonly */
     final Map<String, Boolean> publishedAt = new LinkedHashMap<>();
 
-    VolumeState(String id, String name, long capacity, Map<String, String> context,
-        VolumeContentSource source, List<VolumeCapability> capabilities) {
+    VolumeState(String id, String name, long capacity, VolumeContentSource source) {
       this.id = id;
       this.name = name;
       this.capacity = capacity;
-      this.context = context;
       this.source = source;
-      this.capabilities = capabilities;
     }
 
     Volume toProto() {
       Volume.Builder v = Volume.newBuilder()
           .setVolumeId(id)
           .setCapacityBytes(capacity)
-          .putAllVolumeContext(context);
+          .putVolumeContext("name", name);
       if (source != null) {
         v.setContentSource(source);
       }
@@ -204,9 +199,7 @@ final class InMemoryDriver {
             .asRuntimeException();
       }
       String id = "vol-" + (nextId++);
-      Map<String, String> context = Map.of("name", name);
-      VolumeState v = new VolumeState(id, name, capacity, context, source,
-          List.copyOf(r.getVolumeCapabilitiesList()));
+      VolumeState v = new VolumeState(id, name, capacity, source);
       volumes.put(id, v);
       return CreateVolumeResponse.newBuilder().setVolume(v.toProto()).build();
     }
