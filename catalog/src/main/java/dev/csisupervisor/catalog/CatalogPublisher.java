@@ -1,5 +1,6 @@
 package dev.csisupervisor.catalog;
 
+import dev.csisupervisor.common.Bounds;
 import dev.csisupervisor.registry.PluginRegistry;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -99,19 +100,13 @@ public interface CatalogPublisher extends AutoCloseable {
 
     /** How many changed keys may wait for etcd before the backlog is replaced by a full reconcile (default 10,000). */
     public Builder maxBacklog(int maxBacklog) {
-      if (maxBacklog < 1) {
-        throw new IllegalArgumentException("maxBacklog must be >= 1, got " + maxBacklog);
-      }
-      this.maxBacklog = maxBacklog;
+      this.maxBacklog = Bounds.atLeast(maxBacklog, 1, "maxBacklog");
       return this;
     }
 
     /** Keys written per etcd transaction (1 to 128, etcd's default limit; default 64). */
     public Builder batchSize(int batchSize) {
-      if (batchSize < 1 || batchSize > 128) {
-        throw new IllegalArgumentException("batchSize must be 1 to 128, got " + batchSize);
-      }
-      this.batchSize = batchSize;
+      this.batchSize = Bounds.between(batchSize, 1, 128, "batchSize");
       return this;
     }
 

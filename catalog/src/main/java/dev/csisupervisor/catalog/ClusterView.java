@@ -1,5 +1,6 @@
 package dev.csisupervisor.catalog;
 
+import dev.csisupervisor.common.Bounds;
 import java.time.Duration;
 import java.util.concurrent.Executor;
 
@@ -68,10 +69,7 @@ public interface ClusterView extends AutoCloseable {
 
     /** How many undelivered changes a subscriber may queue before it is dropped as lagged (default 100,000). */
     public Builder maxSubscriberBacklog(int max) {
-      if (max < 1) {
-        throw new IllegalArgumentException("maxSubscriberBacklog must be >= 1, got " + max);
-      }
-      this.maxSubscriberBacklog = max;
+      this.maxSubscriberBacklog = Bounds.atLeast(max, 1, "maxSubscriberBacklog");
       return this;
     }
 

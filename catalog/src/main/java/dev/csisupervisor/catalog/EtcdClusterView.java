@@ -330,21 +330,26 @@ final class EtcdClusterView implements ClusterView {
   }
 
   private void putPlugin(long rev, String key, CatalogEntry e) {
-    CatalogEntry old = plugins.put(key, e);
-    if (old == null) {
-      emit(rev, ClusterEvent.Kind.PLUGIN_ADDED, e, null);
-    } else if (!old.equals(e)) {
-      emit(rev, ClusterEvent.Kind.PLUGIN_UPDATED, e, null);
+    ClusterEvent.Kind kind = change(plugins.put(key, e), e, ClusterEvent.Kind.PLUGIN_ADDED,
+        ClusterEvent.Kind.PLUGIN_UPDATED);
+    if (kind != null) {
+      emit(rev, kind, e, null);
     }
   }
 
   private void putNode(long rev, String key, NodeEntry e) {
-    NodeEntry old = nodes.put(key, e);
-    if (old == null) {
-      emit(rev, ClusterEvent.Kind.NODE_ADDED, null, e);
-    } else if (!old.equals(e)) {
-      emit(rev, ClusterEvent.Kind.NODE_UPDATED, null, e);
+    ClusterEvent.Kind kind = change(nodes.put(key, e), e, ClusterEvent.Kind.NODE_ADDED, ClusterEvent.Kind.NODE_UPDATED);
+    if (kind != null) {
+      emit(rev, kind, null, e);
     }
+  }
+
+  /** What putting {@code now} where {@code old} was (null: nothing) is: added, updated, or null if it is the same. */
+  private static ClusterEvent.Kind change(Object old, Object now, ClusterEvent.Kind added, ClusterEvent.Kind updated) {
+    if (old == null) {
+      return added;
+    }
+    return old.equals(now) ? null : updated;
   }
 
   /** Under the lock: number the change; {@link #deliver()} hands it out after the lock is released. */

@@ -85,6 +85,13 @@ class ClusterCatalogTest {
     return p;
   }
 
+  /** A started publisher of {@code r} as {@code nodeId}, once it has published everything. */
+  private CatalogPublisher publishedInSync(PluginRegistry r, String nodeId) throws InterruptedException {
+    CatalogPublisher p = publisher(r, nodeId, etcd.endpoint());
+    assertTrue(p.awaitInSync(Duration.ofSeconds(10)), "publisher in sync");
+    return p;
+  }
+
   private EtcdClusterView view(Duration initialBackoff) throws InterruptedException {
     EtcdClusterView v = (EtcdClusterView) track(ClusterView.builder().etcd(EtcdOptions.of(etcd.endpoint())).prefix(prefix)
         .backoff(initialBackoff, initialBackoff.multipliedBy(2)).build());
@@ -273,8 +280,7 @@ class ClusterCatalogTest {
   @Test
   void watchResumeAfterCompaction_reListsAndSubscribersStayExact() throws Exception {
     PluginRegistry r1 = registry("n1", "node:ebs,node:nfs");
-    CatalogPublisher p1 = publisher(r1, "n1", etcd.endpoint());
-    assertTrue(p1.awaitInSync(Duration.ofSeconds(10)));
+    CatalogPublisher p1 = publishedInSync(r1, "n1");
     // A long first backoff leaves a window to change and compact etcd before the view comes back.
     EtcdClusterView v = view(Duration.ofSeconds(3));
     var exec = Executors.newSingleThreadExecutor();
@@ -357,8 +363,7 @@ class ClusterCatalogTest {
   @Test
   void leaseLostBehindItsBack_nodeGrantsANewOneAndRepublishes() throws Exception {
     PluginRegistry r = registry("n1", "node:ebs,controller:ebs");
-    CatalogPublisher p = publisher(r, "n1", etcd.endpoint());
-    assertTrue(p.awaitInSync(Duration.ofSeconds(10)));
+    CatalogPublisher p = publishedInSync(r, "n1");
     EtcdClusterView v = view(Duration.ofMillis(100));
     long lease = p.status().leaseId();
     try (EtcdClient side = new EtcdClient(EtcdOptions.of(etcd.endpoint()))) {
@@ -372,8 +377,7 @@ class ClusterCatalogTest {
   @Test
   void close_revokesTheLease_nodeLeavesAtOnce() throws Exception {
     PluginRegistry r = registry("n1", "node:ebs,controller:ebs");
-    CatalogPublisher p = publisher(r, "n1", etcd.endpoint());
-    assertTrue(p.awaitInSync(Duration.ofSeconds(10)));
+    CatalogPublisher p = publishedInSync(r, "n1");
     EtcdClusterView v = view(Duration.ofMillis(100));
     assertEquals(2, v.snapshot().entries().size());
     long t0 = System.nanoTime();

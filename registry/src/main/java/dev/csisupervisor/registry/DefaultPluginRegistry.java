@@ -114,26 +114,25 @@ final class DefaultPluginRegistry implements PluginRegistry {
     List<RestoreProblem> problems = new ArrayList<>();
     long maxOrder = 0;
     // Decode in slices, in parallel for a large state (each slice with its own interner), then index in order.
-    @SuppressWarnings("unchecked")
-    Map.Entry<String, byte[]>[] all = records.entrySet().toArray(new Map.Entry[0]);
-    Object[] decoded = new Object[all.length]; // a Decoded, or the RecordFormatException, or null: not a plugin
-    int slices = all.length < PARALLEL_RESTORE_MIN ? 1 : Math.min(4, Runtime.getRuntime().availableProcessors());
+    List<Map.Entry<String, byte[]>> all = List.copyOf(records.entrySet());
+    Object[] decoded = new Object[all.size()]; // a Decoded, or the RecordFormatException, or null: not a plugin
+    int slices = all.size() < PARALLEL_RESTORE_MIN ? 1 : Math.min(4, Runtime.getRuntime().availableProcessors());
     java.util.stream.IntStream range = java.util.stream.IntStream.range(0, slices);
     (slices > 1 ? range.parallel() : range).forEach(slice -> {
       Interner interner = new Interner();
-      for (int i = slice * all.length / slices, to = (slice + 1) * all.length / slices; i < to; i++) {
-        String key = all[i].getKey();
+      for (int i = slice * all.size() / slices, to = (slice + 1) * all.size() / slices; i < to; i++) {
+        String key = all.get(i).getKey();
         if (key.startsWith(PluginKey.STORE_PREFIX)) {
           try {
-            decoded[i] = PluginRecordCodec.decodeRestored(key, all[i].getValue(), interner);
+            decoded[i] = PluginRecordCodec.decodeRestored(key, all.get(i).getValue(), interner);
           } catch (RecordFormatException e) {
             decoded[i] = e;
           }
         }
       }
     });
-    for (int i = 0; i < all.length; i++) {
-      String key = all[i].getKey();
+    for (int i = 0; i < all.size(); i++) {
+      String key = all.get(i).getKey();
       try {
         if (decoded[i] instanceof PluginRecordCodec.Decoded d) {
           entries.put(d.info().key(), new Entry(d.info(), d.registrationOrder()));
@@ -145,7 +144,7 @@ final class DefaultPluginRegistry implements PluginRegistry {
           if (type.isEmpty()) {
             throw new RecordFormatException("not a plugin type this agent knows");
           }
-          sequences.merge(type.get(), SequenceRecord.decode(all[i].getValue()), Math::max);
+          sequences.merge(type.get(), SequenceRecord.decode(all.get(i).getValue()), Math::max);
         } else {
           log.debug("ignoring state record {}: not a plugin registration", key);
         }

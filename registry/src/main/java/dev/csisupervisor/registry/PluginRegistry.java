@@ -1,5 +1,6 @@
 package dev.csisupervisor.registry;
 
+import dev.csisupervisor.common.Bounds;
 import dev.csisupervisor.state.StateStore;
 import dev.csisupervisor.state.StateStoreException;
 import java.time.Clock;
@@ -164,10 +165,7 @@ public interface PluginRegistry extends AutoCloseable {
 
     /** How many undelivered events a subscriber may queue before it is dropped as lagged (default 10,000). */
     public Builder maxSubscriberBacklog(int maxSubscriberBacklog) {
-      if (maxSubscriberBacklog < 1) {
-        throw new IllegalArgumentException("maxSubscriberBacklog must be >= 1, got " + maxSubscriberBacklog);
-      }
-      this.maxSubscriberBacklog = maxSubscriberBacklog;
+      this.maxSubscriberBacklog = Bounds.atLeast(maxSubscriberBacklog, 1, "maxSubscriberBacklog");
       return this;
     }
 
@@ -183,22 +181,14 @@ public interface PluginRegistry extends AutoCloseable {
      * retried after another grace period.
      */
     public Builder restoreGracePeriod(Duration gracePeriod, ScheduledExecutorService scheduler) {
-      Checks.notNull(gracePeriod, "gracePeriod");
-      if (gracePeriod.isNegative() || gracePeriod.isZero()) {
-        throw new IllegalArgumentException("gracePeriod must be positive, got " + gracePeriod);
-      }
-      this.restoreGracePeriod = gracePeriod;
+      this.restoreGracePeriod = Bounds.positive(Checks.notNull(gracePeriod, "gracePeriod"), "gracePeriod");
       this.graceScheduler = Checks.notNull(scheduler, "scheduler");
       return this;
     }
 
     /** How long {@code close()} waits for a listener call already running (default 5 s). */
     public Builder closeTimeout(Duration closeTimeout) {
-      Checks.notNull(closeTimeout, "closeTimeout");
-      if (closeTimeout.isNegative()) {
-        throw new IllegalArgumentException("closeTimeout must not be negative, got " + closeTimeout);
-      }
-      this.closeTimeout = closeTimeout;
+      this.closeTimeout = Bounds.notNegative(Checks.notNull(closeTimeout, "closeTimeout"), "closeTimeout");
       return this;
     }
 

@@ -28,6 +28,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -91,6 +92,29 @@ abstract class PluginRegistryContractTest {
     return l;
   }
 
+  /** Registers {@code p}, then subscribes to its type: a subscriber whose snapshot already holds {@code p}. */
+  RecordingListener subscribeAfterRegistering(PluginInfo p) {
+    registry.register(p);
+    return subscribe(p.type());
+  }
+
+  /** {@code e} is the given change and the only event {@code l} has received. */
+  private static void assertOnlyEvent(RecordingListener l, PluginEvent e, Kind kind, long sequence, PluginInfo plugin) {
+    assertEquals(kind, e.kind());
+    assertEquals(sequence, e.sequence());
+    assertEquals(plugin, e.plugin());
+    assertEquals(List.of(e), l.events());
+  }
+
+  /** {@code call} returns no event, commits nothing and delivers nothing to {@code l}. */
+  private void assertNoOp(RecordingListener l, Supplier<Optional<PluginEvent>> call) {
+    int commits = store.commits().size();
+    int events = l.events().size();
+    assertTrue(call.get().isEmpty(), "no event");
+    assertEquals(commits, store.commits().size(), "no commit");
+    assertEquals(events, l.events().size(), "nothing delivered");
+  }
+
   Map<String, PluginInfo> storedRecords() {
     Map<String, PluginInfo> result = new java.util.TreeMap<>();
     store.loadAll().forEach((k, v) -> {
@@ -112,43 +136,33 @@ abstract class PluginRegistryContractTest {
   void registerNew_emitsRegistered_persistsAndLists() {
     RecordingListener l = subscribe(CSI_NODE);
     PluginEvent e = registry.register(node("ebs", "a1")).orElseThrow();
-    assertEquals(Kind.REGISTERED, e.kind());
-    assertEquals(1, e.sequence());
+    assertOnlyEvent(l, e, Kind.REGISTERED, 1, node("ebs", "a1"));
     assertEquals(CSI_NODE, e.type());
     assertEquals(clock.instant(), e.time());
-    assertEquals(node("ebs", "a1"), e.plugin());
     assertEquals(List.of(node("ebs", "a1")), registry.list(CSI_NODE));
     assertEquals(List.of(), registry.list(CSI_CONTROLLER));
     assertEquals(Map.of("plugin/csi-node/ebs/a1", node("ebs", "a1")), storedRecords());
-    assertEquals(List.of(e), l.events());
   }
 
   @Test
   void reRegisterSameContent_isNoOp_withoutEventOrCommit() {
-    registry.register(node("ebs", "a1"));
-    RecordingListener l = subscribe(CSI_NODE);
-    int commits = store.commits().size();
-    assertTrue(registry.register(node("ebs", "a1")).isEmpty());
+    RecordingListener l = subscribeAfterRegistering(node("ebs", "a1"));
+    assertNoOp(l, () -> registry.register(node("ebs", "a1")));
     // A later probe reporting the same health at a later time is the same content too.
     PluginInfo later = node("ebs", "a1").withHealth(PluginHealth.healthy(T0.plusSeconds(60)));
-    assertTrue(registry.register(later).isEmpty());
-    assertEquals(commits, store.commits().size());
+    assertNoOp(l, () -> registry.register(later));
     assertEquals(List.of(), l.events());
     assertEquals(T0, registry.find(CSI_NODE, "ebs").orElseThrow().health().since());
   }
 
   @Test
   void reRegisterWithNewVersion_emitsUpdated() {
-    registry.register(node("ebs", "a1"));
-    RecordingListener l = subscribe(CSI_NODE);
+    RecordingListener l = subscribeAfterRegistering(node("ebs", "a1"));
     PluginInfo v2 = node("ebs", "a1").withVersion("2.0.0");
     PluginEvent e = registry.register(v2).orElseThrow();
-    assertEquals(Kind.UPDATED, e.kind());
-    assertEquals(2, e.sequence());
-    assertEquals(v2, e.plugin());
+    assertOnlyEvent(l, e, Kind.UPDATED, 2, v2);
     assertEquals(List.of(v2), registry.list(CSI_NODE));
     assertEquals(v2, storedRecords().get("plugin/csi-node/ebs/a1"));
-    assertEquals(List.of(e), l.events());
   }
 
   @Test
@@ -190,27 +204,22 @@ abstract class PluginRegistryContractTest {
 
   @Test
   void deregisterKnown_emitsDeregistered_andRemovesRecord() {
-    registry.register(node("ebs", "a1"));
-    RecordingListener l = subscribe(CSI_NODE);
+    RecordingListener l = subscribeAfterRegistering(node("ebs", "a1"));
     PluginEvent e = registry.deregister(CSI_NODE, "ebs", "a1").orElseThrow();
-    assertEquals(Kind.DEREGISTERED, e.kind());
-    assertEquals(2, e.sequence());
-    assertEquals(node("ebs", "a1"), e.plugin());
+    assertOnlyEvent(l, e, Kind.DEREGISTERED, 2, node("ebs", "a1"));
     assertEquals(List.of(), registry.list(CSI_NODE));
     assertEquals(Map.of(), storedRecords());
-    assertEquals(List.of(e), l.events());
   }
 
   @Test
   void deregisterUnknownAlloc_isNoOp_andNeverTouchesOtherInstance() {
-    registry.register(node("ebs", "a1"));
-    RecordingListener l = subscribe(CSI_NODE);
+    RecordingListener l = subscribeAfterRegistering(node("ebs", "a1"));
     int commits = store.commits().size();
-    assertTrue(registry.deregister(CSI_NODE, "ebs", "a2").isEmpty());
-    assertTrue(registry.deregister(CSI_NODE, "other", "a1").isEmpty());
-    assertTrue(registry.deregister(CSI_CONTROLLER, "ebs", "a1").isEmpty());
+    assertNoOp(l, () -> registry.deregister(CSI_NODE, "ebs", "a2"));
+    assertNoOp(l, () -> registry.deregister(CSI_NODE, "other", "a1"));
+    assertNoOp(l, () -> registry.deregister(CSI_CONTROLLER, "ebs", "a1"));
     assertTrue(registry.deregister(CSI_NODE, "ebs", "a1").isPresent());
-    assertTrue(registry.deregister(CSI_NODE, "ebs", "a1").isEmpty());
+    assertNoOp(l, () -> registry.deregister(CSI_NODE, "ebs", "a1"));
     assertEquals(commits + 1, store.commits().size());
     assertEquals(1, l.events().size());
   }
@@ -319,8 +328,7 @@ abstract class PluginRegistryContractTest {
 
   @Test
   void failedCommit_throws_andChangesNothing_thenSequenceContinuesWithoutGap() {
-    registry.register(node("ebs", "a1"));
-    RecordingListener l = subscribe(CSI_NODE);
+    RecordingListener l = subscribeAfterRegistering(node("ebs", "a1"));
     store.failNextCommits(3);
     assertThrows(StateStoreException.class, () -> registry.register(node("zfs", "z1")));
     assertThrows(StateStoreException.class, () -> registry.register(node("ebs", "a1").withVersion("2")));

@@ -59,9 +59,27 @@ class JournalDamageTest {
     return out;
   }
 
+  /**
+   * A crash-copied journal: its directory, its one segment, where each frame of that segment starts (and, last, where
+   * its data ends), and the records committed before the last batch.
+   */
+  private record Crashed(Path dir, Path segment, List<Integer> frameStarts, Map<String, String> beforeLast) {
+    /** The start of the last frame. */
+    int lastFrame() {
+      return frameStarts.get(frameStarts.size() - 2);
+    }
+
+    /** The end of the segment's data. */
+    int dataEnd() {
+      return frameStarts.get(frameStarts.size() - 1);
+    }
+  }
+
   /** A store with ten single-record batches and then one last batch of {@code lastBatch} records, crash-copied. */
-  private Path journalWithLastBatch(int lastBatch, Map<String, String> beforeLast) throws IOException {
+  private Crashed journalWithLastBatch(int lastBatch) throws IOException {
     Path live = tmp.resolve("live");
+    Map<String, String> beforeLast = new LinkedHashMap<>();
+    Path crashed;
     try (JournalStateStore store = JournalStateStore.open(live, strict())) {
       for (int i = 0; i < 10; i++) {
         store.put("key-" + i, bytes("value-" + i + "-".repeat(i * 9)));
@@ -72,23 +90,33 @@ class JournalDamageTest {
         last.add(new StateChange.Put("last-" + i, bytes("the last batch, record " + i)));
       }
       store.apply(last);
-      return crashCopy(live, tmp.resolve("crashed"));
+      crashed = crashCopy(live, tmp.resolve("crashed"));
     }
+    Path segment = StateFiles.segments(crashed).get(0);
+    return new Crashed(crashed, segment, frameStarts(segment), beforeLast);
+  }
+
+  /** Adds {@code delta} to the sequence of the frame at {@code frameStart} and gives it a valid CRC again. */
+  private static void shiftSequence(Path segment, int frameStart, long delta) throws IOException {
+    ByteBuffer data = ByteBuffer.wrap(Files.readAllBytes(segment));
+    int bodyLength = data.getInt(frameStart);
+    data.putLong(frameStart + 8, data.getLong(frameStart + 8) + delta);
+    data.putInt(frameStart + 4, JournalFormat.crc(data, frameStart + 8, bodyLength));
+    Files.write(segment, data.array());
   }
 
   @Test
   void tornTail_atEveryByteOffsetOfTheLastRecord_dropsExactlyThatBatch_evenInStrictMode() throws IOException {
-    Map<String, String> expected = new LinkedHashMap<>();
-    Path crashed = journalWithLastBatch(1, expected);
-    Path segment = StateFiles.segments(crashed).get(0);
-    List<Integer> starts = frameStarts(segment);
-    int lastStart = starts.get(starts.size() - 2);
-    int end = starts.get(starts.size() - 1);
+    Crashed crashed = journalWithLastBatch(1);
+    Map<String, String> expected = crashed.beforeLast();
+    Path segment = crashed.segment();
+    int lastStart = crashed.lastFrame();
+    int end = crashed.dataEnd();
     byte[] original = Files.readAllBytes(segment);
     for (int cut = lastStart; cut < end; cut++) {
       for (String how : List.of("zeros", "truncated")) {
         Path copy = tmp.resolve("torn-" + how + "-" + cut);
-        Path segCopy = crashCopy(crashed, copy).resolve("state").resolve(segment.getFileName());
+        Path segCopy = crashCopy(crashed.dir(), copy).resolve("state").resolve(segment.getFileName());
         if (how.equals("zeros")) {
           patch(segCopy, cut, new byte[end - cut]);
         } else {
@@ -116,44 +144,41 @@ class JournalDamageTest {
 
   @Test
   void tornMiddleOfTheLastBatch_dropsTheWholeBatch_neverPartOfIt() throws IOException {
-    Map<String, String> expected = new LinkedHashMap<>();
-    Path crashed = journalWithLastBatch(3, expected);
-    Path segment = StateFiles.segments(crashed).get(0);
-    List<Integer> starts = frameStarts(segment);
+    Crashed crashed = journalWithLastBatch(3);
+    List<Integer> starts = crashed.frameStarts();
     int middle = starts.get(starts.size() - 3); // the second record of the last batch
-    patch(segment, middle + 10, new byte[20]);
-    try (JournalStateStore store = JournalStateStore.open(crashed, strict())) {
-      assertEquals(expected, strings(store.loadAll()));
+    patch(crashed.segment(), middle + 10, new byte[20]);
+    try (JournalStateStore store = JournalStateStore.open(crashed.dir(), strict())) {
+      assertEquals(crashed.beforeLast(), strings(store.loadAll()));
     }
   }
 
   @Test
   void flippedBitBeforeTheTail_isCorruption_strictFailsTouchingNothing() throws IOException {
-    Path crashed = journalWithLastBatch(1, new HashMap<>());
-    Path segment = StateFiles.segments(crashed).get(0);
-    List<Integer> starts = frameStarts(segment);
-    int fifth = starts.get(4);
+    Crashed crashed = journalWithLastBatch(1);
+    Path segment = crashed.segment();
+    int fifth = crashed.frameStarts().get(4);
     byte[] b = read(segment, fifth + 30, 1);
     b[0] ^= 0x10;
     patch(segment, fifth + 30, b);
-    Map<String, byte[]> before = StateFiles.snapshot(crashed);
-    StateFileCorruptException e = assertCorrupt(crashed, "a later batch follows it intact");
+    Map<String, byte[]> before = StateFiles.snapshot(crashed.dir());
+    StateFileCorruptException e = assertCorrupt(crashed.dir(), "a later batch follows it intact");
     assertTrue(e.getMessage().contains(segment.getFileName().toString()) && e.getMessage().contains("CRC"),
         e.getMessage());
-    Map<String, byte[]> after = StateFiles.snapshot(crashed);
+    Map<String, byte[]> after = StateFiles.snapshot(crashed.dir());
     assertEquals(before.keySet(), after.keySet());
     before.forEach((k, v) -> assertArrayEquals(v, after.get(k), k));
   }
 
   @Test
   void flippedBitBeforeTheTail_notStrict_keepsWhatReadsBack_andMovesTheSegmentAside() throws IOException {
-    Path crashed = journalWithLastBatch(1, new HashMap<>());
-    Path segment = StateFiles.segments(crashed).get(0);
+    Crashed crashed = journalWithLastBatch(1);
+    Path segment = crashed.segment();
     byte[] damaged = Files.readAllBytes(segment);
-    int fifth = frameStarts(segment).get(4);
+    int fifth = crashed.frameStarts().get(4);
     damaged[fifth + 30] ^= 0x10;
     Files.write(segment, damaged);
-    try (JournalStateStore store = JournalStateStore.open(crashed, strict().withStrict(false))) {
+    try (JournalStateStore store = JournalStateStore.open(crashed.dir(), strict().withStrict(false))) {
       Map<String, String> kept = strings(store.loadAll());
       assertEquals(Map.of("key-0", "value-0", "key-1", "value-1---------", "key-2", "value-2" + "-".repeat(18),
           "key-3", "value-3" + "-".repeat(27)), kept, "the four records before the damage");
@@ -161,44 +186,30 @@ class JournalDamageTest {
       assertArrayEquals(damaged, Files.readAllBytes(moved.resolve(segment.getFileName())));
       store.put("new", bytes("works"));
     }
-    try (JournalStateStore store = JournalStateStore.open(crashed, strict())) {
+    try (JournalStateStore store = JournalStateStore.open(crashed.dir(), strict())) {
       assertEquals(5, store.loadAll().size(), "the kept records and the new one, now clean");
     }
   }
 
   @Test
   void zeroedSectorBeforeTheTail_isCorruption() throws IOException {
-    Path crashed = journalWithLastBatch(1, new HashMap<>());
-    Path segment = StateFiles.segments(crashed).get(0);
-    patch(segment, frameStarts(segment).get(3), new byte[8]); // a header zeroed: looks like the end of the data
-    assertCorrupt(crashed, "a later batch follows it intact");
+    Crashed crashed = journalWithLastBatch(1);
+    patch(crashed.segment(), crashed.frameStarts().get(3), new byte[8]); // a header zeroed: looks like the end of the data
+    assertCorrupt(crashed.dir(), "a later batch follows it intact");
   }
 
   @Test
   void sequenceGapInsideASegment_isCorruption() throws IOException {
-    Path crashed = journalWithLastBatch(1, new HashMap<>());
-    Path segment = StateFiles.segments(crashed).get(0);
-    int fifth = frameStarts(segment).get(4);
-    ByteBuffer data = ByteBuffer.wrap(Files.readAllBytes(segment));
-    int bodyLength = data.getInt(fifth);
-    data.putLong(fifth + 8, data.getLong(fifth + 8) + 1); // sequence 5 -> 6, with a valid CRC
-    data.putInt(fifth + 4, JournalFormat.crc(data, fifth + 8, bodyLength));
-    Files.write(segment, data.array());
-    assertCorrupt(crashed, "sequence 6 follows 4");
+    Crashed crashed = journalWithLastBatch(1);
+    shiftSequence(crashed.segment(), crashed.frameStarts().get(4), 1); // sequence 5 -> 6, with a valid CRC
+    assertCorrupt(crashed.dir(), "sequence 6 follows 4");
   }
 
   @Test
   void intactRecordWithTheWrongSequence_evenAsTheLastOne_isCorruption_neverATornTail() throws IOException {
-    Path crashed = journalWithLastBatch(1, new HashMap<>());
-    Path segment = StateFiles.segments(crashed).get(0);
-    List<Integer> starts = frameStarts(segment);
-    int last = starts.get(starts.size() - 2);
-    ByteBuffer data = ByteBuffer.wrap(Files.readAllBytes(segment));
-    int bodyLength = data.getInt(last);
-    data.putLong(last + 8, data.getLong(last + 8) + 5);
-    data.putInt(last + 4, JournalFormat.crc(data, last + 8, bodyLength));
-    Files.write(segment, data.array());
-    assertCorrupt(crashed, "sequence 16 follows 10");
+    Crashed crashed = journalWithLastBatch(1);
+    shiftSequence(crashed.segment(), crashed.lastFrame(), 5);
+    assertCorrupt(crashed.dir(), "sequence 16 follows 10");
   }
 
   @Test

@@ -145,6 +145,14 @@ class RandomFaultSchedulesTest {
     boolean mockRunning() {
       return mock != null && mock.isRunning();
     }
+
+    /** Stops the non-CSI server on the socket, if one is there. */
+    void closeNonCsi() throws IOException {
+      if (nonCsi != null) {
+        nonCsi.close();
+        nonCsi = null;
+      }
+    }
   }
 
   private void run(FaultHarness h, FaultSchedule schedule) throws Exception {
@@ -224,10 +232,7 @@ class RandomFaultSchedulesTest {
   }
 
   private static void startMock(FaultHarness h, World w) throws IOException {
-    if (w.nonCsi != null) {
-      w.nonCsi.close();
-      w.nonCsi = null;
-    }
+    w.closeNonCsi();
     if (w.mock != null) {
       w.mock.close(); // a no-op after a crash: the stale socket stays, and start() below replaces it
     }
@@ -320,19 +325,13 @@ class RandomFaultSchedulesTest {
         if (w.mockRunning()) {
           w.mock.crash();
         }
-        if (w.nonCsi != null) {
-          w.nonCsi.close();
-          w.nonCsi = null;
-        }
+        w.closeNonCsi();
       }
       case STOP -> {
         if (w.mockRunning()) {
           w.mock.stop();
         }
-        if (w.nonCsi != null) {
-          w.nonCsi.close();
-          w.nonCsi = null;
-        }
+        w.closeNonCsi();
         Files.deleteIfExists(w.s.socket());
       }
       case NON_CSI -> replaceByNonCsi(w);
