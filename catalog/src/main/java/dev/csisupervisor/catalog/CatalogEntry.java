@@ -1,5 +1,6 @@
 package dev.csisupervisor.catalog;
 
+import dev.csisupervisor.common.Bounds;
 import dev.csisupervisor.registry.PluginInfo;
 import dev.csisupervisor.registry.PluginType;
 import java.time.Instant;
@@ -65,9 +66,7 @@ public record CatalogEntry(
     controllerCapabilities = Set.copyOf(new TreeSet<>(nonNull(controllerCapabilities, "controllerCapabilities")));
     nodeCapabilities = Set.copyOf(new TreeSet<>(nonNull(nodeCapabilities, "nodeCapabilities")));
     csiNodeId = nonNull(csiNodeId, "csiNodeId");
-    if (maxVolumesPerNode < 0) {
-      throw new IllegalArgumentException("maxVolumesPerNode must be >= 0, got " + maxVolumesPerNode);
-    }
+    Bounds.atLeast(maxVolumesPerNode, 0, "maxVolumesPerNode");
     accessibleTopology = java.util.Collections.unmodifiableMap(new TreeMap<>(nonNull(accessibleTopology, "accessibleTopology")));
   }
 

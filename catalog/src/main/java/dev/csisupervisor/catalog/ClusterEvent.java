@@ -1,5 +1,6 @@
 package dev.csisupervisor.catalog;
 
+import dev.csisupervisor.common.Bounds;
 import java.util.Objects;
 
 /**
@@ -18,9 +19,7 @@ public record ClusterEvent(long sequence, long revision, Kind kind, CatalogEntry
   public enum Kind { NODE_ADDED, NODE_UPDATED, NODE_REMOVED, PLUGIN_ADDED, PLUGIN_UPDATED, PLUGIN_REMOVED }
 
   public ClusterEvent {
-    if (sequence < 1) {
-      throw new IllegalArgumentException("sequence must be >= 1, got " + sequence);
-    }
+    Bounds.atLeast(sequence, 1, "sequence");
     Objects.requireNonNull(kind, "kind");
     boolean pluginKind = kind.name().startsWith("PLUGIN_");
     if (pluginKind ? plugin == null || node != null : node == null || plugin != null) {

@@ -1,5 +1,6 @@
 package dev.csisupervisor.catalog;
 
+import dev.csisupervisor.common.Bounds;
 import dev.csisupervisor.registry.PluginType;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -25,9 +26,7 @@ public record ClusterSnapshot(long revision, Map<String, NodeEntry> nodes, List<
       .thenComparing(CatalogEntry::type).thenComparing(CatalogEntry::nodeId).thenComparing(CatalogEntry::allocId);
 
   public ClusterSnapshot {
-    if (revision < 0) {
-      throw new IllegalArgumentException("revision must be >= 0, got " + revision);
-    }
+    Bounds.atLeast(revision, 0, "revision");
     nodes = Collections.unmodifiableMap(new TreeMap<>(nodes));
     List<CatalogEntry> sorted = new ArrayList<>(entries);
     sorted.sort(ORDER);

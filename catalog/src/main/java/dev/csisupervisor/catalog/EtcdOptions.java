@@ -1,5 +1,6 @@
 package dev.csisupervisor.catalog;
 
+import dev.csisupervisor.common.Bounds;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.file.Path;
@@ -51,9 +52,7 @@ public record EtcdOptions(
     if ((user == null) != (password == null)) {
       throw new IllegalArgumentException(user == null ? "user is required with a password" : "password is required with user '" + user + "'");
     }
-    if (requestTimeout == null || requestTimeout.isNegative() || requestTimeout.isZero()) {
-      throw new IllegalArgumentException("requestTimeout must be positive, got " + requestTimeout);
-    }
+    Bounds.positive(requestTimeout, "requestTimeout");
   }
 
   /** Plain endpoints, no TLS, no authentication, the default request timeout. */

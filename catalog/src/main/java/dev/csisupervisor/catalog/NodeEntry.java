@@ -1,5 +1,6 @@
 package dev.csisupervisor.catalog;
 
+import dev.csisupervisor.common.Bounds;
 import java.time.Instant;
 
 /**
@@ -20,8 +21,6 @@ public record NodeEntry(String nodeId, String hostname, Instant startedAt, long 
     if (startedAt == null) {
       throw new IllegalArgumentException("startedAt must not be null");
     }
-    if (leaseTtlSeconds < 1) {
-      throw new IllegalArgumentException("leaseTtlSeconds must be >= 1, got " + leaseTtlSeconds);
-    }
+    Bounds.atLeast(leaseTtlSeconds, 1, "leaseTtlSeconds");
   }
 }

@@ -1,5 +1,6 @@
 package dev.csisupervisor.catalog;
 
+import dev.csisupervisor.common.Bounds;
 import java.time.Duration;
 
 /**
@@ -30,15 +31,9 @@ public record PublisherStatus(
     String lastError) {
 
   public PublisherStatus {
-    if (backlog < 0) {
-      throw new IllegalArgumentException("backlog must be >= 0, got " + backlog);
-    }
-    if (oldestPending == null || oldestPending.isNegative()) {
-      throw new IllegalArgumentException("oldestPending must be >= 0, got " + oldestPending);
-    }
-    if (lastPublishLag == null || lastPublishLag.isNegative()) {
-      throw new IllegalArgumentException("lastPublishLag must be >= 0, got " + lastPublishLag);
-    }
+    Bounds.atLeast(backlog, 0, "backlog");
+    Bounds.notNegative(oldestPending, "oldestPending");
+    Bounds.notNegative(lastPublishLag, "lastPublishLag");
     if (lastError == null) {
       throw new IllegalArgumentException("lastError must not be null");
     }

@@ -1,5 +1,6 @@
 package dev.csisupervisor.catalog;
 
+import dev.csisupervisor.common.Bounds;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Random;
@@ -24,12 +25,8 @@ final class RetryBackoff {
 
   /** The rule for a backoff range, shared by the builders that take one. */
   static void check(Duration initial, Duration max) {
-    if (initial == null || initial.isNegative() || initial.isZero()) {
-      throw new IllegalArgumentException("initial backoff must be positive, got " + initial);
-    }
-    if (max == null || max.compareTo(initial) < 0) {
-      throw new IllegalArgumentException("max backoff must be >= initial " + initial + ", got " + max);
-    }
+    Bounds.positive(initial, "initialBackoff");
+    Bounds.notBelow(max, "maxBackoff", initial, "initialBackoff");
   }
 
   /** The delay before the next attempt. */

@@ -34,9 +34,9 @@ class RetryBackoffTest {
 
   @Test
   void badArguments_areNamed() {
-    assertTrue(assertThrows(IllegalArgumentException.class, () -> new RetryBackoff(Duration.ZERO, Duration.ofSeconds(1),
-        new Random(1))).getMessage().startsWith("initial backoff"));
-    assertTrue(assertThrows(IllegalArgumentException.class, () -> new RetryBackoff(Duration.ofSeconds(2),
-        Duration.ofSeconds(1), new Random(1))).getMessage().startsWith("max backoff"));
+    assertEquals("initialBackoff must be positive, got PT0S", assertThrows(IllegalArgumentException.class,
+        () -> new RetryBackoff(Duration.ZERO, Duration.ofSeconds(1), new Random(1))).getMessage());
+    assertEquals("maxBackoff PT1S must be >= initialBackoff PT2S", assertThrows(IllegalArgumentException.class,
+        () -> new RetryBackoff(Duration.ofSeconds(2), Duration.ofSeconds(1), new Random(1))).getMessage());
   }
 }

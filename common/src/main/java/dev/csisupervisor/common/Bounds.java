@@ -21,6 +21,30 @@ public final class Bounds {
     return value;
   }
 
+  /** {@code value}, if it is at least {@code min}. */
+  public static long atLeast(long value, long min, String field) {
+    if (value < min) {
+      throw new IllegalArgumentException(field + " must be >= " + min + ", got " + value);
+    }
+    return value;
+  }
+
+  /** {@code value}, if it is more than zero. */
+  public static long positive(long value, String field) {
+    if (value <= 0) {
+      throw new IllegalArgumentException(field + " must be positive, got " + value);
+    }
+    return value;
+  }
+
+  /** {@code value}, if it is zero or more. */
+  public static long notNegative(long value, String field) {
+    if (value < 0) {
+      throw new IllegalArgumentException(field + " must not be negative, got " + value);
+    }
+    return value;
+  }
+
   /** {@code value}, if it is from {@code min} to {@code max}, both included. */
   public static int between(int value, int min, int max, String field) {
     if (value < min || value > max) {
@@ -43,5 +67,13 @@ public final class Bounds {
       throw new IllegalArgumentException(field + " must not be negative, got " + d);
     }
     return d;
+  }
+
+  /** {@code value}, if it is not shorter than {@code min} ({@code maxBackoff PT1S must be >= initialBackoff PT2S}). */
+  public static Duration notBelow(Duration value, String field, Duration min, String minField) {
+    if (Objects.requireNonNull(value, field).compareTo(Objects.requireNonNull(min, minField)) < 0) {
+      throw new IllegalArgumentException(field + " " + value + " must be >= " + minField + " " + min);
+    }
+    return value;
   }
 }

@@ -1,7 +1,7 @@
 package dev.csisupervisor.client;
 
+import dev.csisupervisor.common.Bounds;
 import java.time.Duration;
-import java.util.Objects;
 
 /**
  * Settings of one {@link CsiClient}. Immutable; start from {@link #defaults()} and change fields
@@ -28,24 +28,14 @@ public record CsiClientOptions(Duration callTimeout, int maxInboundMessageBytes,
       DEFAULT_MAX_INBOUND_MESSAGE_BYTES, DEFAULT_FINGERPRINT_TIMEOUT);
 
   public CsiClientOptions {
-    positive("callTimeout", callTimeout);
-    if (maxInboundMessageBytes <= 0) {
-      throw new IllegalArgumentException(
-          "maxInboundMessageBytes must be positive, got " + maxInboundMessageBytes);
-    }
-    positive("fingerprintTimeout", fingerprintTimeout);
+    Bounds.positive(callTimeout, "callTimeout");
+    Bounds.positive(maxInboundMessageBytes, "maxInboundMessageBytes");
+    Bounds.positive(fingerprintTimeout, "fingerprintTimeout");
   }
 
   /** With the default fingerprint timeout. */
   public CsiClientOptions(Duration callTimeout, int maxInboundMessageBytes) {
     this(callTimeout, maxInboundMessageBytes, DEFAULT_FINGERPRINT_TIMEOUT);
-  }
-
-  private static void positive(String field, Duration d) {
-    Objects.requireNonNull(d, field);
-    if (d.isNegative() || d.isZero()) {
-      throw new IllegalArgumentException(field + " must be positive, got " + d);
-    }
   }
 
   /** 5 s per call, 30 s per fingerprint call, 4 MiB per response. */

@@ -1,5 +1,6 @@
 package dev.csisupervisor.client;
 
+import dev.csisupervisor.common.Bounds;
 import java.util.Map;
 
 /**
@@ -14,7 +15,7 @@ import java.util.Map;
 public record CsiNodeInfo(String nodeId, long maxVolumesPerNode, Map<String, String> accessibleTopology) {
   public CsiNodeInfo {
     Values.requireNonBlank(nodeId, "nodeId");
-    Values.requireNonNegative(maxVolumesPerNode, "maxVolumesPerNode");
+    Bounds.notNegative(maxVolumesPerNode, "maxVolumesPerNode");
     accessibleTopology = Values.copyOf(accessibleTopology, "accessibleTopology");
   }
 }

@@ -1,5 +1,6 @@
 package dev.csisupervisor.client;
 
+import dev.csisupervisor.common.Bounds;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -51,7 +52,7 @@ public record PluginFingerprint(
     controllerCapabilities = Values.copyOf(controllerCapabilities, "controllerCapabilities");
     nodeCapabilities = Values.copyOf(nodeCapabilities, "nodeCapabilities");
     Objects.requireNonNull(nodeId, "nodeId");
-    Values.requireNonNegative(maxVolumesPerNode, "maxVolumesPerNode");
+    Bounds.notNegative(maxVolumesPerNode, "maxVolumesPerNode");
     accessibleTopology = Values.copyOf(accessibleTopology, "accessibleTopology");
   }
 

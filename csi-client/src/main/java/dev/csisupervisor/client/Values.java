@@ -44,11 +44,4 @@ final class Values {
     }
     return value;
   }
-
-  static long requireNonNegative(long value, String field) {
-    if (value < 0) {
-      throw new IllegalArgumentException(field + " must not be negative, got " + value);
-    }
-    return value;
-  }
 }

@@ -2,29 +2,12 @@ package dev.csisupervisor.mockplugin;
 
 import dev.csisupervisor.common.SocketPaths;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.Objects;
 
 /** Argument checks whose messages name the field and the value. */
 final class Checks {
 
   private Checks() {
-  }
-
-  static Duration nonNegative(String field, Duration value) {
-    Objects.requireNonNull(value, field);
-    if (value.isNegative()) {
-      throw new IllegalArgumentException(field + " must not be negative: " + value);
-    }
-    return value;
-  }
-
-  static Duration positive(String field, Duration value) {
-    Objects.requireNonNull(value, field);
-    if (value.isNegative() || value.isZero()) {
-      throw new IllegalArgumentException(field + " must be positive: " + value);
-    }
-    return value;
   }
 
   static String notBlank(String field, String value) {

@@ -1,5 +1,6 @@
 package dev.csisupervisor.mockplugin;
 
+import dev.csisupervisor.common.Bounds;
 import dev.csisupervisor.csi.v1.ControllerGrpc;
 import dev.csisupervisor.csi.v1.ControllerServiceCapability;
 import dev.csisupervisor.csi.v1.GetPluginInfoResponse;
@@ -582,7 +583,7 @@ public final class MockCsiPlugin implements AutoCloseable {
 
     /** Probe reports not ready until {@code delay} after {@link #start()}; default zero. */
     public Builder readyAfter(Duration delay) {
-      this.readyAfter = Checks.nonNegative("readyAfter", delay);
+      this.readyAfter = Bounds.notNegative(delay, "readyAfter");
       return this;
     }
 
@@ -682,7 +683,7 @@ public final class MockCsiPlugin implements AutoCloseable {
 
     /** Probes hang once the plugin has been ready for {@code after}; see {@link MockCsiPlugin#hangProbesAfterReady}. */
     public Builder hangProbesAfterReady(Duration after) {
-      this.hangAfterReady = Checks.nonNegative("hangProbesAfterReady", after);
+      this.hangAfterReady = Bounds.notNegative(after, "hangProbesAfterReady");
       return this;
     }
 
@@ -727,7 +728,7 @@ public final class MockCsiPlugin implements AutoCloseable {
 
     /** Delay added to every response; default zero. */
     public Builder latency(Duration latency) {
-      this.latency = Checks.nonNegative("latency", latency);
+      this.latency = Bounds.notNegative(latency, "latency");
       return this;
     }
 

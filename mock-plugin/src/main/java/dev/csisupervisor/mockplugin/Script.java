@@ -1,5 +1,6 @@
 package dev.csisupervisor.mockplugin;
 
+import dev.csisupervisor.common.Bounds;
 import dev.csisupervisor.csi.v1.ControllerServiceCapability;
 import dev.csisupervisor.csi.v1.GetPluginInfoResponse;
 import dev.csisupervisor.csi.v1.NodeGetInfoResponse;
@@ -95,12 +96,12 @@ final class Script {
   }
 
   void readyAfter(Duration delay) {
-    long nanos = Checks.nonNegative("readyAfter", delay).toNanos();
+    long nanos = Bounds.notNegative(delay, "readyAfter").toNanos();
     readiness = nanos == 0 ? Readiness.READY : new Readiness(Readiness.Kind.AFTER, now() + nanos);
   }
 
   void flap(Duration period) {
-    long nanos = Checks.positive("flap period", period).toNanos();
+    long nanos = Bounds.positive(period, "flap period").toNanos();
     flap = new Flap(now(), nanos);
   }
 
@@ -129,7 +130,7 @@ final class Script {
       hangAfterReadyNanos = -1;
       return;
     }
-    hangAfterReadyNanos = Checks.nonNegative("hangAfterReady", after).toNanos();
+    hangAfterReadyNanos = Bounds.notNegative(after, "hangAfterReady").toNanos();
     seenReady = false;
   }
 
@@ -236,7 +237,7 @@ final class Script {
   // ---- latency ------------------------------------------------------------------------------
 
   void setLatency(Duration latency) {
-    latencyNanos = Checks.nonNegative("latency", latency).toNanos();
+    latencyNanos = Bounds.notNegative(latency, "latency").toNanos();
   }
 
   long latencyNanos() {

@@ -1,5 +1,6 @@
 package dev.csisupervisor.registry;
 
+import dev.csisupervisor.common.Bounds;
 import java.util.Map;
 import java.util.Set;
 
@@ -38,9 +39,7 @@ public record Fingerprint(
     controllerCapabilities = Checks.stringSet(controllerCapabilities, "fingerprint.controllerCapabilities");
     nodeCapabilities = Checks.stringSet(nodeCapabilities, "fingerprint.nodeCapabilities");
     Checks.notNull(nodeId, "fingerprint.nodeId");
-    if (maxVolumesPerNode < 0) {
-      throw new IllegalArgumentException("fingerprint.maxVolumesPerNode must be >= 0, got " + maxVolumesPerNode);
-    }
+    Bounds.atLeast(maxVolumesPerNode, 0, "fingerprint.maxVolumesPerNode");
     accessibleTopology = Checks.stringMap(accessibleTopology, "fingerprint.accessibleTopology");
   }
 

@@ -1,5 +1,6 @@
 package dev.csisupervisor.registry;
 
+import dev.csisupervisor.common.Bounds;
 import java.time.Instant;
 
 /**
@@ -25,9 +26,7 @@ public record PluginEvent(long sequence, PluginType type, Kind kind, PluginInfo 
   }
 
   public PluginEvent {
-    if (sequence < 1) {
-      throw new IllegalArgumentException("sequence must be >= 1, got " + sequence);
-    }
+    Bounds.atLeast(sequence, 1, "sequence");
     Checks.type(type);
     Checks.notNull(kind, "kind");
     Checks.notNull(plugin, "plugin");

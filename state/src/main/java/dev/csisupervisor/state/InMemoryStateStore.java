@@ -1,5 +1,6 @@
 package dev.csisupervisor.state;
 
+import dev.csisupervisor.common.Bounds;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -28,9 +29,7 @@ public final class InMemoryStateStore implements StateStore {
 
   /** Makes the next {@code count} commits throw {@link StateStoreException} without changing anything. */
   public synchronized void failNextCommits(int count) {
-    if (count < 0) {
-      throw new IllegalArgumentException("count must be >= 0, got " + count);
-    }
+    Bounds.atLeast(count, 0, "count");
     failuresToInject = count;
   }
 

@@ -3,6 +3,7 @@ package dev.csisupervisor.supervisor;
 import static java.util.Objects.requireNonNull;
 
 import dev.csisupervisor.client.PluginKind;
+import dev.csisupervisor.common.Bounds;
 import dev.csisupervisor.common.Printable;
 import dev.csisupervisor.common.SocketPaths;
 import java.nio.file.Path;
@@ -59,7 +60,7 @@ public record CsiPluginConfig(
           "mountDir must be an absolute path without '..', got " + Printable.quote(mountDir));
     }
     checkProbeTiming(healthTimeout, probeInterval, probeTimeout, initialBackoff, maxBackoff);
-    checkPositive("fingerprintTimeout", fingerprintTimeout);
+    Bounds.positive(fingerprintTimeout, "fingerprintTimeout");
     if (externalSocket != null) {
       if (!externalSocket.isAbsolute()) {
         throw new IllegalArgumentException(
@@ -95,29 +96,12 @@ public record CsiPluginConfig(
    */
   public static void checkProbeTiming(Duration healthTimeout, Duration probeInterval,
       Duration probeTimeout, Duration initialBackoff, Duration maxBackoff) {
-    checkNotNegative("healthTimeout", healthTimeout);
-    checkPositive("probeInterval", probeInterval);
-    checkPositive("probeTimeout", probeTimeout);
-    checkPositive("initialBackoff", initialBackoff);
-    checkPositive("maxBackoff", maxBackoff);
-    if (maxBackoff.compareTo(initialBackoff) < 0) {
-      throw new IllegalArgumentException(
-          "maxBackoff " + maxBackoff + " must be >= initialBackoff " + initialBackoff);
-    }
-  }
-
-  private static void checkPositive(String field, Duration d) {
-    requireNonNull(d, field);
-    if (d.isNegative() || d.isZero()) {
-      throw new IllegalArgumentException(field + " must be positive, got " + d);
-    }
-  }
-
-  private static void checkNotNegative(String field, Duration d) {
-    requireNonNull(d, field);
-    if (d.isNegative()) {
-      throw new IllegalArgumentException(field + " must not be negative, got " + d);
-    }
+    Bounds.notNegative(healthTimeout, "healthTimeout");
+    Bounds.positive(probeInterval, "probeInterval");
+    Bounds.positive(probeTimeout, "probeTimeout");
+    Bounds.positive(initialBackoff, "initialBackoff");
+    Bounds.positive(maxBackoff, "maxBackoff");
+    Bounds.notBelow(maxBackoff, "maxBackoff", initialBackoff, "initialBackoff");
   }
 
   /** Builder with the defaults above. */

@@ -2,6 +2,7 @@ package dev.csisupervisor.supervisor;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.csisupervisor.common.Bounds;
 import java.time.Duration;
 import java.util.Random;
 
@@ -22,12 +23,8 @@ public final class ExponentialBackoff implements Backoff {
       Duration initial, Duration max, double multiplier, double jitter, Random random) {
     requireNonNull(initial, "initial");
     requireNonNull(max, "max");
-    if (initial.isNegative() || initial.isZero()) {
-      throw new IllegalArgumentException("initial must be positive, got " + initial);
-    }
-    if (max.compareTo(initial) < 0) {
-      throw new IllegalArgumentException("max " + max + " must be >= initial " + initial);
-    }
+    Bounds.positive(initial, "initial");
+    Bounds.notBelow(max, "max", initial, "initial");
     if (!(multiplier >= 1.0)) {
       throw new IllegalArgumentException("multiplier must be >= 1, got " + multiplier);
     }

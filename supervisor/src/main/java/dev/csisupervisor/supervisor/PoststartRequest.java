@@ -1,5 +1,6 @@
 package dev.csisupervisor.supervisor;
 
+import dev.csisupervisor.common.Bounds;
 /**
  * The task runner's poststart call.
  *
@@ -7,9 +8,7 @@ package dev.csisupervisor.supervisor;
  */
 public record PoststartRequest(long pid) {
   public PoststartRequest {
-    if (pid < 0) {
-      throw new IllegalArgumentException("pid must be >= 0, got " + pid);
-    }
+    Bounds.atLeast(pid, 0, "pid");
   }
 
   public static PoststartRequest of() {
