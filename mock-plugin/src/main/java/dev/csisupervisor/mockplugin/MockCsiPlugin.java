@@ -41,10 +41,10 @@ import org.slf4j.LoggerFactory;
  * delay, never ready, hanging or failing probes, flapping readiness, a new vendor version or
  * capability set, added latency, an abrupt crash.
  *
- * <p>Serves Identity always, Controller and/or Node according to its {@link MockMode}. Of the
- * Controller and Node RPCs it answers only {@code ControllerGetCapabilities},
- * {@code NodeGetCapabilities} and {@code NodeGetInfo}; every other RPC returns
- * {@code UNIMPLEMENTED}, and so does a whole service the mode does not serve.
+ * <p>Serves Identity always, Controller and/or Node according to its {@link MockMode}. The
+ * capability and info RPCs answer from the script; every other Controller and Node RPC is answered
+ * by an {@link InMemoryDriver}, volumes and snapshots kept in memory. A whole service the mode does
+ * not serve returns {@code UNIMPLEMENTED}.
  *
  * <p><b>Threads.</b> gRPC handlers run directly on the Netty event loop and never block: a hung
  * probe keeps its call open without holding a thread, latency is a task scheduled on the event
