@@ -285,17 +285,14 @@ final class InMemoryDriver {
   ListVolumesResponse listVolumes(ListVolumesRequest r) {
     synchronized (lock) {
       List<VolumeState> all = new ArrayList<>(volumes.values());
-      int[] page = page(r.getMaxEntries(), r.getStartingToken(), all.size());
-      ListVolumesResponse.Builder out = ListVolumesResponse.newBuilder();
-      for (VolumeState v : all.subList(page[0], page[1])) {
+      Page<VolumeState> page = page(all, r.getMaxEntries(), r.getStartingToken());
+      ListVolumesResponse.Builder out = ListVolumesResponse.newBuilder().setNextToken(page.nextToken());
+      for (VolumeState v : page.entries()) {
         out.addEntries(ListVolumesResponse.Entry.newBuilder()
             .setVolume(v.toProto())
             .setStatus(ListVolumesResponse.VolumeStatus.newBuilder()
                 .addAllPublishedNodeIds(v.publishedTo.keySet())
                 .setVolumeCondition(healthy())));
-      }
-      if (page[1] < all.size()) {
-        out.setNextToken(Integer.toString(page[1]));
       }
       return out.build();
     }
@@ -349,13 +346,10 @@ final class InMemoryDriver {
           all.add(s);
         }
       }
-      int[] page = page(r.getMaxEntries(), r.getStartingToken(), all.size());
-      ListSnapshotsResponse.Builder out = ListSnapshotsResponse.newBuilder();
-      for (SnapshotState s : all.subList(page[0], page[1])) {
+      Page<SnapshotState> page = page(all, r.getMaxEntries(), r.getStartingToken());
+      ListSnapshotsResponse.Builder out = ListSnapshotsResponse.newBuilder().setNextToken(page.nextToken());
+      for (SnapshotState s : page.entries()) {
         out.addEntries(ListSnapshotsResponse.Entry.newBuilder().setSnapshot(s.toProto()));
-      }
-      if (page[1] < all.size()) {
-        out.setNextToken(Integer.toString(page[1]));
       }
       return out.build();
     }
@@ -585,8 +579,12 @@ final class InMemoryDriver {
     return VolumeCondition.newBuilder().setAbnormal(false).setMessage("volume is healthy").build();
   }
 
-  /** {@code [from, to)} of a page; an unreadable or out-of-range token is ABORTED (CSI). */
-  private static int[] page(int maxEntries, String token, int size) {
+  /** One page of a list call: its entries, and the token of the next page ({@code ""} after the last). */
+  private record Page<T>(List<T> entries, String nextToken) {}
+
+  /** The page of {@code all} that starts at {@code token}; an unreadable or out-of-range token is ABORTED (CSI). */
+  private static <T> Page<T> page(List<T> all, int maxEntries, String token) {
+    int size = all.size();
     if (maxEntries < 0) {
       throw invalid("max_entries must not be negative, got " + maxEntries);
     }
@@ -604,7 +602,7 @@ final class InMemoryDriver {
       }
     }
     int to = maxEntries == 0 ? size : (int) Math.min(size, (long) from + maxEntries);
-    return new int[] {from, to};
+    return new Page<>(all.subList(from, to), to < size ? Integer.toString(to) : "");
   }
 
   private static void checkCapabilities(List<VolumeCapability> caps, String field) {
