@@ -83,11 +83,14 @@ abstract class PluginRegistryContractTest {
   }
 
   RecordingListener subscribe(PluginType type) {
+    return subscribe(type, DIRECT);
+  }
+
+  /** A started listener; it holds its own lock while subscribing, so no event overtakes its snapshot. */
+  RecordingListener subscribe(PluginType type, Executor executor) {
     RecordingListener l = new RecordingListener();
-    Subscription s;
     synchronized (l) {
-      s = registry.subscribe(type, l, DIRECT);
-      l.start(s);
+      l.start(registry.subscribe(type, l, executor));
     }
     return l;
   }
@@ -623,8 +626,7 @@ abstract class PluginRegistryContractTest {
   @Test
   void slowSubscriber_blocksNeitherWritersNorOtherSubscribers() {
     ManualExecutor slow = new ManualExecutor();
-    RecordingListener slowListener = new RecordingListener();
-    slowListener.start(registry.subscribe(CSI_NODE, slowListener, slow));
+    RecordingListener slowListener = subscribe(CSI_NODE, slow);
     RecordingListener fast = subscribe(CSI_NODE);
     for (int i = 0; i < 50; i++) {
       registry.register(node("p" + i, "a"));
@@ -743,8 +745,7 @@ abstract class PluginRegistryContractTest {
   @Test
   void close_endsEverySubscription_dropsUndelivered_andIsIdempotent() {
     ManualExecutor executor = new ManualExecutor();
-    RecordingListener queued = new RecordingListener();
-    queued.start(registry.subscribe(CSI_NODE, queued, executor));
+    RecordingListener queued = subscribe(CSI_NODE, executor);
     RecordingListener direct = subscribe(CSI_CONTROLLER);
     registry.register(node("a", "1"));
     registry.close();
