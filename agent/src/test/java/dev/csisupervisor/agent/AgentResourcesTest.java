@@ -1,5 +1,6 @@
 package dev.csisupervisor.agent;
 
+import static dev.csisupervisor.agent.TestPlugins.WAIT;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -24,8 +25,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** CPU and memory of launched plugins: samples, metrics, the admin API, limits. */
 class AgentResourcesTest {
-  private static final Duration WAIT = Duration.ofSeconds(60);
-
   @TempDir Path dir;
   private final TestAgents agents = new TestAgents();
 

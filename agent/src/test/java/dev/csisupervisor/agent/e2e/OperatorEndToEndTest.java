@@ -67,21 +67,23 @@ class OperatorEndToEndTest {
         .waitFor());
   }
 
-  @Test
-  void sigterm_stopsCleanly_exitZero() throws Exception {
+  /** Starts an agent (no plugins) and sends it {@code sig}: it exits, with code 0. */
+  private void stopsCleanlyOn(String sig) throws Exception {
     Process p = agent("--default-signal=TERM,INT,HUP", config("plugins: []"));
-    signal(p, "TERM");
+    signal(p, sig);
     assertTrue(p.waitFor(60, TimeUnit.SECONDS));
     assertEquals(0, p.exitValue(), agentLog());
+  }
+
+  @Test
+  void sigterm_stopsCleanly_exitZero() throws Exception {
+    stopsCleanlyOn("TERM");
     assertTrue(agentLog().contains("agent stopped"), agentLog());
   }
 
   @Test
   void sigint_stopsCleanly_exitZero() throws Exception {
-    Process p = agent("--default-signal=TERM,INT,HUP", config("plugins: []"));
-    signal(p, "INT");
-    assertTrue(p.waitFor(60, TimeUnit.SECONDS));
-    assertEquals(0, p.exitValue(), agentLog());
+    stopsCleanlyOn("INT");
   }
 
   @Test
