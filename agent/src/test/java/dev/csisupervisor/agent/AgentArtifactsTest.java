@@ -42,8 +42,7 @@ class AgentArtifactsTest {
 
   @TempDir Path dir;
   private ArtifactServer server;
-  private final List<Agent> agents = new ArrayList<>();
-  private final List<AgentEvent> events = Collections.synchronizedList(new ArrayList<>());
+  private final TestAgents agents = new TestAgents();
 
   @BeforeEach
   void setUp() throws Exception {
@@ -52,21 +51,13 @@ class AgentArtifactsTest {
 
   @AfterEach
   void tearDown() {
-    agents.forEach(Agent::close);
+    agents.close();
     server.close();
   }
 
   private AgentConfig config(PluginSpec... plugins) {
     return new AgentConfig(null, dir, dir.resolve("csi"), dir.resolve("agent.sock"), null,
         false, Duration.ofSeconds(5), 1 << 20, 1, List.of(plugins));
-  }
-
-  private Agent start(AgentConfig config) throws Exception {
-    Agent a = Agent.create(config);
-    a.addListener(events::add);
-    agents.add(a);
-    a.start();
-    return a;
   }
 
   /** A shell script that runs the bundled mock plugin with this vendor version. */
@@ -93,10 +84,8 @@ class AgentArtifactsTest {
   }
 
   private boolean sawEventNow(String pluginId, String type, String text) {
-    synchronized (events) {
-      return events.stream().anyMatch(e -> e.pluginId().equals(pluginId)
-          && e.type().equals(type) && e.message().contains(text));
-    }
+    return agents.sawEvent(e -> e.pluginId().equals(pluginId) && e.type().equals(type)
+        && e.message().contains(text));
   }
 
   private static boolean registered(Agent a, PluginType t, String name, String version) {
@@ -122,7 +111,7 @@ class AgentArtifactsTest {
     PluginSpec first = artifactPlugin("art", PluginKind.NODE, server.url("/art-1.tgz"), v1,
         "bin/plugin");
     AgentConfig cfg = config(first);
-    Agent agent = start(cfg);
+    Agent agent = agents.start(cfg);
     await().atMost(WAIT).until(() -> registered(agent, PluginType.CSI_NODE, "art", "1.0"));
     String rev1 = "art_" + sha256(v1).substring(0, 12);
     TaskStatus t1 = agent.task("art").orElseThrow();
@@ -177,7 +166,7 @@ class AgentArtifactsTest {
         ConfigLoader.BUILTIN_MOCK_PLUGIN, List.of("--type", "controller", "--name", "good"),
         Map.of(), null, FAST, QUICK);
     AgentConfig cfg = config(bad, good);
-    Agent agent = start(cfg);
+    Agent agent = agents.start(cfg);
     await().atMost(WAIT).until(() ->
         agent.task("bad").orElseThrow().processState() == ProcessState.FAILED);
     await().atMost(WAIT).until(() -> agent.registry().find(PluginType.CSI_CONTROLLER, "good")

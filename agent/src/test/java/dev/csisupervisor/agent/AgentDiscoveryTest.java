@@ -34,8 +34,7 @@ class AgentDiscoveryTest {
   @TempDir Path data;
   private Path discovery;
   private final List<MockCsiPlugin> plugins = new ArrayList<>();
-  private final List<Agent> agents = new ArrayList<>();
-  private final List<AgentEvent> events = Collections.synchronizedList(new ArrayList<>());
+  private final TestAgents agents = new TestAgents();
 
   @BeforeEach
   void setUp() throws Exception {
@@ -44,7 +43,7 @@ class AgentDiscoveryTest {
 
   @AfterEach
   void tearDown() throws Exception {
-    agents.forEach(Agent::close);
+    agents.close();
     plugins.forEach(MockCsiPlugin::close);
     try (var s = Files.walk(discovery)) {
       s.sorted(Collections.reverseOrder()).forEach(p -> p.toFile().delete());
@@ -72,10 +71,7 @@ class AgentDiscoveryTest {
     AgentConfig cfg = new AgentConfig(null, data, data.resolve("csi"),
         data.resolve("agent.sock"), null, false, Duration.ofSeconds(5), 1 << 20, 1, List.of())
         .withDiscoveryDir(discovery);
-    Agent agent = Agent.create(cfg);
-    agent.addListener(events::add);
-    agents.add(agent);
-    agent.start();
+    Agent agent = agents.start(cfg);
 
     await().atMost(WAIT).until(() -> healthy(agent, PluginType.CSI_NODE, "n")
         && healthy(agent, PluginType.CSI_CONTROLLER, "m")
@@ -115,12 +111,8 @@ class AgentDiscoveryTest {
     await().atMost(WAIT).until(() -> agent.registry().find(PluginType.CSI_NODE, "n").isEmpty());
     assertTrue(agent.task("n").isEmpty());
     // Listeners run on their own thread: the event may arrive a moment after the change.
-    await().atMost(WAIT).until(() -> {
-      synchronized (events) {
-        return events.stream().anyMatch(e -> e.pluginId().equals("n")
-            && e.type().equals(DiscoveryDir.REMOVED));
-      }
-    });
+    await().atMost(WAIT).until(() -> agents.sawEvent(e -> e.pluginId().equals("n")
+        && e.type().equals(DiscoveryDir.REMOVED)));
     agent.close();
     assertTrue(agent.registry().find(PluginType.CSI_NODE, "m").isEmpty(),
         "deregistered when the agent stops");

@@ -1,5 +1,6 @@
 package dev.csisupervisor.agent;
 
+import static dev.csisupervisor.agent.TestPlugins.WAIT;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -16,8 +17,6 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
@@ -26,15 +25,12 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** CPU and memory of launched plugins: samples, metrics, the admin API, limits. */
 class AgentResourcesTest {
-  private static final Duration WAIT = Duration.ofSeconds(60);
-
   @TempDir Path dir;
-  private final List<Agent> agents = new ArrayList<>();
-  private final List<AgentEvent> events = Collections.synchronizedList(new ArrayList<>());
+  private final TestAgents agents = new TestAgents();
 
   @AfterEach
   void tearDown() {
-    agents.forEach(Agent::close);
+    agents.close();
   }
 
   @Test
@@ -49,21 +45,14 @@ class AgentResourcesTest {
     AgentConfig cfg = new AgentConfig(null, dir, dir.resolve("csi"), dir.resolve("agent.sock"),
         null, false, Duration.ofSeconds(5), 1 << 20, 1, List.of(hog, calm))
         .withResources(Duration.ofMillis(100), 50);
-    Agent agent = Agent.create(cfg);
-    agent.addListener(events::add);
-    agents.add(agent);
-    agent.start();
+    Agent agent = agents.start(cfg);
 
     await().atMost(WAIT).until(() -> agent.task("hog").orElseThrow().limitRestarts() >= 1
         && agent.task("hog").orElseThrow().restarts() >= 1);
     // Listeners run on their own thread: the event may arrive a moment after the restart.
-    await().atMost(WAIT).until(() -> {
-      synchronized (events) {
-        return events.stream().anyMatch(e -> e.pluginId().equals("hog")
-            && e.type().equals(AgentEvent.LIMIT_EXCEEDED)
-            && e.message().contains("over the limit of 1.0 MiB for"));
-      }
-    });
+    await().atMost(WAIT).until(() -> agents.sawEvent(e -> e.pluginId().equals("hog")
+        && e.type().equals(AgentEvent.LIMIT_EXCEEDED)
+        && e.message().contains("over the limit of 1.0 MiB for")));
     assertTrue(agent.metrics().scrape().contains(
         "csi_agent_resource_limit_restarts_total{plugin=\"hog\",resource=\"memory\"}"),
         agent.metrics().scrape());

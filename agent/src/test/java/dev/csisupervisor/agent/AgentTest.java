@@ -27,7 +27,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -39,13 +38,12 @@ import org.junit.jupiter.api.io.TempDir;
 class AgentTest {
 
   @TempDir Path dir;
-  private final List<Agent> agents = new ArrayList<>();
-  private final List<AgentEvent> events = Collections.synchronizedList(new ArrayList<>());
+  private final TestAgents agents = new TestAgents();
   private final List<Long> pids = new ArrayList<>();
 
   @AfterEach
   void tearDown() {
-    agents.forEach(Agent::close);
+    agents.close();
     pids.forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly));
   }
 
@@ -63,14 +61,6 @@ class AgentTest {
         probe, restart);
   }
 
-  private Agent start(AgentConfig config) throws Exception {
-    Agent a = Agent.create(config);
-    a.addListener(events::add);
-    agents.add(a);
-    a.start();
-    return a;
-  }
-
   /** Listeners run on their own thread: an event may arrive a moment after the state it reports. */
   private boolean sawEvent(String pluginId, String type) {
     await().atMost(Duration.ofSeconds(10)).until(() -> sawEventNow(pluginId, type));
@@ -78,10 +68,7 @@ class AgentTest {
   }
 
   private boolean sawEventNow(String pluginId, String type) {
-    synchronized (events) {
-      return events.stream().anyMatch(e -> e.pluginId().equals(pluginId)
-          && e.type().equals(type));
-    }
+    return agents.sawEvent(e -> e.pluginId().equals(pluginId) && e.type().equals(type));
   }
 
   @Test
@@ -89,7 +76,7 @@ class AgentTest {
     ProbeSettings shortTimeout = new ProbeSettings(Duration.ofMillis(1500),
         Duration.ofMillis(200), Duration.ofSeconds(1), Duration.ofMillis(20),
         Duration.ofMillis(200));
-    Agent agent = start(config(false, mock("stuck", PluginKind.NODE, shortTimeout, QUICK,
+    Agent agent = agents.start(config(false, mock("stuck", PluginKind.NODE, shortTimeout, QUICK,
         "--never-ready")));
     await().atMost(WAIT).until(() -> agent.task("stuck").orElseThrow().restarts() >= 1);
     assertTrue(sawEvent("stuck", TaskEvent.PLUGIN_UNHEALTHY));
@@ -105,15 +92,13 @@ class AgentTest {
     PluginSpec bad = new PluginSpec("ghost", PluginKind.CONTROLLER, "/no/such/plugin",
         List.of(), Map.of(), null, FAST, new RestartPolicy(1, Duration.ofMinutes(1),
             Duration.ofMillis(10), RestartPolicy.Mode.FAIL));
-    Agent agent = start(config(false, bad));
+    Agent agent = agents.start(config(false, bad));
     await().atMost(WAIT).until(() ->
         agent.task("ghost").orElseThrow().processState() == ProcessState.FAILED);
     assertTrue(sawEvent("ghost", AgentEvent.START_FAILED));
     assertTrue(sawEvent("ghost", AgentEvent.NOT_RESTARTING));
-    synchronized (events) {
-      assertTrue(events.stream().anyMatch(e -> e.message().contains("/no/such/plugin")),
-          events.toString());
-    }
+    assertTrue(agents.sawEvent(e -> e.message().contains("/no/such/plugin")),
+        agents.events().toString());
   }
 
   @Test
@@ -123,7 +108,7 @@ class AgentTest {
         .name("ext.csi.dev").createParentDirs(true).build().start()) {
       PluginSpec spec = new PluginSpec("ext", PluginKind.NODE, null, List.of(), Map.of(), socket,
           FAST, QUICK);
-      Agent agent = start(config(false, spec));
+      Agent agent = agents.start(config(false, spec));
       await().atMost(WAIT).until(() -> agent.registry().find(PluginType.CSI_NODE, "ext")
           .map(p -> p.health().healthy()).orElse(false));
       TaskStatus t = agent.task("ext").orElseThrow();
@@ -140,7 +125,7 @@ class AgentTest {
   @Test
   void leaveRunning_keepsPluginsAndRegistrations_forTheNextStart() throws Exception {
     AgentConfig cfg = config(true, mock("keep", PluginKind.CONTROLLER, FAST, QUICK));
-    Agent first = start(cfg);
+    Agent first = agents.start(cfg);
     await().atMost(WAIT).until(() -> first.registry().find(PluginType.CSI_CONTROLLER, "keep")
         .map(p -> p.health().healthy()).orElse(false));
     long pid = first.task("keep").orElseThrow().pid();
@@ -155,7 +140,7 @@ class AgentTest {
     // The registry only exists once start() has run, and start() re-attaches the plugin: an event
     // may come before any subscription. The subscription's snapshot sequence counts those too, so
     // every event of the second run is accounted for, whether it came before or after subscribing.
-    Agent second = start(cfg);
+    Agent second = agents.start(cfg);
     EventCount secondRun = EventCount.subscribe(second, PluginType.CSI_CONTROLLER);
     TaskStatus t = second.task("keep").orElseThrow();
     assertTrue(t.reattached());
@@ -192,16 +177,15 @@ class AgentTest {
 
   @Test
   void secondAgentOnSameDataDir_failsClearly() throws Exception {
-    start(config(false));
-    Agent other = Agent.create(config(false));
-    agents.add(other);
+    agents.start(config(false));
+    Agent other = agents.create(config(false));
     Agent.AgentException e = assertThrows(Agent.AgentException.class, other::start);
     assertTrue(e.getMessage().contains("locked by another process"), e.getMessage());
   }
 
   @Test
   void startTwice_isRejected() throws Exception {
-    Agent a = start(config(false));
+    Agent a = agents.start(config(false));
     assertThrows(IllegalStateException.class, a::start);
     a.close();
     a.close();

@@ -19,6 +19,7 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,7 +36,7 @@ public final class AdminServer implements AutoCloseable {
   private final Path socket;
   private final Server server;
   private final EventLoopGroup group;
-  private volatile boolean closed;
+  private final AtomicBoolean closed = new AtomicBoolean();
 
   private AdminServer(Path socket, Server server, EventLoopGroup group) {
     this.socket = socket;
@@ -111,10 +112,9 @@ public final class AdminServer implements AutoCloseable {
   /** Stops accepting calls, cancels the open ones after a short grace, removes the socket. */
   @Override
   public void close() {
-    if (closed) {
-      return;
+    if (!closed.compareAndSet(false, true)) {
+      return; // closed already, or being closed by another thread
     }
-    closed = true;
     server.shutdown();
     try {
       if (!server.awaitTermination(1, TimeUnit.SECONDS)) {

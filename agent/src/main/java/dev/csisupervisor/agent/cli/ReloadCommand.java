@@ -10,14 +10,15 @@ import picocli.CommandLine.Command;
     description = {"Make the running agent re-read its config file and apply its plugin changes"
         + " (what SIGHUP does, without a signal). Prints what changed; an invalid file changes"
         + " nothing and its problems are printed (exit 2)."})
-final class ReloadCommand extends AdminCommand {
+final class ReloadCommand extends ResponseCommand<ReloadConfigResponse> {
   @Override
-  int run(AdminClient client, PrintWriter out, PrintWriter err)
-      throws AdminClient.AdminException {
-    ReloadConfigResponse r = client.reload();
-    if (json) {
-      out.println(Format.json(r, true));
-    } else if (r.getApplied()) {
+  ReloadConfigResponse ask(AdminClient client) throws AdminClient.AdminException {
+    return client.reload();
+  }
+
+  @Override
+  void print(ReloadConfigResponse r, PrintWriter out, PrintWriter err) {
+    if (r.getApplied()) {
       out.println("reloaded " + r.getConfigFile() + ":");
       r.getChangesList().forEach(c -> out.println("  " + c));
     } else {
@@ -25,6 +26,10 @@ final class ReloadCommand extends AdminCommand {
           + r.getProblemsCount() + (r.getProblemsCount() == 1 ? " problem:" : " problems:"));
       r.getProblemsList().forEach(p -> err.println("  " + p));
     }
+  }
+
+  @Override
+  int exitCode(ReloadConfigResponse r) {
     return r.getApplied() ? CsiAgentCommand.OK : CsiAgentCommand.USAGE;
   }
 }

@@ -12,15 +12,14 @@ import picocli.CommandLine.Command;
 @Command(name = "status", mixinStandardHelpOptions = true,
     description = {"Show the running agent and its plugin tasks (processes, restarts, phase, CPU,"
         + " memory) and the sockets of its discovery directory."})
-final class StatusCommand extends AdminCommand {
+final class StatusCommand extends ResponseCommand<GetAgentStatusResponse> {
   @Override
-  int run(AdminClient client, PrintWriter out, PrintWriter err)
-      throws AdminClient.AdminException {
-    GetAgentStatusResponse s = client.status();
-    if (json) {
-      out.println(Format.json(s, true));
-      return CsiAgentCommand.OK;
-    }
+  GetAgentStatusResponse ask(AdminClient client) throws AdminClient.AdminException {
+    return client.status();
+  }
+
+  @Override
+  void print(GetAgentStatusResponse s, PrintWriter out, PrintWriter err) {
     out.println("agent pid " + s.getPid() + ", version " + s.getVersion() + ", up since "
         + Format.time(ProtoMapper.instant(s.getStarted())));
     out.println("data dir " + s.getDataDir() + ", csi root " + s.getCsiRoot());
@@ -68,6 +67,5 @@ final class StatusCommand extends AdminCommand {
             + (d.getMessage().isEmpty() ? d.getSocketPath() : d.getMessage()));
       }
     }
-    return CsiAgentCommand.OK;
   }
 }

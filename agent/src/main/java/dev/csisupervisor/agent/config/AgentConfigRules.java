@@ -75,12 +75,11 @@ final class AgentConfigRules {
         .between(1, AgentConfig.MAX_RESOURCE_HISTORY, " samples")
         .orElse(AgentConfig.DEFAULT_RESOURCE_HISTORY);
 
-    RawConfig.Defaults d = raw.defaults();
+    RawConfig.Supervision d = raw.defaults();
     ProbeSettings defaultProbe = d == null ? ProbeSettings.DEFAULT
-        : PluginRules.probe(problems, "defaults", d.healthTimeout(), d.probeInterval(),
-            d.probeTimeout(), d.initialBackoff(), d.maxBackoff(), ProbeSettings.DEFAULT);
-    RestartPolicy defaultRestart = d == null || d.restart() == null ? RestartPolicy.DEFAULT
-        : PluginRules.restart(problems, "defaults.restart", d.restart(), RestartPolicy.DEFAULT);
+        : PluginRules.probe(problems, "defaults", d, ProbeSettings.DEFAULT);
+    RestartPolicy defaultRestart = d == null || d.restart == null ? RestartPolicy.DEFAULT
+        : PluginRules.restart(problems, "defaults.restart", d.restart, RestartPolicy.DEFAULT);
 
     List<PluginSpec> plugins = plugins(raw.plugins(), new PluginRules(problems, csiRoot,
         defaultProbe, defaultRestart, resourceInterval.isZero()));
@@ -112,9 +111,9 @@ final class AgentConfigRules {
         problems.add(at, "empty entry (each plugin needs id, type and command or socket)");
         continue;
       }
-      Integer first = p.id() == null ? null : seen.putIfAbsent(p.id(), i);
+      Integer first = p.id == null ? null : seen.putIfAbsent(p.id, i);
       if (first != null) {
-        problems.add(at + ".id", "duplicate id \"" + p.id() + "\" (also plugins[" + first + "])");
+        problems.add(at + ".id", "duplicate id \"" + p.id + "\" (also plugins[" + first + "])");
       }
       PluginSpec spec = rules.plugin(at, p);
       // A duplicate's other problems are reported too; the entry itself is not used.

@@ -126,16 +126,11 @@ public record LogSettings(Level level, Format format, Map<String, Level> levels)
   }
 
   /**
-   * The {@code log:} section of the config file, {@link #DEFAULT} without one.
+   * The {@code log:} section of {@code yaml}, read from {@code file}; {@link #DEFAULT} without one.
+   * {@link ConfigLoader#loadSections} reads it with the rest of the file.
    *
    * @throws ConfigException naming the file and each bad field with its line and column
    */
-  public static LogSettings load(Path file) throws ConfigException {
-    Path abs = file.toAbsolutePath().normalize();
-    return parse(ConfigLoader.read(abs), abs);
-  }
-
-  /** Like {@link #load} for YAML text read from {@code file}. */
   public static LogSettings parse(String yaml, Path file) throws ConfigException {
     List<String> problems = new ArrayList<>();
     LogSettings s = parse(yaml, problems);

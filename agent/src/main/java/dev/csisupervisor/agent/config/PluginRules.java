@@ -59,27 +59,27 @@ final class PluginRules {
   /** The entry at {@code at} ({@code plugins[i]}), or null if it has problems. */
   PluginSpec plugin(String at, RawConfig.Plugin p) {
     int before = problems.count();
-    String id = problems.value(at + ".id", p.id() == null || p.id().isEmpty() ? null : p.id())
+    String id = problems.value(at + ".id", p.id == null || p.id.isEmpty() ? null : p.id)
         .required("the plugin's id, e.g. \"ebs\"")
         .check(PluginIds::isValid, v -> PluginIds.problem(v).orElseThrow())
         .orNull();
-    PluginKind kind = problems.oneOf(at + ".type", p.type(), TYPES,
+    PluginKind kind = problems.oneOf(at + ".type", p.type, TYPES,
             "is not a plugin type (use controller, node or monolith)")
         .required("controller, node or monolith")
         .orNull();
 
     // Exactly one of: command or artifact (the agent launches it), socket (started elsewhere).
-    String command = p.command();
+    String command = p.command;
     Path socket = null;
     ArtifactSpec artifact = null;
     List<String> sources = new ArrayList<>();
     if (command != null) {
       sources.add("command");
     }
-    if (p.artifact() != null) {
+    if (p.artifact != null) {
       sources.add("artifact");
     }
-    if (p.socket() != null) {
+    if (p.socket != null) {
       sources.add("socket");
     }
     if (sources.size() > 1) {
@@ -90,43 +90,42 @@ final class PluginRules {
     } else if (sources.isEmpty()) {
       problems.add(at, "needs command or artifact (to launch the plugin) or socket (to"
           + " supervise one started elsewhere)");
-    } else if (p.artifact() != null) {
-      artifact = artifact(at + ".artifact", p.artifact());
+    } else if (p.artifact != null) {
+      artifact = artifact(at + ".artifact", p.artifact);
       checkDerivedSocket(at, id, kind);
     } else if (command != null) {
       problems.value(at + ".command", command).check(c -> !c.isBlank(), "must not be empty");
       checkDerivedSocket(at, id, kind);
     } else {
-      socket = problems.path(at + ".socket", p.socket()).orNull();
+      socket = problems.path(at + ".socket", p.socket).orNull();
       if (socket != null) {
         checkSocketPath(at + ".socket", "the socket", socket);
       }
-      problems.absent(at + ".args", p.args(), LAUNCHED_ONLY);
-      problems.absent(at + ".env", p.env(), LAUNCHED_ONLY);
-      problems.absent(at + ".restart", p.restart(), LAUNCHED_ONLY);
+      problems.absent(at + ".args", p.args, LAUNCHED_ONLY);
+      problems.absent(at + ".env", p.env, LAUNCHED_ONLY);
+      problems.absent(at + ".restart", p.restart, LAUNCHED_ONLY);
       String limitsLaunchedOnly = "only for launched plugins (with command or artifact), not"
           + " with socket";
-      problems.absent(at + ".max_memory_bytes", p.maxMemoryBytes(), limitsLaunchedOnly);
-      problems.absent(at + ".max_cpu_percent", p.maxCpuPercent(), limitsLaunchedOnly);
-      problems.absent(at + ".limit_grace", p.limitGrace(), limitsLaunchedOnly);
+      problems.absent(at + ".max_memory_bytes", p.maxMemoryBytes, limitsLaunchedOnly);
+      problems.absent(at + ".max_cpu_percent", p.maxCpuPercent, limitsLaunchedOnly);
+      problems.absent(at + ".limit_grace", p.limitGrace, limitsLaunchedOnly);
     }
-    ResourceLimits limits = p.socket() != null ? ResourceLimits.NONE : limits(at, p);
-    List<String> args = args(at, p.args());
-    Map<String, String> env = env(at, p.env());
-    if (p.socket() == null && id != null && kind != null && csiRoot != null) {
+    ResourceLimits limits = p.socket != null ? ResourceLimits.NONE : limits(at, p);
+    List<String> args = args(at, p.args);
+    Map<String, String> env = env(at, p.env);
+    if (p.socket == null && id != null && kind != null && csiRoot != null) {
       command = interpolate(at, id, kind, command, args, env);
     }
-    if (command != null && p.socket() == null && p.artifact() == null && !command.isBlank()
+    if (command != null && p.socket == null && p.artifact == null && !command.isBlank()
         && !command.startsWith(BUILTIN_MOCK_PLUGIN)) {
       if (command.contains("/") && !command.startsWith("/")) {
         command = problems.baseDir().resolve(command).normalize().toString();
       }
       checkCommand(at + ".command", command);
     }
-    ProbeSettings probe = probe(problems, at, p.healthTimeout(), p.probeInterval(),
-        p.probeTimeout(), p.initialBackoff(), p.maxBackoff(), defaultProbe);
-    RestartPolicy restart = p.restart() == null ? defaultRestart
-        : restart(problems, at + ".restart", p.restart(), defaultRestart);
+    ProbeSettings probe = probe(problems, at, p, defaultProbe);
+    RestartPolicy restart = p.restart == null ? defaultRestart
+        : restart(problems, at + ".restart", p.restart, defaultRestart);
     if (problems.count() > before) {
       return null;
     }
@@ -323,17 +322,17 @@ final class PluginRules {
 
   private ResourceLimits limits(String at, RawConfig.Plugin p) {
     int before = problems.count();
-    long memory = problems.size(at + ".max_memory_bytes", p.maxMemoryBytes())
-        .check(m -> m > 0, m -> "must be greater than 0, got " + p.maxMemoryBytes())
+    long memory = problems.size(at + ".max_memory_bytes", p.maxMemoryBytes)
+        .check(m -> m > 0, m -> "must be greater than 0, got " + p.maxMemoryBytes)
         .orElse(0L);
-    double cpu = problems.parsed(at + ".max_cpu_percent", p.maxCpuPercent(),
+    double cpu = problems.parsed(at + ".max_cpu_percent", p.maxCpuPercent,
             PluginRules::percent)
         .check(c -> c > 0 && !Double.isInfinite(c), c -> "must be a number greater than 0 (100"
-            + " = one core), got " + p.maxCpuPercent())
+            + " = one core), got " + p.maxCpuPercent)
         .orElse(0.0);
-    Duration grace = problems.duration(at + ".limit_grace", p.limitGrace())
+    Duration grace = problems.duration(at + ".limit_grace", p.limitGrace)
         .orElse(ResourceLimits.DEFAULT_GRACE);
-    if (p.limitGrace() != null && p.maxMemoryBytes() == null && p.maxCpuPercent() == null) {
+    if (p.limitGrace != null && p.maxMemoryBytes == null && p.maxCpuPercent == null) {
       problems.add(at + ".limit_grace", "only with max_memory_bytes or max_cpu_percent");
     }
     if (problems.count() > before) {
@@ -364,20 +363,19 @@ final class PluginRules {
   // ---- probe and restart (also the defaults) -----------------------------------------------
 
   /** The probe settings at {@code at} ({@code ""}: top level), defaulting to {@code base}'s. */
-  static ProbeSettings probe(Problems problems, String at, String healthTimeout,
-      String probeInterval, String probeTimeout, String initialBackoff, String maxBackoff,
+  static ProbeSettings probe(Problems problems, String at, RawConfig.Supervision s,
       ProbeSettings base) {
     String prefix = at.isEmpty() ? "" : at + ".";
     int before = problems.count();
-    Duration ht = problems.duration(prefix + "health_timeout", healthTimeout)
+    Duration ht = problems.duration(prefix + "health_timeout", s.healthTimeout)
         .orElse(base.healthTimeout());
-    Duration pi = problems.duration(prefix + "probe_interval", probeInterval).positive()
+    Duration pi = problems.duration(prefix + "probe_interval", s.probeInterval).positive()
         .orElse(base.probeInterval());
-    Duration pt = problems.duration(prefix + "probe_timeout", probeTimeout).positive()
+    Duration pt = problems.duration(prefix + "probe_timeout", s.probeTimeout).positive()
         .orElse(base.probeTimeout());
-    Duration ib = problems.duration(prefix + "initial_backoff", initialBackoff).positive()
+    Duration ib = problems.duration(prefix + "initial_backoff", s.initialBackoff).positive()
         .orElse(base.initialBackoff());
-    Duration mb = problems.duration(prefix + "max_backoff", maxBackoff).positive()
+    Duration mb = problems.duration(prefix + "max_backoff", s.maxBackoff).positive()
         .orElse(base.maxBackoff());
     if (problems.count() > before) {
       return base;

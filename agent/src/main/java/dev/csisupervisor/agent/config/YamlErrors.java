@@ -204,7 +204,9 @@ final class YamlErrors {
     if (List.class.isAssignableFrom(type) || type.isArray()) {
       return "a list";
     }
-    if (Map.class.isAssignableFrom(type) || type.isRecord()) {
+    // RawConfig's types are records or (Supervision, Plugin) plain classes: all mappings.
+    if (Map.class.isAssignableFrom(type) || type.isRecord()
+        || type.getEnclosingClass() == RawConfig.class) {
       return "a mapping";
     }
     if (type == Integer.class || type == int.class || type == Long.class) {

@@ -11,6 +11,7 @@ import dev.csisupervisor.agent.config.PluginSpec;
 import dev.csisupervisor.agent.config.ProbeSettings;
 import dev.csisupervisor.agent.config.RestartPolicy;
 import dev.csisupervisor.client.PluginKind;
+import dev.csisupervisor.common.FileTrees;
 import dev.csisupervisor.registry.PluginEvent;
 import dev.csisupervisor.registry.PluginInfo;
 import dev.csisupervisor.registry.PluginListener;
@@ -30,7 +31,6 @@ import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
-import java.util.stream.Stream;
 
 /**
  * {@code csi-agent demo}: an agent in this JVM with three mock CSI plugins (controller, node,
@@ -140,7 +140,7 @@ public final class Demo {
       out.flush();
       agent.close();
       if (!keep) {
-        deleteTree(dir);
+        FileTrees.deleteQuietly(dir);
       }
     }
     out.println(stamp() + (ok ? "demo finished" : "demo FAILED"));
@@ -440,19 +440,5 @@ public final class Demo {
 
   private static String pad(String s, int width) {
     return s.length() >= width ? s + " " : s + " ".repeat(width - s.length());
-  }
-
-  private static void deleteTree(Path dir) {
-    try (Stream<Path> walk = Files.walk(dir)) {
-      walk.sorted(Comparator.reverseOrder()).forEach(p -> {
-        try {
-          Files.deleteIfExists(p);
-        } catch (IOException ignored) {
-          // best effort: a temp dir
-        }
-      });
-    } catch (IOException ignored) {
-      // best effort
-    }
   }
 }

@@ -8,6 +8,7 @@ import dev.csisupervisor.registry.PluginInfo;
 import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.registry.PluginType;
 import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.exporter.httpserver.HTTPServer;
@@ -21,6 +22,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.DoubleSupplier;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
@@ -91,6 +93,18 @@ public final class AgentMetrics implements AutoCloseable {
 
   private Counter counter(String name, String help, String... labels) {
     return Counter.builder().name(name).help(help).labelNames(labels).register(prometheus);
+  }
+
+  /** A gauge without labels, read from {@code value} at each scrape. */
+  private void gaugeOf(String name, String help, DoubleSupplier value) {
+    GaugeWithCallback.builder().name(name).help(help)
+        .callback(cb -> cb.call(value.getAsDouble())).register(prometheus);
+  }
+
+  /** A counter without labels, read from {@code value} at each scrape. */
+  private void counterOf(String name, String help, DoubleSupplier value) {
+    CounterWithCallback.builder().name(name).help(help)
+        .callback(cb -> cb.call(value.getAsDouble())).register(prometheus);
   }
 
   private Histogram histogram(String name, String help, String label, double... upperBounds) {
@@ -180,55 +194,34 @@ public final class AgentMetrics implements AutoCloseable {
   /** Reports the cluster catalog publisher's state at each scrape (issue 13). */
   public void watchCatalog(java.util.function.Supplier<dev.csisupervisor.catalog.PublisherStatus> status) {
     requireNonNull(status, "status");
-    GaugeWithCallback.builder()
-        .name("csi_agent_catalog_connected")
-        .help("1 while the node's etcd lease is alive and the catalog is being kept in sync")
-        .callback(cb -> cb.call(status.get().connected() ? 1 : 0))
-        .register(prometheus);
-    GaugeWithCallback.builder()
-        .name("csi_agent_catalog_backlog")
-        .help("Registry changes not yet written to etcd (coalesced per key)")
-        .callback(cb -> cb.call(status.get().backlog()))
-        .register(prometheus);
-    GaugeWithCallback.builder()
-        .name("csi_agent_catalog_oldest_pending_seconds")
-        .help("Age of the oldest registry change not yet written to etcd")
-        .callback(cb -> cb.call(status.get().oldestPending().toNanos() / 1e9))
-        .register(prometheus);
-    GaugeWithCallback.builder()
-        .name("csi_agent_catalog_publish_lag_seconds")
-        .help("Last write: time from the registry change to etcd's acknowledgement")
-        .callback(cb -> cb.call(status.get().lastPublishLag().toNanos() / 1e9))
-        .register(prometheus);
-    io.prometheus.metrics.core.metrics.CounterWithCallback.builder()
-        .name("csi_agent_catalog_etcd_errors_total")
-        .help("Failed etcd requests of the catalog publisher (each one a backoff step)")
-        .callback(cb -> cb.call(status.get().etcdErrors()))
-        .register(prometheus);
-    io.prometheus.metrics.core.metrics.CounterWithCallback.builder()
-        .name("csi_agent_catalog_published_total")
-        .help("Catalog keys written or deleted in etcd")
-        .callback(cb -> cb.call(status.get().published()))
-        .register(prometheus);
-    io.prometheus.metrics.core.metrics.CounterWithCallback.builder()
-        .name("csi_agent_catalog_reconciles_total")
-        .help("Full reconciliations of the node's catalog keys (start, reconnect, overflow)")
-        .callback(cb -> cb.call(status.get().reconciles()))
-        .register(prometheus);
+    gaugeOf("csi_agent_catalog_connected",
+        "1 while the node's etcd lease is alive and the catalog is being kept in sync",
+        () -> status.get().connected() ? 1 : 0);
+    gaugeOf("csi_agent_catalog_backlog",
+        "Registry changes not yet written to etcd (coalesced per key)",
+        () -> status.get().backlog());
+    gaugeOf("csi_agent_catalog_oldest_pending_seconds",
+        "Age of the oldest registry change not yet written to etcd",
+        () -> status.get().oldestPending().toNanos() / 1e9);
+    gaugeOf("csi_agent_catalog_publish_lag_seconds",
+        "Last write: time from the registry change to etcd's acknowledgement",
+        () -> status.get().lastPublishLag().toNanos() / 1e9);
+    counterOf("csi_agent_catalog_etcd_errors_total",
+        "Failed etcd requests of the catalog publisher (each one a backoff step)",
+        () -> status.get().etcdErrors());
+    counterOf("csi_agent_catalog_published_total",
+        "Catalog keys written or deleted in etcd",
+        () -> status.get().published());
+    counterOf("csi_agent_catalog_reconciles_total",
+        "Full reconciliations of the node's catalog keys (start, reconnect, overflow)",
+        () -> status.get().reconciles());
   }
 
   /** Reports the admin API's event streams at each scrape. */
   public void watchAdminStreams(LongSupplier watchers, LongSupplier backlog) {
-    GaugeWithCallback.builder()
-        .name("csi_agent_admin_watchers")
-        .help("Open admin WatchEvents streams")
-        .callback(cb -> cb.call(watchers.getAsLong()))
-        .register(prometheus);
-    GaugeWithCallback.builder()
-        .name("csi_agent_admin_watch_backlog")
-        .help("Events queued for admin WatchEvents streams, not yet sent")
-        .callback(cb -> cb.call(backlog.getAsLong()))
-        .register(prometheus);
+    gaugeOf("csi_agent_admin_watchers", "Open admin WatchEvents streams", watchers::getAsLong);
+    gaugeOf("csi_agent_admin_watch_backlog",
+        "Events queued for admin WatchEvents streams, not yet sent", backlog::getAsLong);
   }
 
   public void registryEvent(PluginEvent event) {

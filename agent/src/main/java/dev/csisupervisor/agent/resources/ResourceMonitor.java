@@ -156,8 +156,8 @@ public final class ResourceMonitor {
     if (t != null) {
       synchronized (t) {
         t.limits = limits;
-        t.memoryOverSince = -1;
-        t.cpuOverSince = -1;
+        t.memoryOver.clear();
+        t.cpuOver.clear();
       }
     }
   }
@@ -257,31 +257,19 @@ public final class ResourceMonitor {
       return null; // no limits, or already reported for this process: its restart is under way
     }
     long graceNanos = l.grace().toNanos();
-    if (l.maxMemoryBytes() > 0 && s.memoryBytes() > l.maxMemoryBytes()) {
-      if (t.memoryOverSince < 0) {
-        t.memoryOverSince = now;
-      }
-      if (now - t.memoryOverSince >= graceNanos) {
-        t.breachedPid = s.pid();
-        return new Breach(Resource.MEMORY, s.memoryBytes(), l.maxMemoryBytes(),
-            Duration.ofNanos(now - t.memoryOverSince), s.pid());
-      }
-    } else {
-      t.memoryOverSince = -1;
+    Duration memoryOver = t.memoryOver.check(
+        l.maxMemoryBytes() > 0 && s.memoryBytes() > l.maxMemoryBytes(), now, now, graceNanos);
+    if (memoryOver != null) {
+      t.breachedPid = s.pid();
+      return new Breach(Resource.MEMORY, s.memoryBytes(), l.maxMemoryBytes(), memoryOver, s.pid());
     }
     if (l.maxCpuPercent() > 0 && s.cpuKnown()) {
-      if (s.cpuPercent() > l.maxCpuPercent()) {
-        if (t.cpuOverSince < 0) {
-          // Over since the previous sample: the rate is measured over that interval.
-          t.cpuOverSince = previous;
-        }
-        if (now - t.cpuOverSince >= graceNanos) {
-          t.breachedPid = s.pid();
-          return new Breach(Resource.CPU, s.cpuPercent(), l.maxCpuPercent(),
-              Duration.ofNanos(now - t.cpuOverSince), s.pid());
-        }
-      } else {
-        t.cpuOverSince = -1;
+      // Over since the previous sample: the rate is measured over that interval.
+      Duration cpuOver = t.cpuOver.check(s.cpuPercent() > l.maxCpuPercent(), previous, now,
+          graceNanos);
+      if (cpuOver != null) {
+        t.breachedPid = s.pid();
+        return new Breach(Resource.CPU, s.cpuPercent(), l.maxCpuPercent(), cpuOver, s.pid());
       }
     }
     return null;
@@ -337,8 +325,8 @@ public final class ResourceMonitor {
     long start0 = -1;
     long ticks0;
     long nanos0;
-    long memoryOverSince = -1;
-    long cpuOverSince = -1;
+    final OverLimit memoryOver = new OverLimit();
+    final OverLimit cpuOver = new OverLimit();
     long breachedPid;
 
     Tracked(LongSupplier pid, ResourceLimits limits, BreachListener listener, int historySize) {
@@ -352,8 +340,33 @@ public final class ResourceMonitor {
     void reset(long pid) {
       pid0 = pid;
       start0 = -1;
-      memoryOverSince = -1;
-      cpuOverSince = -1;
+      memoryOver.clear();
+      cpuOver.clear();
+    }
+  }
+
+  /** Since when (ticker nanos) one resource has been over its limit; guarded by its Tracked. */
+  private static final class OverLimit {
+    private long since = -1;
+
+    /**
+     * Notes whether the resource is {@code over} its limit at {@code now}; if it has just gone
+     * over, it counts as over from {@code from}. Returns how long it has been over once that is at
+     * least {@code graceNanos}, else null.
+     */
+    Duration check(boolean over, long from, long now, long graceNanos) {
+      if (!over) {
+        since = -1;
+        return null;
+      }
+      if (since < 0) {
+        since = from;
+      }
+      return now - since >= graceNanos ? Duration.ofNanos(now - since) : null;
+    }
+
+    void clear() {
+      since = -1;
     }
   }
 }

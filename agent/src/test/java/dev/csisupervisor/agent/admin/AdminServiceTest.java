@@ -34,6 +34,13 @@ import org.junit.jupiter.api.io.TempDir;
 /** The admin API over a real unix socket, against a registry in memory. */
 class AdminServiceTest {
   private static final Instant T = Instant.parse("2026-01-01T00:00:00Z");
+  /** The admin API's plugin types (the registry's {@link PluginType} is the one imported). */
+  private static final dev.csisupervisor.admin.v1.PluginType NODE =
+      dev.csisupervisor.admin.v1.PluginType.CSI_NODE;
+  private static final dev.csisupervisor.admin.v1.PluginType CONTROLLER =
+      dev.csisupervisor.admin.v1.PluginType.CSI_CONTROLLER;
+  private static final dev.csisupervisor.admin.v1.PluginType ANY_TYPE =
+      dev.csisupervisor.admin.v1.PluginType.PLUGIN_TYPE_UNSPECIFIED;
 
   @TempDir Path dir;
   private PluginRegistry registry;
@@ -89,23 +96,20 @@ class AdminServiceTest {
     registry.register(info(PluginType.CSI_CONTROLLER, "ebs", "1.0", true));
     registry.register(info(PluginType.CSI_NODE, "nfs", "2.0", false));
 
-    List<Plugin> all = client.listPlugins(dev.csisupervisor.admin.v1.PluginType
-        .PLUGIN_TYPE_UNSPECIFIED);
+    List<Plugin> all = client.listPlugins(ANY_TYPE);
     assertEquals(List.of("ebs", "nfs"), all.stream().map(Plugin::getName).toList());
-    List<Plugin> nodes = client.listPlugins(dev.csisupervisor.admin.v1.PluginType.CSI_NODE);
+    List<Plugin> nodes = client.listPlugins(NODE);
     assertEquals(1, nodes.size());
     assertFalse(nodes.get(0).getHealth().getHealthy());
     assertEquals("probe failed", nodes.get(0).getHealth().getMessage());
 
-    Plugin ebs = client.getPlugin(dev.csisupervisor.admin.v1.PluginType.CSI_CONTROLLER, "ebs")
-        .orElseThrow();
+    Plugin ebs = client.getPlugin(CONTROLLER, "ebs").orElseThrow();
     assertEquals("1.0", ebs.getVersion());
     assertEquals("alloc-ebs", ebs.getAllocId());
     assertEquals(List.of("CREATE_DELETE_VOLUME"),
         ebs.getFingerprint().getControllerCapabilitiesList());
     assertEquals(T, ProtoMapper.instant(ebs.getHealth().getSince()));
-    assertTrue(client.getPlugin(dev.csisupervisor.admin.v1.PluginType.CSI_NODE, "ebs")
-        .isEmpty(), "NOT_FOUND for another type");
+    assertTrue(client.getPlugin(NODE, "ebs").isEmpty(), "NOT_FOUND for another type");
     assertEquals(42, client.status().getPid());
   }
 
@@ -113,8 +117,7 @@ class AdminServiceTest {
   void getPlugin_withoutType_isInvalidArgument() throws Exception {
     serve(100);
     AdminClient.AdminException e = assertThrows(AdminClient.AdminException.class,
-        () -> client.getPlugin(dev.csisupervisor.admin.v1.PluginType.PLUGIN_TYPE_UNSPECIFIED,
-            "x"));
+        () -> client.getPlugin(ANY_TYPE, "x"));
     assertTrue(e.getMessage().contains("INVALID_ARGUMENT"), e.getMessage());
   }
 
@@ -130,23 +133,19 @@ class AdminServiceTest {
     client = AdminClient.connect(server.socket());
     registry.register(info(PluginType.CSI_NODE, "a", "1", true));
     registry.register(info(PluginType.CSI_NODE, "b", "1", true));
-    var a = client.getPluginDetails(dev.csisupervisor.admin.v1.PluginType.CSI_NODE, "a")
-        .orElseThrow();
+    var a = client.getPluginDetails(NODE, "a").orElseThrow();
     assertEquals(7, a.getTask().getPid(), "the task of the registered alloc");
     assertEquals("a_0123456789ab", a.getTask().getRevision());
-    var b = client.getPluginDetails(dev.csisupervisor.admin.v1.PluginType.CSI_NODE, "b")
-        .orElseThrow();
+    var b = client.getPluginDetails(NODE, "b").orElseThrow();
     assertFalse(b.hasTask(), "registered, but not the agent's");
-    assertTrue(client.getPluginDetails(dev.csisupervisor.admin.v1.PluginType.CSI_NODE, "zz")
-        .isEmpty());
+    assertTrue(client.getPluginDetails(NODE, "zz").isEmpty());
   }
 
   @Test
   void watch_sendsSnapshotThenOrderedEvents() throws Exception {
     serve(1000);
     registry.register(info(PluginType.CSI_NODE, "a", "1", true));
-    Iterator<WatchEventsResponse> it = client.watch(dev.csisupervisor.admin.v1.PluginType
-        .CSI_NODE);
+    Iterator<WatchEventsResponse> it = client.watch(NODE);
     WatchEventsResponse first = it.next();
     assertTrue(first.hasSnapshot());
     assertEquals(1, first.getSnapshot().getSequence());
@@ -170,21 +169,19 @@ class AdminServiceTest {
   void watchAllTypes_startsWithOneSnapshotPerType() throws Exception {
     serve(1000);
     registry.register(info(PluginType.CSI_CONTROLLER, "c", "1", true));
-    Iterator<WatchEventsResponse> it = client.watch(dev.csisupervisor.admin.v1.PluginType
-        .PLUGIN_TYPE_UNSPECIFIED);
+    Iterator<WatchEventsResponse> it = client.watch(ANY_TYPE);
     assertTrue(it.next().hasSnapshot());
     assertTrue(it.next().hasSnapshot());
     registry.register(info(PluginType.CSI_NODE, "n", "1", true));
     WatchEventsResponse e = it.next();
-    assertEquals(dev.csisupervisor.admin.v1.PluginType.CSI_NODE, e.getEvent().getType());
+    assertEquals(NODE, e.getEvent().getType());
     assertEquals(1, e.getEvent().getSequence());
   }
 
   @Test
   void watcherThatDoesNotRead_getsLaggedAndTheStreamEnds() throws Exception {
     serve(5);
-    Iterator<WatchEventsResponse> it = client.watch(dev.csisupervisor.admin.v1.PluginType
-        .CSI_NODE);
+    Iterator<WatchEventsResponse> it = client.watch(NODE);
     assertTrue(it.next().hasSnapshot());
     // Big enough to fill the transport's flow-control window while the client reads nothing.
     String big = "v".repeat(2000);
@@ -210,8 +207,7 @@ class AdminServiceTest {
   @Test
   void registryClose_endsStreams() throws Exception {
     serve(100);
-    Iterator<WatchEventsResponse> it = client.watch(dev.csisupervisor.admin.v1.PluginType
-        .CSI_NODE);
+    Iterator<WatchEventsResponse> it = client.watch(NODE);
     assertTrue(it.next().hasSnapshot());
     registry.close();
     assertFalse(it.hasNext(), "completed, not failed");
@@ -230,7 +226,7 @@ class AdminServiceTest {
     Files.createFile(server.socket());
     try (AdminClient c = AdminClient.connect(server.socket())) {
       AdminClient.AdminException e2 = assertThrows(AdminClient.AdminException.class,
-          () -> c.listPlugins(dev.csisupervisor.admin.v1.PluginType.CSI_NODE));
+          () -> c.listPlugins(NODE));
       assertTrue(e2.noAgent(), e2.getMessage());
       assertTrue(e2.getMessage().startsWith("no agent is running at "), e2.getMessage());
     }

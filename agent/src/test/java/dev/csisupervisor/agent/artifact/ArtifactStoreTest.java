@@ -77,6 +77,12 @@ class ArtifactStoreTest {
     return new ArtifactSpec(url, sha256(content), unpack, entry, Duration.ofSeconds(10), 3);
   }
 
+  /** Serves {@code body} at {@code path}: the spec of that artifact. */
+  private ArtifactSpec served(String path, byte[] body, Unpack unpack, String entry) {
+    server.serve(path, body);
+    return spec(server.url(path), body, unpack, entry);
+  }
+
   private Revision fetch(ArtifactSpec spec) throws Exception {
     return store.fetch("p1", spec).get(30, TimeUnit.SECONDS);
   }
@@ -113,8 +119,7 @@ class ArtifactStoreTest {
   @Test
   void singleFile_isVerifiedInstalledExecutable_andTheDownloadRemoved() throws Exception {
     byte[] body = SCRIPT.getBytes(StandardCharsets.UTF_8);
-    server.serve("/dl/my-plugin", body);
-    ArtifactSpec spec = spec(server.url("/dl/my-plugin"), body, Unpack.NONE, "my-plugin");
+    ArtifactSpec spec = served("/dl/my-plugin", body, Unpack.NONE, "my-plugin");
     Revision r = fetch(spec);
     assertEquals(root.resolve("p1_" + sha256(body).substring(0, 12)), r.dir());
     assertEquals(r.dir().resolve("my-plugin"), r.executable());
@@ -130,8 +135,7 @@ class ArtifactStoreTest {
   @Test
   void installedRevision_isNotDownloadedAgain() throws Exception {
     byte[] body = SCRIPT.getBytes(StandardCharsets.UTF_8);
-    server.serve("/p", body);
-    ArtifactSpec spec = spec(server.url("/p"), body, Unpack.NONE, "p");
+    ArtifactSpec spec = served("/p", body, Unpack.NONE, "p");
     Revision first = fetch(spec);
     Revision again = fetch(spec);
     assertEquals(first, again);
@@ -141,8 +145,7 @@ class ArtifactStoreTest {
   @Test
   void concurrentFetchesOfOneRevision_shareOneDownload() throws Exception {
     byte[] body = SCRIPT.getBytes(StandardCharsets.UTF_8);
-    server.serve("/p", body);
-    ArtifactSpec spec = spec(server.url("/p"), body, Unpack.NONE, "p");
+    ArtifactSpec spec = served("/p", body, Unpack.NONE, "p");
     CompletableFuture<Revision> a = store.fetch("p1", spec);
     CompletableFuture<Revision> b = store.fetch("p1", spec);
     assertEquals(a.get(30, TimeUnit.SECONDS), b.get(30, TimeUnit.SECONDS));
@@ -160,8 +163,7 @@ class ArtifactStoreTest {
         symlink("lib/up", "../bin"),
         hardlink("bin/plugin-copy", "bin/plugin"),
         file("bin/setuid", "x", 04777)));
-    server.serve("/a.tgz", tgz);
-    Revision r = fetch(spec(server.url("/a.tgz"), tgz, Unpack.TAR_GZ, "bin/current"));
+    Revision r = fetch(served("/a.tgz", tgz, Unpack.TAR_GZ, "bin/current"));
     assertEquals(r.dir().resolve("bin/current"), r.executable());
     assertTrue(Files.isExecutable(r.executable()));
     assertEquals("data", Files.readString(r.dir().resolve("lib/data.txt")));
@@ -182,8 +184,7 @@ class ArtifactStoreTest {
         file("plugin/run", SCRIPT, 0755),
         file("plugin/README", "hi", 0644),
         symlink("plugin/latest", "run")));
-    server.serve("/a.zip", zip);
-    Revision r = fetch(spec(server.url("/a.zip"), zip, Unpack.ZIP, "plugin/latest"));
+    Revision r = fetch(served("/a.zip", zip, Unpack.ZIP, "plugin/latest"));
     assertTrue(Files.isExecutable(r.executable()));
     assertFalse(Files.isExecutable(r.dir().resolve("plugin/README")));
   }
@@ -324,8 +325,7 @@ class ArtifactStoreTest {
     Path outside = tmp.resolve("outside");
     Files.writeString(outside, "untouched");
     byte[] tgz = TestArchives.tarGz(entries);
-    server.serve("/h.tgz", tgz);
-    ArtifactException e = fails(spec(server.url("/h.tgz"), tgz, Unpack.TAR_GZ, "bin/plugin"));
+    ArtifactException e = fails(served("/h.tgz", tgz, Unpack.TAR_GZ, "bin/plugin"));
     assertEquals(Reason.ARCHIVE, e.reason(), e.getMessage());
     assertTrue(e.getMessage().contains(expected), e.getMessage());
     assertEquals(List.of(), leftovers(), "the staging directory is removed");
@@ -340,8 +340,7 @@ class ArtifactStoreTest {
   @Test
   void hostileZip_traversalIsRefused() throws Exception {
     byte[] zip = TestArchives.zip(List.of(file("../evil", "x", 0755)));
-    server.serve("/h.zip", zip);
-    ArtifactException e = fails(spec(server.url("/h.zip"), zip, Unpack.ZIP, "run"));
+    ArtifactException e = fails(served("/h.zip", zip, Unpack.ZIP, "run"));
     assertEquals(Reason.ARCHIVE, e.reason());
     assertTrue(e.getMessage().contains("contains '..'"), e.getMessage());
     assertFalse(Files.exists(tmp.resolve("data/evil")));
@@ -350,8 +349,7 @@ class ArtifactStoreTest {
   @Test
   void hostileZip_symlinkEscapeIsRefused() throws Exception {
     byte[] zip = TestArchives.zip(List.of(symlink("run", "../../../bin/sh")));
-    server.serve("/h.zip", zip);
-    ArtifactException e = fails(spec(server.url("/h.zip"), zip, Unpack.ZIP, "run"));
+    ArtifactException e = fails(served("/h.zip", zip, Unpack.ZIP, "run"));
     assertEquals(Reason.ARCHIVE, e.reason());
     assertTrue(e.getMessage().contains("outside the target directory"), e.getMessage());
   }
@@ -363,8 +361,7 @@ class ArtifactStoreTest {
     new Random(7).nextBytes(random);
     byte[] whole = TestArchives.tarGz(List.of(new TestArchives.FileE("bin/plugin", random, 0755)));
     byte[] cut = Arrays.copyOf(whole, whole.length / 2);
-    server.serve("/cut.tgz", cut);
-    ArtifactException e = fails(spec(server.url("/cut.tgz"), cut, Unpack.TAR_GZ, "bin/plugin"));
+    ArtifactException e = fails(served("/cut.tgz", cut, Unpack.TAR_GZ, "bin/plugin"));
     assertEquals(Reason.ARCHIVE, e.reason());
     assertTrue(e.getMessage().contains("truncated or corrupt"), e.getMessage());
     assertEquals(List.of(), leftovers());
@@ -383,8 +380,7 @@ class ArtifactStoreTest {
   @Test
   void missingEntry_failsListingWhatIsThere() throws Exception {
     byte[] tgz = TestArchives.tarGz(List.of(file("bin/other", SCRIPT, 0755)));
-    server.serve("/a.tgz", tgz);
-    ArtifactException e = fails(spec(server.url("/a.tgz"), tgz, Unpack.TAR_GZ, "bin/plugin"));
+    ArtifactException e = fails(served("/a.tgz", tgz, Unpack.TAR_GZ, "bin/plugin"));
     assertEquals(Reason.ENTRY_MISSING, e.reason());
     assertTrue(e.getMessage().contains("entry bin/plugin is not in")
         && e.getMessage().contains("bin/other"), e.getMessage());
@@ -394,8 +390,7 @@ class ArtifactStoreTest {
   @Test
   void entryNotExecutable_fails() throws Exception {
     byte[] tgz = TestArchives.tarGz(List.of(file("bin/plugin", SCRIPT, 0644), dir("bin/d")));
-    server.serve("/a.tgz", tgz);
-    ArtifactException e = fails(spec(server.url("/a.tgz"), tgz, Unpack.TAR_GZ, "bin/plugin"));
+    ArtifactException e = fails(served("/a.tgz", tgz, Unpack.TAR_GZ, "bin/plugin"));
     assertEquals(Reason.ENTRY_NOT_EXECUTABLE, e.reason());
     assertTrue(e.getMessage().contains("not executable (mode rw-r--r--)"), e.getMessage());
     ArtifactException d = fails(spec(server.url("/a.tgz"), tgz, Unpack.TAR_GZ, "bin/d"));
@@ -438,8 +433,7 @@ class ArtifactStoreTest {
   @Test
   void removeAllBut_dropsUnconfiguredPluginsAndLeftovers() throws Exception {
     byte[] v1 = SCRIPT.getBytes(StandardCharsets.UTF_8);
-    server.serve("/v1", v1);
-    Revision keep = fetch(spec(server.url("/v1"), v1, Unpack.NONE, "p"));
+    Revision keep = fetch(served("/v1", v1, Unpack.NONE, "p"));
     Revision gone = store.fetch("old", spec(server.url("/v1"), v1, Unpack.NONE, "p"))
         .get(30, TimeUnit.SECONDS);
     Path staging = Files.createDirectories(root.resolve(".p1_0123456789ab.tmp-7/bin"));

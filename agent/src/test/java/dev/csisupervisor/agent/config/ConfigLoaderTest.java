@@ -1,5 +1,7 @@
 package dev.csisupervisor.agent.config;
 
+import static dev.csisupervisor.agent.config.YamlFiles.failsToLoad;
+import static dev.csisupervisor.agent.config.YamlFiles.write;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -8,7 +10,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 import dev.csisupervisor.client.PluginKind;
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -21,20 +22,9 @@ import org.junit.jupiter.api.io.TempDir;
 class ConfigLoaderTest {
   @TempDir Path dir;
 
-  private Path write(String yaml) throws IOException {
-    return YamlFiles.write(dir, yaml);
-  }
-
-  private ConfigException fails(String yaml) throws IOException {
-    Path f = write(yaml);
-    ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(f));
-    assertTrue(e.getMessage().startsWith(f.toString() + ": "), e.getMessage());
-    return e;
-  }
-
   @Test
   void fullConfig_isReadIntoRecords() throws Exception {
-    Path f = write("""
+    Path f = write(dir, """
         data_dir: data
         csi_root: /run/csi
         admin_socket: /run/agent.sock
@@ -102,7 +92,7 @@ class ConfigLoaderTest {
 
   @Test
   void minimalConfig_getsDefaults() throws Exception {
-    AgentConfig c = ConfigLoader.load(write("data_dir: /var/lib/a\nplugins: []\n"));
+    AgentConfig c = ConfigLoader.load(write(dir, "data_dir: /var/lib/a\nplugins: []\n"));
     assertEquals(Path.of("/var/lib/a/csi"), c.csiRoot());
     assertEquals(Path.of("/var/lib/a/agent.sock"), c.adminSocket());
     assertEquals(AgentConfig.defaultMetricsAddress().getPort(), c.metricsAddress().getPort());
@@ -113,40 +103,40 @@ class ConfigLoaderTest {
 
   @Test
   void metricsOff_disablesEndpoint() throws Exception {
-    assertNull(ConfigLoader.load(write("data_dir: /a\nmetrics_address: off\nplugins: []\n"))
+    assertNull(ConfigLoader.load(write(dir, "data_dir: /a\nmetrics_address: off\nplugins: []\n"))
         .metricsAddress());
   }
 
   @Test
   void unknownField_namesFieldAndLine() throws Exception {
-    ConfigException e = fails("""
+    failsToLoad(dir, """
         data_dir: /a
         plugins:
           - id: x
             type: node
             comand: /bin/x
-        """);
-    assertTrue(e.getMessage().contains("plugins[0].comand: unknown field"), e.getMessage());
-    assertTrue(e.getMessage().contains("line 5"), e.getMessage());
-    assertTrue(e.getMessage().contains("command"), "lists the known fields: " + e.getMessage());
+        """,
+        "plugins[0].comand: unknown field",
+        "line 5",
+        "command"); // among the known fields it lists
   }
 
   @Test
   void unknownTopLevelField_isNamed() throws Exception {
-    ConfigException e = fails("data_dir: /a\nplugins: []\nmetrics: 1\n");
-    assertTrue(e.getMessage().contains("metrics: unknown field"), e.getMessage());
+    failsToLoad(dir, "data_dir: /a\nplugins: []\nmetrics: 1\n", "metrics: unknown field");
   }
 
   @Test
   void missingId_isNamed() throws Exception {
-    ConfigException e = fails("data_dir: /a\nplugins:\n  - type: node\n    command: /bin/x\n");
+    ConfigException e = failsToLoad(dir,
+        "data_dir: /a\nplugins:\n  - type: node\n    command: /bin/x\n");
     assertEquals(List.of("plugins[0].id: missing (the plugin's id, e.g. \"ebs\")"),
         e.problems());
   }
 
   @Test
   void duplicateId_namesBothEntries() throws Exception {
-    ConfigException e = fails("""
+    ConfigException e = failsToLoad(dir, """
         data_dir: /a
         plugins:
           - {id: x, type: node, command: /bin/x}
@@ -158,7 +148,8 @@ class ConfigLoaderTest {
 
   @Test
   void badType_isNamedWithChoices() throws Exception {
-    ConfigException e = fails("data_dir: /a\nplugins:\n  - {id: x, type: storage, command: /x}\n");
+    ConfigException e = failsToLoad(dir,
+        "data_dir: /a\nplugins:\n  - {id: x, type: storage, command: /x}\n");
     assertEquals(List.of("plugins[0].type: \"storage\" is not a plugin type"
         + " (use controller, node or monolith)"), e.problems());
   }
@@ -166,7 +157,7 @@ class ConfigLoaderTest {
   @Test
   void externalSocketTooLong_isRejected() throws Exception {
     String longPath = "/run/" + "s".repeat(100) + "/csi.sock";
-    ConfigException e = fails("data_dir: /a\nplugins:\n  - {id: x, type: node, socket: "
+    ConfigException e = failsToLoad(dir, "data_dir: /a\nplugins:\n  - {id: x, type: node, socket: "
         + longPath + "}\n");
     assertTrue(e.getMessage().contains("plugins[0].socket: the socket " + longPath + " is 114"
         + " bytes, over the unix socket limit of 107 bytes"), e.getMessage());
@@ -174,16 +165,16 @@ class ConfigLoaderTest {
 
   @Test
   void derivedSocketTooLong_namesTheId() throws Exception {
-    ConfigException e = fails("data_dir: /a\ncsi_root: /" + "r".repeat(80)
-        + "\nplugins:\n  - {id: " + "p".repeat(20) + ", type: controller, command: /x}\n");
-    assertTrue(e.getMessage().contains("plugins[0].id: its socket /rrr"), e.getMessage());
-    assertTrue(e.getMessage().contains("over the unix socket limit of 107 bytes"));
+    failsToLoad(dir, "data_dir: /a\ncsi_root: /" + "r".repeat(80)
+        + "\nplugins:\n  - {id: " + "p".repeat(20) + ", type: controller, command: /x}\n",
+        "plugins[0].id: its socket /rrr",
+        "over the unix socket limit of 107 bytes");
   }
 
   @Test
   void adminSocketTooLong_isRejected() throws Exception {
-    ConfigException e = fails("data_dir: /" + "d".repeat(100) + "\nplugins: []\n");
-    assertTrue(e.getMessage().contains("data_dir: the admin socket /ddd"), e.getMessage());
+    failsToLoad(dir, "data_dir: /" + "d".repeat(100) + "\nplugins: []\n",
+        "data_dir: the admin socket /ddd");
   }
 
   @Test
@@ -202,7 +193,7 @@ class ConfigLoaderTest {
   @Test
   void unreadableFile_permissionDenied() throws Exception {
     assumeFalse("root".equals(System.getProperty("user.name")), "root reads any file");
-    Path f = write("data_dir: /a\nplugins: []\n");
+    Path f = write(dir, "data_dir: /a\nplugins: []\n");
     Files.setPosixFilePermissions(f, PosixFilePermissions.fromString("---------"));
     ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(f));
     assertEquals(f + ": cannot read config file: permission denied", e.getMessage());
@@ -210,40 +201,36 @@ class ConfigLoaderTest {
 
   @Test
   void emptyFile_saysSo() throws Exception {
-    ConfigException e = fails("  \n");
-    assertTrue(e.getMessage().contains("config file is empty"), e.getMessage());
+    failsToLoad(dir, "  \n", "config file is empty");
   }
 
   @Test
   void notYaml_saysWhere() throws Exception {
-    ConfigException e = fails("data_dir: \"unterminated\nplugins: []\n");
-    assertTrue(e.getMessage().contains("not valid YAML"), e.getMessage());
-    assertTrue(e.getMessage().contains("line"), e.getMessage());
+    failsToLoad(dir, "data_dir: \"unterminated\nplugins: []\n", "not valid YAML", "line");
   }
 
   @Test
   void topLevelList_isRejected() throws Exception {
-    ConfigException e = fails("- a\n- b\n");
-    assertTrue(e.getMessage().contains("expected a mapping"), e.getMessage());
+    failsToLoad(dir, "- a\n- b\n", "expected a mapping");
   }
 
   @Test
   void duplicateKey_isRejected() throws Exception {
-    ConfigException e = fails("data_dir: /a\ndata_dir: /b\nplugins: []\n");
+    ConfigException e = failsToLoad(dir, "data_dir: /a\ndata_dir: /b\nplugins: []\n");
     assertTrue(e.getMessage().contains("data_dir"), e.getMessage());
     assertTrue(e.getMessage().toLowerCase().contains("duplicate"), e.getMessage());
   }
 
   @Test
   void wrongKindOfValue_namesField() throws Exception {
-    ConfigException e = fails("data_dir: /a\nplugins:\n  - {id: x, type: node, command: /x,"
-        + " args: {a: b}}\n");
-    assertTrue(e.getMessage().contains("plugins[0].args: expected a list"), e.getMessage());
+    failsToLoad(dir, "data_dir: /a\nplugins:\n  - {id: x, type: node, command: /x,"
+        + " args: {a: b}}\n",
+        "plugins[0].args: expected a list");
   }
 
   @Test
   void missingDataDirAndPlugins_bothReported() throws Exception {
-    ConfigException e = fails("leave_running: true\n");
+    ConfigException e = failsToLoad(dir, "leave_running: true\n");
     assertEquals(2, e.problems().size(), e.getMessage());
     assertTrue(e.problems().get(0).startsWith("data_dir: missing"));
     assertTrue(e.problems().get(1).startsWith("plugins: missing"));
@@ -251,7 +238,7 @@ class ConfigLoaderTest {
 
   @Test
   void commandAndSocket_bothOrNeither_areRejected() throws Exception {
-    ConfigException e = fails("""
+    ConfigException e = failsToLoad(dir, """
         data_dir: /a
         plugins:
           - {id: a, type: node, command: /x, socket: /s.sock}
@@ -263,7 +250,8 @@ class ConfigLoaderTest {
 
   @Test
   void pluginIdEscapingRoot_isRejected() throws Exception {
-    ConfigException e = fails("data_dir: /a\nplugins:\n  - {id: '..', type: node, command: /x}\n"
+    ConfigException e = failsToLoad(dir,
+        "data_dir: /a\nplugins:\n  - {id: '..', type: node, command: /x}\n"
         + "  - {id: 'a/b', type: node, command: /x}\n  - {id: 'a b', type: node, command: /x}\n");
     assertEquals(3, e.problems().size(), e.getMessage());
     assertTrue(e.problems().get(0).contains("could escape the plugin root"));
@@ -273,7 +261,7 @@ class ConfigLoaderTest {
 
   @Test
   void badDurationsAndSizes_areNamed() throws Exception {
-    ConfigException e = fails("""
+    failsToLoad(dir, """
         data_dir: /a
         shutdown_grace: soon
         log_max_size: 10 parsecs
@@ -281,44 +269,39 @@ class ConfigLoaderTest {
           probe_interval: 30
           restart: {mode: sometimes, attempts: -1}
         plugins: []
-        """);
-    String m = e.getMessage();
-    assertTrue(m.contains("shutdown_grace: 'soon' is not a duration"), m);
-    assertTrue(m.contains("log_max_size: '10 parsecs' is not a size"), m);
-    assertTrue(m.contains("defaults.probe_interval: '30' is not a duration"), m);
-    assertTrue(m.contains("defaults.restart.mode: \"sometimes\" is not a restart mode"), m);
-    assertTrue(m.contains("defaults.restart.attempts: must be >= 0, got -1"), m);
+        """,
+        "shutdown_grace: 'soon' is not a duration",
+        "log_max_size: '10 parsecs' is not a size",
+        "defaults.probe_interval: '30' is not a duration",
+        "defaults.restart.mode: \"sometimes\" is not a restart mode",
+        "defaults.restart.attempts: must be >= 0, got -1");
   }
 
   @Test
   void endpointInEnv_isRejected() throws Exception {
-    ConfigException e = fails("data_dir: /a\nplugins:\n  - {id: x, type: node, command: /x,"
-        + " env: {CSI_ENDPOINT: unix:///tmp/x}}\n");
-    assertTrue(e.getMessage().contains("plugins[0].env.CSI_ENDPOINT: set by the agent"),
-        e.getMessage());
+    failsToLoad(dir, "data_dir: /a\nplugins:\n  - {id: x, type: node, command: /x,"
+        + " env: {CSI_ENDPOINT: unix:///tmp/x}}\n",
+        "plugins[0].env.CSI_ENDPOINT: set by the agent");
   }
 
   @Test
   void launchOnlyFieldsWithSocket_areRejected() throws Exception {
-    ConfigException e = fails("data_dir: /a\nplugins:\n  - {id: x, type: node, socket: /s,"
-        + " args: [a]}\n");
-    assertTrue(e.getMessage().contains("plugins[0].args: only for launched plugins"),
-        e.getMessage());
+    failsToLoad(dir, "data_dir: /a\nplugins:\n  - {id: x, type: node, socket: /s,"
+        + " args: [a]}\n",
+        "plugins[0].args: only for launched plugins");
   }
 
   @Test
   void badMetricsAddress_isRejected() throws Exception {
-    ConfigException e = fails("data_dir: /a\nmetrics_address: localhost\nplugins: []\n");
-    assertTrue(e.getMessage().contains("metrics_address: \"localhost\" must be host:port"),
-        e.getMessage());
+    failsToLoad(dir, "data_dir: /a\nmetrics_address: localhost\nplugins: []\n",
+        "metrics_address: \"localhost\" must be host:port");
   }
 
   @Test
   void restartIntervalShorterThanDelays_isRejected() throws Exception {
-    ConfigException e = fails("data_dir: /a\ndefaults:\n  restart: {attempts: 5, delay: 10s,"
-        + " interval: 20s}\nplugins: []\n");
-    assertTrue(e.getMessage().contains("defaults.restart: interval PT20S must be at least"),
-        e.getMessage());
+    failsToLoad(dir, "data_dir: /a\ndefaults:\n  restart: {attempts: 5, delay: 10s,"
+        + " interval: 20s}\nplugins: []\n",
+        "defaults.restart: interval PT20S must be at least");
   }
 
   @Test
@@ -349,7 +332,7 @@ class ConfigLoaderTest {
 
   @Test
   void artifactDiscoveryAndResources_areReadIntoRecords() throws Exception {
-    Path f = write("""
+    Path f = write(dir, """
         data_dir: /a
         discovery_dir: plugins.d
         resource_interval: 2s
@@ -402,9 +385,10 @@ class ConfigLoaderTest {
 
   @Test
   void resourceSamplingOff_andDefaults() throws Exception {
-    AgentConfig off = ConfigLoader.load(write("data_dir: /a\nresource_interval: off\nplugins: []\n"));
+    AgentConfig off =
+        ConfigLoader.load(write(dir, "data_dir: /a\nresource_interval: off\nplugins: []\n"));
     assertEquals(Duration.ZERO, off.resourceInterval());
-    AgentConfig dflt = ConfigLoader.load(write("data_dir: /a\nplugins: []\n"));
+    AgentConfig dflt = ConfigLoader.load(write(dir, "data_dir: /a\nplugins: []\n"));
     assertEquals(AgentConfig.DEFAULT_RESOURCE_INTERVAL, dflt.resourceInterval());
     assertEquals(AgentConfig.DEFAULT_RESOURCE_HISTORY, dflt.resourceHistory());
     assertNull(dflt.discoveryDir());
@@ -412,7 +396,7 @@ class ConfigLoaderTest {
 
   @Test
   void badArtifactFields_areEachNamed() throws Exception {
-    ConfigException e = fails("""
+    failsToLoad(dir, """
         data_dir: /a
         plugins:
           - {id: a, type: node, artifact: {sha256: %s}}
@@ -428,40 +412,34 @@ class ConfigLoaderTest {
           - {id: k, type: node, artifact: {url: "http://h/x", sha256: %s}, socket: /s.sock}
           - {id: l, type: node, artifact: {url: "http:///x", sha256: %s}}
           - {id: m, type: node, artifact: {url: "file:relative/x", sha256: %s}}
-        """.formatted((Object[]) java.util.Collections.nCopies(12, SHA).toArray()));
-    String m = e.getMessage();
-    assertTrue(m.contains("plugins[0].artifact.url: missing"), m);
-    assertTrue(m.contains("plugins[1].artifact.url: \"ftp://host/x\" must be an http, https or"
-        + " file URL"), m);
-    assertTrue(m.contains("plugins[2].artifact.sha256: \"abc\" must be 64 hex digits"), m);
-    assertTrue(m.contains("plugins[3].artifact.unpack: \"rar\" is not an archive format"), m);
-    assertTrue(m.contains("plugins[4].artifact.entry: missing"), m);
-    assertTrue(m.contains("plugins[5].artifact.entry: entry must not contain '..'"), m);
-    assertTrue(m.contains("plugins[6].artifact.entry: entry must be relative"), m);
-    assertTrue(m.contains("plugins[7].artifact.entry: \"bin/x\" must be a file name without"
-        + " '/'"), m);
-    assertTrue(m.contains("plugins[8].artifact.attempts: must be 1 to 10, got 0"), m);
-    assertTrue(m.contains("plugins[8].artifact.timeout: 'soon' is not a duration"), m);
-    assertTrue(m.contains("plugins[9]: has both command and artifact"), m);
-    assertTrue(m.contains("plugins[10]: has both artifact and socket"), m);
-    assertTrue(m.contains("plugins[11].artifact.url: \"http:///x\" has no host"), m);
-    assertTrue(m.contains("plugins[12].artifact.url: \"file:relative/x\" must be an absolute"
-        + " file URL"), m);
+        """.formatted((Object[]) java.util.Collections.nCopies(12, SHA).toArray()),
+        "plugins[0].artifact.url: missing",
+        "plugins[1].artifact.url: \"ftp://host/x\" must be an http, https or file URL",
+        "plugins[2].artifact.sha256: \"abc\" must be 64 hex digits",
+        "plugins[3].artifact.unpack: \"rar\" is not an archive format",
+        "plugins[4].artifact.entry: missing",
+        "plugins[5].artifact.entry: entry must not contain '..'",
+        "plugins[6].artifact.entry: entry must be relative",
+        "plugins[7].artifact.entry: \"bin/x\" must be a file name without '/'",
+        "plugins[8].artifact.attempts: must be 1 to 10, got 0",
+        "plugins[8].artifact.timeout: 'soon' is not a duration",
+        "plugins[9]: has both command and artifact",
+        "plugins[10]: has both artifact and socket",
+        "plugins[11].artifact.url: \"http:///x\" has no host",
+        "plugins[12].artifact.url: \"file:relative/x\" must be an absolute file URL");
   }
 
   @Test
   void unknownArtifactField_isNamed() throws Exception {
-    ConfigException e = fails("data_dir: /a\nplugins:\n  - {id: a, type: node, artifact:"
-        + " {url: 'http://h/x', sha256: " + SHA + ", size: 3}}\n");
-    assertTrue(e.getMessage().contains("plugins[0].artifact.size: unknown field"),
-        e.getMessage());
-    assertTrue(e.getMessage().contains("known fields: attempts, entry, sha256, timeout, unpack,"
-        + " url"), e.getMessage());
+    failsToLoad(dir, "data_dir: /a\nplugins:\n  - {id: a, type: node, artifact:"
+        + " {url: 'http://h/x', sha256: " + SHA + ", size: 3}}\n",
+        "plugins[0].artifact.size: unknown field",
+        "known fields: attempts, entry, sha256, timeout, unpack, url");
   }
 
   @Test
   void badResourceFields_areEachNamed() throws Exception {
-    ConfigException e = fails("""
+    failsToLoad(dir, """
         data_dir: /a
         resource_interval: 10ms
         resource_history: 0
@@ -471,34 +449,31 @@ class ConfigLoaderTest {
           - {id: c, type: node, command: /x, limit_grace: 1m}
           - {id: d, type: node, command: /x, max_cpu_percent: 50, limit_grace: later}
           - {id: e, type: node, socket: /s.sock, max_memory_bytes: 1MiB}
-        """);
-    String m = e.getMessage();
-    assertTrue(m.contains("resource_interval: must be at least 50ms (or off), got 10ms"), m);
-    assertTrue(m.contains("resource_history: must be 1 to 100000 samples, got 0"), m);
-    assertTrue(m.contains("plugins[0].max_memory_bytes: 'lots' is not a size"), m);
-    assertTrue(m.contains("plugins[0].max_cpu_percent: \"fast\" is not a number"), m);
-    assertTrue(m.contains("plugins[1].max_memory_bytes: must be greater than 0, got 0"), m);
-    assertTrue(m.contains("plugins[1].max_cpu_percent: must be a number greater than 0"), m);
-    assertTrue(m.contains("plugins[2].limit_grace: only with max_memory_bytes or"
-        + " max_cpu_percent"), m);
-    assertTrue(m.contains("plugins[3].limit_grace: 'later' is not a duration"), m);
-    assertTrue(m.contains("plugins[4].max_memory_bytes: only for launched plugins"), m);
+        """,
+        "resource_interval: must be at least 50ms (or off), got 10ms",
+        "resource_history: must be 1 to 100000 samples, got 0",
+        "plugins[0].max_memory_bytes: 'lots' is not a size",
+        "plugins[0].max_cpu_percent: \"fast\" is not a number",
+        "plugins[1].max_memory_bytes: must be greater than 0, got 0",
+        "plugins[1].max_cpu_percent: must be a number greater than 0",
+        "plugins[2].limit_grace: only with max_memory_bytes or max_cpu_percent",
+        "plugins[3].limit_grace: 'later' is not a duration",
+        "plugins[4].max_memory_bytes: only for launched plugins");
   }
 
   @Test
   void limitsWithSamplingOff_areRejected() throws Exception {
-    ConfigException e = fails("data_dir: /a\nresource_interval: off\nplugins:\n"
-        + "  - {id: a, type: node, command: /x, max_memory_bytes: 1GiB}\n");
-    assertTrue(e.getMessage().contains("plugins[0].max_memory_bytes: needs resource sampling,"
-        + " but resource_interval is off"), e.getMessage());
+    failsToLoad(dir, "data_dir: /a\nresource_interval: off\nplugins:\n"
+        + "  - {id: a, type: node, command: /x, max_memory_bytes: 1GiB}\n",
+        "plugins[0].max_memory_bytes: needs resource sampling, but resource_interval is off");
   }
 
   @Test
   void badDiscoveryDir_isNamed() throws Exception {
-    ConfigException empty = fails("data_dir: /a\ndiscovery_dir: ''\nplugins: []\n");
+    ConfigException empty = failsToLoad(dir, "data_dir: /a\ndiscovery_dir: ''\nplugins: []\n");
     assertTrue(empty.getMessage().contains("discovery_dir: must not be empty"),
         empty.getMessage());
-    ConfigException tooLong = fails("data_dir: /a\ndiscovery_dir: /" + "d".repeat(110)
+    ConfigException tooLong = failsToLoad(dir, "data_dir: /a\ndiscovery_dir: /" + "d".repeat(110)
         + "\nplugins: []\n");
     assertTrue(tooLong.getMessage().contains("discovery_dir: a socket in it, like"),
         tooLong.getMessage());

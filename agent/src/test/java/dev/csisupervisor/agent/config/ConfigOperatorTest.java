@@ -1,5 +1,7 @@
 package dev.csisupervisor.agent.config;
 
+import static dev.csisupervisor.agent.config.YamlFiles.failsToLoad;
+import static dev.csisupervisor.agent.config.YamlFiles.write;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -19,15 +21,6 @@ import org.junit.jupiter.api.io.TempDir;
 class ConfigOperatorTest {
   @TempDir Path dir;
 
-  private Path write(String yaml) throws IOException {
-    return YamlFiles.write(dir, yaml);
-  }
-
-  private ConfigException fails(String yaml) throws IOException {
-    Path f = write(yaml);
-    return assertThrows(ConfigException.class, () -> ConfigLoader.load(f));
-  }
-
   private Path executable(String name) throws IOException {
     Path p = dir.resolve(name);
     Files.writeString(p, "#!/bin/sh\nexit 0\n");
@@ -40,7 +33,7 @@ class ConfigOperatorTest {
   @Test
   void argsCommandAndEnv_interpolateThePluginsVariables() throws Exception {
     Path bin = executable("hostpath-1.15");
-    AgentConfig c = ConfigLoader.load(write("""
+    AgentConfig c = ConfigLoader.load(write(dir, """
         data_dir: /var/lib/a
         csi_root: /run/csi
         plugins:
@@ -65,7 +58,7 @@ class ConfigOperatorTest {
 
   @Test
   void unknownVariable_isAConfigErrorNamingTheField() throws Exception {
-    ConfigException e = fails("""
+    ConfigException e = failsToLoad(dir, """
         data_dir: /var/lib/a
         plugins:
           - id: a
@@ -87,7 +80,7 @@ class ConfigOperatorTest {
 
   @Test
   void agentVariables_cannotBeSetInEnv() throws Exception {
-    ConfigException e = fails("""
+    ConfigException e = failsToLoad(dir, """
         data_dir: /var/lib/a
         plugins: [{id: a, type: node, command: /bin/true, env: {CSI_NODE_ID: x, CSI_ENDPOINT: y}}]
         """);
@@ -104,7 +97,7 @@ class ConfigOperatorTest {
     Path plain = dir.resolve("plain");
     Files.writeString(plain, "not a program");
     Files.setPosixFilePermissions(plain, PosixFilePermissions.fromString("rw-r--r--"));
-    ConfigException e = fails("""
+    ConfigException e = failsToLoad(dir, """
         data_dir: /var/lib/a
         plugins:
           - {id: a, type: node, command: %s}
@@ -120,7 +113,7 @@ class ConfigOperatorTest {
 
   @Test
   void readmeExample_unknownKeyAndDuplicateId_bothReported() throws Exception {
-    ConfigException e = fails("""
+    ConfigException e = failsToLoad(dir, """
         data_dir: /var/lib/a
         colour: blue
         plugins:
@@ -175,7 +168,7 @@ class ConfigOperatorTest {
       y.append("unknown_key_").append(i).append(": 1\n");
     }
     long t0 = System.nanoTime();
-    ConfigException e = fails(y.toString());
+    ConfigException e = failsToLoad(dir, y.toString());
     long ms = (System.nanoTime() - t0) / 1_000_000;
     assertEquals(101, e.problems().size());
     assertTrue(e.problems().get(0).startsWith("unknown_key_0: unknown field (line 3, column 1)"),
@@ -189,13 +182,13 @@ class ConfigOperatorTest {
   void dataDirThatIsAFile_isAConfigError() throws Exception {
     Path file = dir.resolve("data");
     Files.writeString(file, "x");
-    ConfigException e = fails("data_dir: " + file + "\nplugins: []\n");
+    ConfigException e = failsToLoad(dir, "data_dir: " + file + "\nplugins: []\n");
     assertEquals(List.of("data_dir: " + file + " exists and is not a directory"), e.problems());
   }
 
   @Test
   void controlCharactersInValues_arePrintedEscaped() throws Exception {
-    ConfigException e = fails("""
+    ConfigException e = failsToLoad(dir, """
         data_dir: /var/lib/a
         plugins: [{id: "a\\e[2J\\rb\\nc", type: node, command: /bin/true}]
         """);

@@ -1,5 +1,6 @@
 package dev.csisupervisor.agent.config;
 
+import static dev.csisupervisor.agent.config.YamlFiles.write;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -7,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.csisupervisor.agent.config.LogSettings.Format;
 import dev.csisupervisor.agent.config.LogSettings.Level;
 import java.nio.file.Files;
-import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -19,13 +19,9 @@ class LogSettingsTest {
 
   @TempDir Path dir;
 
-  private Path write(String yaml) throws IOException {
-    return YamlFiles.write(dir, yaml);
-  }
-
   @Test
   void logSection_isRead_levelsInOrder() throws Exception {
-    Path f = write(BASE + """
+    Path f = write(dir, BASE + """
         log:
           level: warn
           format: JSON
@@ -33,8 +29,7 @@ class LogSettingsTest {
             dev.csisupervisor.registry: debug
             io.grpc: error
         """);
-    ConfigLoader.load(f); // the agent's loader accepts the section
-    LogSettings s = LogSettings.load(f);
+    LogSettings s = ConfigLoader.loadSections(f).log();
     assertEquals(Level.WARN, s.level());
     assertEquals(Format.JSON, s.format());
     assertEquals(List.of("dev.csisupervisor.registry", "io.grpc"), List.copyOf(s.levels().keySet()));
@@ -43,25 +38,25 @@ class LogSettingsTest {
 
   @Test
   void oneReadOfTheFile_givesTheAgentConfig_andItsLogAndClusterSections() throws Exception {
-    Path f = write(BASE + "log: {level: debug, format: json}\n");
+    Path f = write(dir, BASE + "log: {level: debug, format: json}\n");
     ConfigLoader.Sections all = ConfigLoader.loadSections(f);
     assertEquals(f.resolveSibling("data"), all.agent().dataDir());
     assertEquals(new LogSettings(Level.DEBUG, Format.JSON, java.util.Map.of()), all.log());
     assertEquals(java.util.Optional.empty(), all.cluster());
-    Path bad = write(BASE + "log: {level: loud}\n");
+    Path bad = write(dir, BASE + "log: {level: loud}\n");
     ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.loadSections(bad));
     assertTrue(e.getMessage().contains("log.level"), e.getMessage());
   }
 
   @Test
   void noLogSection_orAnEmptyOne_isTheDefault() throws Exception {
-    assertEquals(LogSettings.DEFAULT, LogSettings.load(write(BASE)));
-    assertEquals(LogSettings.DEFAULT, LogSettings.load(write(BASE + "log:\n")));
+    assertEquals(LogSettings.DEFAULT, ConfigLoader.loadSections(write(dir, BASE)).log());
+    assertEquals(LogSettings.DEFAULT, ConfigLoader.loadSections(write(dir, BASE + "log:\n")).log());
   }
 
   @Test
   void badValues_areConfigErrors_namingFieldLineAndColumn() throws Exception {
-    Path f = write(BASE + """
+    Path f = write(dir, BASE + """
         log:
           level: verbose
           format: xml
@@ -84,18 +79,19 @@ class LogSettingsTest {
     assertTrue(p.get(3).endsWith("(line 9, column 33)"), p.get(3));
     assertTrue(p.get(4).startsWith("log.levels: \"not a package\" is not a logger name"), p.get(4));
     assertTrue(p.get(4).endsWith("(line 10, column 5)"), p.get(4));
-    // The same problems when the section is read on its own (at start-up and on reload).
-    assertEquals(p, assertThrows(ConfigException.class, () -> LogSettings.load(f)).problems());
+    // The same problems where the daemon reads the file (at start-up and on reload).
+    assertEquals(p,
+        assertThrows(ConfigException.class, () -> ConfigLoader.loadSections(f)).problems());
   }
 
   @Test
   void wrongShapes_areConfigErrors() throws Exception {
     ConfigException e = assertThrows(ConfigException.class,
-        () -> ConfigLoader.load(write(BASE + "log: debug\n")));
+        () -> ConfigLoader.load(write(dir, BASE + "log: debug\n")));
     assertTrue(e.getMessage().contains("log: expected a mapping (level, format, levels) (line 4, column 6)"),
         e.getMessage());
     e = assertThrows(ConfigException.class,
-        () -> ConfigLoader.load(write(BASE + "log:\n  levels: [a, b]\n  level: [info]\n")));
+        () -> ConfigLoader.load(write(dir, BASE + "log:\n  levels: [a, b]\n  level: [info]\n")));
     assertTrue(e.getMessage().contains("log.levels: expected a mapping of logger names to levels"),
         e.getMessage());
     assertTrue(e.getMessage().contains("log.level: expected a single value (a string)"), e.getMessage());

@@ -164,13 +164,10 @@ class AgentEndToEndTest {
     assertTrue(metrics.contains("csi_agent_state_commit_seconds"), metrics);
 
     // Offline tools refuse while the agent holds the state file; so does a second agent.
-    Cli.Result inspect = Cli.run(dir, WAIT, "state", "inspect", "--data-dir",
-        dir.resolve("d").toString());
-    assertEquals(1, inspect.code(), inspect.toString());
-    assertTrue(inspect.err().contains("is locked"), inspect.toString());
-    Cli.Result second = Cli.run(dir, WAIT, "run", "--config", config.toString());
-    assertEquals(1, second.code(), second.toString());
-    assertTrue(second.err().contains("locked by another process"), second.toString());
+    Cli.run(dir, WAIT, "state", "inspect", "--data-dir", dir.resolve("d").toString())
+        .assertExit(1, "is locked");
+    Cli.run(dir, WAIT, "run", "--config", config.toString()).assertExit(1,
+        "locked by another process");
     assertTrue(agent.isAlive());
 
     // events --follow sees a plugin crash: unhealthy, restart, healthy again.

@@ -41,28 +41,21 @@ class BadConfigTest {
   @Test
   void unreadableConfig_exitsTwo() throws Exception {
     Path missing = dir.resolve("nope.yaml");
-    Cli.Result r = Cli.run(dir, TIMEOUT, "run", "--config", missing.toString());
-    assertEquals(2, r.code(), r.toString());
-    assertTrue(r.err().contains(missing + ": cannot read config file: no such file"),
-        r.toString());
+    Cli.run(dir, TIMEOUT, "run", "--config", missing.toString()).assertExit(2,
+        missing + ": cannot read config file: no such file");
 
-    Cli.Result d = Cli.run(dir, TIMEOUT, "run", "--config", dir.toString());
-    assertEquals(2, d.code(), d.toString());
-    assertTrue(d.err().contains("it is a directory"), d.toString());
+    Cli.run(dir, TIMEOUT, "run", "--config", dir.toString()).assertExit(2, "it is a directory");
   }
 
   @Test
   void unknownOption_exitsTwo() throws Exception {
-    Cli.Result r = Cli.run(dir, TIMEOUT, "plugins", "--colour");
-    assertEquals(2, r.code(), r.toString());
-    assertTrue(r.err().contains("Unknown option: '--colour'"), r.toString());
+    Cli.run(dir, TIMEOUT, "plugins", "--colour").assertExit(2, "Unknown option: '--colour'");
   }
 
   @Test
   void noAgent_exitsOne_sayingSo() throws Exception {
     Path socket = dir.resolve("agent.sock");
-    Cli.Result r = Cli.run(dir, TIMEOUT, "plugins", "--admin-socket", socket.toString());
-    assertEquals(1, r.code(), r.toString());
-    assertTrue(r.err().contains("no agent is running at " + socket), r.toString());
+    Cli.run(dir, TIMEOUT, "plugins", "--admin-socket", socket.toString()).assertExit(1,
+        "no agent is running at " + socket);
   }
 }

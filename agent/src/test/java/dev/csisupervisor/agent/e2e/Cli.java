@@ -1,5 +1,8 @@
 package dev.csisupervisor.agent.e2e;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -17,6 +20,15 @@ final class Cli {
   private Cli() {}
 
   record Result(int code, String out, String err) {
+    /** Asserts the exit code, and that stderr says each of {@code onStderr}. */
+    Result assertExit(int expectedCode, String... onStderr) {
+      assertEquals(expectedCode, code, toString());
+      for (String s : onStderr) {
+        assertTrue(err.contains(s), toString());
+      }
+      return this;
+    }
+
     @Override
     public String toString() {
       return "exit " + code + "\n--- stdout\n" + out + "\n--- stderr\n" + err;

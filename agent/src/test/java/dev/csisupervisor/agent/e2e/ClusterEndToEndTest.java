@@ -231,12 +231,10 @@ class ClusterEndToEndTest {
   void emptyEndpoints_refusedWithTheFieldNamed() throws Exception {
     Path f = dir.resolve("bad.yaml");
     Files.writeString(f, "data_dir: " + dir.resolve("bad") + "\nplugins: []\ncluster:\n  endpoints: []\n");
-    Cli.Result r = Cli.run(dir, WAIT, "run", "--config", f.toString());
-    assertEquals(2, r.code(), r.toString());
-    assertTrue(r.err().contains(f + ": cluster.endpoints: must not be empty"), r.toString());
-    Cli.Result cli = Cli.run(dir, WAIT, "cluster", "plugins", "--endpoints", "ftp://x:1");
-    assertEquals(2, cli.code(), cli.toString());
-    assertTrue(cli.err().contains("endpoints[0] 'ftp://x:1' must be http"), cli.toString());
+    Cli.run(dir, WAIT, "run", "--config", f.toString()).assertExit(2,
+        f + ": cluster.endpoints: must not be empty");
+    Cli.run(dir, WAIT, "cluster", "plugins", "--endpoints", "ftp://x:1").assertExit(2,
+        "endpoints[0] 'ftp://x:1' must be http");
   }
 
   private static String scrape(String agentOut) throws Exception {

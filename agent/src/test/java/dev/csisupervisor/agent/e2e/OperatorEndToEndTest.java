@@ -67,21 +67,23 @@ class OperatorEndToEndTest {
         .waitFor());
   }
 
-  @Test
-  void sigterm_stopsCleanly_exitZero() throws Exception {
+  /** Starts an agent (no plugins) and sends it {@code sig}: it exits, with code 0. */
+  private void stopsCleanlyOn(String sig) throws Exception {
     Process p = agent("--default-signal=TERM,INT,HUP", config("plugins: []"));
-    signal(p, "TERM");
+    signal(p, sig);
     assertTrue(p.waitFor(60, TimeUnit.SECONDS));
     assertEquals(0, p.exitValue(), agentLog());
+  }
+
+  @Test
+  void sigterm_stopsCleanly_exitZero() throws Exception {
+    stopsCleanlyOn("TERM");
     assertTrue(agentLog().contains("agent stopped"), agentLog());
   }
 
   @Test
   void sigint_stopsCleanly_exitZero() throws Exception {
-    Process p = agent("--default-signal=TERM,INT,HUP", config("plugins: []"));
-    signal(p, "INT");
-    assertTrue(p.waitFor(60, TimeUnit.SECONDS));
-    assertEquals(0, p.exitValue(), agentLog());
+    stopsCleanlyOn("INT");
   }
 
   @Test
@@ -104,13 +106,10 @@ class OperatorEndToEndTest {
     // flag here, since the file itself is broken).
     Files.writeString(cfg, Files.readString(cfg).replace("type: node", "type: nod, colour: x"));
     Path socket = dir.resolve("data/agent.sock");
-    Cli.Result bad = Cli.run(dir, WAIT, "reload", "--admin-socket", socket.toString());
-    assertEquals(2, bad.code(), bad.toString());
-    assertTrue(bad.err().contains("invalid config, nothing changed: " + cfg + ": 2 problems:"),
-        bad.toString());
-    assertTrue(bad.err().contains("  plugins[0].colour: unknown field"), bad.toString());
-    assertTrue(bad.err().contains("  plugins[0].type: \"nod\" is not a plugin type"),
-        bad.toString());
+    Cli.run(dir, WAIT, "reload", "--admin-socket", socket.toString()).assertExit(2,
+        "invalid config, nothing changed: " + cfg + ": 2 problems:",
+        "  plugins[0].colour: unknown field",
+        "  plugins[0].type: \"nod\" is not a plugin type");
     Cli.Result status = Cli.run(dir, WAIT, "status", "--admin-socket", socket.toString());
     assertTrue(status.out().contains("ext"), "ext is still configured: " + status);
   }
@@ -134,9 +133,8 @@ class OperatorEndToEndTest {
       Path f = dir.resolve("agent.yaml");
       Files.writeString(f, "data_dir: " + dir.resolve("data") + "\nmetrics_address: 127.0.0.1:"
           + taken.getLocalPort() + "\nplugins: []\n");
-      Cli.Result r = Cli.run(dir, WAIT, "run", "--config", f.toString());
-      assertEquals(1, r.code(), r.toString());
-      assertTrue(r.err().contains("csi-agent: cannot start: "), r.toString());
+      Cli.Result r = Cli.run(dir, WAIT, "run", "--config", f.toString()).assertExit(1,
+          "csi-agent: cannot start: ");
       String msg = r.err().substring(r.err().indexOf("csi-agent: cannot start: ") + 25).lines()
           .findFirst().orElseThrow();
       assertEquals(1, occurrences(r.err(), msg), "printed once: " + r);
@@ -146,10 +144,8 @@ class OperatorEndToEndTest {
   @Test
   void dataDirThatIsAFile_exitsTwo() throws Exception {
     Files.writeString(dir.resolve("data"), "not a directory");
-    Cli.Result r = Cli.run(dir, WAIT, "run", "--config", config("plugins: []").toString());
-    assertEquals(2, r.code(), r.toString());
-    assertTrue(r.err().contains("data_dir: " + dir.resolve("data")
-        + " exists and is not a directory"), r.toString());
+    Cli.Result r = Cli.run(dir, WAIT, "run", "--config", config("plugins: []").toString())
+        .assertExit(2, "data_dir: " + dir.resolve("data") + " exists and is not a directory");
     assertFalse(r.err().contains("FileAlreadyExistsException"), r.toString());
   }
 
@@ -161,22 +157,18 @@ class OperatorEndToEndTest {
           - {id: ebs, type: node, socket: /run/csi/ebs/csi.sock}
           - {id: ebs, type: node, command: /bin/true}
         """);
-    Cli.Result r = Cli.run(dir, WAIT, "run", "--config", f.toString());
-    assertEquals(2, r.code(), r.toString());
-    assertTrue(r.err().contains("csi-agent: invalid config: " + f + ": 2 problems:"),
-        r.toString());
-    assertTrue(r.err().contains("  plugins[0].colour: unknown field"), r.toString());
-    assertTrue(r.err().contains("  plugins[2].id: duplicate id \"ebs\" (also plugins[1])"),
-        r.toString());
+    Cli.run(dir, WAIT, "run", "--config", f.toString()).assertExit(2,
+        "csi-agent: invalid config: " + f + ": 2 problems:",
+        "  plugins[0].colour: unknown field",
+        "  plugins[2].id: duplicate id \"ebs\" (also plugins[1])");
   }
 
   @Test
   void hugeConfig_exitsTwo() throws Exception {
     Path f = dir.resolve("huge.yaml");
     Files.write(f, new byte[10 * 1024 * 1024]);
-    Cli.Result r = Cli.run(dir, WAIT, "run", "--config", f.toString());
-    assertEquals(2, r.code(), r.toString());
-    assertTrue(r.err().contains("over the limit of 1048576 bytes"), r.toString());
+    Cli.run(dir, WAIT, "run", "--config", f.toString()).assertExit(2,
+        "over the limit of 1048576 bytes");
   }
 
   @Test
@@ -221,10 +213,8 @@ class OperatorEndToEndTest {
     assertTrue(mj.out().contains("\"type\" : \"controller\"")
         && mj.out().contains("\"type\" : \"node\"") && !mj.out().contains("CSI_"),
         mj.toString());
-    Cli.Result bad = Cli.run(dir, WAIT, "plugin", "block", "m", "--admin-socket",
-        socket.toString());
-    assertEquals(2, bad.code(), bad.toString());
-    assertTrue(bad.err().contains("use controller, node or monolith"), bad.toString());
+    Cli.run(dir, WAIT, "plugin", "block", "m", "--admin-socket", socket.toString())
+        .assertExit(2, "use controller, node or monolith");
   }
 
   @Test

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -16,13 +17,18 @@ import org.junit.jupiter.api.io.TempDir;
 class RotatingLogTest {
   @TempDir Path dir;
 
+  /** {@code p.log}, already {@code size} bytes long, with these limits. */
+  private RotatingLog logOf(int size, long maxBytes, int maxFiles) throws IOException {
+    Path f = dir.resolve("p.log");
+    Files.writeString(f, "x".repeat(size));
+    return new RotatingLog(f, maxBytes, maxFiles);
+  }
+
   @Test
   void underLimit_doesNotRotate() throws Exception {
-    Path f = dir.resolve("p.log");
-    Files.writeString(f, "x".repeat(100));
-    RotatingLog log = new RotatingLog(f, 100, 2);
+    RotatingLog log = logOf(100, 100, 2);
     assertFalse(log.rotateIfNeeded());
-    assertEquals(100, Files.size(f));
+    assertEquals(100, Files.size(log.file()));
     assertFalse(Files.exists(log.rotated(1)));
   }
 
@@ -64,11 +70,9 @@ class RotatingLogTest {
 
   @Test
   void zeroMaxFiles_truncatesWithoutCopies() throws Exception {
-    Path f = dir.resolve("p.log");
-    Files.writeString(f, "x".repeat(50));
-    RotatingLog log = new RotatingLog(f, 10, 0);
+    RotatingLog log = logOf(50, 10, 0);
     assertTrue(log.rotateIfNeeded());
-    assertEquals(0, Files.size(f));
+    assertEquals(0, Files.size(log.file()));
     assertFalse(Files.exists(log.rotated(1)));
   }
 
