@@ -11,6 +11,7 @@ import dev.csisupervisor.agent.config.ConfigLoader;
 import dev.csisupervisor.agent.config.PluginSpec;
 import dev.csisupervisor.agent.discovery.DiscoveryDir;
 import dev.csisupervisor.client.PluginKind;
+import dev.csisupervisor.common.FileTrees;
 import dev.csisupervisor.mockplugin.MockCsiPlugin;
 import dev.csisupervisor.mockplugin.MockMode;
 import dev.csisupervisor.registry.PluginInfo;
@@ -19,7 +20,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
@@ -45,9 +45,7 @@ class AgentDiscoveryTest {
   void tearDown() throws Exception {
     agents.close();
     plugins.forEach(MockCsiPlugin::close);
-    try (var s = Files.walk(discovery)) {
-      s.sorted(Collections.reverseOrder()).forEach(p -> p.toFile().delete());
-    }
+    FileTrees.deleteQuietly(discovery);
   }
 
   private MockCsiPlugin plugin(String file, MockMode mode) throws Exception {

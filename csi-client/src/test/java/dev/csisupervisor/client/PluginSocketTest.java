@@ -1,6 +1,7 @@
 package dev.csisupervisor.client;
 
 import dev.csisupervisor.mockplugin.MockCsiPlugin;
+import dev.csisupervisor.testing.ShortTempDir;
 import java.io.IOException;
 import java.nio.file.Path;
 import org.junit.jupiter.api.AfterEach;
@@ -20,7 +21,7 @@ abstract class PluginSocketTest {
 
   @BeforeEach
   void makeSocketDir() {
-    dir = new ShortTempDir();
+    dir = new ShortTempDir("csic");
     socket = dir.resolve("csi.sock");
   }
 

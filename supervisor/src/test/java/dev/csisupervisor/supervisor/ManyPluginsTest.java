@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.csisupervisor.client.PluginKind;
+import dev.csisupervisor.common.FileTrees;
 import dev.csisupervisor.mockplugin.MockCsiPlugin;
 import dev.csisupervisor.mockplugin.MockMode;
 import dev.csisupervisor.registry.PluginRegistry;
@@ -17,7 +18,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -25,7 +25,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /** 200 plugins on one supervisor and a 2-thread scheduler: all register, all stop, no leaks. */
@@ -72,9 +71,7 @@ class ManyPluginsTest {
       registry.close();
       scheduler.shutdownNow();
       serverLoops.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(10, TimeUnit.SECONDS);
-      try (Stream<Path> files = Files.walk(root)) {
-        files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-      }
+      FileTrees.deleteQuietly(root);
     }
   }
 

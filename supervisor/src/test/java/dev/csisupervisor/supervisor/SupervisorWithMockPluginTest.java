@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.csisupervisor.client.PluginKind;
+import dev.csisupervisor.common.FileTrees;
 import dev.csisupervisor.mockplugin.MockCsiPlugin;
 import dev.csisupervisor.mockplugin.MockMode;
 import dev.csisupervisor.registry.PluginEvent;
@@ -21,14 +22,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -71,9 +70,7 @@ class SupervisorWithMockPluginTest {
     registry.close();
     scheduler.shutdownNow();
     scheduler.awaitTermination(5, TimeUnit.SECONDS);
-    try (Stream<Path> files = Files.walk(root)) {
-      files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-    }
+    FileTrees.deleteQuietly(root);
   }
 
   private CsiPluginSupervisorHook hook(CsiPluginConfig config) throws IOException {

@@ -38,6 +38,7 @@ import dev.csisupervisor.supervisor.StopRequest;
 import dev.csisupervisor.supervisor.TaskContext;
 import dev.csisupervisor.supervisor.TaskEventEmitter;
 import dev.csisupervisor.supervisor.TaskMount;
+import dev.csisupervisor.testing.ShortTempDir;
 import java.io.IOException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;

@@ -17,6 +17,7 @@ import dev.csisupervisor.supervisor.PrestartRequest;
 import dev.csisupervisor.supervisor.StopRequest;
 import dev.csisupervisor.supervisor.TaskContext;
 import dev.csisupervisor.supervisor.TaskEvent;
+import dev.csisupervisor.testing.ShortTempDir;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollIoHandler;

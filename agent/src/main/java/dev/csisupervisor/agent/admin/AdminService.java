@@ -15,6 +15,7 @@ import dev.csisupervisor.admin.v1.ReloadConfigResponse;
 import dev.csisupervisor.admin.v1.Snapshot;
 import dev.csisupervisor.admin.v1.WatchEventsRequest;
 import dev.csisupervisor.admin.v1.WatchEventsResponse;
+import dev.csisupervisor.common.Bounds;
 import dev.csisupervisor.registry.PluginEvent;
 import dev.csisupervisor.registry.PluginInfo;
 import dev.csisupervisor.registry.PluginListener;
@@ -84,9 +85,7 @@ public final class AdminService extends AgentAdminGrpc.AgentAdminImplBase {
     this.registry = requireNonNull(registry, "registry");
     this.status = requireNonNull(status, "status");
     this.listenerExecutor = requireNonNull(listenerExecutor, "listenerExecutor");
-    if (maxBacklog < 1) {
-      throw new IllegalArgumentException("maxBacklog must be >= 1, got " + maxBacklog);
-    }
+    Bounds.atLeast(maxBacklog, 1, "maxBacklog");
     this.maxBacklog = maxBacklog;
   }
 

@@ -2,6 +2,7 @@ package dev.csisupervisor.agent.config;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.csisupervisor.common.Bounds;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -59,26 +60,14 @@ public record AgentConfig(Path source, Path dataDir, Path csiRoot, Path adminSoc
         throw new IllegalArgumentException("paths must be absolute, got " + p);
       }
     }
-    if (shutdownGrace.isNegative()) {
-      throw new IllegalArgumentException("shutdownGrace must not be negative, got " + shutdownGrace);
-    }
-    if (logMaxBytes < 1024) {
-      throw new IllegalArgumentException("logMaxBytes must be >= 1024, got " + logMaxBytes);
-    }
-    if (logMaxFiles < 0) {
-      throw new IllegalArgumentException("logMaxFiles must be >= 0, got " + logMaxFiles);
-    }
+    Bounds.notNegative(shutdownGrace, "shutdownGrace");
+    Bounds.atLeast(logMaxBytes, 1024, "logMaxBytes");
+    Bounds.atLeast(logMaxFiles, 0, "logMaxFiles");
     if (discoveryDir != null && !discoveryDir.isAbsolute()) {
       throw new IllegalArgumentException("discoveryDir must be absolute, got " + discoveryDir);
     }
-    if (resourceInterval.isNegative()) {
-      throw new IllegalArgumentException("resourceInterval must not be negative, got "
-          + resourceInterval);
-    }
-    if (resourceHistory < 1 || resourceHistory > MAX_RESOURCE_HISTORY) {
-      throw new IllegalArgumentException("resourceHistory must be 1 to " + MAX_RESOURCE_HISTORY
-          + ", got " + resourceHistory);
-    }
+    Bounds.notNegative(resourceInterval, "resourceInterval");
+    Bounds.between(resourceHistory, 1, MAX_RESOURCE_HISTORY, "resourceHistory");
     Set<String> ids = new HashSet<>();
     for (PluginSpec p : plugins) {
       if (!ids.add(p.id())) {

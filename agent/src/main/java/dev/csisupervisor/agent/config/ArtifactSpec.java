@@ -2,6 +2,7 @@ package dev.csisupervisor.agent.config;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.csisupervisor.common.Bounds;
 import java.net.URI;
 import java.time.Duration;
 import java.util.Locale;
@@ -65,9 +66,7 @@ public record ArtifactSpec(URI url, String sha256, Unpack unpack, String entry, 
       throw new IllegalArgumentException("sha256 must be 64 hex digits, got \"" + sha256 + "\"");
     }
     checkEntry(entry);
-    if (timeout.isNegative() || timeout.isZero()) {
-      throw new IllegalArgumentException("timeout must be positive, got " + timeout);
-    }
+    Bounds.positive(timeout, "timeout");
     if (attempts < 1 || attempts > MAX_ATTEMPTS) {
       throw new IllegalArgumentException("attempts must be 1 to " + MAX_ATTEMPTS + ", got "
           + attempts);

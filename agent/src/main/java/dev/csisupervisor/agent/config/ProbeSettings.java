@@ -1,7 +1,5 @@
 package dev.csisupervisor.agent.config;
 
-import static java.util.Objects.requireNonNull;
-
 import dev.csisupervisor.client.PluginKind;
 import dev.csisupervisor.supervisor.CsiPluginConfig;
 import java.nio.file.Path;
@@ -30,18 +28,7 @@ public record ProbeSettings(Duration healthTimeout, Duration probeInterval, Dura
       CsiPluginConfig.DEFAULT_MAX_BACKOFF);
 
   public ProbeSettings {
-    requireNonNull(healthTimeout, "healthTimeout");
-    if (healthTimeout.isNegative()) {
-      throw new IllegalArgumentException("healthTimeout must not be negative, got " + healthTimeout);
-    }
-    positive("probeInterval", probeInterval);
-    positive("probeTimeout", probeTimeout);
-    positive("initialBackoff", initialBackoff);
-    positive("maxBackoff", maxBackoff);
-    if (maxBackoff.compareTo(initialBackoff) < 0) {
-      throw new IllegalArgumentException(
-          "maxBackoff " + maxBackoff + " must be >= initialBackoff " + initialBackoff);
-    }
+    CsiPluginConfig.checkProbeTiming(healthTimeout, probeInterval, probeTimeout, initialBackoff, maxBackoff);
   }
 
   /** The supervisor's config for plugin {@code id} of {@code kind} probed this way ({@code externalSocket} may be null). */
@@ -54,12 +41,5 @@ public record ProbeSettings(Duration healthTimeout, Duration probeInterval, Dura
         .maxBackoff(maxBackoff)
         .externalSocket(externalSocket)
         .build();
-  }
-
-  private static void positive(String field, Duration d) {
-    requireNonNull(d, field);
-    if (d.isNegative() || d.isZero()) {
-      throw new IllegalArgumentException(field + " must be positive, got " + d);
-    }
   }
 }

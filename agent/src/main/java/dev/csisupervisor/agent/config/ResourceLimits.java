@@ -2,6 +2,7 @@ package dev.csisupervisor.agent.config;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.csisupervisor.common.Bounds;
 import java.time.Duration;
 
 /**
@@ -19,16 +20,12 @@ public record ResourceLimits(long maxMemoryBytes, double maxCpuPercent, Duration
 
   public ResourceLimits {
     requireNonNull(grace, "grace");
-    if (maxMemoryBytes < 0) {
-      throw new IllegalArgumentException("maxMemoryBytes must be >= 0, got " + maxMemoryBytes);
-    }
+    Bounds.atLeast(maxMemoryBytes, 0, "maxMemoryBytes");
     if (!(maxCpuPercent >= 0) || Double.isInfinite(maxCpuPercent)) {
       throw new IllegalArgumentException("maxCpuPercent must be a number >= 0, got "
           + maxCpuPercent);
     }
-    if (grace.isNegative()) {
-      throw new IllegalArgumentException("grace must not be negative, got " + grace);
-    }
+    Bounds.notNegative(grace, "grace");
   }
 
   /** Whether any limit is set. */

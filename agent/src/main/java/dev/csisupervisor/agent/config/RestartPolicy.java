@@ -2,6 +2,7 @@ package dev.csisupervisor.agent.config;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.csisupervisor.common.Bounds;
 import java.time.Duration;
 
 /**
@@ -30,18 +31,12 @@ public record RestartPolicy(int attempts, Duration interval, Duration delay, Mod
       new RestartPolicy(3, Duration.ofMinutes(1), Duration.ofSeconds(1), Mode.DELAY);
 
   public RestartPolicy {
-    if (attempts < 0) {
-      throw new IllegalArgumentException("attempts must be >= 0, got " + attempts);
-    }
+    Bounds.atLeast(attempts, 0, "attempts");
     requireNonNull(interval, "interval");
     requireNonNull(delay, "delay");
     requireNonNull(mode, "mode");
-    if (interval.isNegative() || interval.isZero()) {
-      throw new IllegalArgumentException("interval must be positive, got " + interval);
-    }
-    if (delay.isNegative()) {
-      throw new IllegalArgumentException("delay must not be negative, got " + delay);
-    }
+    Bounds.positive(interval, "interval");
+    Bounds.notNegative(delay, "delay");
     if (attempts > 0 && delay.multipliedBy(attempts).compareTo(interval) > 0) {
       throw new IllegalArgumentException("interval " + interval + " must be at least attempts ("
           + attempts + ") x delay (" + delay + ")");

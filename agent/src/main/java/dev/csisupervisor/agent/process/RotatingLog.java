@@ -2,6 +2,7 @@ package dev.csisupervisor.agent.process;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.csisupervisor.common.Bounds;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -28,12 +29,8 @@ public final class RotatingLog {
 
   public RotatingLog(Path file, long maxBytes, int maxFiles) {
     this.file = requireNonNull(file, "file");
-    if (maxBytes < 1) {
-      throw new IllegalArgumentException("maxBytes must be >= 1, got " + maxBytes);
-    }
-    if (maxFiles < 0) {
-      throw new IllegalArgumentException("maxFiles must be >= 0, got " + maxFiles);
-    }
+    Bounds.atLeast(maxBytes, 1, "maxBytes");
+    Bounds.atLeast(maxFiles, 0, "maxFiles");
     this.maxBytes = maxBytes;
     this.maxFiles = maxFiles;
   }

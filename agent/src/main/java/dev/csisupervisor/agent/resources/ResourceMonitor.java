@@ -1,5 +1,6 @@
 package dev.csisupervisor.agent.resources;
 
+import dev.csisupervisor.common.Bounds;
 import dev.csisupervisor.common.ByteSizes;
 import static java.util.Objects.requireNonNull;
 
@@ -99,9 +100,7 @@ public final class ResourceMonitor {
     this.descendants = requireNonNull(descendants, "descendants");
     this.nanoTicker = requireNonNull(nanoTicker, "nanoTicker");
     this.clock = requireNonNull(clock, "clock");
-    if (historySize < 1) {
-      throw new IllegalArgumentException("historySize must be >= 1, got " + historySize);
-    }
+    Bounds.atLeast(historySize, 1, "historySize");
     this.historySize = historySize;
   }
 

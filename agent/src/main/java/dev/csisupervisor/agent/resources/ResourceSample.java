@@ -2,6 +2,7 @@ package dev.csisupervisor.agent.resources;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.csisupervisor.common.Bounds;
 import java.time.Instant;
 
 /**
@@ -17,9 +18,7 @@ import java.time.Instant;
 public record ResourceSample(Instant time, long pid, double cpuPercent, long memoryBytes) {
   public ResourceSample {
     requireNonNull(time, "time");
-    if (memoryBytes < 0) {
-      throw new IllegalArgumentException("memoryBytes must be >= 0, got " + memoryBytes);
-    }
+    Bounds.atLeast(memoryBytes, 0, "memoryBytes");
   }
 
   public boolean cpuKnown() {

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.csisupervisor.client.PluginKind;
+import dev.csisupervisor.common.FileTrees;
 import dev.csisupervisor.mockplugin.MockCsiPlugin;
 import dev.csisupervisor.mockplugin.MockMode;
 import java.io.IOException;
@@ -72,9 +73,7 @@ class DiscoveryDirTest {
     plugins.forEach(MockCsiPlugin::close);
     scheduler.shutdownNow();
     closer.shutdownNow();
-    try (var s = Files.walk(dir)) {
-      s.sorted(Collections.reverseOrder()).forEach(p -> p.toFile().delete());
-    }
+    FileTrees.deleteQuietly(dir);
   }
 
   private DiscoveryDir.Builder builder(SocketClassifier classifier) {
