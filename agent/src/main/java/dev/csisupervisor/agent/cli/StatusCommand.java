@@ -4,8 +4,8 @@ import dev.csisupervisor.admin.v1.DiscoveredSocket;
 import dev.csisupervisor.admin.v1.GetAgentStatusResponse;
 import dev.csisupervisor.admin.v1.TaskStatus;
 import dev.csisupervisor.agent.admin.AdminClient;
-import java.io.PrintWriter;
 import dev.csisupervisor.agent.admin.ProtoMapper;
+import java.io.PrintWriter;
 import picocli.CommandLine.Command;
 
 /** {@code csi-agent status}: the agent and its plugin tasks. */
