@@ -143,7 +143,7 @@ public final class Agent implements AutoCloseable {
   // ---- start -------------------------------------------------------------------------------
 
   /**
-   * Starts the agent: state, registry, plugins, admin API, metrics.
+   * Starts the agent: state, registry, metrics, plugins, admin API.
    *
    * @throws AgentException naming what could not be set up: the data dir, a state file locked by
    *     another agent, the admin socket, the metrics address
@@ -184,7 +184,19 @@ public final class Agent implements AutoCloseable {
       subscriptions.add(registry.subscribe(t, new RegistryLog(metrics), threads.events));
     }
 
-    // Step 2: the plugin tasks — re-attach to live processes, launch the rest.
+    // Step 2: the metrics address, before any plugin process is touched: an address in use fails the
+    // start without launching, re-attaching to or stopping a plugin.
+    if (config.metricsAddress() != null) {
+      try {
+        metricsBound = metrics.serve(config.metricsAddress());
+        log.info("metrics on http://{}:{}/metrics", metricsBound.getAddress().getHostAddress(),
+            metricsBound.getPort());
+      } catch (IOException e) {
+        throw new AgentException(e.getMessage(), e);
+      }
+    }
+
+    // Step 3: the plugin tasks — re-attach to live processes, launch the rest.
     fileWatcher = new FileWatcher();
     supervisor = CsiPluginSupervisor.builder().csiRoot(config.csiRoot()).registry(registry)
         .scheduler(threads.scheduler).clock(clock).probeObserver(this::probed)
@@ -217,7 +229,7 @@ public final class Agent implements AutoCloseable {
       sampling = monitor.start(threads.scheduler, config.resourceInterval());
     }
 
-    // Step 3: the discovery directory's sockets.
+    // Step 4: the discovery directory's sockets.
     discovered = new DiscoveredPlugins(config, supervisor, fileWatcher, threads.scheduler, threads.io, events,
         metrics, clock);
     Set<String> live = new HashSet<>();
@@ -226,12 +238,12 @@ public final class Agent implements AutoCloseable {
     }
     reloader = new TaskReload(this::newTask, discovered::has, threads.io);
 
-    // Step 4: drop what the previous run registered for plugins that are gone.
+    // Step 5: drop what the previous run registered for plugins that are gone.
     config.plugins().forEach(p -> live.add(p.allocId()));
     RegistryRestore.reconcile(config, registry, live);
     rotation = threads.scheduler.scheduleWithFixedDelay(this::rotateLogs, 1, 1, TimeUnit.SECONDS);
 
-    // Step 5: serve.
+    // Step 6: serve the admin API.
     AdminService adminService = new AdminService(registry, () -> AdminProtos.agentStatus(this),
         threads.events, ADMIN_MAX_BACKLOG, () -> AdminProtos.reload(this));
     metrics.watchAdminStreams(adminService::watcherCount, adminService::backlog);
@@ -239,15 +251,6 @@ public final class Agent implements AutoCloseable {
       adminServer = AdminServer.start(config.adminSocket(), adminService);
     } catch (IOException e) {
       throw new AgentException(e.getMessage(), e);
-    }
-    if (config.metricsAddress() != null) {
-      try {
-        metricsBound = metrics.serve(config.metricsAddress());
-        log.info("metrics on http://{}:{}/metrics", metricsBound.getAddress().getHostAddress(),
-            metricsBound.getPort());
-      } catch (IOException e) {
-        throw new AgentException(e.getMessage(), e);
-      }
     }
     log.info("agent running: {} plugin(s), data_dir {}, admin socket {}", tasks.size(),
         config.dataDir(), config.adminSocket());

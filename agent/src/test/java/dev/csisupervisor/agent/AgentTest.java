@@ -23,6 +23,9 @@ import dev.csisupervisor.registry.PluginInfo;
 import dev.csisupervisor.registry.PluginType;
 import dev.csisupervisor.registry.Subscription;
 import dev.csisupervisor.supervisor.TaskEvent;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -181,6 +184,20 @@ class AgentTest {
     Agent other = agents.create(config(false));
     Agent.AgentException e = assertThrows(Agent.AgentException.class, other::start);
     assertTrue(e.getMessage().contains("locked by another process"), e.getMessage());
+  }
+
+  @Test
+  void metricsAddressInUse_failsTheStart_beforeAnyPluginIsLaunched() throws Exception {
+    try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      InetSocketAddress address = new InetSocketAddress(InetAddress.getLoopbackAddress(), taken.getLocalPort());
+      AgentConfig config = new AgentConfig(null, dir, dir.resolve("csi"), dir.resolve("agent.sock"), address, false,
+          Duration.ofSeconds(5), 1 << 20, 1, List.of(mock("early", PluginKind.NODE, FAST, QUICK)));
+      Agent agent = agents.create(config);
+      Agent.AgentException e = assertThrows(Agent.AgentException.class, agent::start);
+      assertTrue(e.getMessage().contains(":" + taken.getLocalPort()), e.getMessage());
+      assertFalse(agents.sawEvent(ev -> ev.type().equals(AgentEvent.PROCESS_STARTED)), agents.events().toString());
+      assertFalse(Files.exists(dir.resolve("csi/node/early")), "no plugin directory was prepared");
+    }
   }
 
   @Test
