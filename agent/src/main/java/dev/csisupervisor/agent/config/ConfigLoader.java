@@ -133,8 +133,6 @@ public final class ConfigLoader {
       List<String> all = new ArrayList<>(unknown.problems());
       all.add(YamlErrors.describe(e, yaml));
       throw new ConfigException(abs, all);
-    } catch (IOException e) {
-      throw new ConfigException(abs, "cannot read config: " + e.getMessage());
     }
     if (raw == null) {
       throw new ConfigException(abs, "config file is empty (data_dir and plugins are required)");

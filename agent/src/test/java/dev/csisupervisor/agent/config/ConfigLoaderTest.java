@@ -412,7 +412,7 @@ class ConfigLoaderTest {
           - {id: k, type: node, artifact: {url: "http://h/x", sha256: %s}, socket: /s.sock}
           - {id: l, type: node, artifact: {url: "http:///x", sha256: %s}}
           - {id: m, type: node, artifact: {url: "file:relative/x", sha256: %s}}
-        """.formatted((Object[]) java.util.Collections.nCopies(12, SHA).toArray()),
+        """.formatted(java.util.Collections.nCopies(12, SHA).toArray()),
         "plugins[0].artifact.url: missing",
         "plugins[1].artifact.url: \"ftp://host/x\" must be an http, https or file URL",
         "plugins[2].artifact.sha256: \"abc\" must be 64 hex digits",
