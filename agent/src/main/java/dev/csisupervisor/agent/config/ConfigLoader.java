@@ -78,8 +78,8 @@ public final class ConfigLoader {
   public static Sections loadSections(Path file) throws ConfigException {
     Path abs = file.toAbsolutePath().normalize();
     String text = read(abs);
-    AgentConfig agent = parse(text, abs);
-    return new Sections(agent, ClusterConfig.parse(text, abs), LogSettings.parse(text, abs));
+    Validated v = validate(text, abs);
+    return new Sections(v.agent(), ClusterConfig.parse(text, abs), v.log());
   }
 
   /** The text of the config file {@code abs}, at most {@link #MAX_CONFIG_BYTES}. */
@@ -118,6 +118,13 @@ public final class ConfigLoader {
    * @throws ConfigException naming the file and every problem
    */
   public static AgentConfig parse(String yaml, Path file) throws ConfigException {
+    return validate(yaml, file).agent();
+  }
+
+  /** The agent's config and its log: section, validated together from one parse of {@code yaml}. */
+  private record Validated(AgentConfig agent, LogSettings log) {}
+
+  private static Validated validate(String yaml, Path file) throws ConfigException {
     Path abs = file.toAbsolutePath().normalize();
     if (yaml.length() > MAX_CONFIG_BYTES) {
       throw new ConfigException(abs, tooBig(yaml.length()));
@@ -138,8 +145,8 @@ public final class ConfigLoader {
       throw new ConfigException(abs, "config file is empty (data_dir and plugins are required)");
     }
     List<String> earlier = new ArrayList<>(unknown.problems());
-    LogSettings.parse(yaml, earlier); // the log: section's problems, each with its line
-    return new AgentConfigRules(abs, earlier).validate(raw);
+    LogSettings log = LogSettings.parse(yaml, earlier); // the log: section's problems, each with its line
+    return new Validated(new AgentConfigRules(abs, earlier).validate(raw), log);
   }
 
   private static String tooBig(long size) {

@@ -7,8 +7,6 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import java.io.IOException;
-import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -123,21 +121,6 @@ public record LogSettings(Level level, Format format, Map<String, Level> levels)
       newFormat = format(f.strip(), FORMAT_ENV);
     }
     return new LogSettings(newLevel, newFormat, newLevels);
-  }
-
-  /**
-   * The {@code log:} section of {@code yaml}, read from {@code file}; {@link #DEFAULT} without one.
-   * {@link ConfigLoader#loadSections} reads it with the rest of the file.
-   *
-   * @throws ConfigException naming the file and each bad field with its line and column
-   */
-  public static LogSettings parse(String yaml, Path file) throws ConfigException {
-    List<String> problems = new ArrayList<>();
-    LogSettings s = parse(yaml, problems);
-    if (!problems.isEmpty()) {
-      throw new ConfigException(file.toAbsolutePath().normalize(), problems);
-    }
-    return s;
   }
 
   /**
