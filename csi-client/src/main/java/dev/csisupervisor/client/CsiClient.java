@@ -1,7 +1,9 @@
 package dev.csisupervisor.client;
 
 import java.nio.file.Path;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
@@ -135,6 +137,47 @@ public interface CsiClient extends AutoCloseable {
   default PluginFingerprint fingerprint(PluginKind kind) throws CsiException {
     return Fingerprints.await(this, fingerprintAsync(kind), "fingerprint(" + kind + ")");
   }
+
+  // ---- volumes: each call has the volume deadline (CsiClientOptions#volumeCallTimeout) ----
+  // A plugin's error status is a CsiStatusException with the code and message as the plugin sent them.
+
+  /** {@code Node.NodeStageVolume}. */
+  CompletableFuture<Void> nodeStageVolumeAsync(NodeStageRequest request);
+
+  /** {@code Node.NodeUnstageVolume}: needs no secrets. */
+  CompletableFuture<Void> nodeUnstageVolumeAsync(String volumeId, Path stagingPath);
+
+  /** {@code Node.NodePublishVolume}. */
+  CompletableFuture<Void> nodePublishVolumeAsync(NodePublishRequest request);
+
+  /** {@code Node.NodeUnpublishVolume}: needs no secrets. */
+  CompletableFuture<Void> nodeUnpublishVolumeAsync(String volumeId, Path targetPath);
+
+  /**
+   * {@code Node.NodeGetVolumeStats} of the volume published (or staged) at {@code volumePath}.
+   *
+   * @param stagingPath where it is staged, if it is
+   */
+  CompletableFuture<VolumeStats> nodeGetVolumeStatsAsync(String volumeId, Path volumePath, Optional<Path> stagingPath);
+
+  /** {@code Node.NodeExpandVolume}: the new size in bytes, 0 if the plugin did not say. */
+  CompletableFuture<Long> nodeExpandVolumeAsync(NodeExpandRequest request);
+
+  /** {@code Controller.CreateVolume}. A blank volume id in the answer is an {@link InvalidResponseException}. */
+  CompletableFuture<CsiVolume> createVolumeAsync(CreateVolumeRequest request);
+
+  /** {@code Controller.DeleteVolume}. */
+  CompletableFuture<Void> deleteVolumeAsync(String volumeId, Secrets secrets);
+
+  /** {@code Controller.ControllerPublishVolume}: the publish context to hand to stage and publish. */
+  CompletableFuture<Map<String, String>> controllerPublishVolumeAsync(ControllerPublishRequest request);
+
+  /** {@code Controller.ControllerUnpublishVolume}. */
+  CompletableFuture<Void> controllerUnpublishVolumeAsync(String volumeId, String nodeId, Secrets secrets);
+
+  /** {@code Controller.ControllerExpandVolume}. */
+  CompletableFuture<ControllerExpandResult> controllerExpandVolumeAsync(String volumeId, CapacityRange capacityRange,
+      Optional<VolumeCapability> capability, Secrets secrets);
 
   /**
    * Closes the channel: lets calls in flight finish for up to 200 ms, then cancels them (they fail

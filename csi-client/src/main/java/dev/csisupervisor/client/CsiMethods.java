@@ -16,6 +16,7 @@ final class CsiMethods {
       ControllerGrpc.getControllerGetCapabilitiesMethod().getFullMethodName();
   static final String NODE_GET_CAPABILITIES = NodeGrpc.getNodeGetCapabilitiesMethod().getFullMethodName();
   static final String NODE_GET_INFO = NodeGrpc.getNodeGetInfoMethod().getFullMethodName();
+  static final String CREATE_VOLUME = ControllerGrpc.getCreateVolumeMethod().getFullMethodName();
 
   /** Whether {@code fullMethodName} belongs to the Identity service, which every CSI plugin implements. */
   static boolean isIdentity(String fullMethodName) {

@@ -1,6 +1,17 @@
 package dev.csisupervisor.client;
 
 import dev.csisupervisor.csi.v1.ControllerGetCapabilitiesRequest;
+import dev.csisupervisor.csi.v1.ControllerExpandVolumeRequest;
+import dev.csisupervisor.csi.v1.ControllerPublishVolumeRequest;
+import dev.csisupervisor.csi.v1.ControllerUnpublishVolumeRequest;
+import dev.csisupervisor.csi.v1.DeleteVolumeRequest;
+import dev.csisupervisor.csi.v1.NodeExpandVolumeRequest;
+import dev.csisupervisor.csi.v1.NodeExpandVolumeResponse;
+import dev.csisupervisor.csi.v1.NodeGetVolumeStatsRequest;
+import dev.csisupervisor.csi.v1.NodePublishVolumeRequest;
+import dev.csisupervisor.csi.v1.NodeStageVolumeRequest;
+import dev.csisupervisor.csi.v1.NodeUnpublishVolumeRequest;
+import dev.csisupervisor.csi.v1.NodeUnstageVolumeRequest;
 import dev.csisupervisor.csi.v1.ControllerGrpc;
 import dev.csisupervisor.csi.v1.GetPluginCapabilitiesRequest;
 import dev.csisupervisor.csi.v1.GetPluginInfoRequest;
@@ -29,7 +40,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -170,6 +183,140 @@ final class GrpcCsiClient implements CsiClient {
   private CompletableFuture<CsiNodeInfo> nodeInfo(Duration timeout) {
     return call(NodeGrpc.getNodeGetInfoMethod(), NodeGetInfoRequest.getDefaultInstance(),
         r -> ProtoMapping.nodeInfo(socket, CsiMethods.NODE_GET_INFO, r), timeout);
+  }
+
+  // ---- volumes ----
+
+  @Override
+  public CompletableFuture<Void> nodeStageVolumeAsync(NodeStageRequest r) {
+    Objects.requireNonNull(r, "request");
+    return volumeCall(NodeGrpc.getNodeStageVolumeMethod(), NodeStageVolumeRequest.newBuilder()
+        .setVolumeId(r.volumeId())
+        .putAllPublishContext(r.publishContext())
+        .setStagingTargetPath(r.stagingPath().toString())
+        .setVolumeCapability(VolumeProtos.capability(r.capability()))
+        .putAllSecrets(r.secrets().reveal())
+        .putAllVolumeContext(r.volumeContext())
+        .build(), response -> null);
+  }
+
+  @Override
+  public CompletableFuture<Void> nodeUnstageVolumeAsync(String volumeId, Path stagingPath) {
+    Values.requireNonBlank(volumeId, "volumeId");
+    Values.requireAbsolute(stagingPath, "stagingPath");
+    return volumeCall(NodeGrpc.getNodeUnstageVolumeMethod(), NodeUnstageVolumeRequest.newBuilder()
+        .setVolumeId(volumeId).setStagingTargetPath(stagingPath.toString()).build(), response -> null);
+  }
+
+  @Override
+  public CompletableFuture<Void> nodePublishVolumeAsync(NodePublishRequest r) {
+    Objects.requireNonNull(r, "request");
+    NodePublishVolumeRequest.Builder q = NodePublishVolumeRequest.newBuilder()
+        .setVolumeId(r.volumeId())
+        .putAllPublishContext(r.publishContext())
+        .setTargetPath(r.targetPath().toString())
+        .setVolumeCapability(VolumeProtos.capability(r.capability()))
+        .setReadonly(r.readOnly())
+        .putAllSecrets(r.secrets().reveal())
+        .putAllVolumeContext(r.volumeContext());
+    r.stagingPath().ifPresent(p -> q.setStagingTargetPath(p.toString()));
+    return volumeCall(NodeGrpc.getNodePublishVolumeMethod(), q.build(), response -> null);
+  }
+
+  @Override
+  public CompletableFuture<Void> nodeUnpublishVolumeAsync(String volumeId, Path targetPath) {
+    Values.requireNonBlank(volumeId, "volumeId");
+    Values.requireAbsolute(targetPath, "targetPath");
+    return volumeCall(NodeGrpc.getNodeUnpublishVolumeMethod(), NodeUnpublishVolumeRequest.newBuilder()
+        .setVolumeId(volumeId).setTargetPath(targetPath.toString()).build(), response -> null);
+  }
+
+  @Override
+  public CompletableFuture<VolumeStats> nodeGetVolumeStatsAsync(String volumeId, Path volumePath,
+      Optional<Path> stagingPath) {
+    Values.requireNonBlank(volumeId, "volumeId");
+    Values.requireAbsolute(volumePath, "volumePath");
+    Objects.requireNonNull(stagingPath, "stagingPath");
+    NodeGetVolumeStatsRequest.Builder q = NodeGetVolumeStatsRequest.newBuilder()
+        .setVolumeId(volumeId).setVolumePath(volumePath.toString());
+    stagingPath.ifPresent(p -> q.setStagingTargetPath(p.toString()));
+    return volumeCall(NodeGrpc.getNodeGetVolumeStatsMethod(), q.build(), VolumeProtos::stats);
+  }
+
+  @Override
+  public CompletableFuture<Long> nodeExpandVolumeAsync(NodeExpandRequest r) {
+    Objects.requireNonNull(r, "request");
+    NodeExpandVolumeRequest.Builder q = NodeExpandVolumeRequest.newBuilder()
+        .setVolumeId(r.volumeId())
+        .setVolumePath(r.volumePath().toString())
+        .setCapacityRange(VolumeProtos.range(r.capacityRange()))
+        .putAllSecrets(r.secrets().reveal());
+    r.stagingPath().ifPresent(p -> q.setStagingTargetPath(p.toString()));
+    r.capability().ifPresent(c -> q.setVolumeCapability(VolumeProtos.capability(c)));
+    return volumeCall(NodeGrpc.getNodeExpandVolumeMethod(), q.build(), NodeExpandVolumeResponse::getCapacityBytes);
+  }
+
+  @Override
+  public CompletableFuture<CsiVolume> createVolumeAsync(CreateVolumeRequest r) {
+    Objects.requireNonNull(r, "request");
+    dev.csisupervisor.csi.v1.CreateVolumeRequest.Builder q = dev.csisupervisor.csi.v1.CreateVolumeRequest.newBuilder()
+        .setName(r.name())
+        .putAllParameters(r.parameters())
+        .putAllSecrets(r.secrets().reveal());
+    r.capacityRange().ifPresent(c -> q.setCapacityRange(VolumeProtos.range(c)));
+    r.capabilities().forEach(c -> q.addVolumeCapabilities(VolumeProtos.capability(c)));
+    return volumeCall(ControllerGrpc.getCreateVolumeMethod(), q.build(),
+        response -> VolumeProtos.volume(socket, CsiMethods.CREATE_VOLUME, response));
+  }
+
+  @Override
+  public CompletableFuture<Void> deleteVolumeAsync(String volumeId, Secrets secrets) {
+    Values.requireNonBlank(volumeId, "volumeId");
+    Objects.requireNonNull(secrets, "secrets");
+    return volumeCall(ControllerGrpc.getDeleteVolumeMethod(), DeleteVolumeRequest.newBuilder()
+        .setVolumeId(volumeId).putAllSecrets(secrets.reveal()).build(), response -> null);
+  }
+
+  @Override
+  public CompletableFuture<Map<String, String>> controllerPublishVolumeAsync(ControllerPublishRequest r) {
+    Objects.requireNonNull(r, "request");
+    return volumeCall(ControllerGrpc.getControllerPublishVolumeMethod(), ControllerPublishVolumeRequest.newBuilder()
+        .setVolumeId(r.volumeId())
+        .setNodeId(r.nodeId())
+        .setVolumeCapability(VolumeProtos.capability(r.capability()))
+        .setReadonly(r.readOnly())
+        .putAllSecrets(r.secrets().reveal())
+        .putAllVolumeContext(r.volumeContext())
+        .build(), response -> Values.copyOf(response.getPublishContextMap(), "publishContext"));
+  }
+
+  @Override
+  public CompletableFuture<Void> controllerUnpublishVolumeAsync(String volumeId, String nodeId, Secrets secrets) {
+    Values.requireNonBlank(volumeId, "volumeId");
+    Values.requireNonBlank(nodeId, "nodeId");
+    Objects.requireNonNull(secrets, "secrets");
+    return volumeCall(ControllerGrpc.getControllerUnpublishVolumeMethod(), ControllerUnpublishVolumeRequest.newBuilder()
+        .setVolumeId(volumeId).setNodeId(nodeId).putAllSecrets(secrets.reveal()).build(), response -> null);
+  }
+
+  @Override
+  public CompletableFuture<ControllerExpandResult> controllerExpandVolumeAsync(String volumeId,
+      CapacityRange capacityRange, Optional<VolumeCapability> capability, Secrets secrets) {
+    Values.requireNonBlank(volumeId, "volumeId");
+    Objects.requireNonNull(capacityRange, "capacityRange");
+    Objects.requireNonNull(capability, "capability");
+    Objects.requireNonNull(secrets, "secrets");
+    ControllerExpandVolumeRequest.Builder q = ControllerExpandVolumeRequest.newBuilder()
+        .setVolumeId(volumeId)
+        .setCapacityRange(VolumeProtos.range(capacityRange))
+        .putAllSecrets(secrets.reveal());
+    capability.ifPresent(c -> q.setVolumeCapability(VolumeProtos.capability(c)));
+    return volumeCall(ControllerGrpc.getControllerExpandVolumeMethod(), q.build(),
+        response -> new ControllerExpandResult(response.getCapacityBytes(), response.getNodeExpansionRequired()));
+  }
+
+  private <Q, R, T> CompletableFuture<T> volumeCall(MethodDescriptor<Q, R> method, Q request, ResponseMapper<R, T> mapper) {
+    return call(method, request, mapper, options.volumeCallTimeout());
   }
 
   private <Q, R, T> CompletableFuture<T> call(

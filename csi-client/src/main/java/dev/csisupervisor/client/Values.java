@@ -44,4 +44,12 @@ final class Values {
     }
     return value;
   }
+
+  static java.nio.file.Path requireAbsolute(java.nio.file.Path path, String field) {
+    Objects.requireNonNull(path, field);
+    if (!path.isAbsolute()) {
+      throw new IllegalArgumentException(field + " must be an absolute path, got " + path);
+    }
+    return path;
+  }
 }

@@ -31,6 +31,27 @@ class CsiClientDefaultsTest {
     final AtomicInteger controllerCalls = new AtomicInteger();
     final AtomicInteger nodeCalls = new AtomicInteger();
 
+    // Volume calls are not what this test is about: each fails at once.
+    private static <T> CompletableFuture<T> unused() {
+      return CompletableFuture.failedFuture(new UnsupportedOperationException("not faked"));
+    }
+    @Override public CompletableFuture<Void> nodeStageVolumeAsync(NodeStageRequest r) { return unused(); }
+    @Override public CompletableFuture<Void> nodeUnstageVolumeAsync(String v, Path p) { return unused(); }
+    @Override public CompletableFuture<Void> nodePublishVolumeAsync(NodePublishRequest r) { return unused(); }
+    @Override public CompletableFuture<Void> nodeUnpublishVolumeAsync(String v, Path p) { return unused(); }
+    @Override public CompletableFuture<VolumeStats> nodeGetVolumeStatsAsync(String v, Path p,
+        java.util.Optional<Path> s) { return unused(); }
+    @Override public CompletableFuture<Long> nodeExpandVolumeAsync(NodeExpandRequest r) { return unused(); }
+    @Override public CompletableFuture<CsiVolume> createVolumeAsync(CreateVolumeRequest r) { return unused(); }
+    @Override public CompletableFuture<Void> deleteVolumeAsync(String v, Secrets s) { return unused(); }
+    @Override public CompletableFuture<Map<String, String>> controllerPublishVolumeAsync(
+        ControllerPublishRequest r) { return unused(); }
+    @Override public CompletableFuture<Void> controllerUnpublishVolumeAsync(String v, String n, Secrets s) {
+      return unused();
+    }
+    @Override public CompletableFuture<ControllerExpandResult> controllerExpandVolumeAsync(String v,
+        CapacityRange c, java.util.Optional<VolumeCapability> cap, Secrets s) { return unused(); }
+
     @Override public Path socket() { return SOCKET; }
     @Override public CompletableFuture<ProbeResult> probeAsync() { return probe; }
     @Override public CompletableFuture<CsiPluginInfo> pluginInfoAsync() { return info; }
