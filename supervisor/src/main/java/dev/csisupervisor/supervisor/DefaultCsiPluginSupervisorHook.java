@@ -1,5 +1,7 @@
 package dev.csisupervisor.supervisor;
 
+import dev.csisupervisor.common.Backoff;
+import dev.csisupervisor.common.ExponentialBackoff;
 import static java.util.Objects.requireNonNull;
 
 import dev.csisupervisor.client.CsiException;

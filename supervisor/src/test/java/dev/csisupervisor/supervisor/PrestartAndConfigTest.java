@@ -1,5 +1,6 @@
 package dev.csisupervisor.supervisor;
 
+import dev.csisupervisor.common.ExponentialBackoff;
 import dev.csisupervisor.testing.FakeScheduler;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

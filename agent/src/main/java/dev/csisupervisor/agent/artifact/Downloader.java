@@ -4,8 +4,8 @@ import static java.util.Objects.requireNonNull;
 
 import dev.csisupervisor.agent.artifact.ArtifactException.Reason;
 import dev.csisupervisor.agent.config.ArtifactSpec;
-import dev.csisupervisor.supervisor.Backoff;
-import dev.csisupervisor.supervisor.ExponentialBackoff;
+import dev.csisupervisor.common.Backoff;
+import dev.csisupervisor.common.ExponentialBackoff;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.ConnectException;

@@ -1,8 +1,7 @@
-package dev.csisupervisor.supervisor;
+package dev.csisupervisor.common;
 
 import static java.util.Objects.requireNonNull;
 
-import dev.csisupervisor.common.Bounds;
 import java.time.Duration;
 import java.util.Random;
 

@@ -1,4 +1,4 @@
-package dev.csisupervisor.supervisor;
+package dev.csisupervisor.common;
 
 import java.time.Duration;
 

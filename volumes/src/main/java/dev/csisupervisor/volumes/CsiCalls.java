@@ -1,0 +1,113 @@
+package dev.csisupervisor.volumes;
+
+import dev.csisupervisor.client.CsiErrorKind;
+import dev.csisupervisor.client.CsiException;
+import dev.csisupervisor.client.CsiStatusException;
+import dev.csisupervisor.client.StatusCode;
+import dev.csisupervisor.common.Backoff;
+import dev.csisupervisor.common.ExponentialBackoff;
+import java.time.Duration;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+
+/**
+ * Makes one CSI call with the spec's retry rules: what the spec calls transient (UNAVAILABLE,
+ * DEADLINE_EXCEEDED, ABORTED "operation pending for volume") and a plugin that cannot be reached
+ * (restarting: refused, socket missing, connection lost) are retried with exponential backoff, a
+ * bounded number of times; anything else fails at once as a {@link VolumeException} naming the
+ * RPC, the code and the plugin's message. For an unpublish or unstage, NOT_FOUND means the volume
+ * is gone and there is nothing left to undo (as Nomad treats it). Timers run on the scheduler;
+ * nothing sleeps. Thread-safe.
+ */
+final class CsiCalls {
+  private final ScheduledExecutorService scheduler;
+  private final Random random;
+  private final int maxAttempts;
+  private final Duration initialBackoff;
+  private final Duration maxBackoff;
+  private final VolumeObserver observer;
+  private final LongSupplier nanoTime;
+
+  CsiCalls(ScheduledExecutorService scheduler, Random random, int maxAttempts, Duration initialBackoff,
+      Duration maxBackoff, VolumeObserver observer, LongSupplier nanoTime) {
+    this.scheduler = scheduler;
+    this.random = random;
+    this.maxAttempts = maxAttempts;
+    this.initialBackoff = initialBackoff;
+    this.maxBackoff = maxBackoff;
+    this.observer = observer;
+    this.nanoTime = nanoTime;
+  }
+
+  /** Whether a failure is worth trying again soon: the spec's transient codes, or a plugin restarting. */
+  static boolean isTransient(CsiException e) {
+    if (e instanceof CsiStatusException s) {
+      return s.code() == StatusCode.UNAVAILABLE || s.code() == StatusCode.DEADLINE_EXCEEDED
+          || s.code() == StatusCode.ABORTED;
+    }
+    CsiErrorKind k = e.kind();
+    return k == CsiErrorKind.DEADLINE_EXCEEDED || k == CsiErrorKind.CONNECTION_LOST
+        || k == CsiErrorKind.CONNECTION_REFUSED || k == CsiErrorKind.SOCKET_NOT_FOUND;
+  }
+
+  static boolean isNotFound(CsiException e) {
+    return e instanceof CsiStatusException s && s.code() == StatusCode.NOT_FOUND;
+  }
+
+  /**
+   * @param rpc the RPC's short name, for messages and metrics
+   * @param what what is being done, for the message ({@code "mount of vol-1 for alloc a1"})
+   * @param notFoundIsDone whether NOT_FOUND counts as success (the undoing calls)
+   */
+  <T> CompletableFuture<T> call(String rpc, String what, boolean notFoundIsDone, Supplier<CompletableFuture<T>> call) {
+    CompletableFuture<T> result = new CompletableFuture<>();
+    attempt(rpc, what, notFoundIsDone, call, result, 1,
+        new ExponentialBackoff(initialBackoff, maxBackoff, 2.0, 0.2, random));
+    return result;
+  }
+
+  private <T> void attempt(String rpc, String what, boolean notFoundIsDone, Supplier<CompletableFuture<T>> call,
+      CompletableFuture<T> result, int attempt, Backoff backoff) {
+    long start = nanoTime.getAsLong();
+    CompletableFuture<T> f;
+    try {
+      f = call.get();
+    } catch (RuntimeException e) {
+      result.completeExceptionally(e);
+      return;
+    }
+    f.whenComplete((value, failure) -> {
+      Duration latency = Duration.ofNanos(nanoTime.getAsLong() - start);
+      if (failure == null) {
+        observer.rpcDone(rpc, "OK", latency);
+        result.complete(value);
+        return;
+      }
+      CsiException csi = CsiException.find(failure).orElse(null);
+      if (csi == null) {
+        observer.rpcDone(rpc, "UNKNOWN", latency);
+        result.completeExceptionally(failure);
+        return;
+      }
+      observer.rpcDone(rpc, csi instanceof CsiStatusException s ? s.code().name() : csi.kind().name(), latency);
+      if (notFoundIsDone && isNotFound(csi)) {
+        result.complete(null);
+      } else if (isTransient(csi) && attempt < maxAttempts) {
+        try {
+          scheduler.schedule(() -> attempt(rpc, what, notFoundIsDone, call, result, attempt + 1, backoff),
+              backoff.next().toNanos(), TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+          result.completeExceptionally(VolumeException.csi(what, rpc, csi));
+        }
+      } else {
+        result.completeExceptionally(
+            VolumeException.csi(attempt > 1 ? what + " (" + attempt + " attempts)" : what, rpc, csi));
+      }
+    });
+  }
+}

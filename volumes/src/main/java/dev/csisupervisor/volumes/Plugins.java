@@ -1,0 +1,257 @@
+package dev.csisupervisor.volumes;
+
+import dev.csisupervisor.client.CsiCapabilities;
+import dev.csisupervisor.client.CsiClient;
+import dev.csisupervisor.registry.PluginEvent;
+import dev.csisupervisor.registry.PluginInfo;
+import dev.csisupervisor.registry.PluginListener;
+import dev.csisupervisor.registry.PluginRegistry;
+import dev.csisupervisor.registry.PluginType;
+import dev.csisupervisor.registry.Subscription;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The node and controller plugins the manager may call, followed from the registry (snapshot, then
+ * events), with one {@link CsiClient} per plugin socket. A plugin is <em>ready</em> when its newest
+ * registration is healthy and confirmed since the agent started (not merely restored). Thread-safe;
+ * registry events arrive on the registering thread, after its commit, outside its locks.
+ */
+final class Plugins implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(Plugins.class);
+
+  /** A ready node plugin. */
+  record NodePlugin(PluginInfo info, CsiClient client, Path pluginDir) {
+    String id() {
+      return info.name();
+    }
+
+    boolean has(String capability) {
+      return info.fingerprint().nodeCapabilities().contains(capability);
+    }
+
+    boolean stages() {
+      return has(CsiCapabilities.STAGE_UNSTAGE_VOLUME);
+    }
+
+    long maxVolumes() {
+      return info.fingerprint().maxVolumesPerNode();
+    }
+
+    String nodeId() {
+      return info.fingerprint().nodeId();
+    }
+  }
+
+  /** A ready controller plugin. */
+  record ControllerPlugin(PluginInfo info, CsiClient client) {
+    boolean has(String capability) {
+      return info.fingerprint().controllerCapabilities().contains(capability);
+    }
+  }
+
+  private final PluginRegistry registry;
+  private final Path csiRoot;
+  private final Function<Path, CsiClient> clients;
+  private final ScheduledExecutorService scheduler;
+  private final Consumer<String> onNodeReady;
+
+  private final Object lock = new Object();
+  private final Map<Path, CsiClient> clientsBySocket = new HashMap<>(); // guarded by lock
+  private final Map<String, List<CompletableFuture<NodePlugin>>> waiters = new HashMap<>(); // guarded by lock
+  private final List<Subscription> subscriptions = new ArrayList<>();
+  private boolean closed; // guarded by lock
+
+  /**
+   * @param onNodeReady called with a node plugin's id each time it becomes (or is again) ready,
+   *     outside every lock of this class
+   */
+  Plugins(PluginRegistry registry, Path csiRoot, Function<Path, CsiClient> clients, ScheduledExecutorService scheduler,
+      Consumer<String> onNodeReady) {
+    this.registry = registry;
+    this.csiRoot = csiRoot;
+    this.clients = clients;
+    this.scheduler = scheduler;
+    this.onNodeReady = onNodeReady;
+  }
+
+  /** Subscribes to both types; every node plugin already ready is announced. */
+  void start() {
+    PluginListener listener = new PluginListener() {
+      @Override
+      public void onEvent(PluginEvent event) {
+        changed(event);
+      }
+
+      @Override
+      public void onLagged(long lastDeliveredSequence) {
+        log.warn("volume manager fell behind the registry's events; plugin readiness is read on demand");
+      }
+    };
+    subscriptions.add(registry.subscribe(PluginType.CSI_NODE, listener, Runnable::run));
+    subscriptions.add(registry.subscribe(PluginType.CSI_CONTROLLER, listener, Runnable::run));
+    for (PluginInfo info : registry.list(PluginType.CSI_NODE)) {
+      if (isReady(info)) {
+        onNodeReady.accept(info.name());
+      }
+    }
+  }
+
+  private void changed(PluginEvent event) {
+    if (event.kind() == PluginEvent.Kind.DEREGISTERED) {
+      closeUnusedClients();
+    }
+    if (event.type() != PluginType.CSI_NODE) {
+      return;
+    }
+    String id = event.plugin().name();
+    Optional<NodePlugin> ready = readyNode(id);
+    if (ready.isEmpty()) {
+      return;
+    }
+    List<CompletableFuture<NodePlugin>> woken;
+    synchronized (lock) {
+      woken = waiters.remove(id);
+    }
+    if (woken != null) {
+      woken.forEach(w -> w.complete(ready.get()));
+    }
+    onNodeReady.accept(id);
+  }
+
+  static boolean isReady(PluginInfo info) {
+    return !info.restored() && info.health().healthy();
+  }
+
+  /** The node plugin {@code id} if it is ready now. */
+  Optional<NodePlugin> readyNode(String id) {
+    return registry.find(PluginType.CSI_NODE, id).filter(Plugins::isReady)
+        .map(info -> new NodePlugin(info, client(info.socketPath()), pluginDir(info)));
+  }
+
+  /** The controller plugin {@code id} if it is ready now. */
+  Optional<ControllerPlugin> readyController(String id) {
+    return registry.find(PluginType.CSI_CONTROLLER, id).filter(Plugins::isReady)
+        .map(info -> new ControllerPlugin(info, client(info.socketPath())));
+  }
+
+  /** The controller plugin's newest registration, ready or not. */
+  Optional<PluginInfo> registeredController(String id) {
+    return registry.find(PluginType.CSI_CONTROLLER, id);
+  }
+
+  /**
+   * The node plugin once it is ready, waiting up to {@code timeout} on the scheduler. Fails at once
+   * (no wait) if {@code id} is registered as a controller only: that is a wrong plugin, not a late one.
+   */
+  CompletableFuture<NodePlugin> awaitNode(String id, Duration timeout) {
+    Optional<NodePlugin> now = readyNode(id);
+    if (now.isPresent()) {
+      return CompletableFuture.completedFuture(now.get());
+    }
+    if (registry.find(PluginType.CSI_NODE, id).isEmpty() && registry.find(PluginType.CSI_CONTROLLER, id).isPresent()) {
+      return CompletableFuture.failedFuture(new VolumeException(VolumeException.Reason.UNSUPPORTED,
+          "plugin " + id + " is registered as a controller plugin only; volumes are mounted through a node plugin"));
+    }
+    CompletableFuture<NodePlugin> waiter = new CompletableFuture<>();
+    synchronized (lock) {
+      if (closed) {
+        return CompletableFuture.failedFuture(new VolumeException(VolumeException.Reason.CLOSED, "volume manager is closed"));
+      }
+      waiters.computeIfAbsent(id, k -> new ArrayList<>()).add(waiter);
+    }
+    // The plugin may have become ready between the first look and the registration of the waiter.
+    readyNode(id).ifPresent(waiter::complete);
+    ScheduledFuture<?> timer = scheduler.schedule(() -> {
+      if (waiter.completeExceptionally(notReady(id, timeout))) {
+        synchronized (lock) {
+          List<CompletableFuture<NodePlugin>> list = waiters.get(id);
+          if (list != null) {
+            list.remove(waiter);
+            if (list.isEmpty()) {
+              waiters.remove(id);
+            }
+          }
+        }
+      }
+    }, timeout.toNanos(), TimeUnit.NANOSECONDS);
+    waiter.whenComplete((p, e) -> timer.cancel(false));
+    return waiter;
+  }
+
+  private VolumeException notReady(String id, Duration waited) {
+    Optional<PluginInfo> info = registry.find(PluginType.CSI_NODE, id);
+    String state = info.isEmpty() ? "is not registered as a node plugin"
+        : info.get().restored() ? "is restored from the last run but not confirmed running"
+        : "is registered but unhealthy (" + info.get().health().message() + ")";
+    return new VolumeException(VolumeException.Reason.PLUGIN_UNAVAILABLE,
+        "node plugin " + id + " " + state + " after waiting " + waited);
+  }
+
+  /** The plugin's directory: its socket's directory when that lies under the CSI root, else {@code <csiRoot>/node/<id>}. */
+  Path pluginDir(PluginInfo info) {
+    Path socketDir = info.socketPath().toAbsolutePath().normalize().getParent();
+    if (socketDir != null && socketDir.startsWith(csiRoot) && !socketDir.equals(csiRoot)) {
+      return socketDir;
+    }
+    return csiRoot.resolve("node").resolve(info.name());
+  }
+
+  private CsiClient client(Path socket) {
+    synchronized (lock) {
+      return clientsBySocket.computeIfAbsent(socket, clients);
+    }
+  }
+
+  private void closeUnusedClients() {
+    List<CsiClient> unused = new ArrayList<>();
+    synchronized (lock) {
+      java.util.Set<Path> used = new java.util.HashSet<>();
+      for (PluginType t : PluginType.values()) {
+        registry.listAll(t).forEach(i -> used.add(i.socketPath()));
+      }
+      clientsBySocket.entrySet().removeIf(e -> {
+        if (!used.contains(e.getKey())) {
+          unused.add(e.getValue());
+          return true;
+        }
+        return false;
+      });
+    }
+    // Outside the lock, off the registry's thread: close() may wait for calls to finish.
+    unused.forEach(c -> scheduler.execute(c::close));
+  }
+
+  @Override
+  public void close() {
+    List<CsiClient> all;
+    List<CompletableFuture<NodePlugin>> pending = new ArrayList<>();
+    synchronized (lock) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      all = new ArrayList<>(clientsBySocket.values());
+      clientsBySocket.clear();
+      waiters.values().forEach(pending::addAll);
+      waiters.clear();
+    }
+    subscriptions.forEach(Subscription::close);
+    pending.forEach(w -> w.completeExceptionally(
+        new VolumeException(VolumeException.Reason.CLOSED, "volume manager is closed")));
+    all.forEach(CsiClient::close);
+  }
+}

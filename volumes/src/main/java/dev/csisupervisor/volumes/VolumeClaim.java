@@ -1,0 +1,77 @@
+package dev.csisupervisor.volumes;
+
+import dev.csisupervisor.client.Secrets;
+import dev.csisupervisor.client.VolumeCapability;
+import dev.csisupervisor.common.Printable;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+
+/**
+ * A task's claim on a volume: what {@link VolumeManager#mount} mounts.
+ *
+ * @param pluginId the node plugin's id (its registry name)
+ * @param volumeId the volume, as its controller named it: a directory name here, so not blank, at
+ *     most 128 bytes, not {@code .} or {@code ..}, no {@code /}, NUL or control characters
+ * @param allocId the allocation the volume is mounted for; the same rules as {@code volumeId}
+ * @param capability how the volume is accessed; a reader-only access mode needs {@code readOnly}
+ * @param readOnly whether the task gets it read-only
+ * @param volumeContext the volume's context from its creation (passed to stage and publish)
+ * @param publishContext a publish context obtained elsewhere (by a scheduler's controller publish);
+ *     ignored when this node's agent makes the controller publish itself
+ * @param secrets stage and publish secrets; passed to the plugin, never written or logged
+ */
+public record VolumeClaim(String pluginId, String volumeId, String allocId, VolumeCapability capability,
+    boolean readOnly, Map<String, String> volumeContext, Map<String, String> publishContext, Secrets secrets) {
+
+  public VolumeClaim {
+    VolumeIds.checkPlugin(pluginId);
+    VolumeIds.check("volumeId", volumeId);
+    VolumeIds.check("allocId", allocId);
+    Objects.requireNonNull(capability, "capability");
+    if (!readOnly && !capability.accessMode().writable()) {
+      throw new IllegalArgumentException("readOnly must be true for access mode " + capability.accessMode()
+          + " (volume " + Printable.quote(volumeId) + ")");
+    }
+    volumeContext = copy(volumeContext, "volumeContext");
+    publishContext = copy(publishContext, "publishContext");
+    Objects.requireNonNull(secrets, "secrets");
+  }
+
+  /** A claim without contexts or secrets. */
+  public static VolumeClaim of(String pluginId, String volumeId, String allocId, VolumeCapability capability,
+      boolean readOnly) {
+    return new VolumeClaim(pluginId, volumeId, allocId, capability, readOnly, Map.of(), Map.of(), Secrets.none());
+  }
+
+  /** The same claim with these secrets. */
+  public VolumeClaim withSecrets(Secrets secrets) {
+    return new VolumeClaim(pluginId, volumeId, allocId, capability, readOnly, volumeContext, publishContext, secrets);
+  }
+
+  /** The same claim with this volume context. */
+  public VolumeClaim withVolumeContext(Map<String, String> volumeContext) {
+    return new VolumeClaim(pluginId, volumeId, allocId, capability, readOnly, volumeContext, publishContext, secrets);
+  }
+
+  /** How this claim uses the volume. */
+  public VolumeUsage usage() {
+    return new VolumeUsage(capability.accessType(), capability.accessMode(), readOnly);
+  }
+
+  VolumeKey key() {
+    return new VolumeKey(pluginId, volumeId);
+  }
+
+  private static Map<String, String> copy(Map<String, String> map, String field) {
+    Objects.requireNonNull(map, field);
+    TreeMap<String, String> copy = new TreeMap<>();
+    map.forEach((k, v) -> {
+      if (k == null || v == null) {
+        throw new IllegalArgumentException(field + " must not contain null keys or values");
+      }
+      copy.put(k, v);
+    });
+    return java.util.Collections.unmodifiableSortedMap(copy);
+  }
+}

@@ -1,0 +1,44 @@
+package dev.csisupervisor.volumes;
+
+import java.time.Instant;
+import java.util.Objects;
+
+/**
+ * Something that happened to a volume on this node, for listeners (task events, logs, metrics).
+ *
+ * @param kind what happened
+ * @param pluginId the node plugin
+ * @param volumeId the volume
+ * @param allocId the allocation concerned, or {@code ""} for the volume as a whole
+ * @param message details for a human (an error, the plugin's condition message); never a secret
+ * @param time when, from the manager's clock
+ */
+public record VolumeEvent(Kind kind, String pluginId, String volumeId, String allocId, String message, Instant time) {
+
+  /** What happened. */
+  public enum Kind {
+    /** Staged (if needed) and published for the allocation. */
+    MOUNTED,
+    /** Unpublished for the allocation (and unstaged if it was the last use). */
+    UNMOUNTED,
+    /** A mount failed; whatever it had done was undone (or is pending to be undone). */
+    MOUNT_FAILED,
+    /** A mount interrupted by a crash of the agent was rolled back after the restart. */
+    ROLLED_BACK,
+    /** A pending unmount or rollback could not be finished yet (plugin absent or failing); retried. */
+    PENDING,
+    /** The plugin reports the volume's condition abnormal. */
+    ABNORMAL,
+    /** The plugin reports the volume's condition normal again. */
+    NORMAL
+  }
+
+  public VolumeEvent {
+    Objects.requireNonNull(kind, "kind");
+    Objects.requireNonNull(pluginId, "pluginId");
+    Objects.requireNonNull(volumeId, "volumeId");
+    Objects.requireNonNull(allocId, "allocId");
+    Objects.requireNonNull(message, "message");
+    Objects.requireNonNull(time, "time");
+  }
+}
