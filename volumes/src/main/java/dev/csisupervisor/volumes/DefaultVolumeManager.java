@@ -71,6 +71,7 @@ final class DefaultVolumeManager implements VolumeManager {
   private final Duration mountWait;
   private final Duration initialBackoff;
   private final Duration pendingRetryMax;
+  private final Duration healthInterval;
   private final java.util.Random random;
   private final GroupCommitter committer;
   private final VolumeLanes lanes = new VolumeLanes();
@@ -91,7 +92,7 @@ final class DefaultVolumeManager implements VolumeManager {
   private final Map<VolumeKey, ExponentialBackoff> retryBackoffs = new HashMap<>();
   /** New volumes being mounted whose intent is not committed yet, per plugin (max_volumes_per_node); guarded by lock. */
   private final Map<String, Integer> reservedSlots = new HashMap<>();
-  private ScheduledFuture<?> healthTask;
+  private volatile ScheduledFuture<?> healthTask;
 
   private DefaultVolumeManager(Builder b) {
     this.store = b.stateStore;
@@ -101,6 +102,7 @@ final class DefaultVolumeManager implements VolumeManager {
     this.mountWait = b.mountWait;
     this.initialBackoff = b.initialBackoff;
     this.pendingRetryMax = b.pendingRetryMax;
+    this.healthInterval = b.healthInterval;
     this.random = b.random;
     this.committer = new GroupCommitter(b.stateStore);
     this.calls = new CsiCalls(b.scheduler, b.random, b.maxAttempts, b.initialBackoff, b.maxBackoff, b.observer,
@@ -120,10 +122,7 @@ final class DefaultVolumeManager implements VolumeManager {
     DefaultVolumeManager m = new DefaultVolumeManager(b);
     m.restore();
     m.plugins.start();
-    if (!b.healthInterval.isZero()) {
-      long every = b.healthInterval.toNanos();
-      m.healthTask = b.scheduler.scheduleWithFixedDelay(m::checkConditions, every, every, TimeUnit.NANOSECONDS);
-    }
+    m.scheduleHealthRound();
     return m;
   }
 
@@ -720,6 +719,24 @@ final class DefaultVolumeManager implements VolumeManager {
     Optional<Path> staging = u.stage() == StageState.NOT_STAGED ? Optional.empty() : Optional.of(r.stagingPath(u.usage()));
     return calls.call("NodeGetVolumeStats", "stats of " + key, false,
         () -> node.get().client().nodeGetVolumeStatsAsync(key.volumeId(), target, staging));
+  }
+
+  /** The next health round, {@code healthInterval} from now (one-shot tasks: the next is scheduled by this one). */
+  private void scheduleHealthRound() {
+    if (healthInterval.isZero() || closed.get()) {
+      return;
+    }
+    try {
+      healthTask = scheduler.schedule(() -> {
+        try {
+          checkConditions();
+        } finally {
+          scheduleHealthRound();
+        }
+      }, healthInterval.toNanos(), TimeUnit.NANOSECONDS);
+    } catch (RejectedExecutionException e) {
+      log.debug("scheduler stopped: no more volume health rounds");
+    }
   }
 
   /** One health round: the condition of every published volume whose plugin reports conditions. */
