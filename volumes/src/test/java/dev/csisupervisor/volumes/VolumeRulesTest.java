@@ -1,0 +1,205 @@
+package dev.csisupervisor.volumes;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.csisupervisor.client.AccessMode;
+import dev.csisupervisor.client.VolumeCapability;
+import dev.csisupervisor.registry.PluginType;
+import dev.csisupervisor.state.InMemoryStateStore;
+import dev.csisupervisor.volumes.VolumeException.Reason;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** The rules kept on the node before any CSI call: bad input, access modes, limits, capabilities, plugin presence. */
+class VolumeRulesTest {
+  private static final VolumeCapability RWO = VolumeCapability.mount(AccessMode.SINGLE_NODE_WRITER);
+
+  private VolumeKit kit;
+  private VolumeManager manager;
+  private String vol;
+
+  @BeforeEach
+  void setUp() throws Exception {
+    kit = new VolumeKit(new InMemoryStateStore());
+    kit.startPlugin("mock");
+    kit.registerNode("mock");
+    manager = kit.manager();
+    vol = kit.createVolume("mock", "v1");
+  }
+
+  @AfterEach
+  void tearDown() {
+    kit.close();
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"a/b", "..", ".", "", " ", "a\0b", "a\nb", "a\u001fb"})
+  void badVolumeOrAllocId_isRefusedBeforeAnyCall_namingTheField(String bad) {
+    IllegalArgumentException v = assertThrows(IllegalArgumentException.class,
+        () -> VolumeClaim.of("mock", bad, "a1", RWO, false));
+    assertTrue(v.getMessage().startsWith("volumeId"), v.getMessage());
+    IllegalArgumentException a = assertThrows(IllegalArgumentException.class,
+        () -> VolumeClaim.of("mock", "v", bad, RWO, false));
+    assertTrue(a.getMessage().startsWith("allocId"), a.getMessage());
+    assertThrows(IllegalArgumentException.class, () -> manager.unmount("mock", bad, "a1"));
+    assertThrows(IllegalArgumentException.class, () -> manager.unmount("mock", "v", bad));
+  }
+
+  @Test
+  void overLongIds_andBadPluginIds_areRefused() {
+    String longId = "x".repeat(129);
+    assertTrue(assertThrows(IllegalArgumentException.class, () -> VolumeClaim.of("mock", longId, "a", RWO, false))
+        .getMessage().contains("at most 128 bytes"));
+    String multiByte = "é".repeat(65); // 130 bytes in UTF-8
+    assertThrows(IllegalArgumentException.class, () -> VolumeClaim.of("mock", multiByte, "a", RWO, false));
+    assertTrue(assertThrows(IllegalArgumentException.class, () -> VolumeClaim.of("../x", "v", "a", RWO, false))
+        .getMessage().startsWith("pluginId"));
+  }
+
+  @Test
+  void readerOnlyMode_needsReadOnly() {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> VolumeClaim.of("mock", "v", "a",
+        VolumeCapability.mount(AccessMode.SINGLE_NODE_READER_ONLY), false));
+    assertTrue(e.getMessage().startsWith("readOnly"), e.getMessage());
+  }
+
+  @Test
+  void secondWriterOfASingleWriterVolume_isRefused_namingTheHolder() {
+    kit.drive(manager.mount(VolumeClaim.of("mock", vol, "holder", RWO, false)));
+    VolumeException e = kit.failure(manager.mount(VolumeClaim.of("mock", vol, "second", RWO, false)));
+    assertEquals(Reason.ACCESS_CONFLICT, e.reason());
+    assertTrue(e.getMessage().contains("alloc holder"), e.getMessage());
+    assertEquals(1, kit.client("mock").calls("NodePublishVolume"), "nothing called for the refused claim");
+  }
+
+  @Test
+  void readersBesideOneWriter_ofMultiNodeSingleWriter_areAllowed_butNotASecondWriter() {
+    VolumeCapability mnsw = VolumeCapability.mount(AccessMode.MULTI_NODE_SINGLE_WRITER);
+    kit.drive(manager.mount(VolumeClaim.of("mock", vol, "w", mnsw, false)));
+    kit.drive(manager.mount(VolumeClaim.of("mock", vol, "r1", mnsw, true)));
+    kit.drive(manager.mount(VolumeClaim.of("mock", vol, "r2", mnsw, true)));
+    assertEquals(Reason.ACCESS_CONFLICT, kit.failure(manager.mount(VolumeClaim.of("mock", vol, "w2", mnsw, false))).reason());
+  }
+
+  @Test
+  void singleNodeSingleWriter_admitsOneAllocationOnly_evenAReader() {
+    VolumeCapability snsw = VolumeCapability.mount(AccessMode.SINGLE_NODE_SINGLE_WRITER);
+    kit.drive(manager.mount(VolumeClaim.of("mock", vol, "only", snsw, false)));
+    VolumeException e = kit.failure(manager.mount(VolumeClaim.of("mock", vol, "reader",
+        VolumeCapability.mount(AccessMode.MULTI_NODE_READER_ONLY), true)));
+    assertEquals(Reason.ACCESS_CONFLICT, e.reason());
+    assertTrue(e.getMessage().contains("alloc only"));
+  }
+
+  @Test
+  void multiWriterModes_withoutTheCapability_areUnsupported() throws Exception {
+    kit.registerNode("mock", Set.of("STAGE_UNSTAGE_VOLUME"), 0);
+    VolumeException e = kit.failure(manager.mount(VolumeClaim.of("mock", vol, "a",
+        VolumeCapability.mount(AccessMode.SINGLE_NODE_MULTI_WRITER), false)));
+    assertEquals(Reason.UNSUPPORTED, e.reason());
+    assertTrue(e.getMessage().contains("SINGLE_NODE_MULTI_WRITER"), e.getMessage());
+    VolumeException g = kit.failure(manager.mount(VolumeClaim.of("mock", vol, "a",
+        RWO.withVolumeMountGroup("1000"), false)));
+    assertEquals(Reason.UNSUPPORTED, g.reason());
+    assertTrue(g.getMessage().contains("VOLUME_MOUNT_GROUP"));
+  }
+
+  @Test
+  void maxVolumesPerNode_isHonoured() throws Exception {
+    kit.registerNode("mock", VolumeKit.ALL_NODE_CAPS, 2);
+    String v2 = kit.createVolume("mock", "v2");
+    String v3 = kit.createVolume("mock", "v3");
+    kit.drive(manager.mount(VolumeClaim.of("mock", vol, "a", RWO, false)));
+    kit.drive(manager.mount(VolumeClaim.of("mock", v2, "a", RWO, false)));
+    VolumeException e = kit.failure(manager.mount(VolumeClaim.of("mock", v3, "a", RWO, false)));
+    assertEquals(Reason.LIMIT_REACHED, e.reason());
+    assertTrue(e.getMessage().contains("max_volumes_per_node"), e.getMessage());
+    // Another alloc on a volume already here takes no new slot.
+    kit.drive(manager.mount(VolumeClaim.of("mock", vol, "b", VolumeCapability.mount(AccessMode.MULTI_NODE_READER_ONLY), true)));
+    kit.drive(manager.unmount("mock", v2, "a"));
+    kit.drive(manager.mount(VolumeClaim.of("mock", v3, "a", RWO, false)));
+  }
+
+  @Test
+  void mountWaitsForAnAbsentPlugin_upToTheDeadline_thenFailsNamingIt() {
+    VolumeException e = kit.failure(manager.mount(VolumeClaim.of("ghost", "v", "a", RWO, false)));
+    assertEquals(Reason.PLUGIN_UNAVAILABLE, e.reason());
+    assertTrue(e.getMessage().contains("node plugin ghost is not registered"), e.getMessage());
+  }
+
+  @Test
+  void mountOfAPluginRegisteredLater_goesOnWhenItIsReady() throws Exception {
+    kit.startPlugin("late");
+    String v = kit.createVolume("late", "lv");
+    var f = manager.mount(VolumeClaim.of("late", v, "a", RWO, false));
+    kit.scheduler.forwardTime(java.time.Duration.ofSeconds(5));
+    assertTrue(!f.isDone(), "waiting");
+    kit.registerNode("late");
+    assertEquals(v, kit.drive(f).volumeId());
+  }
+
+  @Test
+  void mountOfAnUnhealthyPlugin_waits_andFailsSayingItIsUnhealthy() {
+    kit.setHealthy(PluginType.CSI_NODE, "mock", false);
+    VolumeException e = kit.failure(manager.mount(VolumeClaim.of("mock", vol, "a", RWO, false)));
+    assertEquals(Reason.PLUGIN_UNAVAILABLE, e.reason());
+    assertTrue(e.getMessage().contains("unhealthy"), e.getMessage());
+  }
+
+  @Test
+  void controllerOnlyPlugin_isRefusedAtOnce() throws Exception {
+    kit.startPlugin("ctl");
+    kit.registerController("ctl", VolumeKit.ALL_CONTROLLER_CAPS);
+    VolumeException e = kit.failure(manager.mount(VolumeClaim.of("ctl", "v", "a", RWO, false)));
+    assertEquals(Reason.UNSUPPORTED, e.reason());
+    assertTrue(e.getMessage().contains("controller plugin only"));
+  }
+
+  @Test
+  void statsWithoutTheCapability_areUnsupported_andOfAnUnmountedVolume_notMounted() {
+    assertEquals(Reason.NOT_MOUNTED, kit.failure(manager.stats("mock", vol, java.util.Optional.empty())).reason());
+    kit.registerNode("mock", Set.of("STAGE_UNSTAGE_VOLUME"), 0);
+    kit.drive(manager.mount(VolumeClaim.of("mock", vol, "a", RWO, false)));
+    assertEquals(Reason.UNSUPPORTED, kit.failure(manager.stats("mock", vol, java.util.Optional.empty())).reason());
+  }
+
+  @Test
+  void deleteOfAMountedVolume_isRefused() throws Exception {
+    kit.registerController("mock", VolumeKit.ALL_CONTROLLER_CAPS);
+    kit.drive(manager.mount(VolumeClaim.of("mock", vol, "a", RWO, false)));
+    VolumeException e = kit.failure(manager.delete("mock", vol, dev.csisupervisor.client.Secrets.none()));
+    assertEquals(Reason.IN_USE, e.reason());
+    assertTrue(e.getMessage().contains("[a]"), e.getMessage());
+  }
+
+  @Test
+  void claimsOfTwoAllocations_inOneTaskHook_areRefused() {
+    VolumeTaskHook hook = new VolumeTaskHook(manager);
+    assertThrows(IllegalArgumentException.class, () -> hook.prestart(Map.of(
+        "x", VolumeClaim.of("mock", vol, "a1", RWO, false), "y", VolumeClaim.of("mock", vol, "a2", RWO, false))));
+  }
+
+  @Test
+  void taskHook_mountsAll_orNone() throws Exception {
+    VolumeTaskHook hook = new VolumeTaskHook(manager);
+    String v2 = kit.createVolume("mock", "v2");
+    Map<String, java.nio.file.Path> paths = kit.drive(hook.prestart(Map.of(
+        "data", VolumeClaim.of("mock", vol, "t1", RWO, false), "logs", VolumeClaim.of("mock", v2, "t1", RWO, false))));
+    assertEquals(Set.of("data", "logs"), paths.keySet());
+    kit.drive(hook.stop(List.of(VolumeClaim.of("mock", vol, "t1", RWO, false), VolumeClaim.of("mock", v2, "t1", RWO, false))));
+    assertTrue(manager.list().isEmpty());
+
+    kit.client("mock").fail("NodePublishVolume", dev.csisupervisor.client.StatusCode.INTERNAL, 1);
+    kit.failure(hook.prestart(Map.of(
+        "data", VolumeClaim.of("mock", vol, "t2", RWO, false), "logs", VolumeClaim.of("mock", v2, "t2", RWO, false))));
+    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> manager.list().isEmpty());
+  }
+}
