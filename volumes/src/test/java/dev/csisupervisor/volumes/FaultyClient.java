@@ -38,7 +38,7 @@ import java.util.function.Supplier;
  * every call is counted and checked for a second call in flight on the same volume.
  */
 final class FaultyClient implements CsiClient {
-  private final CsiClient real;
+  private volatile CsiClient real;
   private final Map<String, Deque<StatusCode>> faults = new HashMap<>(); // guarded by this
   private final Map<String, AtomicInteger> calls = new ConcurrentHashMap<>();
   private final Map<String, AtomicInteger> inFlightPerVolume = new ConcurrentHashMap<>();
@@ -167,8 +167,27 @@ final class FaultyClient implements CsiClient {
     return call("ControllerExpandVolume", v, () -> real.controllerExpandVolumeAsync(v, c, cap, s));
   }
 
+  /** Closes the real client; a manager that asks for this socket again gets {@link #reopened()}. */
   @Override
-  public void close() {
-    real.close();
+  public synchronized void close() {
+    if (real != null) {
+      real.close();
+      closed = true;
+    }
+  }
+
+  private boolean closed; // guarded by this
+
+  /** This client with a fresh real client if it was closed (counts and faults carry over). */
+  synchronized FaultyClient reopened() {
+    if (closed) {
+      try {
+        real = CsiClient.create(real.socket());
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+      closed = false;
+    }
+    return this;
   }
 }

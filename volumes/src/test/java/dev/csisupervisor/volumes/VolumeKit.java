@@ -120,7 +120,7 @@ final class VolumeKit implements AutoCloseable {
           } catch (Exception e) {
             throw new IllegalStateException(e);
           }
-        }));
+        }).reopened());
   }
 
   VolumeManager manager() {

@@ -1,0 +1,193 @@
+package dev.csisupervisor.volumes;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.csisupervisor.client.AccessMode;
+import dev.csisupervisor.client.StatusCode;
+import dev.csisupervisor.client.VolumeCapability;
+import dev.csisupervisor.registry.PluginType;
+import dev.csisupervisor.state.InMemoryStateStore;
+import dev.csisupervisor.volumes.VolumeRecord.AllocPhase;
+import dev.csisupervisor.volumes.VolumeRecord.ControllerState;
+import dev.csisupervisor.volumes.VolumeRecord.StageState;
+import dev.csisupervisor.volumes.VolumeRecord.UsageRecord;
+import java.nio.file.Files;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** What a restart finds, and unmounts whose plugin is away: nothing is lost, nothing is left behind. */
+class VolumeRecoveryTest {
+  private static final VolumeCapability RWO = VolumeCapability.mount(AccessMode.SINGLE_NODE_WRITER);
+  private static final VolumeUsage USAGE = new VolumeUsage(VolumeCapability.AccessType.MOUNT,
+      AccessMode.SINGLE_NODE_WRITER, false);
+
+  private final InMemoryStateStore store = new InMemoryStateStore();
+  private VolumeKit kit;
+  private String vol;
+
+  @BeforeEach
+  void setUp() throws Exception {
+    kit = new VolumeKit(store);
+    kit.startPlugin("mock");
+    kit.registerNode("mock");
+    vol = kit.createVolume("mock", "v1");
+  }
+
+  @AfterEach
+  void tearDown() {
+    kit.close();
+  }
+
+  /** A record as a crash at a given step leaves it. */
+  private void crashedAt(StageState stage, Map<String, AllocPhase> allocs) {
+    TreeMap<VolumeUsage, UsageRecord> usages = new TreeMap<>(VolumeRecord.USAGE_ORDER);
+    usages.put(USAGE, new UsageRecord(USAGE, RWO, stage, new TreeMap<>(allocs)));
+    VolumeRecord r = new VolumeRecord("mock", vol, kit.socket("mock").getParent(), ControllerState.NONE, "", Map.of(),
+        usages);
+    store.put(r.key().storeKey(), VolumeRecordCodec.encode(r));
+  }
+
+  @Test
+  void finishedMount_staysAcrossARestart_withoutAnyCall() {
+    VolumeManager first = kit.manager();
+    MountedVolume m = kit.drive(first.mount(VolumeClaim.of("mock", vol, "a1", RWO, false)));
+    first.close();
+    int publishes = kit.client("mock").calls("NodePublishVolume");
+
+    VolumeManager second = kit.manager();
+    assertEquals(List.of("a1"), second.find("mock", vol).orElseThrow().allocs());
+    assertTrue(second.recovered().isEmpty(), second.recovered().toString());
+    assertEquals(m.targetPath(), kit.drive(second.mount(VolumeClaim.of("mock", vol, "a1", RWO, false))).targetPath());
+    assertEquals(publishes, kit.client("mock").calls("NodePublishVolume"), "idempotent across the restart");
+  }
+
+  @Test
+  void mountInterruptedBeforeOrAfterItsCalls_isRolledBack_andReported() throws Exception {
+    // The stage and publish happened (or not: unpublish and unstage are idempotent), the result was never written.
+    kit.drive(kit.manager().mount(VolumeClaim.of("mock", vol, "a1", RWO, false)));
+    kit.managers.forEach(VolumeManager::close);
+    crashedAt(StageState.STAGING, Map.of("a1", AllocPhase.PUBLISHING));
+
+    VolumeManager m = kit.manager();
+    assertTrue(m.recovered().get(0).contains("interrupted mount for alloc a1"), m.recovered().toString());
+    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> m.find("mock", vol).isEmpty());
+    assertFalse(Files.exists(kit.socket("mock").getParent().resolve("per-alloc/a1")));
+    assertTrue(kit.events.stream().anyMatch(e -> e.kind() == VolumeEvent.Kind.ROLLED_BACK && e.allocId().equals("a1")));
+  }
+
+  @Test
+  void interruptedPublishOfASecondAlloc_rollsBackOnlyThatAlloc_andKeepsTheStaging() {
+    VolumeManager first = kit.manager();
+    kit.drive(first.mount(VolumeClaim.of("mock", vol, "a1", VolumeCapability.mount(AccessMode.MULTI_NODE_MULTI_WRITER), false)));
+    first.close();
+    VolumeUsage multi = new VolumeUsage(VolumeCapability.AccessType.MOUNT, AccessMode.MULTI_NODE_MULTI_WRITER, false);
+    VolumeRecord r = first.find("mock", vol).orElseThrow();
+    r = r.withUsage(r.usages().get(multi).withAlloc("a2", AllocPhase.PUBLISHING));
+    store.put(r.key().storeKey(), VolumeRecordCodec.encode(r));
+    int unstages = kit.client("mock").calls("NodeUnstageVolume");
+
+    VolumeManager m = kit.manager();
+    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> !m.find("mock", vol).orElseThrow().hasWork());
+    assertEquals(List.of("a1"), m.find("mock", vol).orElseThrow().allocs());
+    assertEquals(StageState.STAGED, m.find("mock", vol).orElseThrow().usages().get(multi).stage());
+    assertEquals(unstages, kit.client("mock").calls("NodeUnstageVolume"), "a1 still uses the staging");
+  }
+
+  @Test
+  void interruptedUnmount_isFinishedAfterTheRestart() {
+    VolumeManager first = kit.manager();
+    MountedVolume mv = kit.drive(first.mount(VolumeClaim.of("mock", vol, "a1", RWO, false)));
+    first.close();
+    crashedAt(StageState.STAGED, Map.of("a1", AllocPhase.UNPUBLISHING));
+
+    VolumeManager m = kit.manager();
+    assertTrue(m.recovered().get(0).contains("interrupted unmount for alloc a1"), m.recovered().toString());
+    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> m.find("mock", vol).isEmpty());
+    assertFalse(Files.exists(mv.targetPath()));
+  }
+
+  @Test
+  void recoveryWaitsForThePlugin_untilItIsConfirmedRunning() {
+    crashedAt(StageState.STAGING, Map.of("a1", AllocPhase.PUBLISHING));
+    kit.setHealthy(PluginType.CSI_NODE, "mock", false);
+    VolumeManager m = kit.manager();
+    kit.scheduler.forwardTime(java.time.Duration.ofMinutes(5));
+    assertTrue(m.find("mock", vol).orElseThrow().hasWork(), "pending while the plugin is unhealthy");
+    assertEquals(1, m.pending().size());
+    kit.setHealthy(PluginType.CSI_NODE, "mock", true);
+    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> m.find("mock", vol).isEmpty());
+  }
+
+  @Test
+  void unmountWhosePluginIsGone_staysPending_andCompletesWhenItIsBack() {
+    VolumeManager m = kit.manager();
+    kit.drive(m.mount(VolumeClaim.of("mock", vol, "a1", RWO, false)));
+    kit.registry.deregister(PluginType.CSI_NODE, "mock", "alloc-mock");
+
+    CompletableFuture<Void> unmount = m.unmount("mock", vol, "a1");
+    kit.scheduler.forwardTime(java.time.Duration.ofHours(1));
+    assertFalse(unmount.isDone(), "never dropped, never failed for an absent plugin");
+    assertEquals(AllocPhase.UNPUBLISHING, m.find("mock", vol).orElseThrow().usageOf("a1").orElseThrow().allocs().get("a1"));
+    assertTrue(kit.events.stream().anyMatch(e -> e.kind() == VolumeEvent.Kind.PENDING));
+
+    kit.registerNode("mock");
+    kit.drive(unmount);
+    assertTrue(m.find("mock", vol).isEmpty());
+  }
+
+  @Test
+  void unmountThatKeepsFailing_isRetriedWithBackoff_untilItWorks() {
+    VolumeManager m = kit.manager();
+    kit.drive(m.mount(VolumeClaim.of("mock", vol, "a1", RWO, false)));
+    kit.client("mock").fail("NodeUnpublishVolume", StatusCode.INTERNAL, 4);
+    CompletableFuture<Void> unmount = m.unmount("mock", vol, "a1");
+    kit.drive(unmount);
+    assertEquals(5, kit.client("mock").calls("NodeUnpublishVolume"));
+    assertTrue(m.find("mock", vol).isEmpty());
+  }
+
+  @Test
+  void unmountSurvivesARestart_whileItsPluginIsAway() {
+    VolumeManager first = kit.manager();
+    kit.drive(first.mount(VolumeClaim.of("mock", vol, "a1", RWO, false)));
+    kit.registry.deregister(PluginType.CSI_NODE, "mock", "alloc-mock");
+    first.unmount("mock", vol, "a1");
+    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> first.find("mock", vol).orElseThrow()
+        .usageOf("a1").orElseThrow().allocs().get("a1") == AllocPhase.UNPUBLISHING);
+    first.close();
+
+    VolumeManager second = kit.manager();
+    assertEquals(1, second.pending().size());
+    kit.registerNode("mock");
+    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> second.find("mock", vol).isEmpty());
+  }
+
+  @Test
+  void failedCommit_failsTheMount_andCallsNothing() {
+    VolumeManager m = kit.manager();
+    kit.drive(m.unmount("mock", vol, "x"));
+    store.failNextCommits(1);
+    VolumeException e = kit.failure(m.mount(VolumeClaim.of("mock", vol, "a1", RWO, false)));
+    assertEquals(VolumeException.Reason.STATE_ERROR, e.reason());
+    assertTrue(kit.client("mock") == null || kit.client("mock").calls("NodeStageVolume") == 0);
+    assertTrue(m.find("mock", vol).isEmpty());
+    kit.drive(m.mount(VolumeClaim.of("mock", vol, "a1", RWO, false))); // works again without a restart
+  }
+
+  @Test
+  void unreadableRecord_isSkipped_reported_andLeftInTheStore() {
+    store.put("volume/mock/broken", new byte[] {9, 9, 9});
+    VolumeManager m = kit.manager();
+    assertTrue(m.recovered().get(0).contains("volume/mock/broken skipped"), m.recovered().toString());
+    assertTrue(store.get("volume/mock/broken").isPresent());
+    assertEquals(Optional.empty(), m.find("mock", "broken"));
+  }
+}
