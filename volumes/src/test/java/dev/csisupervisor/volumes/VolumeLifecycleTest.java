@@ -1,0 +1,100 @@
+package dev.csisupervisor.volumes;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.csisupervisor.client.AccessMode;
+import dev.csisupervisor.client.CapacityRange;
+import dev.csisupervisor.client.CsiVolume;
+import dev.csisupervisor.client.Secrets;
+import dev.csisupervisor.client.VolumeCapability;
+import dev.csisupervisor.client.VolumeStats;
+import dev.csisupervisor.state.InMemoryStateStore;
+import dev.csisupervisor.volumes.VolumeRecord.ControllerState;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** An agent alone as the whole orchestrator: create, controller publish, stage, publish, and back; stats, conditions, expansion. */
+class VolumeLifecycleTest {
+  private static final VolumeCapability RWO = VolumeCapability.mount(AccessMode.SINGLE_NODE_WRITER);
+
+  private VolumeKit kit;
+  private VolumeManager manager;
+
+  @BeforeEach
+  void setUp() throws Exception {
+    kit = new VolumeKit(new InMemoryStateStore());
+    kit.startPlugin("mono");
+    kit.registerNode("mono");
+    kit.registerController("mono", VolumeKit.ALL_CONTROLLER_CAPS);
+    manager = kit.manager(kit.builder().healthInterval(Duration.ofSeconds(10)));
+  }
+
+  @AfterEach
+  void tearDown() {
+    kit.close();
+  }
+
+  @Test
+  void createPublishStageMount_thenTheReverse_andDelete() {
+    CsiVolume v = kit.drive(manager.create("mono", "data", Optional.of(CapacityRange.atLeast(1 << 20)), List.of(RWO),
+        Map.of(), Secrets.none()));
+    kit.drive(manager.mount(VolumeClaim.of("mono", v.volumeId(), "a1", RWO, false)));
+    FaultyClient c = kit.client("mono");
+    assertEquals(List.of("CreateVolume data", "ControllerPublishVolume " + v.volumeId(),
+        "NodeStageVolume " + v.volumeId(), "NodePublishVolume " + v.volumeId()), c.log());
+    VolumeRecord r = manager.find("mono", v.volumeId()).orElseThrow();
+    assertEquals(ControllerState.PUBLISHED, r.controller());
+    assertEquals("node-1", r.controllerNodeId());
+
+    kit.drive(manager.unmount("mono", v.volumeId(), "a1"));
+    kit.drive(manager.delete("mono", v.volumeId(), Secrets.none()));
+    assertEquals(List.of("NodeUnpublishVolume " + v.volumeId(), "NodeUnstageVolume " + v.volumeId(),
+        "ControllerUnpublishVolume " + v.volumeId(), "DeleteVolume " + v.volumeId()), c.log().subList(4, 8));
+    assertTrue(manager.list().isEmpty());
+  }
+
+  @Test
+  void controllerPublishFailure_leavesNothing() {
+    CsiVolume v = kit.drive(manager.create("mono", "d2", Optional.empty(), List.of(RWO), Map.of(), Secrets.none()));
+    kit.client("mono").fail("ControllerPublishVolume", dev.csisupervisor.client.StatusCode.RESOURCE_EXHAUSTED, 1);
+    VolumeException e = kit.failure(manager.mount(VolumeClaim.of("mono", v.volumeId(), "a1", RWO, false)));
+    assertEquals(Optional.of("ControllerPublishVolume"), e.rpc());
+    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> manager.list().isEmpty());
+    assertEquals(0, kit.client("mono").calls("NodeStageVolume"));
+  }
+
+  @Test
+  void stats_andAbnormalConditions_becomeEvents() {
+    CsiVolume v = kit.drive(manager.create("mono", "d3", Optional.empty(), List.of(RWO), Map.of(), Secrets.none()));
+    kit.drive(manager.mount(VolumeClaim.of("mono", v.volumeId(), "a1", RWO, false)));
+    VolumeStats s = kit.drive(manager.stats("mono", v.volumeId(), Optional.of("a1")));
+    assertTrue(!s.usage().isEmpty(), s.toString());
+
+    kit.client("mono").condition = new VolumeStats.Condition(true, "disk on fire");
+    kit.scheduler.forwardTime(Duration.ofSeconds(10));
+    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> !manager.abnormal().isEmpty());
+    assertEquals(Map.of("mono/" + v.volumeId(), "disk on fire"), manager.abnormal());
+    assertTrue(kit.events.stream().anyMatch(e -> e.kind() == VolumeEvent.Kind.ABNORMAL && e.message().equals("disk on fire")));
+
+    kit.client("mono").condition = new VolumeStats.Condition(false, "");
+    kit.scheduler.forwardTime(Duration.ofSeconds(10));
+    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> manager.abnormal().isEmpty());
+    assertTrue(kit.events.stream().anyMatch(e -> e.kind() == VolumeEvent.Kind.NORMAL));
+  }
+
+  @Test
+  void expand_goesThroughTheControllerThenTheNode() {
+    CsiVolume v = kit.drive(manager.create("mono", "d4", Optional.of(CapacityRange.atLeast(1 << 20)), List.of(RWO),
+        Map.of(), Secrets.none()));
+    kit.drive(manager.mount(VolumeClaim.of("mono", v.volumeId(), "a1", RWO, false)));
+    long size = kit.drive(manager.expand("mono", v.volumeId(), CapacityRange.atLeast(2 << 20), Secrets.none()));
+    assertTrue(size >= 2 << 20, "size " + size);
+    assertEquals(1, kit.client("mono").calls("ControllerExpandVolume"));
+  }
+}
