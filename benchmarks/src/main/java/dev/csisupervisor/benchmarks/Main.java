@@ -19,6 +19,7 @@ import java.util.Locale;
  * crash-loop [KILLS] [SEED]            the durable store under 1 000 SIGKILLs (not in CI)
  * cluster-catalog quick|full [NODES] [PLUGINS]  7: simulated nodes through one etcd to a view in another process
  * cluster-view-probe ENDPOINT PREFIX   (child process of "cluster-catalog")
+ * volumes quick|full                   8: node volume mounts: overhead vs direct RPCs, 1000 concurrent, restart
  * </pre>
  */
 public final class Main {
@@ -43,6 +44,7 @@ public final class Main {
       case "fanout-stuck" -> FanOutStuckSubscriber.main(rest);
       case "plugin-farm" -> PluginFarm.main(rest);
       case "crash-loop" -> CrashLoop.main(rest);
+      case "volumes" -> VolumeMounts.main(rest);
       case "cluster-catalog" -> ClusterCatalogLoad.main(rest);
       case "cluster-view-probe" -> ClusterViewProbe.main(rest);
       default -> {
@@ -56,7 +58,7 @@ public final class Main {
   private static void usage() {
     System.err.println("usage: java -jar csi-benchmarks.jar env | jmh quick|full [regex] | time-to-register quick|full [durable|memory]"
         + " | restore quick|full SIZE | supervision quick|full [PLUGINS] [SECONDS] | fanout-stuck quick|full"
-        + " | crash-loop [KILLS] [SEED] | cluster-catalog quick|full [NODES] [PLUGINS]");
+        + " | crash-loop [KILLS] [SEED] | cluster-catalog quick|full [NODES] [PLUGINS] | volumes quick|full");
   }
 
   /** Parses "quick" / "full" (the first argument of every harness). */

@@ -1,0 +1,218 @@
+package dev.csisupervisor.benchmarks;
+
+import dev.csisupervisor.client.AccessMode;
+import dev.csisupervisor.client.CreateVolumeRequest;
+import dev.csisupervisor.client.CsiClient;
+import dev.csisupervisor.client.NodePublishRequest;
+import dev.csisupervisor.client.NodeStageRequest;
+import dev.csisupervisor.client.Secrets;
+import dev.csisupervisor.client.VolumeCapability;
+import dev.csisupervisor.common.FileTrees;
+import dev.csisupervisor.mockplugin.MockCsiPlugin;
+import dev.csisupervisor.mockplugin.MockMode;
+import dev.csisupervisor.registry.Fingerprint;
+import dev.csisupervisor.registry.PluginHealth;
+import dev.csisupervisor.registry.PluginInfo;
+import dev.csisupervisor.registry.PluginRegistry;
+import dev.csisupervisor.registry.PluginType;
+import dev.csisupervisor.state.InMemoryStateStore;
+import dev.csisupervisor.state.JournalStateStore;
+import dev.csisupervisor.state.StateChange;
+import dev.csisupervisor.volumes.MountedVolume;
+import dev.csisupervisor.volumes.VolumeClaim;
+import dev.csisupervisor.volumes.VolumeManager;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Section 8 of benchmarks/README.md: the node volume manager on a real journal (fdatasync) with
+ * real mock plugins over unix sockets.
+ * <ol>
+ *   <li>one mount (stage + publish) through the manager vs the same two RPCs sent directly, and one
+ *       journal commit alone (the reference unit of the overhead);</li>
+ *   <li>1 000 (quick: 400) mounts started at once over 20 plugins: mounts/s and fsyncs per mount;</li>
+ *   <li>a restart with 10 000 (quick: 2 000) recorded mounts: open the store and build the manager
+ *       until it lists them all (cold: first in this JVM; warm: the best of the next 5).</li>
+ * </ol>
+ */
+final class VolumeMounts {
+  private static final VolumeCapability CAP = VolumeCapability.mount(AccessMode.MULTI_NODE_MULTI_WRITER);
+
+  public static void main(String[] args) throws Exception {
+    boolean quick = Main.isQuick(args);
+    int plugins = 20;
+    int concurrent = quick ? 400 : 1000;
+    int recorded = quick ? 2000 : 10_000;
+    int serial = quick ? 200 : 500;
+    Path root = Files.createTempDirectory(Path.of("/tmp"), "vb"); // short socket paths; /tmp is the root ext4 here
+    Path dataDir = root.resolve("data");
+    ScheduledExecutorService scheduler = Executors.newScheduledThreadPool(1);
+    List<MockCsiPlugin> mocks = new ArrayList<>();
+    List<CsiClient> direct = new ArrayList<>();
+    try {
+      Path csi = root.resolve("csi");
+      JournalStateStore store = JournalStateStore.open(dataDir);
+      PluginRegistry registry = PluginRegistry.builder().stateStore(store).build();
+      for (int i = 0; i < plugins; i++) {
+        Path socket = csi.resolve("monolith").resolve("p" + i).resolve("csi.sock");
+        Files.createDirectories(socket.getParent());
+        mocks.add(MockCsiPlugin.builder().mode(MockMode.MONOLITH).socket(socket).allCapabilities().start());
+        direct.add(CsiClient.create(socket));
+        Fingerprint f = new Fingerprint("p" + i, "1", Map.of(), Set.of(), Set.of(),
+            Set.of("STAGE_UNSTAGE_VOLUME", "GET_VOLUME_STATS"), "node-1", 0, Map.of());
+        registry.register(new PluginInfo(PluginType.CSI_NODE, "p" + i, "1", "alloc-p" + i, socket, Map.of(), f,
+            PluginHealth.healthy(Instant.now()), false));
+      }
+      VolumeManager manager = VolumeManager.builder().registry(registry).stateStore(store).csiRoot(csi)
+          .scheduler(scheduler).build();
+
+      // 1. One journal commit alone; the two RPCs directly; the same through the manager (journal, then in memory).
+      long[] commit = new long[serial];
+      for (int i = 0; i < serial; i++) {
+        long t = System.nanoTime();
+        store.apply(List.of(new StateChange.Put("bench/commit", new byte[64])));
+        commit[i] = System.nanoTime() - t;
+      }
+      // The same commit right after a mkdir: ext4's fdatasync then also commits the file system's journal (the
+      // directory), which is what a mount's commits pay, since the CO makes its directories between them.
+      long[] commitAfterMkdir = new long[serial];
+      for (int i = 0; i < serial; i++) {
+        Files.createDirectories(root.resolve("mkdir-ref/" + i));
+        long t = System.nanoTime();
+        store.apply(List.of(new StateChange.Put("bench/commit", new byte[64])));
+        commitAfterMkdir[i] = System.nanoTime() - t;
+      }
+      store.delete("bench/commit");
+      InMemoryStateStore memory = new InMemoryStateStore();
+      PluginRegistry memoryRegistry = PluginRegistry.builder().stateStore(memory).build();
+      registry.listAll(PluginType.CSI_NODE).forEach(memoryRegistry::register);
+      VolumeManager inMemory = VolumeManager.builder().registry(memoryRegistry).stateStore(memory).csiRoot(csi)
+          .scheduler(scheduler).build();
+      List<String> ids = createVolumes(direct.get(0), "d", serial * 3);
+      long[] directNanos = new long[serial];
+      long[] managed = new long[serial];
+      long[] managedInMemory = new long[serial];
+      for (int i = 0; i < serial; i++) {
+        String v = ids.get(i);
+        // The same layout the manager makes (staging/<vol>/<usage>, per-alloc/<alloc>/<vol>/<usage>): a CO's
+        // directories are part of its mount, and a mkdir costs about 0.25 ms on this machine's disk.
+        Path staging = root.resolve("direct/staging/" + v + "/usage");
+        Path target = root.resolve("direct/per-alloc/d" + i + "/" + v + "/usage");
+        long t = System.nanoTime();
+        Files.createDirectories(staging);
+        Files.createDirectories(target.getParent());
+        direct.get(0).nodeStageVolumeAsync(new NodeStageRequest(v, Map.of(), staging, CAP, Secrets.none(), Map.of()))
+            .thenCompose(x -> direct.get(0).nodePublishVolumeAsync(new NodePublishRequest(v, Map.of(),
+                Optional.of(staging), target, CAP, false, Secrets.none(), Map.of()))).get(30, TimeUnit.SECONDS);
+        directNanos[i] = System.nanoTime() - t;
+        t = System.nanoTime();
+        manager.mount(VolumeClaim.of("p0", ids.get(serial + i), "a" + i, CAP, false)).get(30, TimeUnit.SECONDS);
+        managed[i] = System.nanoTime() - t;
+        t = System.nanoTime();
+        inMemory.mount(VolumeClaim.of("p0", ids.get(2 * serial + i), "m" + i, CAP, false)).get(30, TimeUnit.SECONDS);
+        managedInMemory[i] = System.nanoTime() - t;
+      }
+      inMemory.close();
+      memoryRegistry.close();
+      Stats c = new Stats(commit);
+      Stats cm = new Stats(commitAfterMkdir);
+      Stats d = new Stats(directNanos);
+      Stats m = new Stats(managed);
+      Stats mm = new Stats(managedInMemory);
+      System.out.printf(Locale.ROOT, "RESULT volumes mount | manager %s | manager, in-memory store %s | direct"
+              + " stage+publish %s | one journal commit %s | one commit after a mkdir %s | overhead p50 %.2f ms = %.1f"
+              + " commits, %.1f commits-after-mkdir (in memory: %.2f ms)%n",
+          m.describeMillis(), mm.describeMillis(), d.describeMillis(), c.describeMillis(), cm.describeMillis(),
+          (m.p50() - d.p50()) / 1e6, (m.p50() - d.p50()) / (double) c.p50(), (m.p50() - d.p50()) / (double) cm.p50(),
+          (mm.p50() - d.p50()) / 1e6);
+
+      // 2. Many at once over every plugin.
+      List<List<String>> perPlugin = new ArrayList<>();
+      for (int i = 0; i < plugins; i++) {
+        perPlugin.add(createVolumes(direct.get(i), "c", concurrent / plugins));
+      }
+      VolumeManager.CommitStats before = manager.commitStats();
+      long t0 = System.nanoTime();
+      List<CompletableFuture<MountedVolume>> all = new ArrayList<>();
+      for (int i = 0; i < concurrent; i++) {
+        int p = i % plugins;
+        all.add(manager.mount(VolumeClaim.of("p" + p, perPlugin.get(p).get(i / plugins), "c" + i, CAP, false)));
+      }
+      CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).get(120, TimeUnit.SECONDS);
+      double seconds = (System.nanoTime() - t0) / 1e9;
+      VolumeManager.CommitStats after = manager.commitStats();
+      System.out.printf(Locale.ROOT, "RESULT volumes concurrent | %d mounts over %d plugins in %.3f s | %.0f mounts/s"
+              + " | %d commits (fsyncs) = %.3f per mount | %d record changes%n", concurrent, plugins, seconds,
+          concurrent / seconds, after.commits() - before.commits(),
+          (after.commits() - before.commits()) / (double) concurrent, after.changes() - before.changes());
+
+      // 3. A restart with many recorded mounts.
+      int have = manager.list().size();
+      List<CompletableFuture<MountedVolume>> more = new ArrayList<>();
+      for (int p = 0; p < plugins && have + more.size() < recorded; p++) {
+        List<String> vs = createVolumes(direct.get(p), "r", (recorded - have) / plugins + 1);
+        for (String v : vs) {
+          if (have + more.size() >= recorded) {
+            break;
+          }
+          more.add(manager.mount(VolumeClaim.of("p" + p, v, "r", CAP, false)));
+        }
+      }
+      CompletableFuture.allOf(more.toArray(CompletableFuture[]::new)).get(300, TimeUnit.SECONDS);
+      int total = manager.list().size();
+      manager.close();
+      registry.close();
+      store.close();
+      long[] restarts = new long[6];
+      for (int i = 0; i < restarts.length; i++) {
+        long t = System.nanoTime();
+        JournalStateStore s = JournalStateStore.open(dataDir);
+        PluginRegistry r = PluginRegistry.builder().stateStore(s).build();
+        VolumeManager vm = VolumeManager.builder().registry(r).stateStore(s).csiRoot(csi).scheduler(scheduler).build();
+        if (vm.list().size() != total) {
+          throw new IllegalStateException("restored " + vm.list().size() + " of " + total);
+        }
+        restarts[i] = System.nanoTime() - t;
+        vm.close();
+        r.close();
+        s.close();
+      }
+      long warm = Long.MAX_VALUE;
+      for (int i = 1; i < restarts.length; i++) {
+        warm = Math.min(warm, restarts[i]);
+      }
+      System.out.printf(Locale.ROOT, "RESULT volumes restart | %d recorded volumes (+%d plugins) | open store + registry +"
+          + " manager: cold %.1f ms, warm best of 5 %.1f ms%n", total, plugins, restarts[0] / 1e6, warm / 1e6);
+    } finally {
+      direct.forEach(CsiClient::close);
+      mocks.forEach(MockCsiPlugin::close);
+      scheduler.shutdownNow();
+      FileTrees.deleteQuietly(root);
+    }
+  }
+
+  private static List<String> createVolumes(CsiClient client, String prefix, int n) throws Exception {
+    List<CompletableFuture<String>> all = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      all.add(client.createVolumeAsync(new CreateVolumeRequest(prefix + "-" + System.nanoTime() + "-" + i,
+          Optional.of(dev.csisupervisor.client.CapacityRange.atLeast(1 << 20)), List.of(CAP), Map.of(), Secrets.none()))
+          .thenApply(v -> v.volumeId()));
+    }
+    List<String> ids = new ArrayList<>();
+    for (CompletableFuture<String> f : all) {
+      ids.add(f.get(60, TimeUnit.SECONDS));
+    }
+    return ids;
+  }
+}
