@@ -639,6 +639,32 @@ final class InMemoryDriver {
     return Status.NOT_FOUND.withDescription(message).asRuntimeException();
   }
 
+  /** Volume id -> the staging paths it is staged at now (only volumes staged somewhere); a copy. */
+  Map<String, Set<String>> stagedPaths() {
+    synchronized (lock) {
+      Map<String, Set<String>> out = new java.util.TreeMap<>();
+      volumes.forEach((id, v) -> {
+        if (!v.stagedAt.isEmpty()) {
+          out.put(id, Set.copyOf(v.stagedAt));
+        }
+      });
+      return out;
+    }
+  }
+
+  /** Volume id -> the target paths it is published at now (only volumes published somewhere); a copy. */
+  Map<String, Set<String>> publishedPaths() {
+    synchronized (lock) {
+      Map<String, Set<String>> out = new java.util.TreeMap<>();
+      volumes.forEach((id, v) -> {
+        if (!v.publishedAt.isEmpty()) {
+          out.put(id, Set.copyOf(v.publishedAt.keySet()));
+        }
+      });
+      return out;
+    }
+  }
+
   private static void createTarget(Path target, boolean block) {
     try {
       if (block) {

@@ -384,6 +384,16 @@ public final class MockCsiPlugin implements AutoCloseable {
     script.clearProbeFailure();
   }
 
+  /** What the driver has staged now: volume id -> staging paths (for tests that look for leaked stages). */
+  public Map<String, java.util.Set<String>> stagedPaths() {
+    return driver.stagedPaths();
+  }
+
+  /** What the driver has published now: volume id -> target paths. */
+  public Map<String, java.util.Set<String>> publishedPaths() {
+    return driver.publishedPaths();
+  }
+
   /** Probe calls received so far, including hung and failed ones. */
   public long probeCount() {
     return script.probeCount();

@@ -136,6 +136,8 @@ class VolumeCrashTest {
         + recovered);
     assertFalse(Files.exists(target()), "target left behind");
     assertFalse(Files.exists(staging()), "staging left behind");
+    assertEquals(Map.of(), plugin.stagedPaths(), "no stage leaked in the plugin");
+    assertEquals(Map.of(), plugin.publishedPaths(), "no publish leaked in the plugin");
     assertFalse(Files.exists(target().getParent().getParent()), "per-alloc directory left behind");
     assertNoSecretOnDisk();
   }
@@ -148,6 +150,8 @@ class VolumeCrashTest {
     assertEquals(List.of(), recovered, "nothing was in flight");
     assertEquals(List.of("a1"), r.allocs());
     assertTrue(Files.isDirectory(target()), "the mounted target is still there");
+    assertEquals(Map.of(volume, java.util.Set.of(staging().toString())), plugin.stagedPaths(), "staged once");
+    assertEquals(Map.of(volume, java.util.Set.of(target().toString())), plugin.publishedPaths());
     assertNoSecretOnDisk();
   }
 
@@ -165,6 +169,8 @@ class VolumeCrashTest {
     }
     assertFalse(Files.exists(target()));
     assertFalse(Files.exists(staging()));
+    assertEquals(Map.of(), plugin.stagedPaths(), "unstaged");
+    assertEquals(Map.of(), plugin.publishedPaths(), "unpublished");
     assertNoSecretOnDisk();
   }
 }
