@@ -20,6 +20,8 @@ import java.util.Locale;
  * cluster-catalog quick|full [NODES] [PLUGINS]  7: simulated nodes through one etcd to a view in another process
  * cluster-view-probe ENDPOINT PREFIX   (child process of "cluster-catalog")
  * volumes quick|full                   8: node volume mounts: overhead vs direct RPCs, 1000 concurrent, restart
+ * volume-crash-loop [KILLS] [SEED]     8b: the volume manager under 1 000 SIGKILLs (not in CI)
+ * volume-crash-child ...               (child process of "volume-crash-loop")
  * </pre>
  */
 public final class Main {
@@ -45,6 +47,8 @@ public final class Main {
       case "plugin-farm" -> PluginFarm.main(rest);
       case "crash-loop" -> CrashLoop.main(rest);
       case "volumes" -> VolumeMounts.main(rest);
+      case "volume-crash-loop" -> VolumeCrashLoop.main(rest);
+      case "volume-crash-child" -> VolumeCrashLoop.child(rest);
       case "cluster-catalog" -> ClusterCatalogLoad.main(rest);
       case "cluster-view-probe" -> ClusterViewProbe.main(rest);
       default -> {
