@@ -190,4 +190,49 @@ class VolumeRecoveryTest {
     assertTrue(store.get("volume/mock/broken").isPresent());
     assertEquals(Optional.empty(), m.find("mock", "broken"));
   }
+
+  @Test
+  void pluginKilledDuringAMount_leavesNothingInFlight_onceARestartedPluginIsBack() throws Exception {
+    VolumeManager m = kit.manager();
+    kit.drive(m.unmount("mock", vol, "none"));
+    dev.csisupervisor.mockplugin.MockCsiPlugin first = kit.plugins.get(0);
+    first.setLatency(java.time.Duration.ofSeconds(30)); // the stage call stays in flight
+    CompletableFuture<MountedVolume> mount = m.mount(VolumeClaim.of("mock", vol, "a1", RWO, false));
+    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT)
+        .until(() -> kit.client("mock") != null && kit.client("mock").calls("NodeStageVolume") == 1);
+    first.crash();
+    VolumeException e = kit.failure(mount);
+    assertEquals(VolumeException.Reason.CSI_ERROR, e.reason());
+    assertTrue(m.find("mock", vol).orElseThrow().hasWork(), "the rollback waits for the plugin");
+
+    kit.startPlugin("mock"); // restarted: a new process on the same socket
+    kit.setHealthy(PluginType.CSI_NODE, "mock", false); // what the supervisor reports on the way
+    kit.setHealthy(PluginType.CSI_NODE, "mock", true);
+    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> {
+      kit.scheduler.forwardTime(1, java.util.concurrent.TimeUnit.SECONDS);
+      return m.find("mock", vol).isEmpty();
+    });
+    assertEquals(Map.of(), kit.plugins.get(1).stagedPaths());
+    assertEquals(Map.of(), kit.plugins.get(1).publishedPaths());
+  }
+
+  @Test
+  void pluginKilledBeforeAnUnmount_keepsItPending_andARestartedPluginFinishesIt() throws Exception {
+    VolumeManager m = kit.manager();
+    kit.drive(m.mount(VolumeClaim.of("mock", vol, "a1", RWO, false)));
+    kit.plugins.get(0).crash();
+    CompletableFuture<Void> unmount = m.unmount("mock", vol, "a1");
+    // Every try fails (refused); the pending unmount is tried again and again, never dropped.
+    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> {
+      kit.scheduler.forwardTime(1, java.util.concurrent.TimeUnit.SECONDS);
+      return kit.client("mock").calls("NodeUnpublishVolume") >= 6;
+    });
+    assertFalse(unmount.isDone());
+
+    kit.startPlugin("mock");
+    kit.setHealthy(PluginType.CSI_NODE, "mock", false);
+    kit.setHealthy(PluginType.CSI_NODE, "mock", true);
+    kit.drive(unmount);
+    assertTrue(m.find("mock", vol).isEmpty());
+  }
 }
