@@ -1,21 +1,12 @@
 package dev.csisupervisor.tests;
 
 import dev.csisupervisor.client.AccessMode;
-import dev.csisupervisor.client.CapacityRange;
-import dev.csisupervisor.client.ControllerExpandResult;
-import dev.csisupervisor.client.ControllerPublishRequest;
-import dev.csisupervisor.client.CreateVolumeRequest;
 import dev.csisupervisor.client.CsiClient;
-import dev.csisupervisor.client.CsiNodeInfo;
-import dev.csisupervisor.client.CsiPluginInfo;
-import dev.csisupervisor.client.CsiVolume;
-import dev.csisupervisor.client.NodeExpandRequest;
+import dev.csisupervisor.client.ForwardingCsiClient;
 import dev.csisupervisor.client.NodePublishRequest;
 import dev.csisupervisor.client.NodeStageRequest;
-import dev.csisupervisor.client.ProbeResult;
 import dev.csisupervisor.client.Secrets;
 import dev.csisupervisor.client.VolumeCapability;
-import dev.csisupervisor.client.VolumeStats;
 import dev.csisupervisor.registry.Fingerprint;
 import dev.csisupervisor.registry.PluginHealth;
 import dev.csisupervisor.registry.PluginInfo;
@@ -27,7 +18,6 @@ import dev.csisupervisor.volumes.VolumeManager;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
@@ -87,13 +77,18 @@ public final class VolumeHostMain {
   }
 
   /** The real client, but dead still at the named step. */
-  private static final class Stopping implements CsiClient {
+  private static final class Stopping extends ForwardingCsiClient {
     private final CsiClient real;
     private final String stop;
 
     Stopping(CsiClient real, String stop) {
       this.real = real;
       this.stop = stop;
+    }
+
+    @Override
+    protected CsiClient delegate() {
+      return real;
     }
 
     private <T> CompletableFuture<T> step(String rpc, Supplier<CompletableFuture<T>> call) {
@@ -110,13 +105,6 @@ public final class VolumeHostMain {
       return f;
     }
 
-    @Override public Path socket() { return real.socket(); }
-    @Override public CompletableFuture<ProbeResult> probeAsync() { return real.probeAsync(); }
-    @Override public CompletableFuture<CsiPluginInfo> pluginInfoAsync() { return real.pluginInfoAsync(); }
-    @Override public CompletableFuture<Set<String>> pluginCapabilitiesAsync() { return real.pluginCapabilitiesAsync(); }
-    @Override public CompletableFuture<Set<String>> controllerCapabilitiesAsync() { return real.controllerCapabilitiesAsync(); }
-    @Override public CompletableFuture<Set<String>> nodeCapabilitiesAsync() { return real.nodeCapabilitiesAsync(); }
-    @Override public CompletableFuture<CsiNodeInfo> nodeInfoAsync() { return real.nodeInfoAsync(); }
     @Override public CompletableFuture<Void> nodeStageVolumeAsync(NodeStageRequest r) {
       return step("NodeStageVolume", () -> real.nodeStageVolumeAsync(r));
     }
@@ -129,22 +117,5 @@ public final class VolumeHostMain {
     @Override public CompletableFuture<Void> nodeUnpublishVolumeAsync(String v, Path p) {
       return step("NodeUnpublishVolume", () -> real.nodeUnpublishVolumeAsync(v, p));
     }
-    @Override public CompletableFuture<VolumeStats> nodeGetVolumeStatsAsync(String v, Path p, Optional<Path> s) {
-      return real.nodeGetVolumeStatsAsync(v, p, s);
-    }
-    @Override public CompletableFuture<Long> nodeExpandVolumeAsync(NodeExpandRequest r) { return real.nodeExpandVolumeAsync(r); }
-    @Override public CompletableFuture<CsiVolume> createVolumeAsync(CreateVolumeRequest r) { return real.createVolumeAsync(r); }
-    @Override public CompletableFuture<Void> deleteVolumeAsync(String v, Secrets s) { return real.deleteVolumeAsync(v, s); }
-    @Override public CompletableFuture<Map<String, String>> controllerPublishVolumeAsync(ControllerPublishRequest r) {
-      return real.controllerPublishVolumeAsync(r);
-    }
-    @Override public CompletableFuture<Void> controllerUnpublishVolumeAsync(String v, String n, Secrets s) {
-      return real.controllerUnpublishVolumeAsync(v, n, s);
-    }
-    @Override public CompletableFuture<ControllerExpandResult> controllerExpandVolumeAsync(String v, CapacityRange c,
-        Optional<VolumeCapability> cap, Secrets s) {
-      return real.controllerExpandVolumeAsync(v, c, cap, s);
-    }
-    @Override public void close() { real.close(); }
   }
 }

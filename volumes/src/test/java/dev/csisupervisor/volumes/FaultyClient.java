@@ -5,14 +5,12 @@ import dev.csisupervisor.client.ControllerExpandResult;
 import dev.csisupervisor.client.ControllerPublishRequest;
 import dev.csisupervisor.client.CreateVolumeRequest;
 import dev.csisupervisor.client.CsiClient;
-import dev.csisupervisor.client.CsiNodeInfo;
-import dev.csisupervisor.client.CsiPluginInfo;
+import dev.csisupervisor.client.ForwardingCsiClient;
 import dev.csisupervisor.client.CsiStatusException;
 import dev.csisupervisor.client.CsiVolume;
 import dev.csisupervisor.client.NodeExpandRequest;
 import dev.csisupervisor.client.NodePublishRequest;
 import dev.csisupervisor.client.NodeStageRequest;
-import dev.csisupervisor.client.ProbeResult;
 import dev.csisupervisor.client.Secrets;
 import dev.csisupervisor.client.StatusCode;
 import dev.csisupervisor.client.VolumeCapability;
@@ -25,7 +23,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -37,7 +34,7 @@ import java.util.function.Supplier;
  * next calls of an RPC fail with a status the test chose (the plugin is then not called), and
  * every call is counted and checked for a second call in flight on the same volume.
  */
-final class FaultyClient implements CsiClient {
+final class FaultyClient extends ForwardingCsiClient {
   private volatile CsiClient real;
   private final Map<String, Deque<StatusCode>> faults = new HashMap<>(); // guarded by this
   private final Map<String, AtomicInteger> calls = new ConcurrentHashMap<>();
@@ -101,13 +98,10 @@ final class FaultyClient implements CsiClient {
     return f.whenComplete((v, e) -> inFlight.decrementAndGet());
   }
 
-  @Override public Path socket() { return real.socket(); }
-  @Override public CompletableFuture<ProbeResult> probeAsync() { return real.probeAsync(); }
-  @Override public CompletableFuture<CsiPluginInfo> pluginInfoAsync() { return real.pluginInfoAsync(); }
-  @Override public CompletableFuture<Set<String>> pluginCapabilitiesAsync() { return real.pluginCapabilitiesAsync(); }
-  @Override public CompletableFuture<Set<String>> controllerCapabilitiesAsync() { return real.controllerCapabilitiesAsync(); }
-  @Override public CompletableFuture<Set<String>> nodeCapabilitiesAsync() { return real.nodeCapabilitiesAsync(); }
-  @Override public CompletableFuture<CsiNodeInfo> nodeInfoAsync() { return real.nodeInfoAsync(); }
+  @Override
+  protected CsiClient delegate() {
+    return real;
+  }
 
   @Override
   public CompletableFuture<Void> nodeStageVolumeAsync(NodeStageRequest r) {
