@@ -1,5 +1,6 @@
 package dev.csisupervisor.mockplugin;
 
+import com.google.protobuf.Message;
 import dev.csisupervisor.common.Bounds;
 import dev.csisupervisor.csi.v1.ControllerGrpc;
 import dev.csisupervisor.csi.v1.ControllerServiceCapability;
@@ -11,6 +12,7 @@ import dev.csisupervisor.csi.v1.NodeServiceCapability;
 import dev.csisupervisor.csi.v1.PluginCapability;
 import dev.csisupervisor.csi.v1.ProbeResponse;
 import dev.csisupervisor.csi.v1.Topology;
+import io.grpc.MethodDescriptor;
 import io.grpc.Server;
 import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
@@ -29,6 +31,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -39,7 +42,9 @@ import org.slf4j.LoggerFactory;
 /**
  * A real CSI plugin gRPC server on a unix domain socket whose behaviour is scripted: ready after a
  * delay, never ready, hanging or failing probes, flapping readiness, a new vendor version or
- * capability set, added latency, an abrupt crash.
+ * capability set, added latency, an abrupt crash; and for any RPC, failures with any status code,
+ * hangs and delays ({@link #failCalls}, {@link #hangCalls}, {@link #delayCalls}), with a count and
+ * the last request of every method ({@link #callCount}, {@link #lastRequest}).
  *
  * <p>Serves Identity always, Controller and/or Node according to its {@link MockMode}. The
  * capability and info RPCs answer from the script; every other Controller and Node RPC is answered
@@ -77,6 +82,7 @@ public final class MockCsiPlugin implements AutoCloseable {
   private final EventLoopGroup sharedGroup;
   private final Script script;
   private final InMemoryDriver driver;
+  private final CallFaults faults = new CallFaults();
 
   private final Object lifecycle = new Object();
   private final AtomicReference<State> state = new AtomicReference<>(State.NEW);
@@ -147,7 +153,7 @@ public final class MockCsiPlugin implements AutoCloseable {
       EventLoopGroup group = sharedGroup != null ? sharedGroup : newOwnedGroup();
       Responder responder = new Responder(script, group);
       IdentityService identityService = new IdentityService(script, responder);
-      ServiceTable services = new CsiServices(script, driver, identityService).table(responder);
+      ServiceTable services = new CsiServices(script, driver, identityService).table(responder, faults);
       ConnectionKiller killer = new ConnectionKiller();
       NettyServerBuilder builder = NettyServerBuilder.forAddress(new DomainSocketAddress(socket.toString()))
           .channelFactory(killer)
@@ -210,6 +216,13 @@ public final class MockCsiPlugin implements AutoCloseable {
           log.debug("parked probe already gone: {}", e.toString());
         }
       }
+      for (StreamObserver<?> hung : faults.releaseAll()) {
+        try {
+          hung.onError(stopping.asRuntimeException());
+        } catch (RuntimeException e) {
+          log.debug("hung call already gone: {}", e.toString());
+        }
+      }
       server.shutdown();
       try {
         if (!server.awaitTermination(STOP_GRACE.toMillis(), TimeUnit.MILLISECONDS)) {
@@ -252,6 +265,7 @@ public final class MockCsiPlugin implements AutoCloseable {
       }
       state.set(State.CRASHED);
       script.releaseAllParked(); // dropped with their connections
+      faults.releaseAll();
       // Like a killed process: connections vanish without an HTTP/2 goodbye, so clients see
       // UNAVAILABLE whatever they were doing. Only then is the server object shut down.
       connections.killAll(STOP_GRACE);
@@ -392,6 +406,95 @@ public final class MockCsiPlugin implements AutoCloseable {
   /** Probe calls currently hanging (received, not answered, not cancelled). */
   public int hungProbeCount() {
     return script.parkedCount();
+  }
+
+  // ---- per-RPC faults and call records --------------------------------------------------------------
+  // A method is a MethodDescriptor of CSI Identity, Controller or Node (e.g.
+  // NodeGrpc.getNodePublishVolumeMethod()), or its name: full ("csi.v1.Node/NodePublishVolume") or
+  // bare ("NodePublishVolume"). Anything else is an IllegalArgumentException naming it.
+
+  /**
+   * The next {@code times} calls of {@code method} (every call, if -1) fail with {@code code} and
+   * {@code message} (null: no message), before the driver sees them: the driver's state does not
+   * change. Faults of one method queue up: {@code failCalls(m, UNAVAILABLE, "busy", 2)} then
+   * {@code hangCalls(m, 1)} fails two calls, hangs the third, and lets the fourth through. A fault
+   * with {@code times} -1 holds every later call, and the faults queued behind it never come.
+   *
+   * @throws IllegalArgumentException if {@code code} is OK, or {@code times} is 0 or below -1
+   */
+  public void failCalls(MethodDescriptor<?, ?> method, Status.Code code, String message, int times) {
+    faults.fail(CallFaults.fullName(method), code, message, times);
+  }
+
+  /** {@link #failCalls(MethodDescriptor, Status.Code, String, int)} by name. */
+  public void failCalls(String method, Status.Code code, String message, int times) {
+    faults.fail(CallFaults.fullName(method), code, message, times);
+  }
+
+  /**
+   * The next {@code times} calls of {@code method} (every call, if -1) never answer, until the
+   * client's deadline or cancel ends them (no thread is held), and never reach the driver. Queued
+   * with the method's other faults, as {@link #failCalls(MethodDescriptor, Status.Code, String, int)}
+   * says. A graceful {@link #stop()} answers calls still hanging with {@code UNAVAILABLE}.
+   */
+  public void hangCalls(MethodDescriptor<?, ?> method, int times) {
+    faults.hang(CallFaults.fullName(method), times);
+  }
+
+  /** {@link #hangCalls(MethodDescriptor, int)} by name. */
+  public void hangCalls(String method, int times) {
+    faults.hang(CallFaults.fullName(method), times);
+  }
+
+  /**
+   * Every call of {@code method} that no fault stops waits {@code delay} and then runs: the driver
+   * does its work after the delay and the call answers with its real result. The wait is a task
+   * on the event loop, not a sleeping thread. The work is done even if the client gave up
+   * meanwhile, as a slow real driver would. Adds to the plugin-wide {@link #setLatency latency}.
+   * Zero ends the delay.
+   */
+  public void delayCalls(MethodDescriptor<?, ?> method, Duration delay) {
+    faults.delay(CallFaults.fullName(method), delay);
+  }
+
+  /** {@link #delayCalls(MethodDescriptor, Duration)} by name. */
+  public void delayCalls(String method, Duration delay) {
+    faults.delay(CallFaults.fullName(method), delay);
+  }
+
+  /**
+   * Forgets every per-RPC fault and delay. Call counts and last requests stay; calls already
+   * hanging keep hanging until their deadline. Probe scripting ({@link #failProbes},
+   * {@link #hangProbes}) is separate and stays.
+   */
+  public void clearFaults() {
+    faults.clear();
+  }
+
+  /** Calls of {@code method} received since the plugin was built, including failed, hung and delayed ones. */
+  public long callCount(MethodDescriptor<?, ?> method) {
+    return faults.callCount(CallFaults.fullName(method));
+  }
+
+  /** {@link #callCount(MethodDescriptor)} by name. */
+  public long callCount(String method) {
+    return faults.callCount(CallFaults.fullName(method));
+  }
+
+  /** The request of the last call of {@code method} received (also if it failed or hung); empty if none came. */
+  @SuppressWarnings("unchecked") // the record of a method only ever holds that method's requests
+  public <Q> Optional<Q> lastRequest(MethodDescriptor<Q, ?> method) {
+    return Optional.ofNullable((Q) faults.lastRequest(CallFaults.fullName(method)));
+  }
+
+  /** {@link #lastRequest(MethodDescriptor)} by name. */
+  public Optional<Message> lastRequest(String method) {
+    return Optional.ofNullable((Message) faults.lastRequest(CallFaults.fullName(method)));
+  }
+
+  /** Calls hanging now by {@link #hangCalls} (received, not answered, not cancelled). */
+  public int hungCallCount() {
+    return faults.parkedCount();
   }
 
   // ---- identity, capabilities, latency ------------------------------------------------------------
