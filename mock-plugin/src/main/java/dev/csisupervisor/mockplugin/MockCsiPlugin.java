@@ -100,7 +100,8 @@ public final class MockCsiPlugin implements AutoCloseable {
     this.initialReadyAfter = b.neverReady ? null : b.readyAfter;
     this.sharedGroup = b.eventLoopGroup;
     this.script = new Script(b.ticker);
-    this.driver = new InMemoryDriver(script, java.time.Clock.systemUTC());
+    this.driver = new InMemoryDriver(script, java.time.Clock.systemUTC(),
+        b.stateFile != null ? new DriverStateFile(b.stateFile) : null);
     script.updatePluginInfo(info -> info
         .setName(b.name)
         .setVendorVersion(b.vendorVersion)
@@ -135,8 +136,9 @@ public final class MockCsiPlugin implements AutoCloseable {
    *
    * @return this plugin, running
    * @throws IOException naming the path: the parent directory is missing, a regular file,
-   *     directory, symbolic link or live socket is at the path, or binding failed. The plugin
-   *     stays {@code NEW} and may be started again.
+   *     directory, symbolic link or live socket is at the path, or binding failed; or naming the
+   *     {@link Builder#stateFile state file} (and line) if it cannot be read or is malformed. The
+   *     plugin stays {@code NEW} and may be started again.
    * @throws IllegalStateException if the plugin was already started or stopped
    */
   public MockCsiPlugin start() throws IOException {
@@ -149,6 +151,7 @@ public final class MockCsiPlugin implements AutoCloseable {
         throw new IOException("epoll transport is unavailable, cannot serve unix socket " + socket,
             Epoll.unavailabilityCause());
       }
+      driver.loadState(); // before binding: no client sees the driver without its saved volumes
       SocketFiles.prepare(socket, createParentDirs);
       EventLoopGroup group = sharedGroup != null ? sharedGroup : newOwnedGroup();
       Responder responder = new Responder(script, group);
@@ -656,6 +659,7 @@ public final class MockCsiPlugin implements AutoCloseable {
     private Duration hangAfterReady;
     private EventLoopGroup eventLoopGroup;
     private LongSupplier ticker = System::nanoTime;
+    private Path stateFile;
 
     private Builder() {
     }
@@ -842,6 +846,19 @@ public final class MockCsiPlugin implements AutoCloseable {
      */
     public Builder eventLoopGroup(EventLoopGroup group) {
       this.eventLoopGroup = Objects.requireNonNull(group, "eventLoopGroup");
+      return this;
+    }
+
+    /**
+     * Keeps the in-memory driver's volumes (with their controller publications, stages and
+     * publishes) and snapshots in {@code file} across restarts, as a real driver's state directory
+     * does: loaded by {@link MockCsiPlugin#start()} (empty if the file does not exist yet; its
+     * directory must), saved after every change before the call is answered (written aside,
+     * forced, renamed over the file), so a plugin killed with SIGKILL and started again on the same
+     * file knows its volumes. One plugin per file. Default: none, the state lives in memory only.
+     */
+    public Builder stateFile(Path file) {
+      this.stateFile = Objects.requireNonNull(file, "stateFile").toAbsolutePath().normalize();
       return this;
     }
 

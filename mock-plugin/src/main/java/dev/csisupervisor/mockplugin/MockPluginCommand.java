@@ -137,6 +137,11 @@ final class MockPluginCommand implements Callable<Integer> {
       description = "Also advertise capability values this CSI version does not define (plugin 42, controller 99, node 77).")
   private boolean unknownCapabilities;
 
+  @Option(names = "--state-file", paramLabel = "PATH",
+      description = {"Keep the driver's volumes, publications, stages and publishes in PATH: loaded on start,",
+          "saved after every change (atomic rename), so a restart after SIGKILL keeps them."})
+  private Path stateFile;
+
   @Option(names = "--hang-after-ready-ms", paramLabel = "MS",
       description = "Probe hangs once the plugin has been ready for MS (a plugin that hangs after registration).")
   private Long hangAfterReadyMs;
@@ -185,6 +190,9 @@ final class MockPluginCommand implements Callable<Integer> {
     }
     if (neverReady) {
       builder.neverReady();
+    }
+    if (stateFile != null) {
+      builder.stateFile(stateFile);
     }
     if (allCapabilities) {
       builder.allCapabilities();

@@ -181,6 +181,16 @@ class MockPluginCommandTest {
   }
 
   @Test
+  void malformedStateFile_exits1_namingTheFileAndLine() throws Exception {
+    Path state = Files.writeString(dir.resolve("driver.state"), "not a state file\n");
+    assertEquals(1, runToCompletion(Map.of(), "--endpoint", dir.resolve("csi.sock").toString(),
+        "--state-file", state.toString()));
+    assertEquals("csi-mock-plugin: cannot start: state file " + state
+        + " line 1: the first line must be 'csi-mock-plugin-state 1': 'not a state file'", err.toString().strip());
+    assertFalse(Files.exists(dir.resolve("csi.sock")));
+  }
+
+  @Test
   void createDir_createsTheMissingParent() throws Exception {
     Path socket = dir.resolve("plugins/x/csi.sock");
     assertEquals(0, runToCompletion(Map.of(), "--endpoint", socket.toString(), "--create-dir", "--exit-after-ms", "1"));
@@ -316,7 +326,7 @@ class MockPluginCommandTest {
     assertEquals(0, cl.execute("--help"));
     for (String option : new String[] {"--endpoint", "--type", "--ready-after-ms", "--never-ready",
         "--hang-probes", "--fail-probes", "--flap-ms", "--latency-ms", "--create-dir", "--exit-after-ms",
-        "--stdin-control"}) {
+        "--stdin-control", "--state-file"}) {
       assertTrue(help.toString().contains(option), option + " missing from help:\n" + help);
     }
   }
