@@ -24,7 +24,8 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * Per-RPC faults and call records of one mock plugin, for every method of CSI Identity, Controller
  * and Node: how many calls arrived, the last request, a queue of scripted faults (fail with a
- * status, or hang) that calls use up one by one, and a delay for the calls that get through.
+ * status, hang, or answer with a given response instead of the driver's) that calls use up one by
+ * one, and a delay for the calls that get through.
  *
  * <p>Thread-safe. Each method's queue and delay are guarded by that method's record; counts and
  * last requests are lock-free. Hung calls are one set under one lock, so that releasing them on
@@ -34,23 +35,23 @@ import java.util.concurrent.atomic.LongAdder;
 final class CallFaults {
 
   /** What to do with one call. */
-  enum Kind { PROCEED, FAIL, HANG }
+  enum Kind { PROCEED, FAIL, HANG, REPLY }
 
   /**
    * The decision for one call.
    *
    * @param status the status to fail with ({@link Kind#FAIL} only)
+   * @param response the response to answer with ({@link Kind#REPLY} only), of the method's response type
    * @param delayNanos how long to wait before handing the call to its handler ({@link Kind#PROCEED} only)
    */
-  record Action(Kind kind, Status status, long delayNanos) {
-    static final Action PROCEED_NOW = new Action(Kind.PROCEED, null, 0);
-    static final Action HANG = new Action(Kind.HANG, null, 0);
+  record Action(Kind kind, Status status, Object response, long delayNanos) {
+    static final Action PROCEED_NOW = new Action(Kind.PROCEED, null, null, 0);
   }
 
-  /** A scripted fault: fail with {@code status}, or hang if it is null; for {@code remaining} more calls, -1 for all. */
-  private record Fault(Status status, int remaining) {
+  /** A scripted fault, for {@code remaining} more calls (-1: all): the action it takes. */
+  private record Fault(Action action, int remaining) {
     Fault usedOnce() {
-      return new Fault(status, remaining < 0 ? remaining : remaining - 1);
+      return new Fault(action, remaining < 0 ? remaining : remaining - 1);
     }
   }
 
@@ -113,12 +114,22 @@ final class CallFaults {
     if (code == Status.Code.OK) {
       throw new IllegalArgumentException("code must not be OK: a failed call needs an error status");
     }
-    enqueue(method, new Fault(Status.fromCode(code).withDescription(message), checkTimes(times)));
+    Status status = Status.fromCode(code).withDescription(message);
+    enqueue(method, new Fault(new Action(Kind.FAIL, status, null, 0), checkTimes(times)));
   }
 
   /** Queues a fault: the next {@code times} calls (all, if -1) that reach it never answer. */
   void hang(String method, int times) {
-    enqueue(method, new Fault(null, checkTimes(times)));
+    enqueue(method, new Fault(new Action(Kind.HANG, null, null, 0), checkTimes(times)));
+  }
+
+  /**
+   * Queues a fault: the next {@code times} calls (all, if -1) that reach it are answered with
+   * {@code response}, which must be of the method's response type.
+   */
+  void reply(String method, Object response, int times) {
+    Objects.requireNonNull(response, "response");
+    enqueue(method, new Fault(new Action(Kind.REPLY, null, response, 0), checkTimes(times)));
   }
 
   /** Calls that get through the faults wait {@code delay} before their handler runs; zero: no delay. */
@@ -170,14 +181,14 @@ final class CallFaults {
     synchronized (r) {
       Fault head = r.faults.peekFirst();
       if (head == null) {
-        return r.delayNanos == 0 ? Action.PROCEED_NOW : new Action(Kind.PROCEED, null, r.delayNanos);
+        return r.delayNanos == 0 ? Action.PROCEED_NOW : new Action(Kind.PROCEED, null, null, r.delayNanos);
       }
       Fault rest = head.usedOnce();
       r.faults.removeFirst();
       if (rest.remaining() != 0) {
         r.faults.addFirst(rest);
       }
-      return head.status() == null ? Action.HANG : new Action(Kind.FAIL, head.status(), 0);
+      return head.action();
     }
   }
 

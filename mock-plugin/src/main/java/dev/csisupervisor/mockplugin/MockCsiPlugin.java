@@ -43,8 +43,9 @@ import org.slf4j.LoggerFactory;
  * A real CSI plugin gRPC server on a unix domain socket whose behaviour is scripted: ready after a
  * delay, never ready, hanging or failing probes, flapping readiness, a new vendor version or
  * capability set, added latency, an abrupt crash; and for any RPC, failures with any status code,
- * hangs and delays ({@link #failCalls}, {@link #hangCalls}, {@link #delayCalls}), with a count and
- * the last request of every method ({@link #callCount}, {@link #lastRequest}).
+ * hangs, scripted answers and delays ({@link #failCalls}, {@link #hangCalls}, {@link #replyCalls},
+ * {@link #delayCalls}), with a count and the last request of every method ({@link #callCount},
+ * {@link #lastRequest}).
  *
  * <p>Serves Identity always, Controller and/or Node according to its {@link MockMode}. The
  * capability and info RPCs answer from the script; every other Controller and Node RPC is answered
@@ -447,6 +448,17 @@ public final class MockCsiPlugin implements AutoCloseable {
   /** {@link #hangCalls(MethodDescriptor, int)} by name. */
   public void hangCalls(String method, int times) {
     faults.hang(CallFaults.fullName(method), times);
+  }
+
+  /**
+   * The next {@code times} calls of {@code method} (every call, if -1) are answered with
+   * {@code response} instead of the driver's answer (the driver does not see them): a plugin that
+   * answers what a test needs, e.g. stats in a unit CSI does not define yet, or a volume with a
+   * topology. Queued with the method's other faults, as
+   * {@link #failCalls(MethodDescriptor, Status.Code, String, int)} says.
+   */
+  public <R> void replyCalls(MethodDescriptor<?, R> method, R response, int times) {
+    faults.reply(CallFaults.fullName(method), response, times);
   }
 
   /**

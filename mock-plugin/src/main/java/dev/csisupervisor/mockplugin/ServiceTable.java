@@ -15,8 +15,8 @@ import java.util.function.Supplier;
 /**
  * gRPC unary methods bound from a table of rows, one per RPC: the method and what answers it.
  * Every call first meets the per-RPC {@link CallFaults} (counted, its request kept, then failed,
- * hung or delayed as scripted), and only then reaches its handler: a failed or hung call never
- * touches the driver. Answers go through the {@link Responder} (scripted latency, failures as
+ * hung, answered with a scripted response, or delayed), and only then reaches its handler: a
+ * failed, hung or scripted call never touches the driver. Answers go through the {@link Responder} (scripted latency, failures as
  * statuses). Handlers run on the event loop and must not block. Not thread-safe while rows are
  * added; build the services before serving them.
  */
@@ -48,6 +48,7 @@ final class ServiceTable {
       CallFaults.Action action = faults.onCall(name, request);
       switch (action.kind()) {
         case FAIL -> responder.fail(observer, action.status());
+        case REPLY -> responder.reply(observer, response(method, action));
         case HANG -> {
           if (!faults.park(observer)) {
             responder.fail(observer, Status.UNAVAILABLE.withDescription("mock CSI plugin stopping"));
@@ -67,6 +68,11 @@ final class ServiceTable {
     };
     rows.add(ServerMethodDefinition.create(method, ServerCalls.asyncUnaryCall(scripted)));
     return this;
+  }
+
+  @SuppressWarnings("unchecked") // MockCsiPlugin.replyCalls takes only responses of the method's type
+  private static <R> R response(MethodDescriptor<?, R> method, CallFaults.Action action) {
+    return (R) action.response();
   }
 
   private static <R> StreamObserver<R> plain(StreamObserver<R> observer) {

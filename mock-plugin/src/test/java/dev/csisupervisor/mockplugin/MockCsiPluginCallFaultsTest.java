@@ -22,6 +22,8 @@ import dev.csisupervisor.csi.v1.NodePublishVolumeRequest;
 import dev.csisupervisor.csi.v1.NodeStageVolumeRequest;
 import dev.csisupervisor.csi.v1.NodeStageVolumeResponse;
 import dev.csisupervisor.csi.v1.ProbeRequest;
+import dev.csisupervisor.csi.v1.Topology;
+import dev.csisupervisor.csi.v1.Volume;
 import dev.csisupervisor.csi.v1.VolumeCapability;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -151,6 +153,19 @@ class MockCsiPluginCallFaultsTest extends PluginOnSocketTest {
     create("unaffected");
     stage();
     assertTrue(isStaged());
+  }
+
+  @Test
+  void replyCalls_answerWithTheScriptedResponse_withoutTheDriver() {
+    CreateVolumeResponse scripted = CreateVolumeResponse.newBuilder().setVolume(Volume.newBuilder()
+        .setVolumeId("scripted-1").setCapacityBytes(42)
+        .addAccessibleTopology(Topology.newBuilder().putSegments("zone", "z1"))).build();
+    plugin.replyCalls(ControllerGrpc.getCreateVolumeMethod(), scripted, 1);
+    assertEquals(scripted, create("other"));
+    assertEquals(1, volumeCount(), "the driver created nothing");
+    assertTrue(create("other").getVolume().getVolumeId().startsWith("vol-"), "then the driver answers");
+    assertEquals(2, volumeCount());
+    assertEquals(3, plugin.callCount(ControllerGrpc.getCreateVolumeMethod()));
   }
 
   @Test
