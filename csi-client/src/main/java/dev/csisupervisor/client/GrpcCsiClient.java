@@ -6,7 +6,6 @@ import dev.csisupervisor.csi.v1.ControllerPublishVolumeRequest;
 import dev.csisupervisor.csi.v1.ControllerUnpublishVolumeRequest;
 import dev.csisupervisor.csi.v1.DeleteVolumeRequest;
 import dev.csisupervisor.csi.v1.NodeExpandVolumeRequest;
-import dev.csisupervisor.csi.v1.NodeExpandVolumeResponse;
 import dev.csisupervisor.csi.v1.NodeGetVolumeStatsRequest;
 import dev.csisupervisor.csi.v1.NodePublishVolumeRequest;
 import dev.csisupervisor.csi.v1.NodeStageVolumeRequest;
@@ -253,7 +252,8 @@ final class GrpcCsiClient implements CsiClient {
         .putAllSecrets(r.secrets().reveal());
     r.stagingPath().ifPresent(p -> q.setStagingTargetPath(p.toString()));
     r.capability().ifPresent(c -> q.setVolumeCapability(VolumeProtos.capability(c)));
-    return volumeCall(NodeGrpc.getNodeExpandVolumeMethod(), q.build(), NodeExpandVolumeResponse::getCapacityBytes);
+    return volumeCall(NodeGrpc.getNodeExpandVolumeMethod(), q.build(), response -> VolumeProtos.capacity(socket,
+        NodeGrpc.getNodeExpandVolumeMethod().getFullMethodName(), "capacity_bytes", response.getCapacityBytes()));
   }
 
   @Override
@@ -312,7 +312,9 @@ final class GrpcCsiClient implements CsiClient {
         .putAllSecrets(secrets.reveal());
     capability.ifPresent(c -> q.setVolumeCapability(VolumeProtos.capability(c)));
     return volumeCall(ControllerGrpc.getControllerExpandVolumeMethod(), q.build(),
-        response -> new ControllerExpandResult(response.getCapacityBytes(), response.getNodeExpansionRequired()));
+        response -> new ControllerExpandResult(VolumeProtos.capacity(socket,
+            ControllerGrpc.getControllerExpandVolumeMethod().getFullMethodName(), "capacity_bytes",
+            response.getCapacityBytes()), response.getNodeExpansionRequired()));
   }
 
   private <Q, R, T> CompletableFuture<T> volumeCall(MethodDescriptor<Q, R> method, Q request, ResponseMapper<R, T> mapper) {
@@ -383,6 +385,13 @@ final class GrpcCsiClient implements CsiClient {
           // channel with the same error until its reconnect backoff expires (about 1 s, growing),
           // even after resetConnectBackoff(): the next call must get a fresh channel instead.
           retire(ch);
+        }
+        if (connected && status.getCode() == Status.Code.DEADLINE_EXCEEDED && !deadline.isExpired()) {
+          // Not our deadline: the plugin answered DEADLINE_EXCEEDED itself (say, its storage
+          // backend timed out). That is its answer, code and message, like any status it sends.
+          result.completeExceptionally(new CsiStatusException(socket, name, StatusCode.DEADLINE_EXCEEDED,
+              status.getDescription()));
+          return;
         }
         result.completeExceptionally(translator.translate(name, status, connected, timeout));
       }

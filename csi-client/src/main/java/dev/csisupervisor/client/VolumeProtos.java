@@ -57,14 +57,19 @@ final class VolumeProtos {
     if (!response.hasVolume() || v.getVolumeId().isBlank()) {
       throw new InvalidResponseException(socket, method, "volume.volume_id is empty, but CSI requires it");
     }
-    if (v.getCapacityBytes() < 0) {
-      throw new InvalidResponseException(socket, method,
-          "volume.capacity_bytes is " + v.getCapacityBytes() + ", but CSI forbids negative values");
-    }
+    long capacity = capacity(socket, method, "volume.capacity_bytes", v.getCapacityBytes());
     List<Map<String, String>> topology = new ArrayList<>();
     for (Topology t : v.getAccessibleTopologyList()) {
       topology.add(t.getSegmentsMap());
     }
-    return new CsiVolume(v.getVolumeId(), v.getCapacityBytes(), v.getVolumeContextMap(), topology);
+    return new CsiVolume(v.getVolumeId(), capacity, v.getVolumeContextMap(), topology);
+  }
+
+  /** A size the plugin reported in {@code field}: CSI sizes are never negative (0: not reported). */
+  static long capacity(Path socket, String method, String field, long bytes) throws InvalidResponseException {
+    if (bytes < 0) {
+      throw new InvalidResponseException(socket, method, field + " is " + bytes + ", but CSI forbids negative values");
+    }
+    return bytes;
   }
 }

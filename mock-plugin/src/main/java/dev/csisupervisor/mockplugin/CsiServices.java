@@ -33,9 +33,9 @@ final class CsiServices {
     this.identity = identity;
   }
 
-  /** The table, answering through {@code responder}. */
-  ServiceTable table(Responder responder) {
-    return new ServiceTable(responder)
+  /** The table, answering through {@code responder} once a call is past {@code faults}. */
+  ServiceTable table(Responder responder, CallFaults faults) {
+    return new ServiceTable(responder, faults)
         .reply(IdentityGrpc.getGetPluginInfoMethod(), script::pluginInfo)
         .reply(IdentityGrpc.getGetPluginCapabilitiesMethod(), this::pluginCapabilities)
         .bind(IdentityGrpc.getProbeMethod(), identity::probe)

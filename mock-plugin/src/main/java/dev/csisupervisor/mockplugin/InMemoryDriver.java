@@ -75,6 +75,10 @@ import java.util.Set;
  * removes it; staging is bookkeeping only. The only node this controller knows is its own
  * (NodeGetInfo's node id). Thread-safe: every operation runs under one lock, quickly; handlers
  * call it on the event loop.
+ *
+ * <p>With a {@link DriverStateFile}, volumes (with their controller publications, stages and
+ * publishes) and snapshots are saved after every change, before the call is answered, and loaded
+ * by {@link #loadState()}: a driver killed and started again on the same file knows what it knew.
  */
 final class InMemoryDriver {
 
@@ -136,10 +140,97 @@ final class InMemoryDriver {
   private final Map<String, VolumeState> volumes = new LinkedHashMap<>();
   private final Map<String, SnapshotState> snapshots = new LinkedHashMap<>();
   private long nextId = 1;
+  /** Where the state is saved after each change; null: in memory only. */
+  private final DriverStateFile stateFile;
+  /** The image last saved (guarded by lock): the file's content, and what a failed save rolls back to. */
+  private DriverStateFile.Image savedImage = DriverStateFile.Image.EMPTY;
+  private String savedText = DriverStateFile.encode(DriverStateFile.Image.EMPTY);
 
   InMemoryDriver(Script script, Clock clock) {
+    this(script, clock, null);
+  }
+
+  /** @param stateFile where to keep the state across restarts; null for memory only */
+  InMemoryDriver(Script script, Clock clock, DriverStateFile stateFile) {
     this.script = script;
     this.clock = clock;
+    this.stateFile = stateFile;
+  }
+
+  // ---- state file ---------------------------------------------------------------------------
+
+  /**
+   * Replaces the state in memory with the state file's (empty if the file does not exist yet).
+   * A no-op without a state file.
+   *
+   * @throws IOException naming the file (and line) if it cannot be read or is malformed
+   */
+  void loadState() throws IOException {
+    if (stateFile == null) {
+      return;
+    }
+    DriverStateFile.Image image = stateFile.load();
+    synchronized (lock) {
+      restoreLocked(image);
+      savedImage = image;
+      savedText = DriverStateFile.encode(image);
+    }
+  }
+
+  /**
+   * Under the lock, after a change: saves the state if it differs from the file's. If the save
+   * fails, memory goes back to the saved state and the call fails INTERNAL: what the driver
+   * answers is always what a restarted driver would know.
+   */
+  private void persistLocked() {
+    if (stateFile == null) {
+      return;
+    }
+    DriverStateFile.Image image = imageLocked();
+    String text = DriverStateFile.encode(image);
+    if (text.equals(savedText)) {
+      return;
+    }
+    try {
+      stateFile.save(text);
+    } catch (IOException e) {
+      restoreLocked(savedImage);
+      throw Status.INTERNAL.withDescription("mock driver cannot save its state to " + stateFile.path() + ": " + e)
+          .asRuntimeException();
+    }
+    savedImage = image;
+    savedText = text;
+  }
+
+  private DriverStateFile.Image imageLocked() {
+    List<DriverStateFile.StoredVolume> vs = new ArrayList<>();
+    for (VolumeState v : volumes.values()) {
+      // Copies in the same order, so that equal states encode to equal text.
+      vs.add(new DriverStateFile.StoredVolume(v.id, v.name, v.capacity, v.source,
+          new LinkedHashMap<>(v.publishedTo), new LinkedHashSet<>(v.stagedAt), new LinkedHashMap<>(v.publishedAt)));
+    }
+    List<DriverStateFile.StoredSnapshot> ss = new ArrayList<>();
+    for (SnapshotState snap : snapshots.values()) {
+      ss.add(new DriverStateFile.StoredSnapshot(snap.id(), snap.name(), snap.sourceVolumeId(), snap.size(),
+          snap.created()));
+    }
+    return new DriverStateFile.Image(nextId, List.copyOf(vs), List.copyOf(ss));
+  }
+
+  private void restoreLocked(DriverStateFile.Image image) {
+    volumes.clear();
+    snapshots.clear();
+    for (DriverStateFile.StoredVolume sv : image.volumes()) {
+      VolumeState v = new VolumeState(sv.id(), sv.name(), sv.capacity(), sv.source());
+      v.publishedTo.putAll(sv.publishedTo());
+      v.stagedAt.addAll(sv.stagedAt());
+      v.publishedAt.putAll(sv.publishedAt());
+      volumes.put(v.id, v);
+    }
+    for (DriverStateFile.StoredSnapshot ss : image.snapshots()) {
+      snapshots.put(ss.id(), new SnapshotState(ss.id(), ss.name(), ss.sourceVolumeId(), ss.size(), ss.created()));
+    }
+    nextId = image.nextId();
   }
 
   // ---- Controller ---------------------------------------------------------------------------
@@ -201,6 +292,7 @@ final class InMemoryDriver {
       String id = "vol-" + (nextId++);
       VolumeState v = new VolumeState(id, name, capacity, source);
       volumes.put(id, v);
+      persistLocked();
       return CreateVolumeResponse.newBuilder().setVolume(v.toProto()).build();
     }
   }
@@ -219,6 +311,7 @@ final class InMemoryDriver {
             + " is still staged or published on the node").asRuntimeException();
       }
       volumes.remove(r.getVolumeId()); // unknown: already deleted, OK
+      persistLocked();
     }
     return DeleteVolumeResponse.getDefaultInstance();
   }
@@ -246,6 +339,7 @@ final class InMemoryDriver {
               + onNode + " volumes published, its maximum").asRuntimeException();
         }
         v.publishedTo.put(r.getNodeId(), r.getReadonly());
+        persistLocked();
       }
       return ControllerPublishVolumeResponse.newBuilder()
           .putPublishContext("device", "/dev/mock/" + v.id)
@@ -264,6 +358,7 @@ final class InMemoryDriver {
           v.publishedTo.remove(r.getNodeId());
         }
       }
+      persistLocked();
     }
     return ControllerUnpublishVolumeResponse.getDefaultInstance();
   }
@@ -325,6 +420,7 @@ final class InMemoryDriver {
       VolumeState v = volume(r.getSourceVolumeId());
       SnapshotState s = new SnapshotState("snap-" + (nextId++), r.getName(), v.id, v.capacity, clock.instant());
       snapshots.put(s.id(), s);
+      persistLocked();
       return CreateSnapshotResponse.newBuilder().setSnapshot(s.toProto()).build();
     }
   }
@@ -333,6 +429,7 @@ final class InMemoryDriver {
     requireId("snapshot_id", r.getSnapshotId());
     synchronized (lock) {
       snapshots.remove(r.getSnapshotId());
+      persistLocked();
     }
     return DeleteSnapshotResponse.getDefaultInstance();
   }
@@ -387,6 +484,7 @@ final class InMemoryDriver {
           throw Status.OUT_OF_RANGE.withDescription("not enough capacity").asRuntimeException();
         }
         v.capacity = required;
+        persistLocked();
       }
       return ControllerExpandVolumeResponse.newBuilder()
           .setCapacityBytes(v.capacity)
@@ -429,6 +527,7 @@ final class InMemoryDriver {
     synchronized (lock) {
       VolumeState v = volume(r.getVolumeId());
       v.stagedAt.add(r.getStagingTargetPath());
+      persistLocked();
     }
     return NodeStageVolumeResponse.getDefaultInstance();
   }
@@ -441,6 +540,7 @@ final class InMemoryDriver {
       if (v != null) {
         v.stagedAt.remove(r.getStagingTargetPath());
       }
+      persistLocked();
     }
     return NodeUnstageVolumeResponse.getDefaultInstance();
   }
@@ -468,6 +568,7 @@ final class InMemoryDriver {
       }
       createTarget(Path.of(r.getTargetPath()), r.getVolumeCapability().hasBlock());
       v.publishedAt.put(r.getTargetPath(), r.getReadonly());
+      persistLocked();
     }
     return NodePublishVolumeResponse.getDefaultInstance();
   }
@@ -478,6 +579,9 @@ final class InMemoryDriver {
     synchronized (lock) {
       VolumeState v = volumes.get(r.getVolumeId());
       if (v != null && v.publishedAt.remove(r.getTargetPath()) != null) {
+        // Forgotten first, so a crash between the two leaves a stray directory, not a volume
+        // published at a path that no longer exists.
+        persistLocked();
         removeTarget(Path.of(r.getTargetPath()));
       }
     }
@@ -505,6 +609,7 @@ final class InMemoryDriver {
       long required = r.getCapacityRange().getRequiredBytes();
       if (required > v.capacity) {
         v.capacity = required;
+        persistLocked();
       }
       return NodeExpandVolumeResponse.newBuilder().setCapacityBytes(v.capacity).build();
     }

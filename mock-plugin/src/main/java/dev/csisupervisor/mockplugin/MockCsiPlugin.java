@@ -1,5 +1,6 @@
 package dev.csisupervisor.mockplugin;
 
+import com.google.protobuf.Message;
 import dev.csisupervisor.common.Bounds;
 import dev.csisupervisor.csi.v1.ControllerGrpc;
 import dev.csisupervisor.csi.v1.ControllerServiceCapability;
@@ -11,6 +12,7 @@ import dev.csisupervisor.csi.v1.NodeServiceCapability;
 import dev.csisupervisor.csi.v1.PluginCapability;
 import dev.csisupervisor.csi.v1.ProbeResponse;
 import dev.csisupervisor.csi.v1.Topology;
+import io.grpc.MethodDescriptor;
 import io.grpc.Server;
 import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
@@ -29,6 +31,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -39,7 +42,10 @@ import org.slf4j.LoggerFactory;
 /**
  * A real CSI plugin gRPC server on a unix domain socket whose behaviour is scripted: ready after a
  * delay, never ready, hanging or failing probes, flapping readiness, a new vendor version or
- * capability set, added latency, an abrupt crash.
+ * capability set, added latency, an abrupt crash; and for any RPC, failures with any status code,
+ * hangs, scripted answers and delays ({@link #failCalls}, {@link #hangCalls}, {@link #replyCalls},
+ * {@link #delayCalls}), with a count and the last request of every method ({@link #callCount},
+ * {@link #lastRequest}).
  *
  * <p>Serves Identity always, Controller and/or Node according to its {@link MockMode}. The
  * capability and info RPCs answer from the script; every other Controller and Node RPC is answered
@@ -77,6 +83,7 @@ public final class MockCsiPlugin implements AutoCloseable {
   private final EventLoopGroup sharedGroup;
   private final Script script;
   private final InMemoryDriver driver;
+  private final CallFaults faults = new CallFaults();
 
   private final Object lifecycle = new Object();
   private final AtomicReference<State> state = new AtomicReference<>(State.NEW);
@@ -94,7 +101,8 @@ public final class MockCsiPlugin implements AutoCloseable {
     this.initialReadyAfter = b.neverReady ? null : b.readyAfter;
     this.sharedGroup = b.eventLoopGroup;
     this.script = new Script(b.ticker);
-    this.driver = new InMemoryDriver(script, java.time.Clock.systemUTC());
+    this.driver = new InMemoryDriver(script, java.time.Clock.systemUTC(),
+        b.stateFile != null ? new DriverStateFile(b.stateFile) : null);
     script.updatePluginInfo(info -> info
         .setName(b.name)
         .setVendorVersion(b.vendorVersion)
@@ -129,8 +137,9 @@ public final class MockCsiPlugin implements AutoCloseable {
    *
    * @return this plugin, running
    * @throws IOException naming the path: the parent directory is missing, a regular file,
-   *     directory, symbolic link or live socket is at the path, or binding failed. The plugin
-   *     stays {@code NEW} and may be started again.
+   *     directory, symbolic link or live socket is at the path, or binding failed; or naming the
+   *     {@link Builder#stateFile state file} (and line) if it cannot be read or is malformed. The
+   *     plugin stays {@code NEW} and may be started again.
    * @throws IllegalStateException if the plugin was already started or stopped
    */
   public MockCsiPlugin start() throws IOException {
@@ -143,11 +152,12 @@ public final class MockCsiPlugin implements AutoCloseable {
         throw new IOException("epoll transport is unavailable, cannot serve unix socket " + socket,
             Epoll.unavailabilityCause());
       }
+      driver.loadState(); // before binding: no client sees the driver without its saved volumes
       SocketFiles.prepare(socket, createParentDirs);
       EventLoopGroup group = sharedGroup != null ? sharedGroup : newOwnedGroup();
       Responder responder = new Responder(script, group);
       IdentityService identityService = new IdentityService(script, responder);
-      ServiceTable services = new CsiServices(script, driver, identityService).table(responder);
+      ServiceTable services = new CsiServices(script, driver, identityService).table(responder, faults);
       ConnectionKiller killer = new ConnectionKiller();
       NettyServerBuilder builder = NettyServerBuilder.forAddress(new DomainSocketAddress(socket.toString()))
           .channelFactory(killer)
@@ -210,6 +220,13 @@ public final class MockCsiPlugin implements AutoCloseable {
           log.debug("parked probe already gone: {}", e.toString());
         }
       }
+      for (StreamObserver<?> hung : faults.releaseAll()) {
+        try {
+          hung.onError(stopping.asRuntimeException());
+        } catch (RuntimeException e) {
+          log.debug("hung call already gone: {}", e.toString());
+        }
+      }
       server.shutdown();
       try {
         if (!server.awaitTermination(STOP_GRACE.toMillis(), TimeUnit.MILLISECONDS)) {
@@ -252,6 +269,7 @@ public final class MockCsiPlugin implements AutoCloseable {
       }
       state.set(State.CRASHED);
       script.releaseAllParked(); // dropped with their connections
+      faults.releaseAll();
       // Like a killed process: connections vanish without an HTTP/2 goodbye, so clients see
       // UNAVAILABLE whatever they were doing. Only then is the server object shut down.
       connections.killAll(STOP_GRACE);
@@ -402,6 +420,106 @@ public final class MockCsiPlugin implements AutoCloseable {
   /** Probe calls currently hanging (received, not answered, not cancelled). */
   public int hungProbeCount() {
     return script.parkedCount();
+  }
+
+  // ---- per-RPC faults and call records --------------------------------------------------------------
+  // A method is a MethodDescriptor of CSI Identity, Controller or Node (e.g.
+  // NodeGrpc.getNodePublishVolumeMethod()), or its name: full ("csi.v1.Node/NodePublishVolume") or
+  // bare ("NodePublishVolume"). Anything else is an IllegalArgumentException naming it.
+
+  /**
+   * The next {@code times} calls of {@code method} (every call, if -1) fail with {@code code} and
+   * {@code message} (null: no message), before the driver sees them: the driver's state does not
+   * change. Faults of one method queue up: {@code failCalls(m, UNAVAILABLE, "busy", 2)} then
+   * {@code hangCalls(m, 1)} fails two calls, hangs the third, and lets the fourth through. A fault
+   * with {@code times} -1 holds every later call, and the faults queued behind it never come.
+   *
+   * @throws IllegalArgumentException if {@code code} is OK, or {@code times} is 0 or below -1
+   */
+  public void failCalls(MethodDescriptor<?, ?> method, Status.Code code, String message, int times) {
+    faults.fail(CallFaults.fullName(method), code, message, times);
+  }
+
+  /** {@link #failCalls(MethodDescriptor, Status.Code, String, int)} by name. */
+  public void failCalls(String method, Status.Code code, String message, int times) {
+    faults.fail(CallFaults.fullName(method), code, message, times);
+  }
+
+  /**
+   * The next {@code times} calls of {@code method} (every call, if -1) never answer, until the
+   * client's deadline or cancel ends them (no thread is held), and never reach the driver. Queued
+   * with the method's other faults, as {@link #failCalls(MethodDescriptor, Status.Code, String, int)}
+   * says. A graceful {@link #stop()} answers calls still hanging with {@code UNAVAILABLE}.
+   */
+  public void hangCalls(MethodDescriptor<?, ?> method, int times) {
+    faults.hang(CallFaults.fullName(method), times);
+  }
+
+  /** {@link #hangCalls(MethodDescriptor, int)} by name. */
+  public void hangCalls(String method, int times) {
+    faults.hang(CallFaults.fullName(method), times);
+  }
+
+  /**
+   * The next {@code times} calls of {@code method} (every call, if -1) are answered with
+   * {@code response} instead of the driver's answer (the driver does not see them): a plugin that
+   * answers what a test needs, e.g. stats in a unit CSI does not define yet, or a volume with a
+   * topology. Queued with the method's other faults, as
+   * {@link #failCalls(MethodDescriptor, Status.Code, String, int)} says.
+   */
+  public <R> void replyCalls(MethodDescriptor<?, R> method, R response, int times) {
+    faults.reply(CallFaults.fullName(method), response, times);
+  }
+
+  /**
+   * Every call of {@code method} that no fault stops waits {@code delay} and then runs: the driver
+   * does its work after the delay and the call answers with its real result. The wait is a task
+   * on the event loop, not a sleeping thread. The work is done even if the client gave up
+   * meanwhile, as a slow real driver would. Adds to the plugin-wide {@link #setLatency latency}.
+   * Zero ends the delay.
+   */
+  public void delayCalls(MethodDescriptor<?, ?> method, Duration delay) {
+    faults.delay(CallFaults.fullName(method), delay);
+  }
+
+  /** {@link #delayCalls(MethodDescriptor, Duration)} by name. */
+  public void delayCalls(String method, Duration delay) {
+    faults.delay(CallFaults.fullName(method), delay);
+  }
+
+  /**
+   * Forgets every per-RPC fault and delay. Call counts and last requests stay; calls already
+   * hanging keep hanging until their deadline. Probe scripting ({@link #failProbes},
+   * {@link #hangProbes}) is separate and stays.
+   */
+  public void clearFaults() {
+    faults.clear();
+  }
+
+  /** Calls of {@code method} received since the plugin was built, including failed, hung and delayed ones. */
+  public long callCount(MethodDescriptor<?, ?> method) {
+    return faults.callCount(CallFaults.fullName(method));
+  }
+
+  /** {@link #callCount(MethodDescriptor)} by name. */
+  public long callCount(String method) {
+    return faults.callCount(CallFaults.fullName(method));
+  }
+
+  /** The request of the last call of {@code method} received (also if it failed or hung); empty if none came. */
+  @SuppressWarnings("unchecked") // the record of a method only ever holds that method's requests
+  public <Q> Optional<Q> lastRequest(MethodDescriptor<Q, ?> method) {
+    return Optional.ofNullable((Q) faults.lastRequest(CallFaults.fullName(method)));
+  }
+
+  /** {@link #lastRequest(MethodDescriptor)} by name. */
+  public Optional<Message> lastRequest(String method) {
+    return Optional.ofNullable((Message) faults.lastRequest(CallFaults.fullName(method)));
+  }
+
+  /** Calls hanging now by {@link #hangCalls} (received, not answered, not cancelled). */
+  public int hungCallCount() {
+    return faults.parkedCount();
   }
 
   // ---- identity, capabilities, latency ------------------------------------------------------------
@@ -563,6 +681,7 @@ public final class MockCsiPlugin implements AutoCloseable {
     private Duration hangAfterReady;
     private EventLoopGroup eventLoopGroup;
     private LongSupplier ticker = System::nanoTime;
+    private Path stateFile;
 
     private Builder() {
     }
@@ -749,6 +868,19 @@ public final class MockCsiPlugin implements AutoCloseable {
      */
     public Builder eventLoopGroup(EventLoopGroup group) {
       this.eventLoopGroup = Objects.requireNonNull(group, "eventLoopGroup");
+      return this;
+    }
+
+    /**
+     * Keeps the in-memory driver's volumes (with their controller publications, stages and
+     * publishes) and snapshots in {@code file} across restarts, as a real driver's state directory
+     * does: loaded by {@link MockCsiPlugin#start()} (empty if the file does not exist yet; its
+     * directory must), saved after every change before the call is answered (written aside,
+     * forced, renamed over the file), so a plugin killed with SIGKILL and started again on the same
+     * file knows its volumes. One plugin per file. Default: none, the state lives in memory only.
+     */
+    public Builder stateFile(Path file) {
+      this.stateFile = Objects.requireNonNull(file, "stateFile").toAbsolutePath().normalize();
       return this;
     }
 

@@ -20,6 +20,8 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntConsumer;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
@@ -51,6 +53,10 @@ import picocli.CommandLine.Spec;
         "  fail CODE [MESSAGE] | unfail | flap MS | unflap | latency MS",
         "  version V | name N | crash | stop",
         "  status  (answers 'OK status probes=N hung=N ready=true|false')",
+        "per-RPC faults (RPC: a CSI method name, e.g. NodePublishVolume; TIMES: a count or 'always'):",
+        "  fail RPC CODE [TIMES] [MESSAGE]  (default TIMES always) | hang RPC [TIMES] (default always)",
+        "  delay RPC DURATION  (e.g. 500ms, 2s; 0 ends it) | clear-faults",
+        "  calls RPC  (answers 'OK calls RPC N', the calls received)",
         "",
         "Exit codes: 0 stopped, 1 cannot bind (path occupied, no parent dir), 2 bad arguments,",
         "3 crashed (crash, --crash-after-ms)."})
@@ -59,6 +65,7 @@ final class MockPluginCommand implements Callable<Integer> {
   static final int START_FAILED_EXIT_CODE = 1;
   static final int CRASH_EXIT_CODE = 3;
   static final String READY_LINE = "READY-TO-SERVE";
+  private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s)?");
 
   private static final Logger log = LoggerFactory.getLogger(MockPluginCommand.class);
 
@@ -130,6 +137,11 @@ final class MockPluginCommand implements Callable<Integer> {
       description = "Also advertise capability values this CSI version does not define (plugin 42, controller 99, node 77).")
   private boolean unknownCapabilities;
 
+  @Option(names = "--state-file", paramLabel = "PATH",
+      description = {"Keep the driver's volumes, publications, stages and publishes in PATH: loaded on start,",
+          "saved after every change (atomic rename), so a restart after SIGKILL keeps them."})
+  private Path stateFile;
+
   @Option(names = "--hang-after-ready-ms", paramLabel = "MS",
       description = "Probe hangs once the plugin has been ready for MS (a plugin that hangs after registration).")
   private Long hangAfterReadyMs;
@@ -178,6 +190,9 @@ final class MockPluginCommand implements Callable<Integer> {
     }
     if (neverReady) {
       builder.neverReady();
+    }
+    if (stateFile != null) {
+      builder.stateFile(stateFile);
     }
     if (allCapabilities) {
       builder.allCapabilities();
@@ -328,15 +343,42 @@ final class MockPluginCommand implements Callable<Integer> {
       case "ready" -> plugin.setReady(true);
       case "not-ready", "never-ready" -> plugin.setReady(false);
       case "ready-after" -> plugin.readyAfter(Duration.ofMillis(millis(verb, arg)));
-      case "hang" -> plugin.hangProbes(true);
+      case "hang" -> {
+        if (arg.isEmpty()) {
+          plugin.hangProbes(true);
+        } else {
+          String[] parts = arg.split("\\s+");
+          if (parts.length > 2) {
+            throw new IllegalArgumentException("hang takes RPC [TIMES], got '" + arg + "'");
+          }
+          plugin.hangCalls(parts[0], parts.length > 1 ? times(parts[1]) : -1);
+        }
+      }
       case "unhang" -> plugin.hangProbes(false);
       case "fail" -> {
         String[] parts = arg.split("\\s+", 2);
         if (parts[0].isEmpty()) {
           throw new IllegalArgumentException("fail needs a status code, e.g. 'fail UNAVAILABLE'");
         }
-        Status.Code code = Status.Code.valueOf(parts[0].toUpperCase(Locale.ROOT));
-        plugin.failProbes(code, parts.length > 1 ? parts[1] : failMessage);
+        Status.Code probeCode = statusCode(parts[0]);
+        if (probeCode != null) {
+          plugin.failProbes(probeCode, parts.length > 1 ? parts[1] : failMessage);
+        } else {
+          failCalls(plugin, arg);
+        }
+      }
+      case "delay" -> {
+        String[] parts = arg.split("\\s+");
+        if (parts.length != 2) {
+          throw new IllegalArgumentException("delay takes RPC DURATION, e.g. 'delay NodeStageVolume 500ms', got '"
+              + arg + "'");
+        }
+        plugin.delayCalls(parts[0], duration(parts[1]));
+      }
+      case "clear-faults" -> plugin.clearFaults();
+      case "calls" -> {
+        reply("OK calls " + required(verb, arg) + " " + plugin.callCount(arg));
+        return;
       }
       case "unfail" -> plugin.clearProbeFailure();
       case "flap" -> plugin.flap(Duration.ofMillis(millis(verb, arg)));
@@ -362,6 +404,70 @@ final class MockPluginCommand implements Callable<Integer> {
       default -> throw new IllegalArgumentException("unknown command: " + command);
     }
     reply("OK " + command);
+  }
+
+  /** {@code RPC CODE [TIMES] [MESSAGE]}: TIMES is there if the word after the code is a count or "always". */
+  private static void failCalls(MockCsiPlugin plugin, String arg) {
+    String[] parts = arg.split("\\s+", 4);
+    if (parts.length < 2) {
+      throw new IllegalArgumentException("fail takes CODE [MESSAGE] for probes or RPC CODE [TIMES] [MESSAGE],"
+          + " e.g. 'fail NodePublishVolume UNAVAILABLE 2', got '" + arg + "'");
+    }
+    String method = parts[0];
+    Status.Code code = statusCode(parts[1]);
+    if (code == null) {
+      throw new IllegalArgumentException("fail " + method + " needs a gRPC status code, got '" + parts[1] + "'");
+    }
+    int times = -1;
+    String message = null;
+    if (parts.length > 2) {
+      Integer count = parts[2].equalsIgnoreCase("always") ? Integer.valueOf(-1) : integerOrNull(parts[2]);
+      if (count != null) {
+        times = count;
+        message = parts.length > 3 ? parts[3] : null;
+      } else {
+        message = arg.split("\\s+", 3)[2];
+      }
+    }
+    plugin.failCalls(method, code, message != null ? message : "mock " + method + " failure", times);
+  }
+
+  /** The status code of that name, any case; null if it names none. */
+  private static Status.Code statusCode(String word) {
+    try {
+      return Status.Code.valueOf(word.toUpperCase(Locale.ROOT));
+    } catch (IllegalArgumentException e) {
+      return null;
+    }
+  }
+
+  private static int times(String word) {
+    if (word.equalsIgnoreCase("always")) {
+      return -1;
+    }
+    Integer count = integerOrNull(word);
+    if (count == null) {
+      throw new IllegalArgumentException("TIMES must be a count or 'always', got '" + word + "'");
+    }
+    return count;
+  }
+
+  private static Integer integerOrNull(String word) {
+    try {
+      return Integer.valueOf(word);
+    } catch (NumberFormatException e) {
+      return null;
+    }
+  }
+
+  /** {@code 500ms}, {@code 2s}, or a bare number of milliseconds. */
+  static Duration duration(String word) {
+    Matcher m = DURATION.matcher(word);
+    if (!m.matches()) {
+      throw new IllegalArgumentException("DURATION must be like 500ms, 2s or 500 (milliseconds), got '" + word + "'");
+    }
+    long amount = Long.parseLong(m.group(1));
+    return "s".equals(m.group(2)) ? Duration.ofSeconds(amount) : Duration.ofMillis(amount);
   }
 
   private void reply(String line) {

@@ -9,9 +9,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Completes calls, after the scripted latency if there is one.
+ * Completes calls, after the scripted latency if there is one, and runs delayed calls.
  *
- * <p>Latency is a task scheduled on the plugin's event loop, never a sleeping thread: a slow mock
+ * <p>Latency and delays are tasks scheduled on the plugin's event loop, never a sleeping thread: a slow mock
  * costs nothing while it waits, so a thousand slow plugins fit in one JVM. Thread-safe.
  */
 final class Responder {
@@ -51,6 +51,19 @@ final class Responder {
 
   void fail(StreamObserver<?> observer, Status status) {
     deliver(() -> observer.onError(status.asRuntimeException()));
+  }
+
+  /**
+   * Runs {@code task} on the event loop after {@code nanos}: a slow plugin that does the work
+   * late. It runs even if the client gave up meanwhile (as a real driver finishes what it started);
+   * if the plugin is stopping, it is dropped with the call.
+   */
+  void after(long nanos, Runnable task) {
+    try {
+      scheduler.schedule(() -> runQuietly(task), nanos, TimeUnit.NANOSECONDS);
+    } catch (RejectedExecutionException e) {
+      log.debug("mock plugin stopping, delayed call dropped");
+    }
   }
 
   private void deliver(Runnable completion) {

@@ -4,7 +4,9 @@ import io.grpc.MethodDescriptor;
 import io.grpc.ServerMethodDefinition;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.ServiceDescriptor;
+import io.grpc.Status;
 import io.grpc.stub.ServerCalls;
+import io.grpc.stub.StreamObserver;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Function;
@@ -12,17 +14,21 @@ import java.util.function.Supplier;
 
 /**
  * gRPC unary methods bound from a table of rows, one per RPC: the method and what answers it.
- * Answers go through the {@link Responder} (scripted latency, failures as statuses). Handlers run
- * on the event loop and must not block. Not thread-safe while rows are added; build the services
- * before serving them.
+ * Every call first meets the per-RPC {@link CallFaults} (counted, its request kept, then failed,
+ * hung, answered with a scripted response, or delayed), and only then reaches its handler: a
+ * failed, hung or scripted call never touches the driver. Answers go through the {@link Responder} (scripted latency, failures as
+ * statuses). Handlers run on the event loop and must not block. Not thread-safe while rows are
+ * added; build the services before serving them.
  */
 final class ServiceTable {
 
   private final Responder responder;
+  private final CallFaults faults;
   private final List<ServerMethodDefinition<?, ?>> rows = new ArrayList<>();
 
-  ServiceTable(Responder responder) {
+  ServiceTable(Responder responder, CallFaults faults) {
     this.responder = responder;
+    this.faults = faults;
   }
 
   /** {@code method} replies with what {@code call} returns for the request, or fails with the status it throws. */
@@ -37,8 +43,55 @@ final class ServiceTable {
 
   /** {@code method} is handled by {@code handler}, which completes the call itself. */
   <Q, R> ServiceTable bind(MethodDescriptor<Q, R> method, ServerCalls.UnaryMethod<Q, R> handler) {
-    rows.add(ServerMethodDefinition.create(method, ServerCalls.asyncUnaryCall(handler)));
+    String name = method.getFullMethodName();
+    ServerCalls.UnaryMethod<Q, R> scripted = (request, observer) -> {
+      CallFaults.Action action = faults.onCall(name, request);
+      switch (action.kind()) {
+        case FAIL -> responder.fail(observer, action.status());
+        case REPLY -> responder.reply(observer, response(method, action));
+        case HANG -> {
+          if (!faults.park(observer)) {
+            responder.fail(observer, Status.UNAVAILABLE.withDescription("mock CSI plugin stopping"));
+          }
+        }
+        case PROCEED -> {
+          if (action.delayNanos() == 0) {
+            handler.invoke(request, observer);
+          } else {
+            // gRPC takes a cancel handler only while the call's own handler runs: the late
+            // handler gets a plain observer, so it cannot try to set one.
+            StreamObserver<R> plain = plain(observer);
+            responder.after(action.delayNanos(), () -> handler.invoke(request, plain));
+          }
+        }
+      }
+    };
+    rows.add(ServerMethodDefinition.create(method, ServerCalls.asyncUnaryCall(scripted)));
     return this;
+  }
+
+  @SuppressWarnings("unchecked") // MockCsiPlugin.replyCalls takes only responses of the method's type
+  private static <R> R response(MethodDescriptor<?, R> method, CallFaults.Action action) {
+    return (R) action.response();
+  }
+
+  private static <R> StreamObserver<R> plain(StreamObserver<R> observer) {
+    return new StreamObserver<>() {
+      @Override
+      public void onNext(R value) {
+        observer.onNext(value);
+      }
+
+      @Override
+      public void onError(Throwable t) {
+        observer.onError(t);
+      }
+
+      @Override
+      public void onCompleted() {
+        observer.onCompleted();
+      }
+    };
   }
 
   /**

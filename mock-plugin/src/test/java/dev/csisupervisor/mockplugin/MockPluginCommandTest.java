@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.csisupervisor.csi.v1.GetPluginInfoRequest;
+import dev.csisupervisor.csi.v1.NodeGetInfoRequest;
 import dev.csisupervisor.csi.v1.ProbeRequest;
 import io.grpc.Status;
 import java.io.ByteArrayInputStream;
@@ -180,6 +181,16 @@ class MockPluginCommandTest {
   }
 
   @Test
+  void malformedStateFile_exits1_namingTheFileAndLine() throws Exception {
+    Path state = Files.writeString(dir.resolve("driver.state"), "not a state file\n");
+    assertEquals(1, runToCompletion(Map.of(), "--endpoint", dir.resolve("csi.sock").toString(),
+        "--state-file", state.toString()));
+    assertEquals("csi-mock-plugin: cannot start: state file " + state
+        + " line 1: the first line must be 'csi-mock-plugin-state 1': 'not a state file'", err.toString().strip());
+    assertFalse(Files.exists(dir.resolve("csi.sock")));
+  }
+
+  @Test
   void createDir_createsTheMissingParent() throws Exception {
     Path socket = dir.resolve("plugins/x/csi.sock");
     assertEquals(0, runToCompletion(Map.of(), "--endpoint", socket.toString(), "--create-dir", "--exit-after-ms", "1"));
@@ -232,6 +243,65 @@ class MockPluginCommandTest {
   }
 
   @Test
+  void stdinFaultCommands_failHangAndDelayEachRpc() throws Exception {
+    Path socket = dir.resolve("csi.sock");
+    CompletableFuture<Integer> exit = runControlled(Map.of(), "--endpoint", socket.toString(), "--stdin-control");
+    assertEquals("READY-TO-SERVE " + socket, out.next(WAIT));
+    NodeGetInfoRequest info = NodeGetInfoRequest.getDefaultInstance();
+    try (Csi csi = new Csi(socket)) {
+      assertEquals("OK fail NodeGetInfo UNAVAILABLE 2 array busy", send("fail NodeGetInfo UNAVAILABLE 2 array busy"));
+      for (int i = 0; i < 2; i++) {
+        Status status = Csi.statusOf(() -> csi.node().nodeGetInfo(info));
+        assertEquals(Status.Code.UNAVAILABLE, status.getCode());
+        assertEquals("array busy", status.getDescription());
+      }
+      assertEquals("node-1", csi.node().nodeGetInfo(info).getNodeId());
+
+      assertEquals("OK fail csi.v1.Identity/GetPluginInfo internal", send("fail csi.v1.Identity/GetPluginInfo internal"));
+      for (int i = 0; i < 2; i++) {
+        Status status = Csi.statusOf(() -> csi.identity().getPluginInfo(GetPluginInfoRequest.getDefaultInstance()));
+        assertEquals(Status.Code.INTERNAL, status.getCode(), "no TIMES: always");
+        assertEquals("mock csi.v1.Identity/GetPluginInfo failure", status.getDescription());
+      }
+      assertEquals("OK clear-faults", send("clear-faults"));
+      assertEquals("mock.csi.dev", csi.identity().getPluginInfo(GetPluginInfoRequest.getDefaultInstance()).getName());
+
+      assertEquals("OK hang NodeGetInfo 1", send("hang NodeGetInfo 1"));
+      assertEquals(Status.Code.DEADLINE_EXCEEDED, Csi.codeOf(() -> dev.csisupervisor.csi.v1.NodeGrpc
+          .newBlockingStub(csi.channel).withDeadlineAfter(200, TimeUnit.MILLISECONDS).nodeGetInfo(info)));
+      assertEquals("node-1", csi.node().nodeGetInfo(info).getNodeId(), "hung once only");
+
+      assertEquals("OK delay NodeGetInfo 300ms", send("delay NodeGetInfo 300ms"));
+      assertEquals(Status.Code.DEADLINE_EXCEEDED, Csi.codeOf(() -> dev.csisupervisor.csi.v1.NodeGrpc
+          .newBlockingStub(csi.channel).withDeadlineAfter(100, TimeUnit.MILLISECONDS).nodeGetInfo(info)));
+      assertEquals("node-1", csi.node().nodeGetInfo(info).getNodeId(), "answered after the delay");
+      assertEquals("OK delay NodeGetInfo 0", send("delay NodeGetInfo 0"));
+
+      assertEquals("OK calls NodeGetInfo 7", send("calls NodeGetInfo"));
+      assertEquals("OK calls NodeStageVolume 0", send("calls NodeStageVolume"));
+      assertTrue(send("fail NodeGetInfoo UNAVAILABLE").startsWith("ERR method must be a CSI"));
+      assertTrue(send("fail NodeGetInfo BUSY").startsWith("ERR fail NodeGetInfo needs a gRPC status code"));
+      assertTrue(send("fail NodeGetInfo OK").startsWith("ERR code must not be OK"));
+      assertTrue(send("hang NodeGetInfo 0").startsWith("ERR times must be positive"));
+      assertTrue(send("hang NodeGetInfo soon").startsWith("ERR TIMES must be a count or 'always'"));
+      assertTrue(send("delay NodeGetInfo fast").startsWith("ERR DURATION must be like 500ms"));
+      assertTrue(send("delay NodeGetInfo").startsWith("ERR delay takes RPC DURATION"));
+      assertEquals("node-1", csi.node().nodeGetInfo(info).getNodeId(), "bad commands scripted nothing");
+    }
+    assertEquals("OK stop", send("stop"));
+    assertEquals(0, exit.get(WAIT.toSeconds(), TimeUnit.SECONDS));
+  }
+
+  @Test
+  void durations_inMillisecondsOrSeconds() {
+    assertEquals(Duration.ofMillis(500), MockPluginCommand.duration("500ms"));
+    assertEquals(Duration.ofMillis(250), MockPluginCommand.duration("250"));
+    assertEquals(Duration.ofSeconds(2), MockPluginCommand.duration("2s"));
+    assertThrows(IllegalArgumentException.class, () -> MockPluginCommand.duration("-1ms"));
+    assertThrows(IllegalArgumentException.class, () -> MockPluginCommand.duration("1m"));
+  }
+
+  @Test
   void startupFaultFlags_applyBeforeTheFirstProbe() throws Exception {
     Path socket = dir.resolve("csi.sock");
     CompletableFuture<Integer> exit = runControlled(Map.of(), "--endpoint", socket.toString(),
@@ -256,7 +326,7 @@ class MockPluginCommandTest {
     assertEquals(0, cl.execute("--help"));
     for (String option : new String[] {"--endpoint", "--type", "--ready-after-ms", "--never-ready",
         "--hang-probes", "--fail-probes", "--flap-ms", "--latency-ms", "--create-dir", "--exit-after-ms",
-        "--stdin-control"}) {
+        "--stdin-control", "--state-file"}) {
       assertTrue(help.toString().contains(option), option + " missing from help:\n" + help);
     }
   }

@@ -7,11 +7,16 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.common.util.concurrent.ListenableFuture;
+import dev.csisupervisor.csi.v1.CreateVolumeRequest;
 import dev.csisupervisor.csi.v1.GetPluginInfoRequest;
 import dev.csisupervisor.csi.v1.GetPluginInfoResponse;
 import dev.csisupervisor.csi.v1.NodeGetInfoRequest;
+import dev.csisupervisor.csi.v1.NodePublishVolumeRequest;
+import dev.csisupervisor.csi.v1.NodeStageVolumeRequest;
+import dev.csisupervisor.csi.v1.NodeUnpublishVolumeRequest;
 import dev.csisupervisor.csi.v1.ProbeRequest;
 import dev.csisupervisor.csi.v1.ProbeResponse;
+import dev.csisupervisor.csi.v1.VolumeCapability;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.io.BufferedReader;
@@ -139,6 +144,46 @@ class MockPluginProcessTest {
       assertEquals(Status.Code.UNAVAILABLE, ((StatusRuntimeException) e.getCause()).getStatus().getCode());
     }
     assertTrue(SocketFiles.isSocket(socket), "a crash leaves the socket file behind");
+  }
+
+  @Test
+  void standalone_withStateFile_keepsItsVolumesThroughSigkill() throws Exception {
+    Path socket = dir.resolve("csi.sock");
+    Path state = dir.resolve("driver.state");
+    Path staging = Files.createDirectory(dir.resolve("staging"));
+    Path target = dir.resolve("target");
+    String[] args = {"--endpoint", socket.toString(), "--all-capabilities", "--state-file", state.toString()};
+    VolumeCapability mount = VolumeCapability.newBuilder()
+        .setMount(VolumeCapability.MountVolume.getDefaultInstance())
+        .setAccessMode(VolumeCapability.AccessMode.newBuilder()
+            .setMode(VolumeCapability.AccessMode.Mode.SINGLE_NODE_WRITER))
+        .build();
+    NodePublishVolumeRequest.Builder publish = NodePublishVolumeRequest.newBuilder()
+        .setStagingTargetPath(staging.toString()).setTargetPath(target.toString()).setVolumeCapability(mount);
+
+    Process first = launch(null, args);
+    assertEquals("READY-TO-SERVE " + socket, stdout(first).readLine(), () -> "stderr: " + stderrQuietly(0));
+    String id;
+    try (Csi csi = new Csi(socket)) {
+      id = csi.controller().createVolume(CreateVolumeRequest.newBuilder().setName("data")
+          .addVolumeCapabilities(mount).build()).getVolume().getVolumeId();
+      csi.node().nodeStageVolume(NodeStageVolumeRequest.newBuilder().setVolumeId(id)
+          .setStagingTargetPath(staging.toString()).setVolumeCapability(mount).build());
+      csi.node().nodePublishVolume(publish.setVolumeId(id).build());
+    }
+    first.destroyForcibly(); // SIGKILL: no shutdown hook, nothing flushed on the way out
+    assertTrue(first.waitFor(20, TimeUnit.SECONDS));
+    assertEquals(137, first.exitValue());
+
+    Process second = launch(null, args);
+    assertEquals("READY-TO-SERVE " + socket, stdout(second).readLine(), () -> "stderr: " + stderrQuietly(1));
+    try (Csi csi = new Csi(socket)) {
+      assertEquals(Status.Code.ALREADY_EXISTS, Csi.codeOf(() -> csi.node().nodePublishVolume(
+          publish.setReadonly(true).build())), "the restarted driver knows the read-write publish");
+      csi.node().nodeUnpublishVolume(NodeUnpublishVolumeRequest.newBuilder().setVolumeId(id)
+          .setTargetPath(target.toString()).build());
+      assertFalse(Files.exists(target), "and removes the target it knew");
+    }
   }
 
   private String stderrQuietly(int index) {
