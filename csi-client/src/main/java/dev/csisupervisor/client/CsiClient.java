@@ -160,7 +160,10 @@ public interface CsiClient extends AutoCloseable {
    */
   CompletableFuture<VolumeStats> nodeGetVolumeStatsAsync(String volumeId, Path volumePath, Optional<Path> stagingPath);
 
-  /** {@code Node.NodeExpandVolume}: the new size in bytes, 0 if the plugin did not say. */
+  /**
+   * {@code Node.NodeExpandVolume}: the new size in bytes, 0 if the plugin did not say. A negative
+   * size is an {@link InvalidResponseException}.
+   */
   CompletableFuture<Long> nodeExpandVolumeAsync(NodeExpandRequest request);
 
   /** {@code Controller.CreateVolume}. A blank volume id in the answer is an {@link InvalidResponseException}. */
@@ -175,7 +178,7 @@ public interface CsiClient extends AutoCloseable {
   /** {@code Controller.ControllerUnpublishVolume}. */
   CompletableFuture<Void> controllerUnpublishVolumeAsync(String volumeId, String nodeId, Secrets secrets);
 
-  /** {@code Controller.ControllerExpandVolume}. */
+  /** {@code Controller.ControllerExpandVolume}. A negative size is an {@link InvalidResponseException}. */
   CompletableFuture<ControllerExpandResult> controllerExpandVolumeAsync(String volumeId, CapacityRange capacityRange,
       Optional<VolumeCapability> capability, Secrets secrets);
 
