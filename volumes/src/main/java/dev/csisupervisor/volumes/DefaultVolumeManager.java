@@ -441,7 +441,11 @@ final class DefaultVolumeManager implements VolumeManager {
     waiter.completeExceptionally(failure);
   }
 
-  /** Completes the unmount futures of every allocation the record no longer has. */
+  /**
+   * Completes the unmount futures of every allocation the record no longer has, once nothing of the
+   * volume is left in flight (an unstage or controller unpublish that follows the last unpublish is
+   * part of the unmount).
+   */
   private void notifyWaiters(VolumeKey key) {
     VolumeRecord r = records.get(key);
     List<CompletableFuture<Void>> done = new ArrayList<>();
@@ -451,7 +455,7 @@ final class DefaultVolumeManager implements VolumeManager {
         return;
       }
       byAlloc.entrySet().removeIf(e -> {
-        if (r == null || r.usageOf(e.getKey()).isEmpty()) {
+        if (r == null || (r.usageOf(e.getKey()).isEmpty() && !r.hasWork())) {
           done.addAll(e.getValue());
           return true;
         }

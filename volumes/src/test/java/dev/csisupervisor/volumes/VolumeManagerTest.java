@@ -252,4 +252,47 @@ class VolumeManagerTest {
     }
     assertEquals(1, kit.client("mock").maxInFlightPerVolume());
   }
+
+  @Test
+  void everyNonTransientCode_ofUnpublishAndUnstage_keepsTheUnmountPending_untilTheCallWorks() {
+    FaultyClient c = null;
+    for (String rpc : List.of("NodeUnpublishVolume", "NodeUnstageVolume")) {
+      for (StatusCode code : List.of(StatusCode.INTERNAL, StatusCode.FAILED_PRECONDITION, StatusCode.INVALID_ARGUMENT,
+          StatusCode.PERMISSION_DENIED, StatusCode.UNIMPLEMENTED, StatusCode.UNKNOWN)) {
+        kit.drive(manager.mount(claim("a1", RWO)));
+        c = kit.client("mock");
+        c.fail(rpc, code, 1);
+        int before = c.calls(rpc);
+        CompletableFuture<Void> unmount = manager.unmount("mock", vol, "a1");
+        org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> kit.client("mock").calls(rpc) > before);
+        assertFalse(unmount.isDone(), rpc + " " + code + ": pending, not failed, not dropped");
+        assertTrue(manager.find("mock", vol).orElseThrow().hasWork());
+        assertTrue(kit.events.stream().anyMatch(e -> e.kind() == VolumeEvent.Kind.PENDING
+            && e.message().contains(rpc) && e.message().contains(code.name())), rpc + " " + code);
+        kit.drive(unmount); // the retry timer fires, the call works
+        assertTrue(manager.find("mock", vol).isEmpty(), rpc + " " + code);
+        kit.events.clear();
+      }
+    }
+  }
+
+  @Test
+  void controllerErrors_ofCreateDeleteAndExpand_nameTheRpcAndTheCode() throws Exception {
+    kit.registerController("mock", VolumeKit.ALL_CONTROLLER_CAPS);
+    kit.drive(manager.unmount("mock", vol, "none"));
+    dev.csisupervisor.mockplugin.MockCsiPlugin plugin = kit.plugins.get(0);
+    plugin.failCalls("CreateVolume", io.grpc.Status.Code.OUT_OF_RANGE, "too big", 1);
+    VolumeException create = kit.failure(manager.create("mock", "big", Optional.empty(), List.of(RWO), Map.of(),
+        Secrets.none()));
+    assertEquals(Optional.of("CreateVolume"), create.rpc());
+    assertEquals(Optional.of(StatusCode.OUT_OF_RANGE), create.code());
+    assertTrue(create.getMessage().contains("too big"), create.getMessage());
+    plugin.failCalls("DeleteVolume", io.grpc.Status.Code.FAILED_PRECONDITION, "has snapshots", 1);
+    VolumeException delete = kit.failure(manager.delete("mock", vol, Secrets.none()));
+    assertEquals(Optional.of(StatusCode.FAILED_PRECONDITION), delete.code());
+    plugin.failCalls("ControllerExpandVolume", io.grpc.Status.Code.OUT_OF_RANGE, "no room", 1);
+    VolumeException expand = kit.failure(manager.expand("mock", vol, dev.csisupervisor.client.CapacityRange.atLeast(1L << 40),
+        Secrets.none()));
+    assertEquals(Optional.of("ControllerExpandVolume"), expand.rpc());
+  }
 }
