@@ -53,6 +53,11 @@ final class AdminProtos {
             .setMessage(e.message()));
       }
     }
+    if (agent.volumes() != null) {
+      b.addAllPendingVolumes(dev.csisupervisor.agent.admin.VolumeProtos.volumes(agent.volumes().pending(),
+          agent.volumes().abnormal()));
+      b.putAllAbnormalVolumes(agent.volumes().abnormal());
+    }
     return b.build();
   }
 

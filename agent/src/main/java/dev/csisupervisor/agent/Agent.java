@@ -4,6 +4,7 @@ import dev.csisupervisor.supervisor.FileWatcher;
 import static java.util.Objects.requireNonNull;
 
 import dev.csisupervisor.agent.admin.AdminServer;
+import dev.csisupervisor.agent.admin.VolumeAdminService;
 import dev.csisupervisor.agent.admin.AdminService;
 import dev.csisupervisor.agent.artifact.ArtifactStore;
 import dev.csisupervisor.agent.config.AgentConfig;
@@ -21,6 +22,7 @@ import dev.csisupervisor.agent.resources.ResourceMonitor;
 import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.registry.PluginType;
 import dev.csisupervisor.registry.Subscription;
+import dev.csisupervisor.volumes.VolumeManager;
 import dev.csisupervisor.state.StateStore;
 import dev.csisupervisor.supervisor.CsiPluginSupervisor;
 import dev.csisupervisor.supervisor.CsiPluginSupervisorHook;
@@ -112,6 +114,7 @@ public final class Agent implements AutoCloseable {
   private ResourceMonitor monitor;
   private StateStore store;
   private PluginRegistry registry;
+  private VolumeManager volumes;
   private final List<Subscription> subscriptions = new ArrayList<>();
   private CsiPluginSupervisor supervisor;
   /** Plugin sockets and the discovery directory: one inotify instance and thread for both. */
@@ -183,6 +186,12 @@ public final class Agent implements AutoCloseable {
     for (PluginType t : PluginType.values()) {
       subscriptions.add(registry.subscribe(t, new RegistryLog(metrics), threads.events));
     }
+    // The volume manager keeps its records in the same store; what a crash interrupted is settled as
+    // soon as each volume's node plugin is registered and confirmed again.
+    volumes = VolumeManager.builder().registry(registry).stateStore(store).csiRoot(config.csiRoot())
+        .scheduler(threads.scheduler).clock(clock, System::nanoTime).observer(metrics::volumeRpc)
+        .build();
+    metrics.watchVolumes(() -> volumeCounts(volumes), () -> volumes.abnormal().size());
 
     // Step 2: the metrics address, before any plugin process is touched: an address in use fails the
     // start without launching, re-attaching to or stopping a plugin.
@@ -248,7 +257,8 @@ public final class Agent implements AutoCloseable {
         threads.events, ADMIN_MAX_BACKLOG, () -> AdminProtos.reload(this));
     metrics.watchAdminStreams(adminService::watcherCount, adminService::backlog);
     try {
-      adminServer = AdminServer.start(config.adminSocket(), adminService);
+      adminServer = AdminServer.start(config.adminSocket(), adminService,
+          new VolumeAdminService(volumes, threads.scheduler));
     } catch (IOException e) {
       throw new AgentException(e.getMessage(), e);
     }
@@ -407,6 +417,9 @@ public final class Agent implements AutoCloseable {
     if (sampling != null) {
       sampling.cancel(false);
     }
+    // Before any plugin stops: a volume operation in flight stays recorded for the next start
+    // instead of being retried against plugins that are going away. Mounts stay mounted.
+    closeQuietly(volumes);
     if (discovered != null) {
       discovered.close(config.leaveRunning());
     }
@@ -471,6 +484,16 @@ public final class Agent implements AutoCloseable {
   /** The registry (for embedding and tests). */
   public PluginRegistry registry() {
     return registry;
+  }
+
+  /** The volume manager (for embedding and tests); null before start. */
+  public VolumeManager volumes() {
+    return volumes;
+  }
+
+  private static Map<String, Long> volumeCounts(VolumeManager volumes) {
+    long pending = volumes.pending().size();
+    return Map.of("mounted", volumes.list().size() - pending, "pending", pending);
   }
 
   public AgentMetrics metrics() {

@@ -47,6 +47,7 @@ public final class AdminClient implements AutoCloseable {
   private final EventLoopGroup group;
   private final ManagedChannel channel;
   private final AgentAdminGrpc.AgentAdminBlockingStub stub;
+  private final dev.csisupervisor.admin.v1.VolumeAdminGrpc.VolumeAdminBlockingStub volumeStub;
 
   private AdminClient(Path socket) {
     this.socket = socket;
@@ -61,6 +62,7 @@ public final class AdminClient implements AutoCloseable {
         .usePlaintext()
         .build();
     this.stub = AgentAdminGrpc.newBlockingStub(channel);
+    this.volumeStub = dev.csisupervisor.admin.v1.VolumeAdminGrpc.newBlockingStub(channel);
   }
 
   /**
@@ -174,6 +176,60 @@ public final class AdminClient implements AutoCloseable {
    */
   public Iterator<WatchEventsResponse> watch(PluginType type) {
     return stub.watchEvents(WatchEventsRequest.newBuilder().setType(type).build());
+  }
+
+  // ---- volumes ----
+
+  /** A volume call that may take a while (a mount waits for its plugin, a driver formats a disk). */
+  private static final Duration VOLUME_DEADLINE = Duration.ofMinutes(10);
+
+  @FunctionalInterface
+  private interface VolumeCall<T> {
+    T call(dev.csisupervisor.admin.v1.VolumeAdminGrpc.VolumeAdminBlockingStub stub);
+  }
+
+  private <T> T volumes(Duration deadline, VolumeCall<T> call) throws AdminException {
+    try {
+      return call.call(volumeStub.withDeadlineAfter(deadline.toMillis(), TimeUnit.MILLISECONDS));
+    } catch (StatusRuntimeException e) {
+      throw translate(e);
+    }
+  }
+
+  public dev.csisupervisor.admin.v1.CreateVolumeResponse createVolume(
+      dev.csisupervisor.admin.v1.CreateVolumeRequest request) throws AdminException {
+    return volumes(VOLUME_DEADLINE, s -> s.createVolume(request));
+  }
+
+  public dev.csisupervisor.admin.v1.DeleteVolumeResponse deleteVolume(
+      dev.csisupervisor.admin.v1.DeleteVolumeRequest request) throws AdminException {
+    return volumes(VOLUME_DEADLINE, s -> s.deleteVolume(request));
+  }
+
+  public dev.csisupervisor.admin.v1.MountVolumeResponse mountVolume(
+      dev.csisupervisor.admin.v1.MountVolumeRequest request) throws AdminException {
+    return volumes(VOLUME_DEADLINE, s -> s.mountVolume(request));
+  }
+
+  /** Answers after the unmount or the request's wait (the agent's default 30 s), whichever is first. */
+  public dev.csisupervisor.admin.v1.UnmountVolumeResponse unmountVolume(
+      dev.csisupervisor.admin.v1.UnmountVolumeRequest request) throws AdminException {
+    long wait = request.getWaitSeconds() == 0 ? 30 : request.getWaitSeconds();
+    return volumes(Duration.ofSeconds(wait + 30), s -> s.unmountVolume(request));
+  }
+
+  public dev.csisupervisor.admin.v1.ListVolumesResponse listVolumes() throws AdminException {
+    return volumes(DEFAULT_DEADLINE, s -> s.listVolumes(dev.csisupervisor.admin.v1.ListVolumesRequest.getDefaultInstance()));
+  }
+
+  public dev.csisupervisor.admin.v1.GetVolumeStatsResponse volumeStats(
+      dev.csisupervisor.admin.v1.GetVolumeStatsRequest request) throws AdminException {
+    return volumes(VOLUME_DEADLINE, s -> s.getVolumeStats(request));
+  }
+
+  public dev.csisupervisor.admin.v1.ExpandVolumeResponse expandVolume(
+      dev.csisupervisor.admin.v1.ExpandVolumeRequest request) throws AdminException {
+    return volumes(VOLUME_DEADLINE, s -> s.expandVolume(request));
   }
 
   private AgentAdminGrpc.AgentAdminBlockingStub deadline() {

@@ -45,14 +45,14 @@ public final class AdminServer implements AutoCloseable {
   }
 
   /**
-   * Binds {@code socket} and serves {@code service}.
+   * Binds {@code socket} and serves {@code services}.
    *
    * @throws IOException naming the socket: another agent answers there, a non-socket file is in
    *     the way, or binding failed
    */
-  public static AdminServer start(Path socket, BindableService service) throws IOException {
+  public static AdminServer start(Path socket, BindableService... services) throws IOException {
     requireNonNull(socket, "socket");
-    requireNonNull(service, "service");
+    requireNonNull(services, "services");
     if (!Epoll.isAvailable()) {
       throw new IOException("epoll transport is unavailable, cannot serve unix socket " + socket,
           Epoll.unavailabilityCause());
@@ -62,15 +62,16 @@ public final class AdminServer implements AutoCloseable {
         new DefaultThreadFactory("csi-agent-admin", true), EpollIoHandler.newFactory());
     Server server;
     try {
-      server = NettyServerBuilder.forAddress(new DomainSocketAddress(socket.toString()))
+      NettyServerBuilder builder = NettyServerBuilder.forAddress(new DomainSocketAddress(socket.toString()))
           .channelType(EpollServerDomainSocketChannel.class)
           .bossEventLoopGroup(group)
           .workerEventLoopGroup(group)
           // Unix sockets have no SO_KEEPALIVE; Netty would warn on every connection.
-          .withChildOption(ChannelOption.SO_KEEPALIVE, null)
-          .addService(service)
-          .build()
-          .start();
+          .withChildOption(ChannelOption.SO_KEEPALIVE, null);
+      for (BindableService service : services) {
+        builder.addService(requireNonNull(service, "service"));
+      }
+      server = builder.build().start();
     } catch (IOException | RuntimeException e) {
       group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
       throw new IOException("cannot serve the admin API on " + socket + ": " + e.getMessage(), e);

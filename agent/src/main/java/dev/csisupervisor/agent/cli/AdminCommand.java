@@ -34,6 +34,10 @@ abstract class AdminCommand implements Callable<Integer> {
     } catch (AdminClient.AdminException e) {
       cmd.getErr().println("csi-agent: " + e.getMessage());
       return CsiAgentCommand.FAILURE;
+    } catch (IllegalArgumentException e) {
+      // A bad option value found while building the request (a size, a secrets file): nothing was sent.
+      cmd.getErr().println("csi-agent: " + e.getMessage());
+      return CsiAgentCommand.USAGE;
     }
   }
 }

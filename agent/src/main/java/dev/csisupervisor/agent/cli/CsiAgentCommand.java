@@ -11,7 +11,7 @@ import picocli.CommandLine.Command;
     description = "Launches, supervises and serves CSI plugins on one node.",
     subcommands = {RunCommand.class, ReloadCommand.class, PluginsCommand.class, PluginCommand.class,
         EventsCommand.class, StatusCommand.class, StateCommand.class, DemoCommand.class,
-        ClusterCommand.class,
+        ClusterCommand.class, VolumeCommand.class,
         CommandLine.HelpCommand.class},
     footer = {"", "Exit codes: 0 ok, 1 failure, 2 usage or config error."})
 public final class CsiAgentCommand implements Runnable {

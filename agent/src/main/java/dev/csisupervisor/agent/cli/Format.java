@@ -63,6 +63,14 @@ public final class Format {
           truncate(health(p), 48), time(ProtoMapper.instant(p.getHealth().getSince())),
           p.getSocketPath()});
     }
+    rows(out, rows);
+    if (plugins.isEmpty()) {
+      out.println("(no plugins registered)");
+    }
+  }
+
+  /** Rows as columns padded to their widest cell (the first row is the header). */
+  static void rows(PrintWriter out, List<String[]> rows) {
     int[] width = new int[rows.get(0).length];
     for (String[] r : rows) {
       for (int i = 0; i < r.length; i++) {
@@ -75,9 +83,6 @@ public final class Format {
         sb.append(i == r.length - 1 ? r[i] : pad(r[i], width[i] + 2));
       }
       out.println(sb.toString().stripTrailing());
-    }
-    if (plugins.isEmpty()) {
-      out.println("(no plugins registered)");
     }
   }
 

@@ -11,7 +11,8 @@ import picocli.CommandLine.Command;
 /** {@code csi-agent status}: the agent and its plugin tasks. */
 @Command(name = "status", mixinStandardHelpOptions = true,
     description = {"Show the running agent and its plugin tasks (processes, restarts, phase, CPU,"
-        + " memory) and the sockets of its discovery directory."})
+        + " memory), volumes with pending operations or an abnormal condition, and the sockets of its"
+        + " discovery directory."})
 final class StatusCommand extends ResponseCommand<GetAgentStatusResponse> {
   @Override
   GetAgentStatusResponse ask(AdminClient client) throws AdminClient.AdminException {
@@ -57,6 +58,12 @@ final class StatusCommand extends ResponseCommand<GetAgentStatusResponse> {
             + t.getLastFailure());
       }
     }
+    if (s.getPendingVolumesCount() > 0) {
+      out.println();
+      out.println("volumes with an operation pending (finished when their plugin is ready):");
+      VolumeCommand.table(out, s.getPendingVolumesList());
+    }
+    s.getAbnormalVolumesMap().forEach((volume, message) -> out.println("volume " + volume + " is abnormal: " + message));
     if (!s.getDiscoveryDir().isEmpty()) {
       out.println();
       out.println("discovery dir " + s.getDiscoveryDir() + ": "

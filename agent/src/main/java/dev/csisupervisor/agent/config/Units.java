@@ -7,7 +7,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /** Parses the config's durations ({@code 500ms}, {@code 30s}, {@code 1m30s}) and sizes ({@code 10MiB}). */
-final class Units {
+public final class Units {
   private static final Pattern DURATION_PART = Pattern.compile("(\\d+)(ms|s|m|h|d)");
   private static final Pattern SIZE = Pattern.compile("(\\d+)\\s*([kmg]i?b?|b)?",
       Pattern.CASE_INSENSITIVE);
@@ -66,7 +66,7 @@ final class Units {
   }
 
   /** A size like {@code 1048576}, {@code 512KiB}, {@code 10MiB}, {@code 1GiB} (K/M/G are binary). */
-  static long size(String text) {
+  public static long size(String text) {
     Matcher m = SIZE.matcher(text.strip());
     if (!m.matches()) {
       throw new IllegalArgumentException("'" + text + "' is not a size (use bytes or 512KiB, 10MiB, 1GiB)");

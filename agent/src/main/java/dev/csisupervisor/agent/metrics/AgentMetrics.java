@@ -66,6 +66,8 @@ public final class AgentMetrics implements AutoCloseable {
   private final Counter artifactDownloads;
   private final Counter artifactFailures;
   private final Counter limitRestarts;
+  private final Counter volumeRpcs;
+  private final Histogram volumeRpcSeconds;
   private final AtomicReference<HTTPServer> server = new AtomicReference<>();
 
   public AgentMetrics() {
@@ -89,6 +91,34 @@ public final class AgentMetrics implements AutoCloseable {
         "Plugin artifacts that could not be made ready, by reason", "plugin", "reason");
     limitRestarts = counter("csi_agent_resource_limit_restarts_total",
         "Plugin restarts because the plugin stayed over a resource limit", "plugin", "resource");
+    volumeRpcs = counter("csi_agent_volume_rpcs_total",
+        "CSI volume calls made by the volume manager, by RPC and result (OK, the plugin's code, or the"
+            + " client's failure kind)", "rpc", "code");
+    volumeRpcSeconds = histogram("csi_agent_volume_rpc_seconds",
+        "Latency of CSI volume calls made by the volume manager", "rpc",
+        0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120);
+  }
+
+  /** Records one CSI call of the volume manager (a {@code VolumeObserver}). */
+  public void volumeRpc(String rpc, String code, java.time.Duration latency) {
+    volumeRpcs.labelValues(rpc, code).inc();
+    volumeRpcSeconds.labelValues(rpc).observe(latency.toNanos() / 1e9);
+  }
+
+  /**
+   * Reports the volume manager's state at each scrape: volumes by state ({@code mounted}: every
+   * operation final; {@code pending}: an operation in flight or waiting for its plugin), abnormal
+   * volumes.
+   */
+  public void watchVolumes(Supplier<Map<String, Long>> byState, DoubleSupplier abnormal) {
+    requireNonNull(byState, "byState");
+    GaugeWithCallback.builder()
+        .name("csi_agent_volumes")
+        .help("Volumes this node has staged or published, by state (mounted, pending)")
+        .labelNames("state")
+        .callback(cb -> byState.get().forEach((state, n) -> cb.call(n, state)))
+        .register(prometheus);
+    gaugeOf("csi_agent_volumes_abnormal", "Volumes whose plugin reports an abnormal condition", abnormal);
   }
 
   private Counter counter(String name, String help, String... labels) {

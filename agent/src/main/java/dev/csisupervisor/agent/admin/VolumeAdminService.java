@@ -1,0 +1,193 @@
+package dev.csisupervisor.agent.admin;
+
+import dev.csisupervisor.admin.v1.CreateVolumeRequest;
+import dev.csisupervisor.admin.v1.CreateVolumeResponse;
+import dev.csisupervisor.admin.v1.DeleteVolumeRequest;
+import dev.csisupervisor.admin.v1.DeleteVolumeResponse;
+import dev.csisupervisor.admin.v1.ExpandVolumeRequest;
+import dev.csisupervisor.admin.v1.ExpandVolumeResponse;
+import dev.csisupervisor.admin.v1.GetVolumeStatsRequest;
+import dev.csisupervisor.admin.v1.GetVolumeStatsResponse;
+import dev.csisupervisor.admin.v1.ListVolumesRequest;
+import dev.csisupervisor.admin.v1.ListVolumesResponse;
+import dev.csisupervisor.admin.v1.MountVolumeRequest;
+import dev.csisupervisor.admin.v1.MountVolumeResponse;
+import dev.csisupervisor.admin.v1.UnmountVolumeRequest;
+import dev.csisupervisor.admin.v1.UnmountVolumeResponse;
+import dev.csisupervisor.admin.v1.VolumeAdminGrpc;
+import dev.csisupervisor.admin.v1.VolumeUsageStat;
+import dev.csisupervisor.client.CapacityRange;
+import dev.csisupervisor.client.Secrets;
+import dev.csisupervisor.client.VolumeStats;
+import dev.csisupervisor.volumes.VolumeClaim;
+import dev.csisupervisor.volumes.VolumeException;
+import dev.csisupervisor.volumes.VolumeManager;
+import io.grpc.Status;
+import io.grpc.stub.StreamObserver;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The admin API's {@code VolumeAdmin} service over the agent's {@link VolumeManager}. Answers when
+ * the manager's future completes (no thread waits); an unmount answers after its wait at most, on
+ * the agent's scheduler. Bad input is {@code INVALID_ARGUMENT} naming the field; a
+ * {@link VolumeException} keeps its reason as a code (see {@link #status}). Secrets go from the
+ * request to the plugin only. Thread-safe.
+ */
+public final class VolumeAdminService extends VolumeAdminGrpc.VolumeAdminImplBase {
+  private static final Logger log = LoggerFactory.getLogger(VolumeAdminService.class);
+  private static final Duration DEFAULT_UNMOUNT_WAIT = Duration.ofSeconds(30);
+
+  private final VolumeManager volumes;
+  private final ScheduledExecutorService scheduler;
+
+  public VolumeAdminService(VolumeManager volumes, ScheduledExecutorService scheduler) {
+    this.volumes = Objects.requireNonNull(volumes, "volumes");
+    this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
+  }
+
+  @Override
+  public void createVolume(CreateVolumeRequest r, StreamObserver<CreateVolumeResponse> response) {
+    answer(response, () -> volumes.create(r.getPlugin(), r.getName(), range(r.getRequiredBytes(), r.getLimitBytes()),
+            List.of(VolumeProtos.capability(r.getAccess(), "access")), r.getParametersMap(), secrets(r.getSecretsMap())),
+        v -> CreateVolumeResponse.newBuilder().setVolumeId(v.volumeId()).setCapacityBytes(v.capacityBytes())
+            .putAllVolumeContext(v.volumeContext()).build());
+  }
+
+  @Override
+  public void deleteVolume(DeleteVolumeRequest r, StreamObserver<DeleteVolumeResponse> response) {
+    answer(response, () -> volumes.delete(r.getPlugin(), r.getVolumeId(), secrets(r.getSecretsMap())),
+        v -> DeleteVolumeResponse.getDefaultInstance());
+  }
+
+  @Override
+  public void mountVolume(MountVolumeRequest r, StreamObserver<MountVolumeResponse> response) {
+    answer(response, () -> volumes.mount(new VolumeClaim(r.getPlugin(), r.getVolumeId(), r.getAllocId(),
+            VolumeProtos.capability(r.getAccess(), "access"), r.getReadOnly(), r.getVolumeContextMap(),
+            r.getPublishContextMap(), secrets(r.getSecretsMap()))),
+        m -> MountVolumeResponse.newBuilder().setTargetPath(m.targetPath().toString())
+            .setStagingPath(m.stagingPath().map(Object::toString).orElse("")).setUsage(m.usage().dirName()).build());
+  }
+
+  @Override
+  public void unmountVolume(UnmountVolumeRequest r, StreamObserver<UnmountVolumeResponse> response) {
+    CompletableFuture<Void> unmount;
+    try {
+      unmount = volumes.unmount(r.getPlugin(), r.getVolumeId(), r.getAllocId());
+    } catch (IllegalArgumentException | NullPointerException e) {
+      response.onError(Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asException());
+      return;
+    }
+    Duration wait = r.getWaitSeconds() == 0 ? DEFAULT_UNMOUNT_WAIT : Duration.ofSeconds(r.getWaitSeconds());
+    CompletableFuture<UnmountVolumeResponse> answer = new CompletableFuture<>();
+    unmount.whenComplete((v, e) -> {
+      if (e == null) {
+        answer.complete(UnmountVolumeResponse.newBuilder().setDone(true).build());
+      } else {
+        answer.completeExceptionally(e);
+      }
+    });
+    scheduler.schedule(() -> answer.complete(UnmountVolumeResponse.newBuilder().setDone(false)
+        .setMessage("pending after " + wait.toSeconds() + " s: it is recorded and finishes when node plugin "
+            + r.getPlugin() + " is ready and answers; see csi-agent status")
+        .build()), wait.toNanos(), TimeUnit.NANOSECONDS);
+    reply(response, answer);
+  }
+
+  @Override
+  public void listVolumes(ListVolumesRequest r, StreamObserver<ListVolumesResponse> response) {
+    response.onNext(ListVolumesResponse.newBuilder()
+        .addAllVolumes(VolumeProtos.volumes(volumes.list(), volumes.abnormal())).build());
+    response.onCompleted();
+  }
+
+  @Override
+  public void getVolumeStats(GetVolumeStatsRequest r, StreamObserver<GetVolumeStatsResponse> response) {
+    answer(response, () -> volumes.stats(r.getPlugin(), r.getVolumeId(),
+        r.getAllocId().isEmpty() ? Optional.empty() : Optional.of(r.getAllocId())), VolumeAdminService::stats);
+  }
+
+  @Override
+  public void expandVolume(ExpandVolumeRequest r, StreamObserver<ExpandVolumeResponse> response) {
+    answer(response, () -> volumes.expand(r.getPlugin(), r.getVolumeId(),
+            range(r.getRequiredBytes(), r.getLimitBytes()).orElseThrow(() -> new IllegalArgumentException(
+                "required_bytes or limit_bytes must be set")), secrets(r.getSecretsMap())),
+        bytes -> ExpandVolumeResponse.newBuilder().setCapacityBytes(bytes).build());
+  }
+
+  private static GetVolumeStatsResponse stats(VolumeStats s) {
+    GetVolumeStatsResponse.Builder b = GetVolumeStatsResponse.newBuilder();
+    s.usage().forEach(u -> b.addUsage(VolumeUsageStat.newBuilder().setAvailable(u.available()).setTotal(u.total())
+        .setUsed(u.used()).setUnit(u.unit().name())));
+    s.condition().ifPresent(c -> b.setHasCondition(true).setAbnormal(c.abnormal()).setConditionMessage(c.message()));
+    return b.build();
+  }
+
+  private static Optional<CapacityRange> range(long required, long limit) {
+    return required == 0 && limit == 0 ? Optional.empty() : Optional.of(new CapacityRange(required, limit));
+  }
+
+  private static Secrets secrets(java.util.Map<String, String> values) {
+    return Secrets.of(values);
+  }
+
+  /** Starts the call (bad input answers INVALID_ARGUMENT at once) and answers when it completes. */
+  private static <T, R> void answer(StreamObserver<R> response, Supplier<CompletableFuture<T>> call,
+      Function<T, R> toProto) {
+    CompletableFuture<T> f;
+    try {
+      f = call.get();
+    } catch (IllegalArgumentException | NullPointerException e) {
+      response.onError(Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asException());
+      return;
+    }
+    reply(response, f.thenApply(toProto));
+  }
+
+  private static <R> void reply(StreamObserver<R> response, CompletableFuture<R> f) {
+    f.whenComplete((value, failure) -> {
+      try {
+        if (failure == null) {
+          response.onNext(value);
+          response.onCompleted();
+        } else {
+          response.onError(status(failure).asException());
+        }
+      } catch (RuntimeException e) {
+        log.debug("admin volume call ended before its answer: {}", e.toString()); // the client went away
+      }
+    });
+  }
+
+  /** A failed volume operation as a gRPC status; the message is the manager's (it names the RPC, code, plugin). */
+  static Status status(Throwable failure) {
+    Throwable t = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+    Optional<VolumeException> v = VolumeException.find(t);
+    if (v.isEmpty()) {
+      if (t instanceof IllegalArgumentException) {
+        return Status.INVALID_ARGUMENT.withDescription(t.getMessage());
+      }
+      return Status.INTERNAL.withDescription(String.valueOf(t));
+    }
+    VolumeException e = v.get();
+    Status.Code code = switch (e.reason()) {
+      case PLUGIN_UNAVAILABLE, STATE_ERROR, CLOSED -> Status.Code.UNAVAILABLE;
+      case UNSUPPORTED, ACCESS_CONFLICT, IN_USE -> Status.Code.FAILED_PRECONDITION;
+      case LIMIT_REACHED -> Status.Code.RESOURCE_EXHAUSTED;
+      case NOT_MOUNTED -> Status.Code.NOT_FOUND;
+      case LOCAL_IO -> Status.Code.INTERNAL;
+      case CSI_ERROR -> e.code().map(c -> Status.Code.values()[c.value()]).orElse(Status.Code.UNAVAILABLE);
+    };
+    return Status.fromCode(code).withDescription(e.getMessage());
+  }
+}

@@ -1,0 +1,70 @@
+package dev.csisupervisor.agent.admin;
+
+import dev.csisupervisor.admin.v1.VolumeAccess;
+import dev.csisupervisor.admin.v1.VolumeAlloc;
+import dev.csisupervisor.admin.v1.VolumeInfo;
+import dev.csisupervisor.admin.v1.VolumeUsageInfo;
+import dev.csisupervisor.client.AccessMode;
+import dev.csisupervisor.client.VolumeCapability;
+import dev.csisupervisor.common.Printable;
+import dev.csisupervisor.volumes.VolumeRecord;
+import dev.csisupervisor.volumes.VolumeRecord.StageState;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/** The admin API's volume messages to and from the volume manager's values. Stateless. */
+public final class VolumeProtos {
+  private VolumeProtos() {}
+
+  /**
+   * The capability a request asks for.
+   *
+   * @param field the request's field, for messages ({@code access})
+   * @throws IllegalArgumentException naming {@code field.access_type} or {@code field.access_mode}
+   */
+  public static VolumeCapability capability(VolumeAccess a, String field) {
+    if (a.getAccessMode().isEmpty()) {
+      throw new IllegalArgumentException(field + ".access_mode must be set (e.g. single-node-writer)");
+    }
+    AccessMode mode;
+    try {
+      mode = AccessMode.parse(a.getAccessMode());
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(field + "." + e.getMessage().replace("access mode", "access_mode"), e);
+    }
+    String type = a.getAccessType().isEmpty() ? "mount" : a.getAccessType().toLowerCase(Locale.ROOT);
+    return switch (type) {
+      case "mount" -> new VolumeCapability(VolumeCapability.AccessType.MOUNT, a.getFsType(), a.getMountFlagsList(),
+          a.getVolumeMountGroup(), mode);
+      case "block" -> {
+        if (!a.getFsType().isEmpty() || a.getMountFlagsCount() > 0 || !a.getVolumeMountGroup().isEmpty()) {
+          throw new IllegalArgumentException(field + ": a block volume takes no fs_type, mount_flags or volume_mount_group");
+        }
+        yield VolumeCapability.block(mode);
+      }
+      default -> throw new IllegalArgumentException(field + ".access_type must be mount or block, got "
+          + Printable.quote(a.getAccessType()));
+    };
+  }
+
+  /** The records as the admin API shows them (no secret or mount flag is in a record). */
+  public static List<VolumeInfo> volumes(List<VolumeRecord> records, Map<String, String> abnormal) {
+    return records.stream().map(r -> volume(r, abnormal.getOrDefault(r.pluginId() + "/" + r.volumeId(), ""))).toList();
+  }
+
+  static VolumeInfo volume(VolumeRecord r, String abnormal) {
+    VolumeInfo.Builder b = VolumeInfo.newBuilder().setPlugin(r.pluginId()).setVolumeId(r.volumeId())
+        .setController(r.controller().name()).setControllerNodeId(r.controllerNodeId())
+        .setPending(r.hasWork()).setAbnormal(abnormal);
+    r.usages().values().forEach(u -> {
+      VolumeUsageInfo.Builder ub = VolumeUsageInfo.newBuilder().setUsage(u.usage().dirName())
+          .setStage(u.stage().name()).setFsType(u.capability().fsType())
+          .setStagingPath(u.stage() == StageState.NOT_STAGED ? "" : r.stagingPath(u.usage()).toString());
+      u.allocs().forEach((alloc, phase) -> ub.addAllocs(VolumeAlloc.newBuilder().setAllocId(alloc)
+          .setPhase(phase.name()).setTargetPath(r.targetPath(alloc, u.usage()).toString())));
+      b.addUsages(ub);
+    });
+    return b.build();
+  }
+}
