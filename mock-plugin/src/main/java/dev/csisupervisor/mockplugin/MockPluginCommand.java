@@ -129,6 +129,11 @@ final class MockPluginCommand implements Callable<Integer> {
   @Option(names = "--omit-ready", description = "Answer ready probes without the ready field (absent means ready).")
   private boolean omitReady;
 
+  @Option(names = "--delay", paramLabel = "RPC=DURATION",
+      description = "Answer every call of RPC (e.g. NodePublishVolume) after DURATION (500ms, 2s); repeatable."
+          + " The driver acts when the delay is over.")
+  private java.util.Map<String, String> delays = new java.util.LinkedHashMap<>();
+
   @Option(names = "--no-controller-service",
       description = "Do not advertise the CONTROLLER_SERVICE plugin capability (a node-only driver).")
   private boolean noControllerService;
@@ -234,6 +239,14 @@ final class MockPluginCommand implements Callable<Integer> {
         throw new ParameterException(spec.commandLine(), "--fail-probes must not be OK");
       }
       plugin.failProbes(failProbes, failMessage);
+    }
+    for (java.util.Map.Entry<String, String> d : delays.entrySet()) {
+      try {
+        plugin.delayCalls(d.getKey(), duration(d.getValue()));
+      } catch (IllegalArgumentException e) {
+        throw new ParameterException(spec.commandLine(), "--delay " + d.getKey() + "=" + d.getValue() + ": "
+            + e.getMessage());
+      }
     }
     if (nonNegative("--flap-ms", flapMs) > 0) {
       plugin.flap(Duration.ofMillis(flapMs));

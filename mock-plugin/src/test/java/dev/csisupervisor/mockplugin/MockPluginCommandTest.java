@@ -122,6 +122,13 @@ class MockPluginCommandTest {
     assertEquals(2, runToCompletion(Map.of(), "--endpoint", dir.resolve("a.sock").toString(), "--fail-probes", "OK"));
     assertTrue(err.toString().contains("--fail-probes must not be OK"), err.toString());
 
+    assertEquals(2, runToCompletion(Map.of(), "--endpoint", dir.resolve("a.sock").toString(), "--delay",
+        "NodeFlyVolume=1s"));
+    assertTrue(err.toString().contains("--delay NodeFlyVolume=1s"), err.toString());
+    assertEquals(2, runToCompletion(Map.of(), "--endpoint", dir.resolve("a.sock").toString(), "--delay",
+        "NodePublishVolume=soon"));
+    assertTrue(err.toString().contains("--delay NodePublishVolume=soon"), err.toString());
+
     assertEquals(2, runToCompletion(Map.of(), "--endpoint", "/tmp/" + "x".repeat(120)));
     assertTrue(err.toString().contains("unix socket limit of 107 bytes"), err.toString());
     assertFalse(Files.exists(dir.resolve("a.sock")), "nothing was bound");
