@@ -2,6 +2,14 @@ package dev.csisupervisor.agent.demo;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.csisupervisor.admin.v1.CreateVolumeRequest;
+import dev.csisupervisor.admin.v1.DeleteVolumeRequest;
+import dev.csisupervisor.admin.v1.MountVolumeRequest;
+import dev.csisupervisor.admin.v1.UnmountVolumeRequest;
+import dev.csisupervisor.admin.v1.VolumeAccess;
+import dev.csisupervisor.admin.v1.VolumeAlloc;
+import dev.csisupervisor.admin.v1.VolumeInfo;
+import dev.csisupervisor.agent.admin.AdminClient;
 import dev.csisupervisor.agent.Agent;
 import dev.csisupervisor.agent.AgentEvent;
 import dev.csisupervisor.agent.TaskStatus;
@@ -120,6 +128,9 @@ public final class Demo {
       if (ok) {
         ok = agentCrash(dir.resolve("crash"));
       }
+      if (ok) {
+        ok = volumeCrash(dir.resolve("volumes"));
+      }
       if (ok && follow) {
         out.println();
         out.println("The agent stays up. From another terminal, try:");
@@ -127,6 +138,7 @@ public final class Demo {
         out.println("  ./csi-agent plugin node demo-node --admin-socket " + cfg.adminSocket());
         out.println("  ./csi-agent events --follow --admin-socket " + cfg.adminSocket());
         out.println("  ./csi-agent status --admin-socket " + cfg.adminSocket());
+        out.println("  ./csi-agent volume list --admin-socket " + cfg.adminSocket());
         agent.metricsAddress().ifPresent(a -> out.println("  curl -s http://"
             + a.getAddress().getHostAddress() + ":" + a.getPort() + "/metrics"));
         out.println("Press Ctrl-C to stop.");
@@ -262,6 +274,128 @@ public final class Demo {
     } finally {
       agents.forEach(Process::destroyForcibly);
     }
+  }
+
+  // ---- step 5: a task's volume, and the agent killed in the middle of a mount -------------
+
+  /**
+   * A csi-agent process with one monolith plugin (the mock plugin as a complete in-memory driver,
+   * its state in a file as a real driver keeps a state dir, NodePublishVolume answered after 1.5 s
+   * so that the kill lands inside it): a volume is created and mounted for task web-1, which
+   * writes a file into it; a second volume's mount for web-2 is under way when the agent is killed
+   * with SIGKILL; a new agent rolls that mount back and keeps web-1's; then everything is
+   * unmounted and deleted, and nothing is left.
+   */
+  private boolean volumeCrash(Path dir) throws InterruptedException {
+    section("a task's volume: the agent killed with SIGKILL in the middle of a mount");
+    Path config = dir.resolve("agent.yaml");
+    Path socket = dir.resolve("data/agent.sock");
+    List<Process> agents = new ArrayList<>();
+    List<String> created = new ArrayList<>();
+    try {
+      Files.createDirectories(dir);
+      Files.writeString(config, "data_dir: data\nmetrics_address: off\nshutdown_grace: 2s\n"
+          + "defaults: {probe_interval: " + (fast ? "200ms" : "500ms") + "}\nplugins:\n"
+          + "  - {id: disk, type: monolith, command: " + ConfigLoader.BUILTIN_MOCK_PLUGIN
+          + ", args: [--type, monolith, --all-capabilities, --state-file, \"${CSI_PLUGIN_DIR}/../disk-state\","
+          + " --delay, NodePublishVolume=1500ms]}\n");
+      Process first = startAgent(dir, config, "agent1");
+      agents.add(first);
+      if (!await("the plugin registered", () -> registered(socket, false) == 2)) {
+        return false;
+      }
+      try (AdminClient c = AdminClient.connect(socket)) {
+        String v1 = c.createVolume(CreateVolumeRequest.newBuilder().setPlugin("disk").setName("web-data")
+            .setRequiredBytes(64 << 20).setAccess(RWO).build()).getVolumeId();
+        String v2 = c.createVolume(CreateVolumeRequest.newBuilder().setPlugin("disk").setName("cache")
+            .setRequiredBytes(16 << 20).setAccess(RWO).build()).getVolumeId();
+        created.add(v1);
+        created.add(v2);
+        out.println(stamp() + "created volumes " + v1 + " (64 MiB) and " + v2 + " (16 MiB) through the controller");
+        String target = c.mountVolume(mount(v1, "web-1")).getTargetPath();
+        Files.writeString(Path.of(target).resolve("hello.txt"), "written by task web-1\n");
+        out.println(stamp() + "mounted " + v1 + " for task web-1 (controller publish, stage, publish) at");
+        out.println("    " + target + "; the task wrote hello.txt there");
+
+        Thread mounting = new Thread(() -> {
+          try (AdminClient c2 = AdminClient.connect(socket)) {
+            c2.mountVolume(mount(v2, "web-2"));
+          } catch (AdminClient.AdminException e) {
+            // expected: the agent dies during this call
+          }
+        }, "demo-mount");
+        mounting.setDaemon(true);
+        mounting.start();
+        if (!await("the mount of " + v2 + " under way", () -> phaseOf(socket, v2, "web-2").equals("PUBLISHING"))) {
+          return false;
+        }
+        first.destroyForcibly();
+        first.waitFor(10, TimeUnit.SECONDS);
+        out.println(stamp() + "killed the agent (SIGKILL) while NodePublishVolume of " + v2 + " for web-2 was in flight");
+      }
+
+      section("starting a new agent on the same data dir...");
+      Process second = startAgent(dir, config, "agent2");
+      agents.add(second);
+      if (!await("the interrupted mount rolled back", () -> registered(socket, true) == 2
+          && volumesOf(socket).size() == 1 && !volumesOf(socket).get(0).getPending())) {
+        return false;
+      }
+      String recovery = Files.readAllLines(dir.resolve("agent2.log")).stream()
+          .filter(l -> l.contains("volume recovery:")).findFirst().orElse("(no recovery line)");
+      out.println("  the new agent's log: " + recovery.substring(recovery.indexOf("volume recovery:")));
+      List<VolumeInfo> left = volumesOf(socket);
+      VolumeInfo kept = left.get(0);
+      String keptTarget = kept.getUsages(0).getAllocs(0).getTargetPath();
+      boolean fileThere = Files.readString(Path.of(keptTarget).resolve("hello.txt")).contains("web-1");
+      boolean web2Gone = !Files.exists(Path.of(keptTarget.replace("/web-1/", "/web-2/")).getParent().getParent());
+      out.println("  volumes now: " + kept.getVolumeId() + " " + kept.getUsages(0).getAllocs(0).getPhase() + " for "
+          + kept.getUsages(0).getAllocs(0).getAllocId() + " (hello.txt " + (fileThere ? "still there" : "LOST")
+          + "); web-2's mount " + (web2Gone ? "rolled back, its directory gone" : "LEFT BEHIND"));
+
+      try (AdminClient c = AdminClient.connect(socket)) {
+        boolean done = c.unmountVolume(UnmountVolumeRequest.newBuilder().setPlugin("disk")
+            .setVolumeId(kept.getVolumeId()).setAllocId("web-1").build()).getDone();
+        for (String id : created) {
+          c.deleteVolume(DeleteVolumeRequest.newBuilder().setPlugin("disk").setVolumeId(id).build());
+        }
+        boolean clean = done && c.listVolumes().getVolumesCount() == 0;
+        out.println(stamp() + "unmounted " + kept.getVolumeId() + " from web-1 (unpublish, unstage, controller"
+            + " unpublish) and deleted both volumes: " + (clean ? "no volume left on the node" : "SOMETHING LEFT"));
+        second.destroy(); // SIGTERM
+        second.waitFor(30, TimeUnit.SECONDS);
+        out.flush();
+        return fileThere && web2Gone && clean && second.exitValue() == 0;
+      }
+    } catch (IOException | AdminClient.AdminException e) {
+      out.println("demo: " + e.getMessage());
+      return false;
+    } finally {
+      agents.forEach(Process::destroyForcibly);
+    }
+  }
+
+  private static final VolumeAccess RWO = VolumeAccess.newBuilder().setAccessMode("single-node-writer").build();
+
+  private static MountVolumeRequest mount(String volume, String alloc) {
+    return MountVolumeRequest.newBuilder().setPlugin("disk").setVolumeId(volume).setAllocId(alloc)
+        .setAccess(RWO).build();
+  }
+
+  /** The agent's volumes, or none if it does not answer (yet). */
+  private static List<VolumeInfo> volumesOf(Path socket) {
+    try (AdminClient c = AdminClient.connect(socket)) {
+      return c.listVolumes().getVolumesList();
+    } catch (AdminClient.AdminException e) {
+      return List.of();
+    }
+  }
+
+  /** The phase of the volume's publication for the alloc, or "" if there is none. */
+  private static String phaseOf(Path socket, String volume, String alloc) {
+    return volumesOf(socket).stream().filter(v -> v.getVolumeId().equals(volume))
+        .flatMap(v -> v.getUsagesList().stream()).flatMap(u -> u.getAllocsList().stream())
+        .filter(a -> a.getAllocId().equals(alloc)).map(VolumeAlloc::getPhase).findFirst().orElse("");
   }
 
   private static Process startAgent(Path dir, Path config, String name) throws IOException {
