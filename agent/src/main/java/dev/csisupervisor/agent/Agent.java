@@ -190,7 +190,7 @@ public final class Agent implements AutoCloseable {
     // soon as each volume's node plugin is registered and confirmed again.
     volumes = VolumeManager.builder().registry(registry).stateStore(store).csiRoot(config.csiRoot())
         .scheduler(threads.scheduler).clock(clock, System::nanoTime).observer(metrics::volumeRpc)
-        .build();
+        .mountWait(config.volumeMountWait()).healthInterval(config.volumeHealthInterval()).build();
     metrics.watchVolumes(() -> volumeCounts(volumes), () -> volumes.abnormal().size());
 
     // Step 2: the metrics address, before any plugin process is touched: an address in use fails the

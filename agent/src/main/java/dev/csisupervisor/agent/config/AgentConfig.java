@@ -31,11 +31,14 @@ import java.util.Set;
  *                       {@link Duration#ZERO} turns sampling (and limits) off
  * @param resourceHistory how many samples are kept per plugin
  * @param discoveryProbe how discovered plugins are probed (the config's {@code defaults})
+ * @param volumeMountWait how long a volume mount waits for its node plugin to be ready
+ * @param volumeHealthInterval how often mounted volumes' conditions are read ({@link Duration#ZERO}: never)
  */
 public record AgentConfig(Path source, Path dataDir, Path csiRoot, Path adminSocket,
     InetSocketAddress metricsAddress, boolean leaveRunning, Duration shutdownGrace,
     long logMaxBytes, int logMaxFiles, List<PluginSpec> plugins, Path discoveryDir,
-    Duration resourceInterval, int resourceHistory, ProbeSettings discoveryProbe) {
+    Duration resourceInterval, int resourceHistory, ProbeSettings discoveryProbe,
+    Duration volumeMountWait, Duration volumeHealthInterval) {
 
   public static final String DEFAULT_ADMIN_SOCKET = "agent.sock";
   public static final String DEFAULT_CSI_ROOT = "csi";
@@ -46,6 +49,8 @@ public record AgentConfig(Path source, Path dataDir, Path csiRoot, Path adminSoc
   public static final Duration DEFAULT_RESOURCE_INTERVAL = Duration.ofSeconds(10);
   public static final int DEFAULT_RESOURCE_HISTORY = 60;
   public static final int MAX_RESOURCE_HISTORY = 100_000;
+  public static final Duration DEFAULT_VOLUME_MOUNT_WAIT = Duration.ofMinutes(1);
+  public static final Duration DEFAULT_VOLUME_HEALTH_INTERVAL = Duration.ofMinutes(1);
 
   public AgentConfig {
     requireNonNull(dataDir, "dataDir");
@@ -54,6 +59,8 @@ public record AgentConfig(Path source, Path dataDir, Path csiRoot, Path adminSoc
     requireNonNull(shutdownGrace, "shutdownGrace");
     requireNonNull(resourceInterval, "resourceInterval");
     requireNonNull(discoveryProbe, "discoveryProbe");
+    Bounds.positive(requireNonNull(volumeMountWait, "volumeMountWait"), "volumeMountWait");
+    Bounds.notNegative(requireNonNull(volumeHealthInterval, "volumeHealthInterval"), "volumeHealthInterval");
     plugins = List.copyOf(requireNonNull(plugins, "plugins"));
     for (var p : List.of(dataDir, csiRoot, adminSocket)) {
       if (!p.isAbsolute()) {
@@ -78,6 +85,16 @@ public record AgentConfig(Path source, Path dataDir, Path csiRoot, Path adminSoc
             + " resource sampling is off (resourceInterval 0)");
       }
     }
+  }
+
+  /** With the default volume settings. */
+  public AgentConfig(Path source, Path dataDir, Path csiRoot, Path adminSocket,
+      InetSocketAddress metricsAddress, boolean leaveRunning, Duration shutdownGrace,
+      long logMaxBytes, int logMaxFiles, List<PluginSpec> plugins, Path discoveryDir,
+      Duration resourceInterval, int resourceHistory, ProbeSettings discoveryProbe) {
+    this(source, dataDir, csiRoot, adminSocket, metricsAddress, leaveRunning, shutdownGrace, logMaxBytes,
+        logMaxFiles, plugins, discoveryDir, resourceInterval, resourceHistory, discoveryProbe,
+        DEFAULT_VOLUME_MOUNT_WAIT, DEFAULT_VOLUME_HEALTH_INTERVAL);
   }
 
   /** A config without discovery directory, sampling at the default interval. */
@@ -124,25 +141,25 @@ public record AgentConfig(Path source, Path dataDir, Path csiRoot, Path adminSoc
   public AgentConfig withPlugins(List<PluginSpec> plugins) {
     return new AgentConfig(source, dataDir, csiRoot, adminSocket, metricsAddress, leaveRunning,
         shutdownGrace, logMaxBytes, logMaxFiles, plugins, discoveryDir, resourceInterval,
-        resourceHistory, discoveryProbe);
+        resourceHistory, discoveryProbe, volumeMountWait, volumeHealthInterval);
   }
 
   public AgentConfig withMetricsAddress(InetSocketAddress metricsAddress) {
     return new AgentConfig(source, dataDir, csiRoot, adminSocket, metricsAddress, leaveRunning,
         shutdownGrace, logMaxBytes, logMaxFiles, plugins, discoveryDir, resourceInterval,
-        resourceHistory, discoveryProbe);
+        resourceHistory, discoveryProbe, volumeMountWait, volumeHealthInterval);
   }
 
   public AgentConfig withDiscoveryDir(Path discoveryDir) {
     return new AgentConfig(source, dataDir, csiRoot, adminSocket, metricsAddress, leaveRunning,
         shutdownGrace, logMaxBytes, logMaxFiles, plugins, discoveryDir, resourceInterval,
-        resourceHistory, discoveryProbe);
+        resourceHistory, discoveryProbe, volumeMountWait, volumeHealthInterval);
   }
 
   public AgentConfig withResources(Duration interval, int history) {
     return new AgentConfig(source, dataDir, csiRoot, adminSocket, metricsAddress, leaveRunning,
         shutdownGrace, logMaxBytes, logMaxFiles, plugins, discoveryDir, interval, history,
-        discoveryProbe);
+        discoveryProbe, volumeMountWait, volumeHealthInterval);
   }
 
   /**
@@ -158,6 +175,8 @@ public record AgentConfig(Path source, Path dataDir, Path csiRoot, Path adminSoc
         && java.util.Objects.equals(discoveryDir, other.discoveryDir)
         && resourceInterval.equals(other.resourceInterval)
         && resourceHistory == other.resourceHistory
-        && discoveryProbe.equals(other.discoveryProbe);
+        && discoveryProbe.equals(other.discoveryProbe)
+        && volumeMountWait.equals(other.volumeMountWait)
+        && volumeHealthInterval.equals(other.volumeHealthInterval);
   }
 }

@@ -75,6 +75,14 @@ final class AgentConfigRules {
         .between(1, AgentConfig.MAX_RESOURCE_HISTORY, " samples")
         .orElse(AgentConfig.DEFAULT_RESOURCE_HISTORY);
 
+    RawConfig.Volumes v = raw.volumes();
+    Duration mountWait = problems.duration("volumes.mount_wait", v == null ? null : v.mountWait())
+        .check(x -> !x.isZero(), x -> "must be more than 0, got " + v.mountWait())
+        .orElse(AgentConfig.DEFAULT_VOLUME_MOUNT_WAIT);
+    Duration healthInterval = v != null && isOff(v.healthInterval()) ? Duration.ZERO
+        : problems.duration("volumes.health_interval", v == null ? null : v.healthInterval())
+            .orElse(AgentConfig.DEFAULT_VOLUME_HEALTH_INTERVAL);
+
     RawConfig.Supervision d = raw.defaults();
     ProbeSettings defaultProbe = d == null ? ProbeSettings.DEFAULT
         : PluginRules.probe(problems, "defaults", d, ProbeSettings.DEFAULT);
@@ -89,7 +97,7 @@ final class AgentConfigRules {
     try {
       return new AgentConfig(file, dataDir, csiRoot, adminSocket, metrics, leaveRunning, grace,
           logMaxBytes, logMaxFiles, plugins, discoveryDir, resourceInterval, resourceHistory,
-          defaultProbe);
+          defaultProbe, mountWait, healthInterval);
     } catch (IllegalArgumentException e) {
       throw new ConfigException(file, e.getMessage());
     }

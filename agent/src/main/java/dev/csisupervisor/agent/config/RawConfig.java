@@ -27,6 +27,7 @@ final class RawConfig {
       @JsonProperty("discovery_dir") String discoveryDir,
       @JsonProperty("resource_interval") String resourceInterval,
       @JsonProperty("resource_history") Integer resourceHistory,
+      @JsonProperty("volumes") Volumes volumes,
       // Validated by ClusterConfig (issue 13); kept as a tree here.
       @JsonProperty("cluster") com.fasterxml.jackson.databind.JsonNode cluster,
       // Validated by LogSettings (with its lines and columns); kept as a tree here.
@@ -45,6 +46,11 @@ final class RawConfig {
     @JsonProperty("max_backoff") String maxBackoff;
     @JsonProperty("restart") Restart restart;
   }
+
+  /** {@code volumes:}: the volume manager's settings. */
+  record Volumes(
+      @JsonProperty("mount_wait") String mountWait,
+      @JsonProperty("health_interval") String healthInterval) {}
 
   record Restart(
       @JsonProperty("attempts") Integer attempts,

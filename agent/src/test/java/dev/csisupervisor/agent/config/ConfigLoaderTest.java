@@ -395,6 +395,36 @@ class ConfigLoaderTest {
   }
 
   @Test
+  void volumeSettings_theirDefaults_andOff() throws Exception {
+    AgentConfig set = ConfigLoader.load(write(dir,
+        "data_dir: /a\nvolumes: {mount_wait: 2m, health_interval: 30s}\nplugins: []\n"));
+    assertEquals(Duration.ofMinutes(2), set.volumeMountWait());
+    assertEquals(Duration.ofSeconds(30), set.volumeHealthInterval());
+    AgentConfig dflt = ConfigLoader.load(write(dir, "data_dir: /a\nplugins: []\n"));
+    assertEquals(AgentConfig.DEFAULT_VOLUME_MOUNT_WAIT, dflt.volumeMountWait());
+    assertEquals(AgentConfig.DEFAULT_VOLUME_HEALTH_INTERVAL, dflt.volumeHealthInterval());
+    AgentConfig off = ConfigLoader.load(write(dir, "data_dir: /a\nvolumes: {health_interval: off}\nplugins: []\n"));
+    assertEquals(Duration.ZERO, off.volumeHealthInterval());
+  }
+
+  @Test
+  void badVolumeFields_areEachNamed() throws Exception {
+    failsToLoad(dir, """
+        data_dir: /a
+        volumes: {mount_wait: 0s, health_interval: often}
+        plugins: []
+        """,
+        "volumes.mount_wait: must be more than 0, got 0s",
+        "volumes.health_interval:");
+    failsToLoad(dir, """
+        data_dir: /a
+        volumes: {mount_wiat: 1m}
+        plugins: []
+        """,
+        "mount_wiat");
+  }
+
+  @Test
   void badArtifactFields_areEachNamed() throws Exception {
     failsToLoad(dir, """
         data_dir: /a
