@@ -231,8 +231,13 @@ final class Plugins implements AutoCloseable {
         return false;
       });
     }
-    // Outside the lock, off the registry's thread: close() may wait for calls to finish.
-    unused.forEach(c -> scheduler.execute(c::close));
+    // Outside the lock, and on a thread of its own: close() may wait up to a second for calls to
+    // finish, which neither the registry's thread nor the shared scheduler may spend.
+    if (!unused.isEmpty()) {
+      Thread closer = new Thread(() -> unused.forEach(CsiClient::close), "csi-volumes-client-close");
+      closer.setDaemon(true);
+      closer.start();
+    }
   }
 
   @Override

@@ -31,6 +31,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -97,10 +98,12 @@ public final class VolumeAdminService extends VolumeAdminGrpc.VolumeAdminImplBas
         answer.completeExceptionally(e);
       }
     });
-    scheduler.schedule(() -> answer.complete(UnmountVolumeResponse.newBuilder().setDone(false)
+    ScheduledFuture<?> timer = scheduler.schedule(() -> answer.complete(UnmountVolumeResponse.newBuilder()
+        .setDone(false)
         .setMessage("pending after " + wait.toSeconds() + " s: it is recorded and finishes when node plugin "
             + r.getPlugin() + " is ready and answers; see csi-agent status")
         .build()), wait.toNanos(), TimeUnit.NANOSECONDS);
+    answer.whenComplete((v, e) -> timer.cancel(false));
     reply(response, answer);
   }
 
