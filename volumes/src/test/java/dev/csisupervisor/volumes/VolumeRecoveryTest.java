@@ -133,10 +133,12 @@ class VolumeRecoveryTest {
     kit.registry.deregister(PluginType.CSI_NODE, "mock", "alloc-mock");
 
     CompletableFuture<Void> unmount = m.unmount("mock", vol, "a1");
+    // The intent is committed on the commit thread, then the unmount finds the plugin gone: an event.
+    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT)
+        .until(() -> kit.events.stream().anyMatch(e -> e.kind() == VolumeEvent.Kind.PENDING));
     kit.scheduler.forwardTime(java.time.Duration.ofHours(1));
     assertFalse(unmount.isDone(), "never dropped, never failed for an absent plugin");
     assertEquals(AllocPhase.UNPUBLISHING, m.find("mock", vol).orElseThrow().usageOf("a1").orElseThrow().allocs().get("a1"));
-    assertTrue(kit.events.stream().anyMatch(e -> e.kind() == VolumeEvent.Kind.PENDING));
 
     kit.registerNode("mock");
     kit.drive(unmount);
