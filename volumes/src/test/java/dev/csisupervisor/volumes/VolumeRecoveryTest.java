@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.csisupervisor.client.AccessMode;
 import dev.csisupervisor.client.StatusCode;
 import dev.csisupervisor.client.VolumeCapability;
+import dev.csisupervisor.mockplugin.MockCsiPlugin;
 import dev.csisupervisor.registry.PluginType;
 import dev.csisupervisor.state.InMemoryStateStore;
 import dev.csisupervisor.volumes.VolumeRecord.AllocPhase;
@@ -236,5 +237,29 @@ class VolumeRecoveryTest {
     kit.setHealthy(PluginType.CSI_NODE, "mock", true);
     kit.drive(unmount);
     assertTrue(m.find("mock", vol).isEmpty());
+  }
+
+  @Test
+  void pluginKilledInTheMiddleOfAPublish_andRestartedWithItsState_letsTheRetriedMountSucceed() throws Exception {
+    // A driver that keeps its state on disk, as hostpath does in its --statedir.
+    java.nio.file.Path state = kit.dir.resolve("driver-state");
+    kit.plugins.get(0).close();
+    kit.plugins.clear();
+    MockCsiPlugin first = kit.startPlugin("mock", b -> b.stateFile(state));
+    String v = kit.createVolume("mock", "durable");
+    VolumeManager m = kit.manager();
+    first.delayCalls("NodePublishVolume", java.time.Duration.ofSeconds(30)); // in flight when the plugin dies
+    CompletableFuture<MountedVolume> mount = m.mount(VolumeClaim.of("mock", v, "a1", RWO, false));
+    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT)
+        .until(() -> kit.client("mock") != null && kit.client("mock").calls("NodePublishVolume") == 1);
+    first.crash();
+    // The publish fails as a lost connection (transient): retried with backoff while the plugin restarts.
+    MockCsiPlugin second = kit.startPlugin("mock", b -> b.stateFile(state));
+    MountedVolume mounted = kit.drive(mount);
+    assertEquals(v, mounted.volumeId());
+    assertTrue(kit.client("mock").calls("NodePublishVolume") >= 2, "the publish was sent again");
+    assertEquals(Map.of(v, java.util.Set.of(mounted.stagingPath().orElseThrow().toString())), second.stagedPaths());
+    assertEquals(Map.of(v, java.util.Set.of(mounted.targetPath().toString())), second.publishedPaths());
+    assertFalse(m.find("mock", v).orElseThrow().hasWork());
   }
 }
