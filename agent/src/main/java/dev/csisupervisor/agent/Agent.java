@@ -181,6 +181,8 @@ public final class Agent implements AutoCloseable {
 
     // Step 1: restore the registry from the state (checkpoint + journal).
     store = RegistryRestore.openStore(config, metrics);
+    // The volume records first, from what the store read at open (the registry's restore takes that).
+    Map<String, byte[]> volumeRecords = store.loadAll(VolumeManager.STORE_PREFIX);
     registry = RegistryRestore.restore(config, store, clock, threads.scheduler);
     metrics.watchRegistry(registry);
     for (PluginType t : PluginType.values()) {
@@ -190,7 +192,8 @@ public final class Agent implements AutoCloseable {
     // soon as each volume's node plugin is registered and confirmed again.
     volumes = VolumeManager.builder().registry(registry).stateStore(store).csiRoot(config.csiRoot())
         .scheduler(threads.scheduler).clock(clock, System::nanoTime).observer(metrics::volumeRpc)
-        .mountWait(config.volumeMountWait()).healthInterval(config.volumeHealthInterval()).build();
+        .mountWait(config.volumeMountWait()).healthInterval(config.volumeHealthInterval())
+        .records(volumeRecords).build();
     metrics.watchVolumes(() -> volumeCounts(volumes), () -> volumes.abnormal().size());
 
     // Step 2: the metrics address, before any plugin process is touched: an address in use fails the

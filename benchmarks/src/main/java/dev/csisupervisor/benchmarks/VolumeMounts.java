@@ -168,8 +168,11 @@ final class VolumeMounts {
       for (int i = 0; i < restarts.length; i++) {
         long t = System.nanoTime();
         JournalStateStore s = JournalStateStore.open(dataDir);
+        // As the agent does: the volume records first, from what open read, then the registry's restore.
+        Map<String, byte[]> volumeRecords = s.loadAll(VolumeManager.STORE_PREFIX);
         PluginRegistry r = PluginRegistry.builder().stateStore(s).build();
-        VolumeManager vm = VolumeManager.builder().registry(r).stateStore(s).csiRoot(csi).scheduler(scheduler).build();
+        VolumeManager vm = VolumeManager.builder().registry(r).stateStore(s).csiRoot(csi).scheduler(scheduler)
+            .records(volumeRecords).build();
         if (vm.list().size() != total) {
           throw new IllegalStateException("restored " + vm.list().size() + " of " + total);
         }

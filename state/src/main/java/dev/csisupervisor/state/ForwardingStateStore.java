@@ -43,6 +43,11 @@ public abstract class ForwardingStateStore implements StateStore {
   }
 
   @Override
+  public Map<String, byte[]> loadAll(String prefix) {
+    return delegate.loadAll(prefix);
+  }
+
+  @Override
   public void apply(List<StateChange> changes) {
     delegate.apply(changes);
   }

@@ -430,6 +430,26 @@ public final class JournalStateStore implements StateStore {
     }
   }
 
+  /** Served from what open() read while the first {@link #loadAll()} has not taken it, without taking it. */
+  @Override
+  public Map<String, byte[]> loadAll(String prefix) {
+    if (prefix == null) {
+      throw new IllegalArgumentException("prefix must not be null");
+    }
+    synchronized (lock) {
+      ensureOpen();
+      boolean shared = openedRecords != null;
+      Map<String, byte[]> records = shared ? openedRecords : readAll();
+      Map<String, byte[]> matching = new HashMap<>();
+      records.forEach((k, v) -> {
+        if (k.startsWith(prefix)) {
+          matching.put(k, shared ? v.clone() : v);
+        }
+      });
+      return matching;
+    }
+  }
+
   /** The records as the files hold them: the checkpoint plus the journal up to the last acknowledged change. */
   private Map<String, byte[]> readAll() {
     try {

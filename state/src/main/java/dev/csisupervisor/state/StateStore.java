@@ -42,6 +42,28 @@ public interface StateStore extends AutoCloseable {
   Map<String, byte[]> loadAll();
 
   /**
+   * Returns a snapshot copy of the records whose key starts with {@code prefix}. For a module that
+   * owns a key prefix beside another's (the volume manager's {@code volume/} beside the registry's
+   * records): a store that keeps what it read at open for the first {@link #loadAll()} serves this
+   * from there too, without handing those records over, so both restore from one read of the
+   * files. The default filters {@link #loadAll()}.
+   *
+   * @throws IllegalArgumentException if the prefix is null
+   */
+  default Map<String, byte[]> loadAll(String prefix) {
+    if (prefix == null) {
+      throw new IllegalArgumentException("prefix must not be null");
+    }
+    Map<String, byte[]> matching = new java.util.HashMap<>();
+    loadAll().forEach((k, v) -> {
+      if (k.startsWith(prefix)) {
+        matching.put(k, v);
+      }
+    });
+    return matching;
+  }
+
+  /**
    * Applies every change, in list order, in ONE atomic commit: after a crash either all of them are
    * present or none. An empty list is a no-op. A later change to the same key wins.
    *

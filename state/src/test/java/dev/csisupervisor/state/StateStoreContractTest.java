@@ -175,4 +175,21 @@ abstract class StateStoreContractTest {
     assertThrows(IllegalStateException.class, () -> store.loadAll());
     assertThrows(IllegalStateException.class, () -> store.apply(List.of(new StateChange.Delete("a"))));
   }
+
+  @Test
+  void loadAllOfAPrefix_isThoseRecords_copied_andLeavesTheFullLoadWhole() throws Exception {
+    store.put("volume/p/v1", new byte[] {1});
+    store.put("volume/p/v2", new byte[] {2});
+    store.put("plugin/node/x", new byte[] {3});
+    store = reopen(store);
+    java.util.Map<String, byte[]> volumes = store.loadAll("volume/");
+    org.junit.jupiter.api.Assertions.assertEquals(java.util.Set.of("volume/p/v1", "volume/p/v2"), volumes.keySet());
+    volumes.get("volume/p/v1")[0] = 9; // a copy: the store is not changed through it
+    java.util.Map<String, byte[]> all = store.loadAll();
+    org.junit.jupiter.api.Assertions.assertEquals(3, all.size(), "the prefix read took nothing from the full one");
+    org.junit.jupiter.api.Assertions.assertEquals(1, all.get("volume/p/v1")[0]);
+    store.delete("volume/p/v2");
+    org.junit.jupiter.api.Assertions.assertEquals(java.util.Set.of("volume/p/v1"), store.loadAll("volume/").keySet());
+    org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> store.loadAll((String) null));
+  }
 }

@@ -94,8 +94,11 @@ final class DefaultVolumeManager implements VolumeManager {
   private final Map<String, Integer> reservedSlots = new HashMap<>();
   private volatile ScheduledFuture<?> healthTask;
 
+  private final Map<String, byte[]> givenRecords;
+
   private DefaultVolumeManager(Builder b) {
     this.store = b.stateStore;
+    this.givenRecords = b.records;
     this.csiRoot = b.csiRoot;
     this.scheduler = b.scheduler;
     this.clock = b.clock;
@@ -130,7 +133,8 @@ final class DefaultVolumeManager implements VolumeManager {
 
   private void restore() {
     int skipped = 0;
-    for (Map.Entry<String, byte[]> e : store.loadAll().entrySet()) {
+    Map<String, byte[]> stored = givenRecords != null ? givenRecords : store.loadAll(VolumeKey.STORE_PREFIX);
+    for (Map.Entry<String, byte[]> e : stored.entrySet()) {
       if (!e.getKey().startsWith(VolumeKey.STORE_PREFIX)) {
         continue;
       }

@@ -59,6 +59,8 @@ import java.util.function.LongSupplier;
  * says why.
  */
 public interface VolumeManager extends AutoCloseable {
+  /** Every volume record's key in the state store starts with this. */
+  String STORE_PREFIX = VolumeKey.STORE_PREFIX;
 
   static Builder builder() {
     return new Builder();
@@ -145,8 +147,19 @@ public interface VolumeManager extends AutoCloseable {
     Function<Path, CsiClient> clientFactory;
     VolumeObserver observer = VolumeObserver.NONE;
     Random random = new Random();
+    Map<String, byte[]> records;
 
     Builder() {}
+
+    /**
+     * The volume records as the store held them at open ({@code stateStore.loadAll(STORE_PREFIX)}),
+     * read before another module's restore took the store's first {@code loadAll()}; by default the
+     * manager reads them itself at {@link #build()}.
+     */
+    public Builder records(Map<String, byte[]> records) {
+      this.records = Map.copyOf(Objects.requireNonNull(records, "records"));
+      return this;
+    }
 
     /** Required: where node and controller plugins are found. */
     public Builder registry(PluginRegistry registry) {

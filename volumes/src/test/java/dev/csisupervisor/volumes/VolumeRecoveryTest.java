@@ -262,4 +262,14 @@ class VolumeRecoveryTest {
     assertEquals(Map.of(v, java.util.Set.of(mounted.targetPath().toString())), second.publishedPaths());
     assertFalse(m.find("mock", v).orElseThrow().hasWork());
   }
+
+  @Test
+  void recordsReadAheadOfTheRegistry_areWhatTheManagerRestores() {
+    crashedAt(StageState.STAGED, Map.of("a1", AllocPhase.PUBLISHED));
+    Map<String, byte[]> records = store.loadAll(VolumeManager.STORE_PREFIX);
+    store.put("volume/mock/not-read", VolumeRecordCodec.encode(VolumeRecord.empty(new VolumeKey("mock", "x"),
+        kit.socket("mock").getParent())));
+    VolumeManager m = kit.manager(kit.builder().records(records));
+    assertEquals(List.of(vol), m.list().stream().map(VolumeRecord::volumeId).toList(), "the given records only");
+  }
 }
