@@ -193,6 +193,31 @@ class JournalStateStoreTest extends StateStoreContractTest {
   }
 
   @Test
+  void childJvmKilledWhileMapDbIsLoaded_leavesNoNativeLibraryInTmp() throws Exception {
+    store.put("a", bytes("1"));
+    store.close(); // a checkpoint: the child reads it with MapDB, whose checksums load lz4-java's xxhash
+    Path childTmp = Files.createDirectory(tmp.resolve("java-tmp"));
+    Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "-Djava.io.tmpdir=" + childTmp, "-cp", System.getProperty("java.class.path"), LockHolderMain.class.getName(),
+        dataDir().toString())
+        .redirectError(ProcessBuilder.Redirect.INHERIT)
+        .start();
+    try {
+      BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
+      assertEquals("LOCKED", assertTimeoutPreemptively(Duration.ofSeconds(30), out::readLine));
+    } finally {
+      child.destroyForcibly(); // SIGKILL: no shutdown hook, no deleteOnExit
+      assertTrue(child.waitFor(30, TimeUnit.SECONDS));
+    }
+    try (var left = Files.list(childTmp)) {
+      assertEquals(List.of(), left.map(p -> p.getFileName().toString()).filter(n -> n.contains("lz4")).toList(),
+          "a killed JVM must leave no extracted native library behind");
+    }
+    store = JournalStateStore.open(dataDir(), small());
+    assertArrayEquals(bytes("1"), store.get("a").orElseThrow());
+  }
+
+  @Test
   void dataDirectoryThatIsAFile_isClearError() throws IOException {
     Path notADir = Files.writeString(tmp.resolve("file"), "x");
     StateStoreException e = assertThrows(StateStoreException.class, () -> JournalStateStore.open(notADir));
