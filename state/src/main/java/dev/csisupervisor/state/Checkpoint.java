@@ -16,6 +16,8 @@ import org.mapdb.DB;
 import org.mapdb.DBMaker;
 import org.mapdb.HTreeMap;
 import org.mapdb.Serializer;
+import org.mapdb.volume.FileChannelVol;
+import org.mapdb.volume.Volume;
 
 /**
  * A checkpoint: the whole record image as of one journal sequence, in a MapDB file that is written once under a
@@ -33,6 +35,8 @@ final class Checkpoint {
   static final int CHUNK_BYTES = 60_000; // under MapDB's largest single record (64 KiB): one read per chunk
   private static final String META = "meta";
   private static final String CHUNKS = "chunks";
+  /** MapDB's page size, as its fileDB uses: 1 MiB. */
+  private static final int PAGE_SHIFT = 20;
 
   private Checkpoint() {}
 
@@ -48,35 +52,42 @@ final class Checkpoint {
     Files.deleteIfExists(temp);
     ContextClassLoader loader = ContextClassLoader.ensure();
     try {
-      DB db = DBMaker.fileDB(temp.toFile()).fileChannelEnable().fileLockDisable().make();
+      // Our own volume, closed in any case: where MapDB fails half-way (a full disk) its own close may not reach
+      // the file, and an open descriptor of a deleted file would hold its blocks until the process exits.
+      Volume volume = new FileChannelVol(temp.toFile(), false, -1L, PAGE_SHIFT, 0L);
       try {
-        HTreeMap<Integer, byte[]> chunks = db.hashMap(CHUNKS, Serializer.INTEGER, Serializer.BYTE_ARRAY).create();
-        ByteBuffer chunk = ByteBuffer.allocate(CHUNK_BYTES);
-        int count = 0;
-        chunk.position(4);
-        for (Map.Entry<String, byte[]> e : records.entrySet()) {
-          byte[] key = e.getKey().getBytes(StandardCharsets.UTF_8);
-          byte[] value = e.getValue();
-          int size = 2 + key.length + 4 + value.length;
-          if (chunk.position() > 4 && chunk.remaining() < size) {
+        DB db = DBMaker.volumeDB(volume, false).make();
+        try {
+          HTreeMap<Integer, byte[]> chunks = db.hashMap(CHUNKS, Serializer.INTEGER, Serializer.BYTE_ARRAY).create();
+          ByteBuffer chunk = ByteBuffer.allocate(CHUNK_BYTES);
+          int count = 0;
+          chunk.position(4);
+          for (Map.Entry<String, byte[]> e : records.entrySet()) {
+            byte[] key = e.getKey().getBytes(StandardCharsets.UTF_8);
+            byte[] value = e.getValue();
+            int size = 2 + key.length + 4 + value.length;
+            if (chunk.position() > 4 && chunk.remaining() < size) {
+              chunks.put(count++, seal(chunk));
+              chunk.clear().position(4);
+            }
+            if (chunk.remaining() < size) {
+              chunk = ByteBuffer.allocate(4 + size).position(4);
+            }
+            chunk.putShort((short) key.length).put(key).putInt(value.length).put(value);
+          }
+          if (chunk.position() > 4) {
             chunks.put(count++, seal(chunk));
-            chunk.clear().position(4);
           }
-          if (chunk.remaining() < size) {
-            chunk = ByteBuffer.allocate(4 + size).position(4);
-          }
-          chunk.putShort((short) key.length).put(key).putInt(value.length).put(value);
+          HTreeMap<String, Long> meta = db.hashMap(META, Serializer.STRING, Serializer.LONG).create();
+          meta.put("format", (long) FORMAT);
+          meta.put("sequence", sequence);
+          meta.put("records", (long) records.size());
+          meta.put("chunks", (long) count);
+        } finally {
+          db.close();
         }
-        if (chunk.position() > 4) {
-          chunks.put(count++, seal(chunk));
-        }
-        HTreeMap<String, Long> meta = db.hashMap(META, Serializer.STRING, Serializer.LONG).create();
-        meta.put("format", (long) FORMAT);
-        meta.put("sequence", sequence);
-        meta.put("records", (long) records.size());
-        meta.put("chunks", (long) count);
       } finally {
-        db.close();
+        volume.close();
       }
       try (FileChannel channel = FileChannel.open(temp, StandardOpenOption.WRITE)) {
         channel.force(true);

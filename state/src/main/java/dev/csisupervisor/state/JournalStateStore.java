@@ -12,8 +12,11 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -104,6 +107,7 @@ public final class JournalStateStore implements StateStore {
   private final Optional<Path> quarantinedTo;
   private final Object lock = new Object();
   private final ExecutorService checkpointer;
+  private final ExecutorService segmentPreparer; // the pipeline's own thread, or null when a test gave one
   private final JournalWriter writer; // guarded by lock
   private Path checkpoint; // guarded by lock: the newest durable checkpoint, or null
   private long checkpointSequence; // guarded by lock
@@ -123,7 +127,21 @@ public final class JournalStateStore implements StateStore {
     this.checkpointSequence = checkpointSequence;
     this.openedRecords = records;
     this.quarantinedTo = quarantinedTo;
-    this.writer = new JournalWriter(dir, lastSequence + 1, segments, options.segmentBytes(), io);
+    Executor preparer = io.segmentPreparer();
+    if (preparer == null) {
+      ThreadPoolExecutor own = new ThreadPoolExecutor(1, 1, 10, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
+        Thread t = new Thread(r, "csi-state-segment");
+        t.setDaemon(true);
+        return t;
+      });
+      own.allowCoreThreadTimeOut(true); // no thread while no segment is being prepared
+      segmentPreparer = own;
+      preparer = own;
+    } else {
+      segmentPreparer = null;
+    }
+    this.writer = new JournalWriter(dir, lastSequence + 1, segments, options.segmentBytes(), io,
+        new SegmentPipeline(dir, io, preparer));
     this.checkpointer = Executors.newSingleThreadExecutor(r -> {
       Thread t = new Thread(r, "csi-state-checkpoint");
       t.setDaemon(true);
@@ -209,13 +227,13 @@ public final class JournalStateStore implements StateStore {
 
     JournalStateStore open() throws IOException {
       long started = System.nanoTime();
-      if (!options.readOnly()) {
-        dir.deleteTemporaryFiles();
-      }
       List<Path> checkpoints = dir.checkpoints();
       List<Segment> segments = dir.segments();
       if (legacy.present()) {
         if (checkpoints.isEmpty() && segments.isEmpty()) {
+          if (!options.readOnly()) {
+            dir.deleteTemporaryFiles();
+          }
           return migrate();
         }
         if (!options.readOnly()) {
@@ -278,6 +296,7 @@ public final class JournalStateStore implements StateStore {
         base = last;
       }
       if (!options.readOnly()) {
+        dir.deleteTemporaryFiles(); // half-made files a crash left; after the checks, so a strict failure touches nothing
         for (Path cp : dir.checkpoints()) {
           if (!cp.equals(used)) {
             Files.deleteIfExists(cp); // older ones a crash left before deleting them
@@ -557,6 +576,9 @@ public final class JournalStateStore implements StateStore {
       closed = true;
     }
     checkpointer.shutdown();
+    if (segmentPreparer != null) {
+      segmentPreparer.shutdown();
+    }
     try {
       if (!checkpointer.awaitTermination(5, TimeUnit.MINUTES)) {
         log.warn("a background checkpoint of {} did not finish in 5 minutes; closing without it", dir.path);
@@ -582,8 +604,24 @@ public final class JournalStateStore implements StateStore {
         log.warn("final checkpoint of the state in {} failed (the journal still holds every change; the next open"
             + " replays it): {}", dir.path, StateDirectory.describe(e));
       } finally {
+        awaitPreparer();
         dir.unlock();
       }
+    }
+  }
+
+  /** A preparation still running deletes its own file when it ends: wait, so the directory is left clean. */
+  private void awaitPreparer() {
+    if (segmentPreparer == null) {
+      return;
+    }
+    try {
+      if (!segmentPreparer.awaitTermination(1, TimeUnit.MINUTES)) {
+        log.warn("the preparation of a journal segment in {} did not end in a minute; the next open deletes it",
+            dir.path);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
   }
 

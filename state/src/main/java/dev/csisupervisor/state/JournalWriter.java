@@ -12,12 +12,14 @@ import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.Executor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Appends batches to the journal: one positional write of the whole batch and one {@code force(false)} into a
- * preallocated segment. Not thread-safe: the store calls it under its lock.
+ * preallocated segment, the next of which a {@link SegmentPipeline} prepares in the background. Not thread-safe:
+ * the store calls it under its lock.
  *
  * <p>A new segment is started at the first append after open, when a batch does not fit, and after any failed
  * write or force; it is named by its first sequence, which supersedes whatever an older segment holds from that
@@ -26,11 +28,20 @@ import org.slf4j.LoggerFactory;
  */
 final class JournalWriter {
   private static final Logger log = LoggerFactory.getLogger(JournalWriter.class);
-  private static final ByteBuffer ZEROS = ByteBuffer.allocateDirect(1 << 20);
+  private static final long MIN_SEGMENT = 4096;
 
   /** Opens files; tests wrap the channels to inject faults. */
   interface ChannelFactory {
     FileChannel open(Path path, Set<? extends OpenOption> options) throws IOException;
+
+    /**
+     * Where the next segment is prepared: null for the store's own background thread. Tests that count writes
+     * and forces return a direct executor, so that preparations happen at a known point (right after the batch
+     * that started a segment).
+     */
+    default Executor segmentPreparer() {
+      return null;
+    }
 
     ChannelFactory DEFAULT = FileChannel::open;
   }
@@ -38,6 +49,7 @@ final class JournalWriter {
   private final StateDirectory dir;
   private final long segmentBytes;
   private final ChannelFactory io;
+  private final SegmentPipeline pipeline;
   /** Every segment that may hold records after the last checkpoint, the current one last. */
   private final List<Segment> segments;
   private FileChannel channel; // the current segment, or null: the next append starts a fresh one
@@ -46,8 +58,10 @@ final class JournalWriter {
   private long nextSequence;
   private ByteBuffer buffer = ByteBuffer.allocateDirect(64 << 10);
 
-  JournalWriter(StateDirectory dir, long nextSequence, List<Segment> existing, long segmentBytes, ChannelFactory io) {
+  JournalWriter(StateDirectory dir, long nextSequence, List<Segment> existing, long segmentBytes, ChannelFactory io,
+      SegmentPipeline pipeline) {
     this.dir = dir;
+    this.pipeline = pipeline;
     this.nextSequence = nextSequence;
     this.segments = new ArrayList<>(existing);
     this.segmentBytes = segmentBytes;
@@ -85,7 +99,7 @@ final class JournalWriter {
     int length = frames.remaining();
     boolean fresh = false;
     if (channel == null || position + length > capacity) {
-      startSegment(Math.max(segmentBytes, length + JournalFormat.HEADER));
+      startSegment(length + JournalFormat.HEADER);
       fresh = true;
     }
     try {
@@ -100,6 +114,9 @@ final class JournalWriter {
     }
     position += length;
     nextSequence += changes.size();
+    if (fresh) {
+      pipeline.prepare(plannedSize(JournalFormat.HEADER)); // the next segment is made while this one fills
+    }
     return nextSequence - 1;
   }
 
@@ -124,23 +141,42 @@ final class JournalWriter {
   }
 
   /**
-   * Creates {@code journal-<next sequence>.log} filled with zeros (so that forcing a write later flushes no file
-   * size or block allocation) and makes it the current segment. Written under a temporary name and renamed, so a
-   * crash never leaves a half-made segment that would supersede records.
+   * Makes {@code journal-<next sequence>.log} the current segment: the one the pipeline prepared if it is ready,
+   * else one made here. Either way the file was written under a temporary name, filled with zeros (so that
+   * forcing a write later flushes no file size or block allocation) and renamed, so a crash never leaves a
+   * half-made segment that would supersede records. Where the disk has no room for the zeros, the segment is
+   * made without them and grows with each batch (each force then flushes its new size too): a small or nearly
+   * full disk still commits as long as the batches fit.
    */
-  private void startSegment(long size) throws IOException {
+  private void startSegment(long needed) throws IOException {
     closeChannel();
     Path target = dir.segmentPath(nextSequence);
+    SegmentPipeline.Prepared prepared = pipeline.take(needed);
+    if (prepared != null) {
+      try {
+        Files.move(prepared.path(), target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        dir.sync();
+      } catch (IOException | RuntimeException e) {
+        closeQuietly(prepared.channel());
+        deleteQuietly(prepared.path(), e);
+        throw e;
+      }
+      install(target, prepared.channel(), prepared.size());
+      return;
+    }
+    long size = plannedSize(needed);
     Path temp = target.resolveSibling(target.getFileName() + StateDirectory.TEMP_SUFFIX);
     FileChannel created = null;
     try {
       Files.deleteIfExists(temp);
       created = io.open(temp, Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE));
       dir.restrictPermissions(temp);
-      for (long at = 0; at < size; ) {
-        ByteBuffer zeros = ZEROS.duplicate();
-        zeros.limit((int) Math.min(zeros.capacity(), size - at));
-        at += created.write(zeros, at);
+      try {
+        SegmentPipeline.zeroFill(created, 0, size);
+      } catch (IOException noRoom) {
+        created.truncate(0); // give the blocks back: the batches themselves may still fit
+        log.info("journal segment {} is made without preallocation: {} bytes of zeros do not fit ({}), so each"
+            + " batch extends the file", target.getFileName(), size, StateDirectory.describe(noRoom));
       }
       created.force(true);
       Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
@@ -149,18 +185,39 @@ final class JournalWriter {
       if (created != null) {
         closeQuietly(created);
       }
-      try {
-        Files.deleteIfExists(temp);
-      } catch (IOException suppressed) {
-        e.addSuppressed(suppressed);
-      }
+      deleteQuietly(temp, e);
       throw e;
     }
+    install(target, created, size);
+  }
+
+  private void install(Path target, FileChannel segment, long size) {
     segments.removeIf(s -> s.firstSequence() == nextSequence); // replaced: it held nothing acknowledged
     segments.add(new Segment(target, nextSequence));
-    channel = created;
+    channel = segment;
     position = 0;
     capacity = size;
+  }
+
+  /**
+   * The size of a new segment: the configured one, or a quarter of the free space when that is less (so the
+   * current segment, the next one and a checkpoint fit on a small disk), never less than 4 KiB or the batch.
+   */
+  long plannedSize(long needed) {
+    long size = segmentBytes;
+    long free = dir.usableSpace();
+    if (free < 4 * segmentBytes) {
+      size = Math.max(MIN_SEGMENT, (free / 4) & ~(MIN_SEGMENT - 1));
+    }
+    return Math.max(Math.min(size, segmentBytes), needed);
+  }
+
+  private static void deleteQuietly(Path path, Exception cause) {
+    try {
+      Files.deleteIfExists(path);
+    } catch (IOException suppressed) {
+      cause.addSuppressed(suppressed);
+    }
   }
 
   /**
@@ -185,11 +242,7 @@ final class JournalWriter {
     // Until the next segment exists, only these bytes tell a reopen that the batch is dead: zero them if the
     // disk lets us (a full disk usually does, the blocks are preallocated).
     try {
-      for (long at = position, end = position + length; at < end; ) {
-        ByteBuffer zeros = ZEROS.duplicate();
-        zeros.limit((int) Math.min(zeros.capacity(), end - at));
-        at += channel.write(zeros, at);
-      }
+      SegmentPipeline.zeroFill(channel, position, length);
       channel.force(false);
     } catch (IOException | RuntimeException e) {
       log.debug("could not zero the failed batch in {} (the next segment supersedes it)", current.path(), e);
@@ -204,6 +257,7 @@ final class JournalWriter {
 
   void close() {
     closeChannel();
+    pipeline.close();
   }
 
   private void closeChannel() {

@@ -172,6 +172,15 @@ final class StateDirectory {
     }
   }
 
+  /** The bytes this process may still write to the directory's file system; Long.MAX_VALUE if unknown. */
+  long usableSpace() {
+    try {
+      return Files.getFileStore(path).getUsableSpace();
+    } catch (IOException | RuntimeException e) {
+      return Long.MAX_VALUE;
+    }
+  }
+
   /** Makes renames and deletions durable against a power loss, not just a crash of the process. */
   void sync() throws IOException {
     try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ)) {

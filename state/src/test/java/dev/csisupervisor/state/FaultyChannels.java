@@ -10,6 +10,7 @@ import java.nio.channels.WritableByteChannel;
 import java.nio.file.OpenOption;
 import java.nio.file.Path;
 import java.util.Set;
+import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -31,6 +32,12 @@ final class FaultyChannels implements JournalWriter.ChannelFactory {
   /** Fails the {@code n}th force from now (1 = the next one). */
   void failForceIn(int n) {
     failForce = forces.get() + n;
+  }
+
+  /** Segments are prepared right after the batch that started one: counts stay deterministic. */
+  @Override
+  public Executor segmentPreparer() {
+    return Runnable::run;
   }
 
   @Override

@@ -217,7 +217,8 @@ class JournalDamageTest {
     Path data = tmp.resolve("hand");
     StateDirectory dir = new StateDirectory(data.resolve("state"));
     dir.prepare(false);
-    JournalWriter writer = new JournalWriter(dir, 1, List.of(), 4096, JournalWriter.ChannelFactory.DEFAULT);
+    JournalWriter writer = new JournalWriter(dir, 1, List.of(), 4096, JournalWriter.ChannelFactory.DEFAULT,
+        new SegmentPipeline(dir, JournalWriter.ChannelFactory.DEFAULT, Runnable::run));
     for (int i = 0; i < 100; i++) {
       writer.append(List.of(new StateChange.Put("k" + i, bytes("v".repeat(100)))));
     }

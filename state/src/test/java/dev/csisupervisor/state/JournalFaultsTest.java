@@ -132,6 +132,59 @@ class JournalFaultsTest {
     }
   }
 
+  /**
+   * A data directory on a 4 MiB file system with the default 4 MiB segments: once each segment was preallocated at
+   * its full size, so not one change ever committed there. Segments now take what fits.
+   */
+  @Test
+  void fourMibDisk_defaultSegments_commits_survivesFillingUp_andRecoversWithoutARestart() throws Exception {
+    try (TmpfsMount disk = TmpfsMount.mount(tmp.resolve("four"), "4m")) {
+      Path data = disk.dir().resolve("data");
+      Map<String, String> model = new HashMap<>();
+      JournalStateStore.Options defaults = JournalStateStore.Options.defaults().withStrict(true);
+      try (JournalStateStore store = JournalStateStore.open(data, defaults)) {
+        for (int i = 0; i < 2_000; i++) {
+          String value = "registration " + i + " " + "r".repeat(300);
+          store.put("plugin/p" + (i % 500), bytes(value));
+          model.put("plugin/p" + (i % 500), value);
+        }
+        Path filler = disk.dir().resolve("filler");
+        try (OutputStream o = Files.newOutputStream(filler)) {
+          byte[] block = new byte[4096];
+          while (true) {
+            o.write(block);
+          }
+        } catch (IOException full) {
+          assertTrue(String.valueOf(full.getMessage()).contains("No space left"), String.valueOf(full));
+        }
+        int failed = 0;
+        for (int i = 0; i < 50_000 && failed < 3; i++) {
+          String value = "while full " + i + " " + "f".repeat(300);
+          try {
+            store.put("plugin/p" + (i % 500), bytes(value));
+            model.put("plugin/p" + (i % 500), value);
+          } catch (StateStoreException e) {
+            failed++;
+            assertTrue(e.getMessage().contains("No space left on device") && e.getMessage().contains("nothing changed"),
+                e.getMessage());
+          }
+        }
+        assertEquals(3, failed, "changes fail cleanly once the disk is full");
+        assertEquals(model, strings(store.loadAll()), "a failed change changed nothing");
+        Files.delete(filler);
+        for (int i = 0; i < 2_000; i++) {
+          String value = "space again " + i + " " + "s".repeat(300);
+          store.put("plugin/p" + (i % 500), bytes(value));
+          model.put("plugin/p" + (i % 500), value);
+        }
+        assertEquals(model, strings(store.loadAll()));
+      }
+      try (JournalStateStore reopened = JournalStateStore.open(data, defaults)) {
+        assertEquals(model, strings(reopened.loadAll()), "exactly the acknowledged changes, after a reopen");
+      }
+    }
+  }
+
   @Test
   void batchLargerThanASegment_getsASegmentOfItsOwn() {
     try (JournalStateStore store = JournalStateStore.open(tmp.resolve("big"), small())) {
