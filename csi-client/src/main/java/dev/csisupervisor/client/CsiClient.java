@@ -183,6 +183,14 @@ public interface CsiClient extends AutoCloseable {
       Optional<VolumeCapability> capability, Secrets secrets);
 
   /**
+   * Calls {@code listener} each time an established connection to the plugin is lost: the plugin's end closed
+   * it (the process died, or the server shut the connection), never because this client closed. Lets a
+   * supervisor see a dead plugin at once instead of at its next probe. The listener runs on a gRPC I/O thread:
+   * it must only hand the news on, never block. Costs nothing on the wire.
+   */
+  void onConnectionLost(Runnable listener);
+
+  /**
    * Closes the channel: lets calls in flight finish for up to 200 ms, then cancels them (they fail
    * with {@link CallCancelledException}). Idempotent; blocks at most about a second.
    */

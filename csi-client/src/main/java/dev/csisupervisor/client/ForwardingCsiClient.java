@@ -65,6 +65,7 @@ public abstract class ForwardingCsiClient implements CsiClient {
       CapacityRange capacityRange, Optional<VolumeCapability> capability, Secrets secrets) {
     return delegate().controllerExpandVolumeAsync(volumeId, capacityRange, capability, secrets);
   }
+  @Override public void onConnectionLost(Runnable listener) { delegate().onConnectionLost(listener); }
   @Override public void close() { delegate().close(); }
 
   @Override

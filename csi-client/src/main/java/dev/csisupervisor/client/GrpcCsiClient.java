@@ -45,6 +45,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
@@ -80,6 +81,9 @@ final class GrpcCsiClient implements CsiClient {
   /** Replaced channels that may still have calls running out their deadline; guarded by lock. */
   private final List<ManagedChannel> retired = new ArrayList<>();
 
+  /** Told when an established connection is lost; see {@link #onConnectionLost}. */
+  private final List<Runnable> lostListeners = new CopyOnWriteArrayList<>();
+
   private GrpcCsiClient(Path socket, CsiClientOptions options) {
     this.socket = socket;
     this.options = options;
@@ -96,6 +100,40 @@ final class GrpcCsiClient implements CsiClient {
   }
 
   private ManagedChannel newChannel() {
+    ManagedChannel ch = buildChannel();
+    watchConnectivity(ch, ConnectivityState.IDLE);
+    return ch;
+  }
+
+  /**
+   * Follows {@code ch}'s connectivity for its whole life: leaving READY for anything but SHUTDOWN (ours) means
+   * the connection was lost. With no idle timeout set, gRPC's 30-minute default keeps a probed channel READY,
+   * so leaving READY never means "idle".
+   */
+  private void watchConnectivity(ManagedChannel ch, ConnectivityState seen) {
+    ConnectivityState now = ch.getState(false);
+    if (now == ConnectivityState.SHUTDOWN) {
+      return;
+    }
+    if (seen == ConnectivityState.READY && now != ConnectivityState.READY && ch == channel
+        && state.get() == State.RUNNING) {
+      for (Runnable listener : lostListeners) {
+        try {
+          listener.run();
+        } catch (RuntimeException e) {
+          log.warn("a connection-lost listener of {} threw", socket, e);
+        }
+      }
+    }
+    ch.notifyWhenStateChanged(now, () -> watchConnectivity(ch, now));
+  }
+
+  @Override
+  public void onConnectionLost(Runnable listener) {
+    lostListeners.add(Objects.requireNonNull(listener, "listener"));
+  }
+
+  private ManagedChannel buildChannel() {
     return NettyChannelBuilder.forAddress(new DomainSocketAddress(socket.toString()))
         .channelType(EpollDomainSocketChannel.class)
         .eventLoopGroup(SharedEventLoop.group())

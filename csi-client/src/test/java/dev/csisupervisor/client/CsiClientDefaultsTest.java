@@ -68,6 +68,7 @@ class CsiClientDefaultsTest {
       nodeCalls.incrementAndGet();
       return nodeInfo;
     }
+    @Override public void onConnectionLost(Runnable listener) {}
     @Override public void close() {}
   }
 

@@ -40,6 +40,11 @@ final class CsiClientConnection implements PluginConnection {
   }
 
   @Override
+  public void onLost(Runnable listener) {
+    client.onConnectionLost(listener);
+  }
+
+  @Override
   public void close() {
     client.close();
   }

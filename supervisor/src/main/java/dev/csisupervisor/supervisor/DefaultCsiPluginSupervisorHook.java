@@ -208,6 +208,8 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
       }
       phase = Phase.AWAITING_READY;
       connection = connector.connect(socket, config.probeTimeout(), config.fingerprintTimeout());
+      PluginConnection conn = connection;
+      conn.onLost(() -> scheduler.execute(() -> connectionLost(conn)));
       // For the plugin's whole life: every (re)appearance of the socket is probed at once.
       watch = watcher.watchFile(socket, scheduler, this::socketAppeared);
       backoff.reset();
@@ -347,6 +349,26 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
         processReplaced();
         probeLocked();
       }
+    }
+  }
+
+  /**
+   * The plugin's end of the connection closed: its process most likely died (a kill -9 leaves an external
+   * plugin's socket file in place, so the watch sees nothing). Probe now, and keep probing on the quick
+   * backoff, so the death is reported at once and a restart found as fast as a socket that reappears.
+   */
+  private void connectionLost(PluginConnection conn) {
+    synchronized (lock) {
+      if (conn != connection || !(phase == Phase.AWAITING_READY || phase == Phase.REGISTERING
+          || phase == Phase.REGISTERED)) {
+        return;
+      }
+      log.debug("plugin={}: connection to {} lost, probing now", config.pluginId(), socket);
+      backoff.reset();
+      if (phase == Phase.REGISTERED) {
+        fastPath = true;
+      }
+      probeLocked();
     }
   }
 

@@ -25,6 +25,12 @@ interface PluginConnection extends AutoCloseable {
    */
   CompletableFuture<PluginFingerprint> fingerprint(PluginKind kind);
 
+  /**
+   * Calls {@code listener} whenever an established connection to the plugin is lost (the plugin's end closed
+   * it), so that supervision probes at once rather than at its next tick. The listener must not block.
+   */
+  void onLost(Runnable listener);
+
   @Override
   void close();
 

@@ -30,6 +30,7 @@ final class FakeConnection implements PluginConnection {
   volatile boolean closed;
   volatile int probes;
   volatile int fingerprints;
+  private final java.util.List<Runnable> lostListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
 
   FakeConnection(FakeScheduler scheduler, Duration callTimeout) {
     this.scheduler = scheduler;
@@ -39,6 +40,16 @@ final class FakeConnection implements PluginConnection {
   /** A connector that always hands out this connection (one plugin per test). */
   PluginConnection.Connector connector() {
     return (Path socket, Duration probeTimeout, Duration fingerprintTimeout) -> this;
+  }
+
+  @Override
+  public void onLost(Runnable listener) {
+    lostListeners.add(listener);
+  }
+
+  /** The plugin's end closes the connection, as a process killed with SIGKILL does. */
+  void loseConnection() {
+    lostListeners.forEach(Runnable::run);
   }
 
   @Override

@@ -259,6 +259,42 @@ class SupervisionStateMachineTest {
   }
 
   @Test
+  void connectionLost_probesAtOnce_unhealthyWithoutWaitingForTheTick_thenHealthyOnTheQuickBackoff()
+      throws Exception {
+    CsiPluginSupervisorHook hook = registeredQuietly(config(PluginKind.NODE)
+        .probeInterval(Duration.ofHours(1)).healthTimeout(Duration.ofHours(2)));
+    int before = plugin.probes;
+
+    plugin.probe = Probe.REFUSED; // killed: its socket file stays, nothing listens on it
+    plugin.loseConnection();
+    scheduler.runDueTasks(); // no time passes
+    assertEquals(before + 1, plugin.probes, "one probe, at once");
+    assertEquals(List.of(TaskEvent.PLUGIN_UNHEALTHY), eventTypes());
+    assertEquals(List.of("UPDATED CSI_NODE"), registryKinds());
+    assertFalse(registry.find(PluginType.CSI_NODE, "ebs").orElseThrow().health().healthy());
+
+    // Restarted: found by the next retry on the quick backoff, far before the hour's tick.
+    plugin.probe = Probe.READY;
+    Duration next = scheduler.pendingDelays().get(0);
+    assertTrue(next.compareTo(Duration.ofSeconds(1)) < 0, "retry after " + next);
+    scheduler.forwardTime(next);
+    assertEquals(List.of(TaskEvent.PLUGIN_UNHEALTHY, TaskEvent.PLUGIN_HEALTHY), eventTypes());
+    assertTrue(hook.healthy());
+    assertEquals(Duration.ofHours(1), scheduler.pendingDelays().get(0), "back to the steady interval");
+  }
+
+  @Test
+  void connectionLost_ofAHealthyPlugin_thatReconnects_costsOneProbe_andNoEvent() throws Exception {
+    registeredQuietly(config(PluginKind.NODE).probeInterval(Duration.ofHours(1)));
+    int before = plugin.probes;
+    plugin.loseConnection(); // e.g. the server closed an old connection; the plugin still answers
+    scheduler.runDueTasks();
+    assertEquals(before + 1, plugin.probes);
+    assertEquals(List.of(), eventTypes());
+    assertEquals(List.of(), registryKinds());
+  }
+
+  @Test
   void pluginRestartedWithNewVersion_updatesRegistration() throws Exception {
     CsiPluginSupervisorHook hook = registeredQuietly(config(PluginKind.NODE));
 

@@ -15,9 +15,12 @@ import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.registry.PluginType;
 import dev.csisupervisor.state.InMemoryStateStore;
 import dev.csisupervisor.supervisor.CsiPluginSupervisorHook.Phase;
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.net.UnixDomainSocketAddress;
 import java.nio.channels.ServerSocketChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -65,6 +68,10 @@ class SupervisorWithMockPluginTest {
   @AfterEach
   void tearDown() throws Exception {
     hooks.forEach(h -> h.stop(StopRequest.because("test done")));
+    for (Process child : children) {
+      child.destroyForcibly();
+      child.waitFor(10, TimeUnit.SECONDS);
+    }
     plugins.forEach(MockCsiPlugin::close);
     supervisor.close();
     registry.close();
@@ -280,6 +287,47 @@ class SupervisorWithMockPluginTest {
     // The steady tick is 10 minutes away: only the re-appeared socket explains this.
     await().atMost(Duration.ofSeconds(10)).until(() -> registry.find(PluginType.CSI_NODE, "ext2")
         .map(p -> p.version().equals("2.0.0") && p.health().healthy()).orElse(false));
+  }
+
+  /** A real external plugin process, killed with SIGKILL: its socket file stays, so the watch sees nothing. */
+  @Test
+  void externalPluginKilledWithSigkill_isUnhealthyAtOnce_andHealthyAgainOnceRestarted_farBeforeTheTick()
+      throws Exception {
+    Path socket = root.resolve("ext3/csi.sock");
+    Files.createDirectories(socket.getParent());
+    CsiPluginSupervisorHook hook = hook(CsiPluginConfig.builder("ext3", PluginKind.NODE)
+        .externalSocket(socket).probeInterval(Duration.ofMinutes(10)).healthTimeout(Duration.ofMinutes(30))
+        .build());
+    Process first = launchPlugin(socket);
+    hook.poststart(PoststartRequest.of());
+    await().atMost(WAIT).until(() -> count(PluginEvent.Kind.REGISTERED) == 1);
+
+    first.destroyForcibly(); // SIGKILL
+    assertTrue(first.waitFor(10, TimeUnit.SECONDS));
+    assertTrue(Files.exists(socket), "a killed plugin leaves its socket file");
+    // The steady tick is 10 minutes away: only the lost connection explains this.
+    await().atMost(Duration.ofSeconds(10)).until(() -> count(PluginEvent.Kind.UPDATED) == 1);
+    assertFalse(registry.find(PluginType.CSI_NODE, "ext3").orElseThrow().health().healthy());
+    assertFalse(hook.healthy());
+
+    launchPlugin(socket);
+    await().atMost(Duration.ofSeconds(10)).until(() -> hook.healthy());
+    assertTrue(registry.find(PluginType.CSI_NODE, "ext3").orElseThrow().health().healthy());
+  }
+
+  private final List<Process> children = new ArrayList<>();
+
+  /** The mock plugin as its own JVM, as an operator runs a driver; returns once it serves. */
+  private Process launchPlugin(Path socket) throws IOException {
+    Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"), MockCsiPlugin.class.getName(),
+        "--endpoint", "unix://" + socket, "--type", "node", "--name", "ext3.csi.dev")
+        .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+    children.add(p);
+    String line = new BufferedReader(new InputStreamReader(p.getInputStream(),
+        StandardCharsets.UTF_8)).readLine();
+    assertEquals("READY-TO-SERVE " + socket, line);
+    return p;
   }
 
   @Test
