@@ -123,11 +123,14 @@ final class ClusterCommand implements Runnable {
     }
   }
 
-  private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+  /** Made on first use: Jackson is some 300 classes no other command should pay for. */
+  private static final class Json {
+    static final ObjectMapper MAPPER = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+  }
 
   static void printJson(PrintWriter out, Object o) {
     try {
-      out.println(JSON.writeValueAsString(o));
+      out.println(Json.MAPPER.writeValueAsString(o));
     } catch (JsonProcessingException e) {
       throw new IllegalStateException(e);
     }

@@ -2,6 +2,10 @@ package dev.csisupervisor.agent.cli;
 
 import dev.csisupervisor.agent.Agent;
 import java.io.PrintWriter;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.Supplier;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -9,15 +13,35 @@ import picocli.CommandLine.Command;
 @Command(name = "csi-agent", mixinStandardHelpOptions = true,
     versionProvider = CsiAgentCommand.Version.class,
     description = "Launches, supervises and serves CSI plugins on one node.",
-    subcommands = {RunCommand.class, ReloadCommand.class, PluginsCommand.class, PluginCommand.class,
-        EventsCommand.class, StatusCommand.class, StateCommand.class, DemoCommand.class,
-        ClusterCommand.class, VolumeCommand.class,
-        CommandLine.HelpCommand.class},
     footer = {"", "Exit codes: 0 ok, 1 failure, 2 usage or config error."})
 public final class CsiAgentCommand implements Runnable {
   public static final int OK = 0;
   public static final int FAILURE = 1;
   public static final int USAGE = 2;
+
+  /**
+   * The subcommands, in the order help lists them. A command line gets only the one its first argument names
+   * (with help, all): picocli reads each one's annotations by reflection, and its classes cannot be put in a
+   * class-data archive (they are Java 5 bytecode), so every unused command costs each CLI call milliseconds.
+   */
+  private static final Map<String, Supplier<Object>> COMMANDS = commands();
+
+  private static Map<String, Supplier<Object>> commands() {
+    Map<String, Supplier<Object>> m = new LinkedHashMap<>();
+    m.put("run", RunCommand::new);
+    m.put("reload", ReloadCommand::new);
+    m.put("plugins", PluginsCommand::new);
+    m.put("plugin", PluginCommand::new);
+    m.put("events", EventsCommand::new);
+    m.put("status", StatusCommand::new);
+    m.put("state", StateCommand::new);
+    m.put("demo", DemoCommand::new);
+    m.put("cluster", ClusterCommand::new);
+    m.put("volume", VolumeCommand::new);
+    m.put("help", CommandLine.HelpCommand::new);
+    m.put("class-data-training", ClassDataTrainingCommand::new);
+    return Collections.unmodifiableMap(m);
+  }
 
   @CommandLine.Spec
   CommandLine.Model.CommandSpec spec;
@@ -29,13 +53,25 @@ public final class CsiAgentCommand implements Runnable {
 
   /** Runs the CLI with the process's stdout/stderr; returns the exit code. */
   public static int execute(String... args) {
-    return commandLine(new PrintWriter(System.out, true), new PrintWriter(System.err, true))
+    return commandLine(new PrintWriter(System.out, true), new PrintWriter(System.err, true), args)
         .execute(args);
   }
 
+  /** The command line with every subcommand. */
   static CommandLine commandLine(PrintWriter out, PrintWriter err) {
-    CommandLine cl = new CommandLine(new CsiAgentCommand())
-        .setCaseInsensitiveEnumValuesAllowed(true)
+    return commandLine(out, err, new String[0]);
+  }
+
+  /** The command line for {@code args}: only the subcommand they name, if they name one other than help. */
+  static CommandLine commandLine(PrintWriter out, PrintWriter err, String[] args) {
+    CommandLine cl = new CommandLine(new CsiAgentCommand());
+    String first = args.length > 0 ? args[0] : "";
+    if (COMMANDS.containsKey(first) && !first.equals("help")) {
+      cl.addSubcommand(first, COMMANDS.get(first).get());
+    } else {
+      COMMANDS.forEach((name, command) -> cl.addSubcommand(name, command.get()));
+    }
+    cl.setCaseInsensitiveEnumValuesAllowed(true)
         .setOut(out)
         .setErr(err);
     // picocli's defaults are the agent's: 2 for usage errors, 1 for failures.

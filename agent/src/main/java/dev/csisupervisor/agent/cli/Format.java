@@ -25,13 +25,16 @@ import java.util.Map;
 public final class Format {
   private static final DateTimeFormatter TIME =
       DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss").withZone(ZoneId.systemDefault());
-  private static final JsonFormat.Printer JSON = JsonFormat.printer()
-      .preservingProtoFieldNames()
-      .alwaysPrintFieldsWithNoPresence()
-      .omittingInsignificantWhitespace();
-  private static final JsonFormat.Printer PRETTY = JsonFormat.printer()
-      .preservingProtoFieldNames()
-      .alwaysPrintFieldsWithNoPresence();
+  /** Made on first use: only --json output needs protobuf's JSON printer. */
+  private static final class Printers {
+    static final JsonFormat.Printer JSON = JsonFormat.printer()
+        .preservingProtoFieldNames()
+        .alwaysPrintFieldsWithNoPresence()
+        .omittingInsignificantWhitespace();
+    static final JsonFormat.Printer PRETTY = JsonFormat.printer()
+        .preservingProtoFieldNames()
+        .alwaysPrintFieldsWithNoPresence();
+  }
 
   private Format() {}
 
@@ -194,22 +197,25 @@ public final class Format {
   static String json(MessageOrBuilder m, boolean pretty) {
     String raw;
     try {
-      raw = (pretty ? PRETTY : JSON).print(m);
+      raw = (pretty ? Printers.PRETTY : Printers.JSON).print(m);
     } catch (InvalidProtocolBufferException e) {
       throw new IllegalStateException(e);
     }
     try {
-      com.fasterxml.jackson.databind.JsonNode tree = JACKSON.readTree(raw);
+      com.fasterxml.jackson.databind.JsonNode tree = Jackson.MAPPER.readTree(raw);
       renameTypes(tree);
-      return pretty ? JACKSON.writerWithDefaultPrettyPrinter().writeValueAsString(tree)
-          : JACKSON.writeValueAsString(tree);
+      return pretty ? Jackson.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsString(tree)
+          : Jackson.MAPPER.writeValueAsString(tree);
     } catch (java.io.IOException e) {
       throw new IllegalStateException(e);
     }
   }
 
-  private static final com.fasterxml.jackson.databind.ObjectMapper JACKSON =
-      new com.fasterxml.jackson.databind.ObjectMapper();
+  /** Made on first use: only --json output needs Jackson. */
+  private static final class Jackson {
+    static final com.fasterxml.jackson.databind.ObjectMapper MAPPER =
+        new com.fasterxml.jackson.databind.ObjectMapper();
+  }
 
   private static void renameTypes(com.fasterxml.jackson.databind.JsonNode node) {
     if (node instanceof com.fasterxml.jackson.databind.node.ObjectNode o) {

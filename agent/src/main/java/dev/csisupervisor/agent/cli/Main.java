@@ -3,6 +3,7 @@ package dev.csisupervisor.agent.cli;
 import dev.csisupervisor.agent.config.LogSettings;
 import dev.csisupervisor.agent.logging.AgentLogging;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * The {@code csi-agent} program: {@code run}, {@code plugins}, {@code plugin}, {@code events},
@@ -12,7 +13,21 @@ import java.util.Map;
 public final class Main {
   private Main() {}
 
+  /** Commands that only talk to a running agent's admin socket: they log nothing of their own. */
+  private static final Set<String> ADMIN_COMMANDS = Set.of("plugins", "plugin", "events", "status", "reload",
+      "volume", "class-data-training", "", "help", "--help", "-h", "--version", "-V");
+
+  /** slf4j's provider that drops every message (in slf4j-api itself). */
+  static final String NO_LOGGING_PROVIDER = "org.slf4j.helpers.NOP_FallbackServiceProvider";
+
   public static void main(String[] args) {
+    if (quiet(args, System.getenv())) {
+      // A short-lived client: not setting up logback (some 220 classes) is a tenth of its start. What it has to
+      // say goes to stderr itself; --verbose or CSI_AGENT_LOG_LEVEL bring logging back.
+      System.setProperty("slf4j.provider", NO_LOGGING_PROVIDER);
+      System.setProperty("slf4j.internal.verbosity", "WARN"); // not the line saying which provider it took
+      System.exit(CsiAgentCommand.execute(args));
+    }
     try {
       AgentLogging.apply(logSettings(args, System.getenv()));
     } catch (IllegalArgumentException e) {
@@ -20,6 +35,20 @@ public final class Main {
       System.exit(CsiAgentCommand.USAGE);
     }
     System.exit(CsiAgentCommand.execute(args));
+  }
+
+  /** Whether {@code args} name an admin-socket command run without a wish for logging. */
+  static boolean quiet(String[] args, Map<String, String> env) {
+    if (env.containsKey(LogSettings.LEVEL_ENV) || env.containsKey(LogSettings.FORMAT_ENV)
+        || System.getProperty("slf4j.provider") != null || System.getProperty("logback.configurationFile") != null) {
+      return false;
+    }
+    for (String a : args) {
+      if (a.equals("--verbose") || a.equals("-v")) {
+        return false;
+      }
+    }
+    return ADMIN_COMMANDS.contains(args.length > 0 ? args[0] : "");
   }
 
   /**
