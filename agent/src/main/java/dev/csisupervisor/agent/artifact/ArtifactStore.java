@@ -30,6 +30,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
@@ -66,8 +67,10 @@ public final class ArtifactStore {
   private ArtifactStore(Builder b) {
     this.root = requireNonNull(b.root, "root").toAbsolutePath().normalize();
     this.io = requireNonNull(b.io, "io");
-    HttpClient client = b.client != null ? b.client : HttpClient.newBuilder()
-        .connectTimeout(b.connectTimeout)
+    HttpClient given = b.client;
+    Duration connectTimeout = b.connectTimeout;
+    Supplier<HttpClient> client = () -> given != null ? given : HttpClient.newBuilder()
+        .connectTimeout(connectTimeout)
         .followRedirects(HttpClient.Redirect.NORMAL)
         .build();
     this.downloader = new Downloader(client, requireNonNull(b.scheduler, "scheduler"), io,

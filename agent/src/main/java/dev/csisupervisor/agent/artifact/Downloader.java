@@ -29,6 +29,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,16 +43,17 @@ import org.slf4j.LoggerFactory;
 final class Downloader {
   private static final Logger log = LoggerFactory.getLogger(Downloader.class);
 
-  private final HttpClient client;
+  private final Supplier<HttpClient> clientFactory;
+  private HttpClient client; // made on the first download: its selector thread is not needed before
   private final ScheduledExecutorService scheduler;
   private final Executor io;
   private final Duration initialBackoff;
   private final Duration maxBackoff;
   private final Random random;
 
-  Downloader(HttpClient client, ScheduledExecutorService scheduler, Executor io,
+  Downloader(Supplier<HttpClient> clientFactory, ScheduledExecutorService scheduler, Executor io,
       Duration initialBackoff, Duration maxBackoff, Random random) {
-    this.client = requireNonNull(client, "client");
+    this.clientFactory = requireNonNull(clientFactory, "clientFactory");
     this.scheduler = requireNonNull(scheduler, "scheduler");
     this.io = requireNonNull(io, "io");
     this.initialBackoff = requireNonNull(initialBackoff, "initialBackoff");
@@ -143,6 +145,13 @@ final class Downloader {
     }
   }
 
+  private synchronized HttpClient client() {
+    if (client == null) {
+      client = requireNonNull(clientFactory.get(), "clientFactory.get()");
+    }
+    return client;
+  }
+
   private void httpGet(ArtifactSpec spec, Path part) throws ArtifactException {
     HttpRequest request = HttpRequest.newBuilder(spec.url())
         .timeout(spec.timeout())
@@ -150,7 +159,7 @@ final class Downloader {
         .GET()
         .build();
     // Only a 200 body is written to disk; any other status discards its body.
-    CompletableFuture<HttpResponse<Path>> call = client.sendAsync(request,
+    CompletableFuture<HttpResponse<Path>> call = client().sendAsync(request,
         info -> info.statusCode() == 200
             ? HttpResponse.BodySubscribers.ofFile(part)
             : HttpResponse.BodySubscribers.replacing(null));
