@@ -74,11 +74,15 @@ want() { [[ "$only" == all || "$only" == "$1" ]]; }
     daemon=(java -Xms16m -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:CICompilerCount=1
       -Dbench.data="$here/target/bench-data" -Dorg.slf4j.simpleLogger.defaultLogLevel=warn)
     "${daemon[@]}" -XX:ArchiveClassesAtExit="$out/restore.jsa" -Xlog:cds=off -jar "$jar" restore quick 10 >/dev/null
+    # The state templates first, each in a JVM of its own: a run that made its template has warmed up on it.
+    for size in 10000 100000; do "${java[@]}" restore quick "$size" >/dev/null; done
     for size in 10000 100000; do
       echo ">>> restore $size, daemon flags, no archive"
       "${daemon[@]}" -jar "$jar" restore quick "$size"
       echo ">>> restore $size, daemon flags, archive"
       "${daemon[@]}" -XX:SharedArchiveFile="$out/restore.jsa" -Xshare:auto -Xlog:cds=off -jar "$jar" restore quick "$size"
+      echo ">>> restore $size, the JVM's default flags (C2, G1), no archive"
+      "${java[@]}" restore quick "$size"
     done
   fi
   if want cli; then "$here/agent-process.sh" cli "$([[ "$mode" == full ]] && echo 50 || echo 20)"; fi
