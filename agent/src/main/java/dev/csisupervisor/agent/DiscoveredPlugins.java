@@ -1,6 +1,6 @@
 package dev.csisupervisor.agent;
 
-import dev.csisupervisor.supervisor.FileWatcher;
+import dev.csisupervisor.common.FileWatcher;
 import static dev.csisupervisor.agent.Agent.DISCOVERED_ALLOC_PREFIX;
 import static java.util.Objects.requireNonNull;
 

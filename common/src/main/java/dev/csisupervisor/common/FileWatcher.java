@@ -1,4 +1,4 @@
-package dev.csisupervisor.supervisor;
+package dev.csisupervisor.common;
 
 import static java.nio.file.StandardWatchEventKinds.ENTRY_CREATE;
 import static java.nio.file.StandardWatchEventKinds.ENTRY_DELETE;

@@ -1,11 +1,11 @@
-package dev.csisupervisor.supervisor;
+package dev.csisupervisor.common;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import dev.csisupervisor.supervisor.FileWatcher.DirectoryEvent;
-import dev.csisupervisor.supervisor.FileWatcher.DirectoryEvent.Kind;
+import dev.csisupervisor.common.FileWatcher.DirectoryEvent;
+import dev.csisupervisor.common.FileWatcher.DirectoryEvent.Kind;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

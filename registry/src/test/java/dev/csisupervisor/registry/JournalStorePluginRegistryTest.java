@@ -5,7 +5,8 @@ import dev.csisupervisor.state.StateStore;
 import java.nio.file.Path;
 import org.junit.jupiter.api.io.TempDir;
 
-class MapDbPluginRegistryTest extends PluginRegistryContractTest {
+/** The registry contract on the durable store: journal segments and MapDB checkpoints, strict. */
+class JournalStorePluginRegistryTest extends PluginRegistryContractTest {
 
   @TempDir Path dataDir;
 

@@ -2,6 +2,7 @@ package dev.csisupervisor.supervisor;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.csisupervisor.common.FileWatcher;
 import dev.csisupervisor.registry.PluginRegistry;
 import java.nio.file.Path;
 import java.time.Clock;

@@ -6,7 +6,10 @@ import static java.util.Objects.requireNonNull;
 
 import dev.csisupervisor.client.CsiException;
 import dev.csisupervisor.client.PluginFingerprint;
+import dev.csisupervisor.client.PluginKind;
+import dev.csisupervisor.common.CsiEndpoint;
 import dev.csisupervisor.common.Durations;
+import dev.csisupervisor.common.FileWatcher;
 import dev.csisupervisor.common.SocketPaths;
 import dev.csisupervisor.registry.Fingerprint;
 import dev.csisupervisor.registry.PluginHealth;
@@ -56,7 +59,7 @@ import org.slf4j.LoggerFactory;
 final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
   private static final Logger log = LoggerFactory.getLogger(DefaultCsiPluginSupervisorHook.class);
 
-  static final String CSI_ENDPOINT = "CSI_ENDPOINT";
+  static final String CSI_ENDPOINT = CsiEndpoint.ENV;
   /**
    * A server creates its socket file at bind() and accepts only after listen(): a probe fired by
    * the file's appearance can be refused by a plugin that is a moment from ready. Retry it this
@@ -157,8 +160,8 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
       this.socket = SocketPaths.checkLength("socket path",
           pluginDir.resolve(PluginLayout.SOCKET_FILE));
     }
-    this.backoff = new ExponentialBackoff(
-        config.initialBackoff(), config.maxBackoff(), 2.0, 0.2, requireNonNull(random, "random"));
+    this.backoff = ExponentialBackoff.doubling(
+        config.initialBackoff(), config.maxBackoff(), requireNonNull(random, "random"));
     this.notifications = new SerialExecutor(scheduler);
   }
 
@@ -182,8 +185,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
           false));
       mounts.add(new TaskMount(Path.of("/dev"), "/dev", TaskMount.Propagation.HOST_TO_TASK, false));
       if (!request.taskEnv().containsKey(CSI_ENDPOINT)) {
-        env.put(CSI_ENDPOINT, "unix://" + config.mountDir().replaceAll("/+$", "") + "/"
-            + PluginLayout.SOCKET_FILE);
+        env.put(CSI_ENDPOINT, CsiEndpoint.of(Path.of(config.mountDir(), PluginLayout.SOCKET_FILE)));
       }
     }
     return new PrestartResponse(mounts, env);
@@ -528,9 +530,9 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
                 + fp.pluginCapabilities() + ")");
             return;
           }
-          types = EnumSet.of(PluginType.CSI_CONTROLLER);
+          types = PluginKinds.registryTypes(PluginKind.CONTROLLER);
         }
-        case NODE -> types = EnumSet.of(PluginType.CSI_NODE);
+        case NODE -> types = PluginKinds.registryTypes(PluginKind.NODE);
         default -> {
           types = EnumSet.noneOf(PluginType.class);
           if (fp.servesController()) {

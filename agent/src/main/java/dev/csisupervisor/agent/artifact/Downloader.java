@@ -69,7 +69,7 @@ final class Downloader {
    */
   CompletableFuture<Path> download(String pluginId, ArtifactSpec spec, Path partPrefix) {
     CompletableFuture<Path> result = new CompletableFuture<>();
-    Backoff backoff = new ExponentialBackoff(initialBackoff, maxBackoff, 2.0, 0.2, random);
+    Backoff backoff = ExponentialBackoff.doubling(initialBackoff, maxBackoff, random);
     attempt(pluginId, spec, partPrefix, 1, backoff, result);
     return result;
   }

@@ -44,6 +44,11 @@ public record ArtifactSpec(URI url, String sha256, Unpack unpack, String entry, 
   private static final Set<String> SCHEMES = Set.of("http", "https", "file");
   private static final Pattern SHA256 = Pattern.compile("[0-9a-f]{64}");
 
+  /** Whether {@code hex} is a SHA-256 as the config writes it after normalizing: 64 lower-case hex digits. */
+  public static boolean isSha256(String hex) {
+    return SHA256.matcher(hex).matches();
+  }
+
   public ArtifactSpec {
     requireNonNull(url, "url");
     requireNonNull(sha256, "sha256");
@@ -62,7 +67,7 @@ public record ArtifactSpec(URI url, String sha256, Unpack unpack, String entry, 
           + " got " + url);
     }
     sha256 = sha256.strip().toLowerCase(Locale.ROOT);
-    if (!SHA256.matcher(sha256).matches()) {
+    if (!isSha256(sha256)) {
       throw new IllegalArgumentException("sha256 must be 64 hex digits, got \"" + sha256 + "\"");
     }
     checkEntry(entry);
