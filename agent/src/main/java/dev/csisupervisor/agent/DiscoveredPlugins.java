@@ -7,7 +7,7 @@ import static java.util.Objects.requireNonNull;
 import dev.csisupervisor.agent.Agent.AgentException;
 import dev.csisupervisor.agent.config.AgentConfig;
 import dev.csisupervisor.agent.config.ProbeSettings;
-import dev.csisupervisor.agent.config.ResourceLimits;
+import dev.csisupervisor.tasks.resources.ResourceLimits;
 import dev.csisupervisor.agent.discovery.CsiSocketClassifier;
 import dev.csisupervisor.agent.discovery.DiscoveryDir;
 import dev.csisupervisor.agent.metrics.AgentMetrics;

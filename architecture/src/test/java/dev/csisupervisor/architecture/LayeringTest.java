@@ -33,7 +33,8 @@ class LayeringTest {
     // Guards the rules below against passing on nothing: one known class of each module.
     for (String name : List.of("csi.v1.ProbeRequest", "admin.v1.ListPluginsRequest", "common.PluginIds",
         "client.CsiClient", "state.StateStore", "registry.PluginRegistry", "supervisor.CsiPluginSupervisor",
-        "volumes.VolumeManager", "catalog.ClusterView", "mockplugin.MockCsiPlugin", "agent.Agent")) {
+        "volumes.VolumeManager", "catalog.ClusterView", "mockplugin.MockCsiPlugin", "tasks.process.LaunchedProcess",
+        "agent.Agent")) {
       assertTrue(classes.contain(ROOT + "." + name), ROOT + "." + name + " was not imported");
     }
   }
@@ -50,12 +51,14 @@ class LayeringTest {
         .layer("volumes").definedBy(ROOT + ".volumes..")
         .layer("catalog").definedBy(ROOT + ".catalog..")
         .layer("mock-plugin").definedBy(ROOT + ".mockplugin..")
+        .layer("tasks").definedBy(ROOT + ".tasks..")
         .layer("agent").definedBy(ROOT + ".agent..")
         .whereLayer("agent").mayNotBeAccessedByAnyLayer()
         .whereLayer("catalog").mayOnlyBeAccessedByLayers("agent")
         .whereLayer("volumes").mayOnlyBeAccessedByLayers("agent")
         .whereLayer("supervisor").mayOnlyBeAccessedByLayers("agent")
         .whereLayer("mock-plugin").mayOnlyBeAccessedByLayers("agent")
+        .whereLayer("tasks").mayOnlyBeAccessedByLayers("agent")
         .whereLayer("registry").mayOnlyBeAccessedByLayers("supervisor", "volumes", "catalog", "agent")
         .whereLayer("csi-client").mayOnlyBeAccessedByLayers("supervisor", "volumes", "agent")
         .whereLayer("state").mayOnlyBeAccessedByLayers("registry", "volumes", "agent")
@@ -98,6 +101,15 @@ class LayeringTest {
         .orShould().dependOnClassesThat().haveFullyQualifiedName(Process.class.getName())
         .orShould().dependOnClassesThat().haveFullyQualifiedName(java.net.UnixDomainSocketAddress.class.getName())
         .because("DESIGN.md: catalog knows nothing of processes or sockets")
+        .check(classes);
+  }
+
+  @Test
+  void theTaskRunnerKnowsProcessesAndFiles_notYamlGrpcOrTheAdminApi() {
+    noClasses().that().resideInAPackage(ROOT + ".tasks..")
+        .should().dependOnClassesThat().resideInAnyPackage("io.grpc..", "com.google.protobuf..",
+            "com.fasterxml.jackson.dataformat.yaml..", ROOT + ".admin..", ROOT + ".agent..")
+        .because("the task runner sits under the daemon: it launches, restarts and measures processes")
         .check(classes);
   }
 

@@ -5,6 +5,9 @@ import dev.csisupervisor.supervisor.PluginLayout;
 import static dev.csisupervisor.agent.config.ConfigLoader.BUILTIN_MOCK_PLUGIN;
 
 import dev.csisupervisor.client.PluginKind;
+import dev.csisupervisor.tasks.artifact.ArtifactSpec;
+import dev.csisupervisor.tasks.process.RestartPolicy;
+import dev.csisupervisor.tasks.resources.ResourceLimits;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.file.Files;

@@ -10,6 +10,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 import dev.csisupervisor.client.PluginKind;
+import dev.csisupervisor.tasks.artifact.ArtifactSpec;
+import dev.csisupervisor.tasks.process.RestartPolicy;
+import dev.csisupervisor.tasks.resources.ResourceLimits;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
