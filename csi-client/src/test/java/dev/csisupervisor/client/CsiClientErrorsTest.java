@@ -7,11 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 import dev.csisupervisor.csi.v1.ControllerGrpc;
 import dev.csisupervisor.mockplugin.MockCsiPlugin;
 import dev.csisupervisor.mockplugin.MockMode;
+import dev.csisupervisor.testing.WithoutPermissionOverride;
 import io.grpc.Server;
 import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
@@ -148,10 +148,21 @@ class CsiClientErrorsTest extends PluginSocketTest {
   void permissionDenied_isSocketPermission() throws Exception {
     startPlugin(MockMode.NODE);
     Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("---------"));
-    // root ignores file permissions; the classification itself is covered in StatusTranslatorTest.
-    assumeFalse(Files.isWritable(socket), "running as root: file permissions do not apply");
-    SocketPermissionException e = assertThrows(SocketPermissionException.class, client()::probe);
-    assertEquals("permission denied on CSI plugin socket " + socket + " (connect: Permission denied)", e.getMessage());
+    // Root ignores file permissions: the probe runs where they apply.
+    WithoutPermissionOverride.Result r = WithoutPermissionOverride.run(ProbeAndPrint.class, socket.toString());
+    assertEquals(SocketPermissionException.class.getSimpleName() + ": permission denied on CSI plugin socket "
+        + socket + " (connect: Permission denied)", r.output(), r.toString());
+  }
+
+  /** Probes the plugin on the socket named by its argument and prints the exception (or "ready"). */
+  static final class ProbeAndPrint {
+    public static void main(String[] args) throws Exception {
+      try (CsiClient c = CsiClient.create(Path.of(args[0]))) {
+        System.out.println(c.probe().ready() ? "ready" : "not ready");
+      } catch (CsiException e) {
+        System.out.println(e.getClass().getSimpleName() + ": " + e.getMessage());
+      }
+    }
   }
 
   // ---- what is (not) listening ------------------------------------------------------------------
