@@ -15,6 +15,7 @@ import dev.csisupervisor.registry.PluginListener;
 import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.registry.PluginType;
 import dev.csisupervisor.registry.Subscription;
+import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import java.time.Clock;
 import java.time.Duration;
@@ -83,6 +84,9 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
   /** Guarded by keepAliveLock: a stream's calls must not be concurrent. */
   private StreamObserver<LeaseKeepAliveRequest> keepAlive;
   private ScheduledFuture<?> keepAliveTask;
+  /** The last keep-alive answer: when (nanoTime) and the TTL it granted; for {@link #status()}. */
+  private volatile long keepAliveAnsweredNanos;
+  private volatile long keepAliveAnsweredTtl;
   /** One timer thread for the keep-alive pings of every publisher in the JVM. */
   private static final ScheduledExecutorService KEEPALIVE = Executors.newSingleThreadScheduledExecutor(daemon("catalog-keepalive"));
   private final RetryBackoff backoff;
@@ -310,6 +314,7 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
     }
     if (leaseId == 0) {
       leaseId = client.grantLease(ttlSeconds);
+      keepAliveAnsweredNanos = 0;
       lastWritten.clear();
     }
     // A previous run with this node id (crashed, or restarted within its TTL): its keys are on its lease.
@@ -326,44 +331,81 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
     connected = true;
   }
 
+  /**
+   * Keeps the lease alive through the member the client is on: a ping every third of the TTL, and the stream
+   * watched for silence. A member that stops answering (stopped, partitioned, overloaded) is left as soon as a
+   * ping has waited the request timeout for its answer, not when the lease runs out: the publisher fails over
+   * and keeps the same lease alive through the next member.
+   */
   private void startKeepAlive() {
     long lease = leaseId;
+    // Nanos when the oldest unanswered ping was sent, 0 when every ping is answered.
+    java.util.concurrent.atomic.AtomicLong unansweredSince = new java.util.concurrent.atomic.AtomicLong();
+    // An old stream's last words (its channel shut down by a failover) must not end the next one.
+    AtomicReference<StreamObserver<LeaseKeepAliveRequest>> self = new AtomicReference<>();
     StreamObserver<LeaseKeepAliveRequest> stream = client.keepAlive(new StreamObserver<>() {
       @Override
       public void onNext(LeaseKeepAliveResponse r) {
+        unansweredSince.set(0);
         if (r.getTTL() <= 0) {
-          post(() -> leaseLost(lease, new EtcdException("lease " + Long.toHexString(lease) + " expired", "LEASE_EXPIRED", null)));
+          post(() -> leaseLost(self.get(), new EtcdException("lease " + Long.toHexString(lease) + " expired", "LEASE_EXPIRED", null)));
+        } else if (lease == leaseId) {
+          keepAliveAnsweredTtl = r.getTTL();
+          keepAliveAnsweredNanos = System.nanoTime();
         }
       }
 
       @Override
       public void onError(Throwable t) {
         EtcdException e = client.translate("lease keep-alive", t);
-        post(() -> leaseLost(lease, e));
+        post(() -> leaseLost(self.get(), e));
       }
 
       @Override
-      public void onCompleted() {}
+      public void onCompleted() {
+        post(() -> leaseLost(self.get(), new EtcdException("etcd " + client.endpoint() + ": lease keep-alive ended by etcd",
+            "KEEPALIVE_ENDED", null)));
+      }
     });
-    long period = Math.max(500, ttlSeconds * 1000 / 3);
+    long periodNanos = TimeUnit.MILLISECONDS.toNanos(Math.max(500, ttlSeconds * 1000 / 3));
+    long timeoutNanos = client.options().requestTimeout().toNanos();
+    // The timer looks often enough to notice an unanswered ping soon after its timeout.
+    long tickMillis = Math.max(50, Math.min(TimeUnit.NANOSECONDS.toMillis(periodNanos), TimeUnit.NANOSECONDS.toMillis(timeoutNanos) / 4));
     LeaseKeepAliveRequest ping = LeaseKeepAliveRequest.newBuilder().setID(lease).build();
+    long[] lastPing = {System.nanoTime()};
+    self.set(stream);
     synchronized (keepAliveLock) {
       keepAlive = stream;
+      unansweredSince.set(lastPing[0]);
       stream.onNext(ping);
     }
     // Pinged from a shared timer, not the io thread: a slow etcd call there never starves the lease.
     keepAliveTask = KEEPALIVE.scheduleAtFixedRate(() -> {
       try {
+        long now = System.nanoTime();
+        long waiting = unansweredSince.get();
+        if (waiting != 0 && now - waiting > timeoutNanos) {
+          EtcdException e = new EtcdException("etcd " + client.endpoint() + ": lease keep-alive unanswered for "
+              + TimeUnit.NANOSECONDS.toMillis(now - waiting) + " ms", Status.Code.DEADLINE_EXCEEDED.name(), null);
+          unansweredSince.set(0); // reported once; the io thread fails over
+          post(() -> leaseLost(self.get(), e));
+          return;
+        }
+        if (now - lastPing[0] < periodNanos) {
+          return;
+        }
         synchronized (keepAliveLock) {
           if (keepAlive == stream) {
+            lastPing[0] = now;
+            unansweredSince.compareAndSet(0, now);
             stream.onNext(ping);
           }
         }
       } catch (RuntimeException e) {
         EtcdException ee = client.translate("lease keep-alive", e);
-        post(() -> leaseLost(lease, ee));
+        post(() -> leaseLost(self.get(), ee));
       }
-    }, period, period, TimeUnit.MILLISECONDS);
+    }, tickMillis, tickMillis, TimeUnit.MILLISECONDS);
   }
 
   private void post(Runnable r) {
@@ -374,9 +416,11 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
     }
   }
 
-  private void leaseLost(long lease, EtcdException e) {
-    if (state.get() != State.RUNNING || lease != leaseId || !connected) {
-      return; // an old stream, or already handling it
+  private void leaseLost(StreamObserver<LeaseKeepAliveRequest> stream, EtcdException e) {
+    synchronized (keepAliveLock) {
+      if (state.get() != State.RUNNING || stream != keepAlive || !connected) {
+        return; // an old stream, or already handling it
+      }
     }
     fail(e);
   }
@@ -538,8 +582,18 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
       Instant first = dirty.values().stream().min(Instant::compareTo).orElse(now);
       oldest = Duration.between(first, now).isNegative() ? Duration.ZERO : Duration.between(first, now);
     }
-    return new PublisherStatus(connected, leaseId, dirty.size(), oldest, lastPublishLag, published, etcdErrors,
-        reconciles, overflows, lastError);
+    return new PublisherStatus(connected, client.endpoint().toString(), leaseId, leaseTtlLeft(), dirty.size(), oldest,
+        lastPublishLag, published, etcdErrors, reconciles, overflows, lastError);
+  }
+
+  /** The lease's TTL at its last keep-alive answer, less the time since; zero without a lease or an answer. */
+  private Duration leaseTtlLeft() {
+    long answered = keepAliveAnsweredNanos;
+    if (leaseId == 0 || answered == 0) {
+      return Duration.ZERO;
+    }
+    Duration left = Duration.ofSeconds(keepAliveAnsweredTtl).minusNanos(System.nanoTime() - answered);
+    return left.isNegative() ? Duration.ZERO : left;
   }
 
   @Override

@@ -28,6 +28,7 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.TlsChannelCredentials;
 import io.grpc.stub.AbstractStub;
+import io.grpc.stub.MetadataUtils;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.net.URI;
@@ -43,6 +44,11 @@ import java.util.concurrent.TimeUnit;
  */
 final class EtcdClient implements AutoCloseable {
   private static final Metadata.Key<String> TOKEN = Metadata.Key.of("token", Metadata.ASCII_STRING_MARSHALLER);
+  /**
+   * etcd's "require leader" flag (clientv3's WithRequireLeader): a member that has lost its leader (cut off from
+   * the quorum) ends the stream with "no leader" instead of serving it from its own, frozen, state.
+   */
+  private static final Metadata.Key<String> REQUIRE_LEADER = Metadata.Key.of("hasleader", Metadata.ASCII_STRING_MARSHALLER);
 
   private final EtcdOptions options;
   private final Object lock = new Object();
@@ -232,14 +238,26 @@ final class EtcdClient implements AutoCloseable {
     }
   }
 
-  /** Opens a keep-alive stream; responses and the stream's end arrive on {@code responses}. */
+  /**
+   * Opens a keep-alive stream to the current member, which must have a leader; responses and the stream's end
+   * arrive on {@code responses}.
+   */
   StreamObserver<LeaseKeepAliveRequest> keepAlive(StreamObserver<LeaseKeepAliveResponse> responses) {
-    return withAuth(LeaseGrpc.newStub(channel())).leaseKeepAlive(responses);
+    return requireLeader(withAuth(LeaseGrpc.newStub(channel()))).leaseKeepAlive(responses);
   }
 
-  /** Opens a watch stream; responses and the stream's end arrive on {@code responses}. */
+  /**
+   * Opens a watch stream to the current member, which must have a leader; responses and the stream's end
+   * arrive on {@code responses}.
+   */
   StreamObserver<WatchRequest> watch(StreamObserver<WatchResponse> responses) {
-    return withAuth(WatchGrpc.newStub(channel())).watch(responses);
+    return requireLeader(withAuth(WatchGrpc.newStub(channel()))).watch(responses);
+  }
+
+  private static <S extends AbstractStub<S>> S requireLeader(S stub) {
+    Metadata m = new Metadata();
+    m.put(REQUIRE_LEADER, "true");
+    return stub.withInterceptors(MetadataUtils.newAttachHeadersInterceptor(m));
   }
 
   /** Translates a failure of a streaming call (from {@code onError}). */

@@ -6,10 +6,12 @@ import dev.csisupervisor.catalog.etcdpb.KeyValue;
 import dev.csisupervisor.catalog.etcdpb.RangeRequest;
 import dev.csisupervisor.catalog.etcdpb.RangeResponse;
 import dev.csisupervisor.catalog.etcdpb.WatchCreateRequest;
+import dev.csisupervisor.catalog.etcdpb.WatchProgressRequest;
 import dev.csisupervisor.catalog.etcdpb.WatchRequest;
 import dev.csisupervisor.catalog.etcdpb.WatchResponse;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -34,6 +36,7 @@ import org.slf4j.LoggerFactory;
 final class EtcdClusterView implements ClusterView {
   private static final Logger log = LoggerFactory.getLogger(EtcdClusterView.class);
   private static final int RANGE_PAGE = 1000;
+  private static final long CHECK_MILLIS = 100;
 
   private enum State { NEW, RUNNING, CLOSED }
 
@@ -53,8 +56,20 @@ final class EtcdClusterView implements ClusterView {
   private long sequence;
   private ClusterSnapshot cached;
 
+  // freshness: written on the io thread, read by freshness()
+  private final java.time.Clock clock;
+  private final long startedNanos = System.nanoTime();
+  /** nanoTime of the last list, watch event, watch creation or progress answer; 0 before the first list. */
+  private volatile long confirmedNanos;
+  private volatile boolean watching;
+  private volatile String lastError = "";
+  private final long progressEveryNanos;
+  private final long staleAfterNanos;
+
   // io thread only
   private StreamObserver<WatchRequest> watch;
+  /** nanoTime the unanswered progress request was sent, 0 if none is outstanding. */
+  private long progressAskedNanos;
   private final RetryBackoff backoff;
   private int failuresInRow;
   private long badValues;
@@ -66,6 +81,12 @@ final class EtcdClusterView implements ClusterView {
     this.keys = b.keys;
     this.backoff = b.newBackoff();
     this.maxSubscriberBacklog = b.maxSubscriberBacklog;
+    this.clock = b.clock;
+    long timeout = b.etcd.requestTimeout().toNanos();
+    // With nothing to report, ask the member every request timeout whether the watch is current; an answer
+    // not back within another request timeout means the member went silent.
+    this.progressEveryNanos = timeout;
+    this.staleAfterNanos = 2 * timeout + TimeUnit.MILLISECONDS.toNanos(CHECK_MILLIS);
     this.io = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "cluster-view");
       t.setDaemon(true);
@@ -142,6 +163,8 @@ final class EtcdClusterView implements ClusterView {
       throw new IllegalStateException("cluster view is " + state.get().name().toLowerCase() + ", cannot start");
     }
     io.execute(this::relist);
+    long every = Math.max(CHECK_MILLIS, TimeUnit.NANOSECONDS.toMillis(progressEveryNanos) / 4);
+    io.scheduleWithFixedDelay(this::checkWatch, every, every, TimeUnit.MILLISECONDS);
   }
 
   @Override
@@ -210,6 +233,7 @@ final class EtcdClusterView implements ClusterView {
         revision = rev;
         cached = null;
       }
+      confirmedNanos = System.nanoTime();
       deliver();
       synced.countDown();
       relists.incrementAndGet();
@@ -252,6 +276,8 @@ final class EtcdClusterView implements ClusterView {
     });
     self.set(stream);
     watch = stream;
+    watching = false; // until etcd says the watch is created
+    progressAskedNanos = 0;
     ByteString key = EtcdClient.bytes(keys.root());
     stream.onNext(WatchRequest.newBuilder().setCreateRequest(WatchCreateRequest.newBuilder()
         .setKey(key).setRangeEnd(EtcdClient.prefixEnd(key)).setStartRevision(fromRevision).setProgressNotify(true)).build());
@@ -290,6 +316,10 @@ final class EtcdClusterView implements ClusterView {
       retry(new EtcdException("watch canceled by etcd: " + r.getCancelReason(), "WATCH_CANCELED", null), this::resume);
       return;
     }
+    // Any answer on a live watch stream confirms the view as of the revision it carries.
+    progressAskedNanos = 0;
+    confirmedNanos = System.nanoTime();
+    watching = true;
     if (failuresInRow > 0 && (r.getCreated() || r.getEventsCount() > 0)) {
       log.info("cluster view: watching {} again from revision {}", keys, revision() + 1);
       failuresInRow = 0;
@@ -384,6 +414,8 @@ final class EtcdClusterView implements ClusterView {
     }
     failuresInRow++;
     etcdErrors.incrementAndGet();
+    watching = false;
+    lastError = e.getMessage();
     Duration delay = backoff.next();
     log.warn("cluster view: etcd unavailable (attempt {}): {}; retrying in {} ms", failuresInRow, e.getMessage(), delay.toMillis());
     client.failover();
@@ -405,6 +437,7 @@ final class EtcdClusterView implements ClusterView {
   private void closeWatch() {
     StreamObserver<WatchRequest> w = watch;
     watch = null;
+    watching = false;
     if (w != null) {
       try {
         w.onCompleted();
@@ -412,6 +445,48 @@ final class EtcdClusterView implements ClusterView {
         // already broken
       }
     }
+  }
+
+  /**
+   * On the io thread, every quarter request timeout: a quiet watch is asked for progress (etcd answers with its
+   * current revision); one whose question has waited a whole request timeout is on a member that stopped
+   * answering (stopped, partitioned, overloaded): the view leaves it for the next member.
+   */
+  private void checkWatch() {
+    if (state.get() != State.RUNNING || watch == null || !watching) {
+      return;
+    }
+    long now = System.nanoTime();
+    if (progressAskedNanos != 0) {
+      if (now - progressAskedNanos > progressEveryNanos) {
+        EtcdException e = new EtcdException("etcd " + client.endpoint() + ": watch silent for "
+            + TimeUnit.NANOSECONDS.toMillis(now - progressAskedNanos) + " ms (progress request unanswered)",
+            "DEADLINE_EXCEEDED", null);
+        closeWatch();
+        retry(e, this::resume);
+      }
+      return;
+    }
+    if (now - confirmedNanos >= progressEveryNanos) {
+      progressAskedNanos = now;
+      try {
+        watch.onNext(WatchRequest.newBuilder().setProgressRequest(WatchProgressRequest.getDefaultInstance()).build());
+      } catch (RuntimeException e) {
+        closeWatch();
+        retry(client.translate("watch progress request", e), this::resume);
+      }
+    }
+  }
+
+  @Override
+  public ViewFreshness freshness() {
+    long confirmed = confirmedNanos;
+    long now = System.nanoTime();
+    Instant wall = clock.instant();
+    Instant lastConfirmed = confirmed == 0 ? null : wall.minusNanos(now - confirmed);
+    boolean stale = confirmed == 0 || !watching || now - confirmed > staleAfterNanos;
+    Instant staleSince = !stale ? null : lastConfirmed != null ? lastConfirmed : wall.minusNanos(now - startedNanos);
+    return new ViewFreshness(revision(), lastConfirmed, staleSince, client.endpoint().toString(), lastError);
   }
 
   /** How many full lists were loaded (1 after start; one more per compaction-forced re-list). */
