@@ -1,6 +1,7 @@
 package dev.csisupervisor.catalog;
 
 import com.google.protobuf.ByteString;
+import dev.csisupervisor.catalog.etcdpb.Compare;
 import dev.csisupervisor.catalog.etcdpb.DeleteRangeRequest;
 import dev.csisupervisor.catalog.etcdpb.LeaseKeepAliveRequest;
 import dev.csisupervisor.catalog.etcdpb.LeaseKeepAliveResponse;
@@ -9,6 +10,7 @@ import dev.csisupervisor.catalog.etcdpb.RangeRequest;
 import dev.csisupervisor.catalog.etcdpb.RangeResponse;
 import dev.csisupervisor.catalog.etcdpb.RequestOp;
 import dev.csisupervisor.catalog.etcdpb.TxnRequest;
+import dev.csisupervisor.catalog.etcdpb.TxnResponse;
 import dev.csisupervisor.registry.PluginEvent;
 import dev.csisupervisor.registry.PluginInfo;
 import dev.csisupervisor.registry.PluginListener;
@@ -95,6 +97,8 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
   private final Map<String, ByteString> lastWritten = new HashMap<>();
   /** The lease of a previous run with the same node id, until a reconcile has taken over its keys. */
   private long previousLease;
+  /** The node key's mod revision as this connection put it; every write is conditional on it ({@link #write}). */
+  private long nodeKeyRevision;
 
   EtcdCatalogPublisher(CatalogPublisher.Builder b) {
     this.registry = b.registry;
@@ -323,7 +327,8 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
       previousLease = prev.getKvs(0).getLease();
     }
     NodeEntry node = new NodeEntry(nodeId, hostname, startedAt, ttlSeconds);
-    client.txn(TxnRequest.newBuilder().addSuccess(put(keys.nodeKey(nodeId), CatalogCodec.encode(node))).build());
+    nodeKeyRevision = client.txn(TxnRequest.newBuilder().addSuccess(put(keys.nodeKey(nodeId), CatalogCodec.encode(node))).build())
+        .getHeader().getRevision();
     startKeepAlive();
     synchronized (this) {
       needReconcile = true;
@@ -470,7 +475,7 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
       }
     }
     for (int i = 0; i < ops.size(); i += batchSize) {
-      client.txn(TxnRequest.newBuilder().addAllSuccess(ops.subList(i, Math.min(ops.size(), i + batchSize))).build());
+      write(ops.subList(i, Math.min(ops.size(), i + batchSize)));
     }
     written.forEach((k, v) -> {
       if (v == null) {
@@ -500,12 +505,35 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
     return out;
   }
 
-  private void commit(List<RequestOp> ops) {
-    if (ops.isEmpty()) {
-      return;
+  /**
+   * Writes {@code ops} in one transaction, only if the node key is still as this connection put it. A write
+   * whose answer was lost (a stopped member, a dead leader) may yet be applied later, after newer ones; every
+   * connection puts the node key again, so such a late write of an earlier connection changes nothing. Its keys
+   * are forgotten from {@link #lastWritten}: the reconcile after the failure writes them again, whatever landed.
+   * Failing the check ourselves means the node key was written behind our back (a late write of an earlier
+   * connection, or another process with this node id): what etcd holds can no longer be trusted, so the
+   * publisher reconnects and rewrites every key.
+   */
+  private void write(List<RequestOp> ops) {
+    TxnRequest txn = TxnRequest.newBuilder()
+        .addCompare(Compare.newBuilder().setKey(EtcdClient.bytes(keys.nodeKey(nodeId))).setTarget(Compare.CompareTarget.MOD)
+            .setResult(Compare.CompareResult.EQUAL).setModRevision(nodeKeyRevision))
+        .addAllSuccess(ops).build();
+    TxnResponse r;
+    try {
+      r = client.txn(txn);
+    } catch (EtcdException e) {
+      for (RequestOp op : ops) {
+        lastWritten.remove((op.hasRequestPut() ? op.getRequestPut().getKey() : op.getRequestDeleteRange().getKey()).toStringUtf8());
+      }
+      throw e;
     }
-    client.txn(TxnRequest.newBuilder().addAllSuccess(ops).build());
-    ops.clear();
+    if (!r.getSucceeded()) {
+      lastWritten.clear();
+      throw new EtcdException("etcd " + client.endpoint() + ": node key " + keys.nodeKey(nodeId) + " changed behind the"
+          + " publisher's back (a late write of an earlier connection, or another agent with node id " + nodeId
+          + "); writing every key again", "NODE_KEY_CHANGED", null);
+    }
   }
 
   /** Writes up to {@link #batchSize} dirty keys in one transaction; false when nothing was left. */
@@ -526,7 +554,7 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
       }
     }
     try {
-      client.txn(TxnRequest.newBuilder().addAllSuccess(ops).build());
+      write(ops);
     } catch (EtcdException e) {
       synchronized (this) {
         // Put them back (a newer change of the same key keeps its own, later, time: no harm either way).

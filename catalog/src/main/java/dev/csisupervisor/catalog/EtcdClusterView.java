@@ -499,11 +499,16 @@ final class EtcdClusterView implements ClusterView {
     return etcdErrors.get();
   }
 
-  /** For tests: drops the watch as a broken connection would; it resumes after the backoff delay. */
-  void dropWatchForTest() {
+  /**
+   * For tests: drops the watch as a broken connection would (counted as an etcd error); it resumes once
+   * {@code resume} completes, so a test can change etcd in between without racing the backoff.
+   */
+  void dropWatchForTest(java.util.concurrent.CompletableFuture<?> resume) {
     execute(() -> {
       closeWatch();
-      retry(new EtcdException("watch dropped by a test", "TEST", null), this::resume);
+      etcdErrors.incrementAndGet();
+      lastError = "watch dropped by a test";
+      resume.thenRun(() -> execute(this::resume));
     });
   }
 
