@@ -23,12 +23,24 @@ public interface ClusterView extends AutoCloseable {
   }
 
   /**
-   * Reads the catalog once (one consistent list at a single revision), without watching: for the CLI.
+   * Reads the catalog once (one consistent list at a single revision, each member tried in turn), without
+   * watching: for the CLI.
    *
    * @throws EtcdException if etcd cannot be read
    */
   static ClusterSnapshot read(EtcdOptions etcd, String prefix) {
-    return EtcdClusterView.readOnce(etcd, CatalogKeys.of(prefix));
+    return EtcdClusterView.readOnce(etcd, CatalogKeys.of(prefix), false, java.time.Clock.systemUTC()).snapshot();
+  }
+
+  /**
+   * Reads the catalog once, like {@link #read}, each member tried in turn; when none can answer with the
+   * quorum's agreement (no quorum), one member's own copy is read instead and marked stale: for an operator
+   * who wants to see what there is during an outage.
+   *
+   * @throws EtcdException if no member can be read at all
+   */
+  static ClusterRead readAllowingStale(EtcdOptions etcd, String prefix) {
+    return EtcdClusterView.readOnce(etcd, CatalogKeys.of(prefix), true, java.time.Clock.systemUTC());
   }
 
   /**

@@ -94,24 +94,49 @@ final class EtcdClusterView implements ClusterView {
     });
   }
 
-  static ClusterSnapshot readOnce(EtcdOptions etcd, CatalogKeys keys) {
+  /**
+   * One list of the prefix, tried on each member in turn with the quorum's agreement (a linearizable read);
+   * when none can give that and {@code allowStale}, one member's own copy (a serializable read), marked stale.
+   */
+  static ClusterRead readOnce(EtcdOptions etcd, CatalogKeys keys, boolean allowStale, java.time.Clock clock) {
     try (EtcdClient c = new EtcdClient(etcd)) {
-      Map<String, CatalogEntry> p = new HashMap<>();
-      Map<String, NodeEntry> n = new HashMap<>();
-      long rev = list(c, keys, p, n);
-      Map<String, NodeEntry> byId = new HashMap<>();
-      n.values().forEach(e -> byId.put(e.nodeId(), e));
-      return new ClusterSnapshot(rev, byId, new ArrayList<>(p.values()));
+      EtcdException first = null;
+      for (boolean serializable : allowStale ? new boolean[] {false, true} : new boolean[] {false}) {
+        for (int i = 0; i < etcd.endpoints().size(); i++) {
+          try {
+            Map<String, CatalogEntry> p = new HashMap<>();
+            Map<String, NodeEntry> n = new HashMap<>();
+            long rev = list(c, keys, p, n, serializable);
+            Map<String, NodeEntry> byId = new HashMap<>();
+            n.values().forEach(e -> byId.put(e.nodeId(), e));
+            ClusterSnapshot s = new ClusterSnapshot(rev, byId, new ArrayList<>(p.values()));
+            String endpoint = c.endpoint().toString();
+            return new ClusterRead(s, serializable
+                ? new ViewFreshness(rev, null, true, null, endpoint, first.getMessage())
+                : new ViewFreshness(rev, clock.instant(), false, null, endpoint, first == null ? "" : first.getMessage()));
+          } catch (EtcdException e) {
+            if (first == null) {
+              first = e;
+            } else {
+              first.addSuppressed(e);
+            }
+            c.failover();
+          }
+        }
+      }
+      throw first;
     }
   }
 
   /** Lists the whole prefix at one revision into the maps; returns that revision. */
-  private static long list(EtcdClient c, CatalogKeys keys, Map<String, CatalogEntry> p, Map<String, NodeEntry> n) {
+  private static long list(EtcdClient c, CatalogKeys keys, Map<String, CatalogEntry> p, Map<String, NodeEntry> n,
+      boolean serializable) {
     ByteString from = EtcdClient.bytes(keys.root());
     ByteString end = EtcdClient.prefixEnd(from);
     long rev = 0;
     while (true) {
-      RangeRequest.Builder rq = RangeRequest.newBuilder().setKey(from).setRangeEnd(end).setLimit(RANGE_PAGE);
+      RangeRequest.Builder rq = RangeRequest.newBuilder().setKey(from).setRangeEnd(end).setLimit(RANGE_PAGE)
+          .setSerializable(serializable);
       if (rev != 0) {
         rq.setRevision(rev);
       }
@@ -214,7 +239,7 @@ final class EtcdClusterView implements ClusterView {
     try {
       Map<String, CatalogEntry> p = new HashMap<>();
       Map<String, NodeEntry> n = new HashMap<>();
-      long rev = list(client, keys, p, n);
+      long rev = list(client, keys, p, n, false);
       synchronized (this) {
         for (var e : new ArrayList<>(plugins.entrySet())) {
           if (!p.containsKey(e.getKey())) {
@@ -486,7 +511,7 @@ final class EtcdClusterView implements ClusterView {
     Instant lastConfirmed = confirmed == 0 ? null : wall.minusNanos(now - confirmed);
     boolean stale = confirmed == 0 || !watching || now - confirmed > staleAfterNanos;
     Instant staleSince = !stale ? null : lastConfirmed != null ? lastConfirmed : wall.minusNanos(now - startedNanos);
-    return new ViewFreshness(revision(), lastConfirmed, staleSince, client.endpoint().toString(), lastError);
+    return new ViewFreshness(revision(), lastConfirmed, stale, staleSince, client.endpoint().toString(), lastError);
   }
 
   /** How many full lists were loaded (1 after start; one more per compaction-forced re-list). */

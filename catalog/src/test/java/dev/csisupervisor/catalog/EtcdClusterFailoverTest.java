@@ -236,6 +236,10 @@ class EtcdClusterFailoverTest {
     awaitConverged("leader-kill9", t0);
     assertNoLiveKeyLost(leases);
     assertNotEquals(leader.endpoint(), view.freshness().endpoint(), "the view moved off the dead leader");
+    // A one-time read (the CLI's) whose first endpoint is the dead member reads from the next.
+    ClusterRead once = ClusterView.readAllowingStale(options(etcd.members(), leader), PREFIX);
+    assertFalse(once.freshness().stale(), once.freshness().toString());
+    assertEquals(expected(), byKey(once.snapshot().entries()));
 
     etcd.restart(leader);
     changeRegistries("back");
@@ -299,6 +303,15 @@ class EtcdClusterFailoverTest {
         && !f.staleSince().isAfter(Instant.now()), f.toString());
     assertTrue(f.revision() >= revisionBefore, f.toString());
     assertFalse(f.lastError().isEmpty(), f.toString());
+    Map<String, CatalogEntry> before = byKey(view.snapshot().entries());
+    // A one-time read: no member can answer with the quorum; the survivor's own copy, marked stale.
+    EtcdOptions all = options(etcd.members(), etcd.member(0));
+    EtcdException refused = org.junit.jupiter.api.Assertions.assertThrows(EtcdException.class,
+        () -> ClusterView.read(all, PREFIX));
+    assertTrue(refused.getMessage().contains(etcd.member(0).endpoint().replace("http://", "")), refused.getMessage());
+    ClusterRead stale = ClusterView.readAllowingStale(all, PREFIX);
+    assertTrue(stale.freshness().stale() && stale.freshness().endpoint().equals(survivor.endpoint()), stale.freshness().toString());
+    assertEquals(before, byKey(stale.snapshot().entries()));
     // Longer than a lease: the publishers keep their backlog and nothing is dropped.
     long until = System.nanoTime() + TTL.plusSeconds(1).toNanos();
     await().atMost(TTL.plusSeconds(5)).until(() -> System.nanoTime() > until);

@@ -124,6 +124,9 @@ class ClusterEndToEndTest {
     assertEquals("ebs", ebs.get("name").asText());
     assertEquals(List.of(1, 1, 3, 3), List.of(ebs.get("controllers_healthy").asInt(), ebs.get("controllers_expected").asInt(),
         ebs.get("nodes_healthy").asInt(), ebs.get("nodes_expected").asInt()), plugins.out());
+    JsonNode fresh = JSON.readTree(plugins.out()).get("freshness");
+    assertTrue(!fresh.get("stale").asBoolean() && fresh.get("revision").asLong() > 0
+        && fresh.get("endpoint").asText().equals(ep), plugins.out());
     Cli.Result one = Cli.run(dir, WAIT, "cluster", "plugin", "ebs", "--config", dir.resolve("a1.yaml").toString());
     assertEquals(0, one.code(), one.toString());
     assertTrue(one.out().contains("ebs: controllers healthy 1/1, nodes healthy 3/3"), one.toString());
@@ -131,6 +134,8 @@ class ClusterEndToEndTest {
     Cli.Result nodes = Cli.run(dir, WAIT, "cluster", "nodes", "--endpoints", ep, "--prefix", PREFIX);
     assertEquals(0, nodes.code(), nodes.toString());
     assertEquals(3, nodes.out().lines().filter(l -> l.matches("a[123] .*")).count(), nodes.toString());
+    assertTrue(nodes.out().lines().findFirst().orElse("").matches("revision \\d+ from " + ep + ", confirmed \\d+s ago"),
+        nodes.toString());
     Cli.Result missing = Cli.run(dir, WAIT, "cluster", "plugin", "nope", "--endpoints", ep, "--prefix", PREFIX);
     assertEquals(1, missing.code(), missing.toString());
 
