@@ -267,8 +267,38 @@ final class EtcdClient implements AutoCloseable {
         || (s.getDescription() != null && s.getDescription().contains("invalid auth token"))) {
       token = null; // authenticate again on the next call
     }
+    // The first line: gRPC appends its Netty pipeline to an "io exception" on the next.
+    String why = s.getDescription() == null ? null : s.getDescription().lines().findFirst().orElse(null);
+    String cause = null;
+    for (Throwable c = s.getCause(); c != null; c = c.getCause()) {
+      if (c instanceof EtcdException e) {
+        // Authentication failed first (the call's credentials): that is the failure to report, once.
+        return new EtcdException(e.getMessage() + " (before " + what + ")", e.code(), t);
+      }
+      if (c.getMessage() != null && !c.getMessage().isBlank() && !(c instanceof StatusRuntimeException)) {
+        cause = c.getMessage();
+      }
+    }
+    if (cause != null && (why == null || !why.contains(cause))) {
+      // gRPC's "io exception" or "ssl exception" alone says neither that a certificate was refused nor why.
+      why = (why == null ? "" : why + ": ") + cause + tlsHint(cause);
+    }
     return new EtcdException("etcd " + endpoint() + ": " + what + " failed: " + s.getCode()
-        + (s.getDescription() == null ? "" : " (" + s.getDescription() + ")"), s.getCode().name(), t);
+        + (why == null ? "" : " (" + why + ")"), s.getCode().name(), t);
+  }
+
+  /** What a TLS failure means for the operator, from the TLS library's words; "" if it is not one. */
+  private static String tlsHint(String message) {
+    String m = message.toUpperCase(java.util.Locale.ROOT);
+    if (m.contains("BAD_CERTIFICATE") || m.contains("CERTIFICATE_REQUIRED") || m.contains("UNKNOWN_CA")
+        || m.contains("CERTIFICATE_UNKNOWN")) {
+      return "; etcd refused this client's certificate (cert_file/key_file, and the CA etcd trusts)";
+    }
+    if (m.contains("CERTIFICATION PATH") || m.contains("TRUST ANCHOR") || m.contains("PKIX")
+        || m.contains("CERTIFICATE_VERIFY_FAILED")) {
+      return "; etcd's certificate is not signed by a trusted CA (ca_file)";
+    }
+    return "";
   }
 
   static ByteString bytes(String s) {
