@@ -89,10 +89,17 @@ public final class EtcdCluster implements AutoCloseable {
     this.dir = dir;
   }
 
-  /** Starts a new cluster of {@code size} members under {@code parent}; returns once every member is healthy. */
+  /**
+   * Starts a new cluster of {@code size} members under {@code parent}; returns once every member is healthy.
+   * Skips the calling test when etcd is not installed.
+   */
   public static EtcdCluster start(Path parent, int size) throws IOException {
-    Path bin = EtcdProcess.assumeInstalled();
-    EtcdCluster c = new EtcdCluster(bin, Files.createTempDirectory(parent, "etcd-cluster"));
+    return start(EtcdProcess.assumeInstalled(), parent, size);
+  }
+
+  /** {@link #start(Path, int)} with this etcd binary (for the benchmarks, which have no test to skip). */
+  public static EtcdCluster start(Path binary, Path parent, int size) throws IOException {
+    EtcdCluster c = new EtcdCluster(binary, Files.createTempDirectory(parent, "etcd-cluster"));
     for (int i = 0; i < size; i++) {
       c.members.add(c.newMember());
     }
