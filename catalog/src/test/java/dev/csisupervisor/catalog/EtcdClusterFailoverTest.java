@@ -260,8 +260,9 @@ class EtcdClusterFailoverTest {
     long t0 = System.nanoTime();
     etcd.pause(silent); // SIGSTOP: its connections stay open, nothing answers
     // Nothing changes locally: only the keep-alives and the view's watch meet the silence, and must notice it
-    // after a request timeout (not when a lease runs out, nor after TCP or gRPC keep-alive give up).
-    await().atMost(REQUEST_TIMEOUT.multipliedBy(3)).pollInterval(Duration.ofMillis(20))
+    // once a ping or a progress request has waited a request timeout (the next ping is up to TTL/3 away), not
+    // when a lease runs out, nor after TCP or gRPC keep-alive give up (15 s and more).
+    await().atMost(TTL.dividedBy(3).plus(REQUEST_TIMEOUT.multipliedBy(3))).pollInterval(Duration.ofMillis(20))
         .until(() -> !onSilent.status().endpoint().equals(silent.endpoint()) && onSilent.status().connected());
     System.out.println("CLUSTER sigstop-publisher-moved-ms " + (System.nanoTime() - t0) / 1_000_000);
     await().atMost(REQUEST_TIMEOUT.multipliedBy(4)).pollInterval(Duration.ofMillis(20))
