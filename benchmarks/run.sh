@@ -4,8 +4,9 @@
 #   benchmarks/run.sh quick   # every benchmark, reduced sizes/durations: under 5 minutes on 2 cores
 #   benchmarks/run.sh full    # the sizes the issue asks for (1000 supervised plugins for 60 s, 100k events...)
 #   benchmarks/run.sh quick time-to-register   # just one: env | jmh | time-to-register | restore |
-#                                              #   supervision | fanout-stuck | cluster-catalog | volumes |
-#                                              #   plugin-death | journal-roll | restore-cds | cli | footprint
+#                                              #   supervision | fanout-stuck | cluster-catalog |
+#                                              #   cluster-failover | volumes | plugin-death | journal-roll |
+#                                              #   restore-cds | cli | footprint
 #   JMH_FILTER=fanout benchmarks/run.sh full jmh   # one JMH suite (regex over suite names)
 #
 # Not run by CI or by ./mvnw verify. The benchmark jar is (re)built first if it is missing or older
@@ -18,7 +19,7 @@ mode="${1:-quick}"
 only="${2:-all}"
 case "$mode" in
   quick|full) ;;
-  *) echo "usage: $0 quick|full [env|jmh|time-to-register|restore|supervision|fanout-stuck|cluster-catalog|volumes|plugin-death|journal-roll|restore-cds|cli|footprint]" >&2; exit 2 ;;
+  *) echo "usage: $0 quick|full [env|jmh|time-to-register|restore|supervision|fanout-stuck|cluster-catalog|cluster-failover|volumes|plugin-death|journal-roll|restore-cds|cli|footprint]" >&2; exit 2 ;;
 esac
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -65,6 +66,7 @@ want() { [[ "$only" == all || "$only" == "$1" ]]; }
   if want supervision; then run supervision "$mode"; fi
   if want fanout-stuck; then run fanout-stuck "$mode"; fi
   if want cluster-catalog; then run cluster-catalog "$mode"; fi
+  if want cluster-failover; then run cluster-failover "$mode"; fi
   if want volumes; then run volumes "$mode"; fi
   if want plugin-death; then run plugin-death "$mode"; fi
   if want journal-roll; then run journal-roll "$mode"; fi

@@ -1,7 +1,10 @@
 package dev.csisupervisor.agent;
 
 import dev.csisupervisor.admin.v1.DiscoveredSocket;
+import dev.csisupervisor.admin.v1.CatalogPublisherStatus;
 import dev.csisupervisor.admin.v1.GetAgentStatusResponse;
+import dev.csisupervisor.agent.cluster.ClusterNode;
+import dev.csisupervisor.catalog.PublisherStatus;
 import dev.csisupervisor.admin.v1.ReloadConfigResponse;
 import dev.csisupervisor.admin.v1.ResourceUsage;
 import dev.csisupervisor.agent.admin.ProtoMapper;
@@ -27,6 +30,27 @@ final class AdminProtos {
   private AdminProtos() {}
 
   /** {@code GetAgentStatus}: the agent, its tasks and the discovery directory. */
+  static CatalogPublisherStatus catalogProto(ClusterNode n) {
+    PublisherStatus s = n.status();
+    return CatalogPublisherStatus.newBuilder()
+        .setNodeId(n.config().nodeId())
+        .setPrefix(n.config().prefix())
+        .addAllEndpoints(n.config().etcd().endpoints().stream().map(Object::toString).toList())
+        .setConnected(s.connected())
+        .setEndpoint(s.endpoint())
+        .setLeaseId(s.leaseId() == 0 ? "" : Long.toHexString(s.leaseId()))
+        .setLeaseTtlLeftSeconds(s.leaseTtlLeft().toMillis() / 1000.0)
+        .setLeaseTtlSeconds(n.config().leaseTtl().toSeconds())
+        .setBacklog(s.backlog())
+        .setOldestPendingSeconds(s.oldestPending().toMillis() / 1000.0)
+        .setLastPublishLagSeconds(s.lastPublishLag().toMillis() / 1000.0)
+        .setPublished(s.published())
+        .setEtcdErrors(s.etcdErrors())
+        .setReconciles(s.reconciles())
+        .setLastError(s.lastError())
+        .build();
+  }
+
   static GetAgentStatusResponse agentStatus(Agent agent) {
     AgentConfig config = agent.config();
     InetSocketAddress metrics = agent.metricsAddress().orElse(null);
@@ -53,6 +77,7 @@ final class AdminProtos {
             .setMessage(e.message()));
       }
     }
+    agent.clusterNode().ifPresent(n -> b.setCluster(catalogProto(n)));
     if (agent.volumes() != null) {
       b.addAllPendingVolumes(dev.csisupervisor.agent.admin.VolumeProtos.volumes(agent.volumes().pending(),
           agent.volumes().abnormal()));

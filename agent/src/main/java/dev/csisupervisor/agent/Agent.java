@@ -6,6 +6,7 @@ import static java.util.Objects.requireNonNull;
 import dev.csisupervisor.agent.admin.AdminServer;
 import dev.csisupervisor.agent.admin.VolumeAdminService;
 import dev.csisupervisor.agent.admin.AdminService;
+import dev.csisupervisor.agent.cluster.ClusterMembership;
 import dev.csisupervisor.tasks.artifact.ArtifactStore;
 import dev.csisupervisor.agent.config.AgentConfig;
 import dev.csisupervisor.agent.config.ConfigException;
@@ -115,6 +116,8 @@ public final class Agent implements AutoCloseable {
   private StateStore store;
   private PluginRegistry registry;
   private VolumeManager volumes;
+  /** The cluster catalog membership (none until {@code cluster:} is applied); closed after the plugins stop. */
+  private volatile ClusterMembership cluster;
   private final List<Subscription> subscriptions = new ArrayList<>();
   private CsiPluginSupervisor supervisor;
   /** Plugin sockets and the discovery directory: one inotify instance and thread for both. */
@@ -195,6 +198,7 @@ public final class Agent implements AutoCloseable {
         .mountWait(config.volumeMountWait()).healthInterval(config.volumeHealthInterval())
         .records(volumeRecords).build();
     metrics.watchVolumes(() -> volumeCounts(volumes), () -> volumes.abnormal().size());
+    cluster = new ClusterMembership(registry, metrics);
 
     // Step 2: the metrics address, before any plugin process is touched: an address in use fails the
     // start without launching, re-attaching to or stopping a plugin.
@@ -377,9 +381,11 @@ public final class Agent implements AutoCloseable {
       throw new IllegalStateException("the agent's config was not read from a file");
     }
     ConfigLoader.Sections file = ConfigLoader.loadSections(config.source());
-    // The log: section, under the environment as at start-up (cluster: changes need a restart).
+    // The log: section, under the environment as at start-up.
     LogSettings logSettings = file.log().overriddenBy(System.getenv());
     List<String> changes = new ArrayList<>(reload(file.agent()));
+    // The cluster: section: joined, left, or published again with the new settings.
+    changes.addAll(cluster().apply(file.cluster()));
     List<String> logChanges = AgentLogging.apply(logSettings);
     logChanges.forEach(c -> log.info("reload: {}", c));
     changes.addAll(logChanges);
@@ -447,6 +453,8 @@ public final class Agent implements AutoCloseable {
         log.warn("some plugins did not stop in time: {}", e.toString());
       }
     }
+    // After the plugins: their deregistrations are published, then the lease is revoked.
+    closeQuietly(cluster);
     closeQuietly(supervisor);
     closeQuietly(fileWatcher);
     subscriptions.forEach(Subscription::close);
@@ -490,6 +498,26 @@ public final class Agent implements AutoCloseable {
   }
 
   /** The volume manager (for embedding and tests); null before start. */
+  /**
+   * The agent's cluster catalog membership: {@link ClusterMembership#apply} with the config's {@code cluster:}
+   * section after {@link #start()}; a reload from the file applies it again.
+   *
+   * @throws IllegalStateException before start
+   */
+  public ClusterMembership cluster() {
+    ClusterMembership c = cluster;
+    if (c == null) {
+      throw new IllegalStateException("agent not started");
+    }
+    return c;
+  }
+
+  /** The current cluster catalog node, if the agent is in a cluster. */
+  public Optional<dev.csisupervisor.agent.cluster.ClusterNode> clusterNode() {
+    ClusterMembership c = cluster;
+    return c == null ? Optional.empty() : c.node();
+  }
+
   public VolumeManager volumes() {
     return volumes;
   }

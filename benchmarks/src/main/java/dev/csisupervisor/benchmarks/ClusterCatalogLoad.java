@@ -51,12 +51,13 @@ final class ClusterCatalogLoad {
 
   private ClusterCatalogLoad() {}
 
-  private static long epochNanos() {
+  static long epochNanos() {
     Instant now = Instant.now();
     return now.getEpochSecond() * 1_000_000_000L + now.getNano();
   }
 
-  private static PluginInfo plugin(int node, int i, long t) {
+  /** Registration {@code i} of simulated node {@code node}, its version {@code t<t>}. */
+  static PluginInfo plugin(int node, int i, long t) {
     PluginType type = i == 0 ? PluginType.CSI_CONTROLLER : PluginType.CSI_NODE;
     Fingerprint f = new Fingerprint("p" + i + ".csi.example", "1.0.0", Map.of(), Set.of("CONTROLLER_SERVICE"),
         Set.of("CREATE_DELETE_VOLUME"), Set.of("STAGE_UNSTAGE_VOLUME"), "node-" + node, 16, Map.of("zone", "z" + node % 3));

@@ -19,6 +19,7 @@ import java.util.Locale;
  * crash-loop [KILLS] [SEED]            the durable store under 1 000 SIGKILLs (not in CI)
  * cluster-catalog quick|full [NODES] [PLUGINS]  7: simulated nodes through one etcd to a view in another process
  * cluster-view-probe ENDPOINT PREFIX   (child process of "cluster-catalog")
+ * cluster-failover quick|full [NODES] [PLUGINS] [ELECTIONS]  7b: leader kills on a 3-member etcd
  * volumes quick|full                   8: node volume mounts: overhead vs direct RPCs, 1000 concurrent, restart
  * volume-crash-loop [KILLS] [SEED]     8b: the volume manager under 1 000 SIGKILLs (not in CI)
  * volume-crash-child ...               (child process of "volume-crash-loop")
@@ -55,6 +56,7 @@ public final class Main {
       case "cluster-view-probe" -> ClusterViewProbe.main(rest);
       case "plugin-death" -> PluginDeath.main(rest);
       case "journal-roll" -> JournalRoll.main(rest);
+      case "cluster-failover" -> ClusterFailover.main(rest);
       default -> {
         System.err.println("unknown benchmark '" + args[0] + "'");
         usage();
@@ -66,7 +68,7 @@ public final class Main {
   private static void usage() {
     System.err.println("usage: java -jar csi-benchmarks.jar env | jmh quick|full [regex] | time-to-register quick|full [durable|memory]"
         + " | restore quick|full SIZE | supervision quick|full [PLUGINS] [SECONDS] | fanout-stuck quick|full"
-        + " | crash-loop [KILLS] [SEED] | cluster-catalog quick|full [NODES] [PLUGINS] | volumes quick|full");
+        + " | crash-loop [KILLS] [SEED] | cluster-catalog quick|full [NODES] [PLUGINS] | cluster-failover quick|full [NODES] [PLUGINS] [ELECTIONS] | volumes quick|full");
   }
 
   /** Parses "quick" / "full" (the first argument of every harness). */

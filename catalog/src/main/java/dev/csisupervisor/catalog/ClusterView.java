@@ -23,12 +23,24 @@ public interface ClusterView extends AutoCloseable {
   }
 
   /**
-   * Reads the catalog once (one consistent list at a single revision), without watching: for the CLI.
+   * Reads the catalog once (one consistent list at a single revision, each member tried in turn), without
+   * watching: for the CLI.
    *
    * @throws EtcdException if etcd cannot be read
    */
   static ClusterSnapshot read(EtcdOptions etcd, String prefix) {
-    return EtcdClusterView.readOnce(etcd, CatalogKeys.of(prefix));
+    return EtcdClusterView.readOnce(etcd, CatalogKeys.of(prefix), false, java.time.Clock.systemUTC()).snapshot();
+  }
+
+  /**
+   * Reads the catalog once, like {@link #read}, each member tried in turn; when none can answer with the
+   * quorum's agreement (no quorum), one member's own copy is read instead and marked stale: for an operator
+   * who wants to see what there is during an outage.
+   *
+   * @throws EtcdException if no member can be read at all
+   */
+  static ClusterRead readAllowingStale(EtcdOptions etcd, String prefix) {
+    return EtcdClusterView.readOnce(etcd, CatalogKeys.of(prefix), true, java.time.Clock.systemUTC());
   }
 
   /**
@@ -45,6 +57,13 @@ public interface ClusterView extends AutoCloseable {
   ClusterSnapshot snapshot();
 
   /**
+   * How current {@link #snapshot()} is: its revision, when etcd last confirmed it, and whether (and since when)
+   * the view is stale because its watch is down or unconfirmed (etcd unreachable, without quorum, or the member
+   * silent). A stale view keeps answering from what it had.
+   */
+  ViewFreshness freshness();
+
+  /**
    * Subscribes: the returned subscription holds the snapshot, and {@code listener} gets every later change on
    * {@code executor}, in order, exactly once.
    *
@@ -59,6 +78,7 @@ public interface ClusterView extends AutoCloseable {
   /** Builds a {@link ClusterView}. Not thread-safe. */
   final class Builder extends EtcdClientSettings<Builder> {
     int maxSubscriberBacklog = 100_000;
+    java.time.Clock clock = java.time.Clock.systemUTC();
 
     Builder() {}
 
@@ -70,6 +90,12 @@ public interface ClusterView extends AutoCloseable {
     /** How many undelivered changes a subscriber may queue before it is dropped as lagged (default 100,000). */
     public Builder maxSubscriberBacklog(int max) {
       this.maxSubscriberBacklog = Bounds.atLeast(max, 1, "maxSubscriberBacklog");
+      return this;
+    }
+
+    /** The wall clock of {@link ViewFreshness} times (default UTC system clock). */
+    public Builder clock(java.time.Clock clock) {
+      this.clock = java.util.Objects.requireNonNull(clock, "clock");
       return this;
     }
 

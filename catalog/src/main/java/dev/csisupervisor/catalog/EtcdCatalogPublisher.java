@@ -1,6 +1,7 @@
 package dev.csisupervisor.catalog;
 
 import com.google.protobuf.ByteString;
+import dev.csisupervisor.catalog.etcdpb.Compare;
 import dev.csisupervisor.catalog.etcdpb.DeleteRangeRequest;
 import dev.csisupervisor.catalog.etcdpb.LeaseKeepAliveRequest;
 import dev.csisupervisor.catalog.etcdpb.LeaseKeepAliveResponse;
@@ -9,12 +10,14 @@ import dev.csisupervisor.catalog.etcdpb.RangeRequest;
 import dev.csisupervisor.catalog.etcdpb.RangeResponse;
 import dev.csisupervisor.catalog.etcdpb.RequestOp;
 import dev.csisupervisor.catalog.etcdpb.TxnRequest;
+import dev.csisupervisor.catalog.etcdpb.TxnResponse;
 import dev.csisupervisor.registry.PluginEvent;
 import dev.csisupervisor.registry.PluginInfo;
 import dev.csisupervisor.registry.PluginListener;
 import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.registry.PluginType;
 import dev.csisupervisor.registry.Subscription;
+import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import java.time.Clock;
 import java.time.Duration;
@@ -83,6 +86,9 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
   /** Guarded by keepAliveLock: a stream's calls must not be concurrent. */
   private StreamObserver<LeaseKeepAliveRequest> keepAlive;
   private ScheduledFuture<?> keepAliveTask;
+  /** The last keep-alive answer: when (nanoTime) and the TTL it granted; for {@link #status()}. */
+  private volatile long keepAliveAnsweredNanos;
+  private volatile long keepAliveAnsweredTtl;
   /** One timer thread for the keep-alive pings of every publisher in the JVM. */
   private static final ScheduledExecutorService KEEPALIVE = Executors.newSingleThreadScheduledExecutor(daemon("catalog-keepalive"));
   private final RetryBackoff backoff;
@@ -91,6 +97,8 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
   private final Map<String, ByteString> lastWritten = new HashMap<>();
   /** The lease of a previous run with the same node id, until a reconcile has taken over its keys. */
   private long previousLease;
+  /** The node key's mod revision as this connection put it; every write is conditional on it ({@link #write}). */
+  private long nodeKeyRevision;
 
   EtcdCatalogPublisher(CatalogPublisher.Builder b) {
     this.registry = b.registry;
@@ -310,6 +318,7 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
     }
     if (leaseId == 0) {
       leaseId = client.grantLease(ttlSeconds);
+      keepAliveAnsweredNanos = 0;
       lastWritten.clear();
     }
     // A previous run with this node id (crashed, or restarted within its TTL): its keys are on its lease.
@@ -318,7 +327,8 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
       previousLease = prev.getKvs(0).getLease();
     }
     NodeEntry node = new NodeEntry(nodeId, hostname, startedAt, ttlSeconds);
-    client.txn(TxnRequest.newBuilder().addSuccess(put(keys.nodeKey(nodeId), CatalogCodec.encode(node))).build());
+    nodeKeyRevision = client.txn(TxnRequest.newBuilder().addSuccess(put(keys.nodeKey(nodeId), CatalogCodec.encode(node))).build())
+        .getHeader().getRevision();
     startKeepAlive();
     synchronized (this) {
       needReconcile = true;
@@ -326,44 +336,81 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
     connected = true;
   }
 
+  /**
+   * Keeps the lease alive through the member the client is on: a ping every third of the TTL, and the stream
+   * watched for silence. A member that stops answering (stopped, partitioned, overloaded) is left as soon as a
+   * ping has waited the request timeout for its answer, not when the lease runs out: the publisher fails over
+   * and keeps the same lease alive through the next member.
+   */
   private void startKeepAlive() {
     long lease = leaseId;
+    // Nanos when the oldest unanswered ping was sent, 0 when every ping is answered.
+    java.util.concurrent.atomic.AtomicLong unansweredSince = new java.util.concurrent.atomic.AtomicLong();
+    // An old stream's last words (its channel shut down by a failover) must not end the next one.
+    AtomicReference<StreamObserver<LeaseKeepAliveRequest>> self = new AtomicReference<>();
     StreamObserver<LeaseKeepAliveRequest> stream = client.keepAlive(new StreamObserver<>() {
       @Override
       public void onNext(LeaseKeepAliveResponse r) {
+        unansweredSince.set(0);
         if (r.getTTL() <= 0) {
-          post(() -> leaseLost(lease, new EtcdException("lease " + Long.toHexString(lease) + " expired", "LEASE_EXPIRED", null)));
+          post(() -> leaseLost(self.get(), new EtcdException("lease " + Long.toHexString(lease) + " expired", "LEASE_EXPIRED", null)));
+        } else if (lease == leaseId) {
+          keepAliveAnsweredTtl = r.getTTL();
+          keepAliveAnsweredNanos = System.nanoTime();
         }
       }
 
       @Override
       public void onError(Throwable t) {
         EtcdException e = client.translate("lease keep-alive", t);
-        post(() -> leaseLost(lease, e));
+        post(() -> leaseLost(self.get(), e));
       }
 
       @Override
-      public void onCompleted() {}
+      public void onCompleted() {
+        post(() -> leaseLost(self.get(), new EtcdException("etcd " + client.endpoint() + ": lease keep-alive ended by etcd",
+            "KEEPALIVE_ENDED", null)));
+      }
     });
-    long period = Math.max(500, ttlSeconds * 1000 / 3);
+    long periodNanos = TimeUnit.MILLISECONDS.toNanos(Math.max(500, ttlSeconds * 1000 / 3));
+    long timeoutNanos = client.options().requestTimeout().toNanos();
+    // The timer looks often enough to notice an unanswered ping soon after its timeout.
+    long tickMillis = Math.max(50, Math.min(TimeUnit.NANOSECONDS.toMillis(periodNanos), TimeUnit.NANOSECONDS.toMillis(timeoutNanos) / 4));
     LeaseKeepAliveRequest ping = LeaseKeepAliveRequest.newBuilder().setID(lease).build();
+    long[] lastPing = {System.nanoTime()};
+    self.set(stream);
     synchronized (keepAliveLock) {
       keepAlive = stream;
+      unansweredSince.set(lastPing[0]);
       stream.onNext(ping);
     }
     // Pinged from a shared timer, not the io thread: a slow etcd call there never starves the lease.
     keepAliveTask = KEEPALIVE.scheduleAtFixedRate(() -> {
       try {
+        long now = System.nanoTime();
+        long waiting = unansweredSince.get();
+        if (waiting != 0 && now - waiting > timeoutNanos) {
+          EtcdException e = new EtcdException("etcd " + client.endpoint() + ": lease keep-alive unanswered for "
+              + TimeUnit.NANOSECONDS.toMillis(now - waiting) + " ms", Status.Code.DEADLINE_EXCEEDED.name(), null);
+          unansweredSince.set(0); // reported once; the io thread fails over
+          post(() -> leaseLost(self.get(), e));
+          return;
+        }
+        if (now - lastPing[0] < periodNanos) {
+          return;
+        }
         synchronized (keepAliveLock) {
           if (keepAlive == stream) {
+            lastPing[0] = now;
+            unansweredSince.compareAndSet(0, now);
             stream.onNext(ping);
           }
         }
       } catch (RuntimeException e) {
         EtcdException ee = client.translate("lease keep-alive", e);
-        post(() -> leaseLost(lease, ee));
+        post(() -> leaseLost(self.get(), ee));
       }
-    }, period, period, TimeUnit.MILLISECONDS);
+    }, tickMillis, tickMillis, TimeUnit.MILLISECONDS);
   }
 
   private void post(Runnable r) {
@@ -374,9 +421,11 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
     }
   }
 
-  private void leaseLost(long lease, EtcdException e) {
-    if (state.get() != State.RUNNING || lease != leaseId || !connected) {
-      return; // an old stream, or already handling it
+  private void leaseLost(StreamObserver<LeaseKeepAliveRequest> stream, EtcdException e) {
+    synchronized (keepAliveLock) {
+      if (state.get() != State.RUNNING || stream != keepAlive || !connected) {
+        return; // an old stream, or already handling it
+      }
     }
     fail(e);
   }
@@ -426,7 +475,7 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
       }
     }
     for (int i = 0; i < ops.size(); i += batchSize) {
-      client.txn(TxnRequest.newBuilder().addAllSuccess(ops.subList(i, Math.min(ops.size(), i + batchSize))).build());
+      write(ops.subList(i, Math.min(ops.size(), i + batchSize)));
     }
     written.forEach((k, v) -> {
       if (v == null) {
@@ -456,12 +505,35 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
     return out;
   }
 
-  private void commit(List<RequestOp> ops) {
-    if (ops.isEmpty()) {
-      return;
+  /**
+   * Writes {@code ops} in one transaction, only if the node key is still as this connection put it. A write
+   * whose answer was lost (a stopped member, a dead leader) may yet be applied later, after newer ones; every
+   * connection puts the node key again, so such a late write of an earlier connection changes nothing. Its keys
+   * are forgotten from {@link #lastWritten}: the reconcile after the failure writes them again, whatever landed.
+   * Failing the check ourselves means the node key was written behind our back (a late write of an earlier
+   * connection, or another process with this node id): what etcd holds can no longer be trusted, so the
+   * publisher reconnects and rewrites every key.
+   */
+  private void write(List<RequestOp> ops) {
+    TxnRequest txn = TxnRequest.newBuilder()
+        .addCompare(Compare.newBuilder().setKey(EtcdClient.bytes(keys.nodeKey(nodeId))).setTarget(Compare.CompareTarget.MOD)
+            .setResult(Compare.CompareResult.EQUAL).setModRevision(nodeKeyRevision))
+        .addAllSuccess(ops).build();
+    TxnResponse r;
+    try {
+      r = client.txn(txn);
+    } catch (EtcdException e) {
+      for (RequestOp op : ops) {
+        lastWritten.remove((op.hasRequestPut() ? op.getRequestPut().getKey() : op.getRequestDeleteRange().getKey()).toStringUtf8());
+      }
+      throw e;
     }
-    client.txn(TxnRequest.newBuilder().addAllSuccess(ops).build());
-    ops.clear();
+    if (!r.getSucceeded()) {
+      lastWritten.clear();
+      throw new EtcdException("etcd " + client.endpoint() + ": node key " + keys.nodeKey(nodeId) + " changed behind the"
+          + " publisher's back (a late write of an earlier connection, or another agent with node id " + nodeId
+          + "); writing every key again", "NODE_KEY_CHANGED", null);
+    }
   }
 
   /** Writes up to {@link #batchSize} dirty keys in one transaction; false when nothing was left. */
@@ -482,7 +554,7 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
       }
     }
     try {
-      client.txn(TxnRequest.newBuilder().addAllSuccess(ops).build());
+      write(ops);
     } catch (EtcdException e) {
       synchronized (this) {
         // Put them back (a newer change of the same key keeps its own, later, time: no harm either way).
@@ -538,8 +610,18 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
       Instant first = dirty.values().stream().min(Instant::compareTo).orElse(now);
       oldest = Duration.between(first, now).isNegative() ? Duration.ZERO : Duration.between(first, now);
     }
-    return new PublisherStatus(connected, leaseId, dirty.size(), oldest, lastPublishLag, published, etcdErrors,
-        reconciles, overflows, lastError);
+    return new PublisherStatus(connected, client.endpoint().toString(), leaseId, leaseTtlLeft(), dirty.size(), oldest,
+        lastPublishLag, published, etcdErrors, reconciles, overflows, lastError);
+  }
+
+  /** The lease's TTL at its last keep-alive answer, less the time since; zero without a lease or an answer. */
+  private Duration leaseTtlLeft() {
+    long answered = keepAliveAnsweredNanos;
+    if (leaseId == 0 || answered == 0) {
+      return Duration.ZERO;
+    }
+    Duration left = Duration.ofSeconds(keepAliveAnsweredTtl).minusNanos(System.nanoTime() - answered);
+    return left.isNegative() ? Duration.ZERO : left;
   }
 
   @Override

@@ -28,6 +28,7 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.TlsChannelCredentials;
 import io.grpc.stub.AbstractStub;
+import io.grpc.stub.MetadataUtils;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.net.URI;
@@ -43,6 +44,11 @@ import java.util.concurrent.TimeUnit;
  */
 final class EtcdClient implements AutoCloseable {
   private static final Metadata.Key<String> TOKEN = Metadata.Key.of("token", Metadata.ASCII_STRING_MARSHALLER);
+  /**
+   * etcd's "require leader" flag (clientv3's WithRequireLeader): a member that has lost its leader (cut off from
+   * the quorum) ends the stream with "no leader" instead of serving it from its own, frozen, state.
+   */
+  private static final Metadata.Key<String> REQUIRE_LEADER = Metadata.Key.of("hasleader", Metadata.ASCII_STRING_MARSHALLER);
 
   private final EtcdOptions options;
   private final Object lock = new Object();
@@ -232,14 +238,26 @@ final class EtcdClient implements AutoCloseable {
     }
   }
 
-  /** Opens a keep-alive stream; responses and the stream's end arrive on {@code responses}. */
+  /**
+   * Opens a keep-alive stream to the current member, which must have a leader; responses and the stream's end
+   * arrive on {@code responses}.
+   */
   StreamObserver<LeaseKeepAliveRequest> keepAlive(StreamObserver<LeaseKeepAliveResponse> responses) {
-    return withAuth(LeaseGrpc.newStub(channel())).leaseKeepAlive(responses);
+    return requireLeader(withAuth(LeaseGrpc.newStub(channel()))).leaseKeepAlive(responses);
   }
 
-  /** Opens a watch stream; responses and the stream's end arrive on {@code responses}. */
+  /**
+   * Opens a watch stream to the current member, which must have a leader; responses and the stream's end
+   * arrive on {@code responses}.
+   */
   StreamObserver<WatchRequest> watch(StreamObserver<WatchResponse> responses) {
-    return withAuth(WatchGrpc.newStub(channel())).watch(responses);
+    return requireLeader(withAuth(WatchGrpc.newStub(channel()))).watch(responses);
+  }
+
+  private static <S extends AbstractStub<S>> S requireLeader(S stub) {
+    Metadata m = new Metadata();
+    m.put(REQUIRE_LEADER, "true");
+    return stub.withInterceptors(MetadataUtils.newAttachHeadersInterceptor(m));
   }
 
   /** Translates a failure of a streaming call (from {@code onError}). */
@@ -249,8 +267,38 @@ final class EtcdClient implements AutoCloseable {
         || (s.getDescription() != null && s.getDescription().contains("invalid auth token"))) {
       token = null; // authenticate again on the next call
     }
+    // The first line: gRPC appends its Netty pipeline to an "io exception" on the next.
+    String why = s.getDescription() == null ? null : s.getDescription().lines().findFirst().orElse(null);
+    String cause = null;
+    for (Throwable c = s.getCause(); c != null; c = c.getCause()) {
+      if (c instanceof EtcdException e) {
+        // Authentication failed first (the call's credentials): that is the failure to report, once.
+        return new EtcdException(e.getMessage() + " (before " + what + ")", e.code(), t);
+      }
+      if (c.getMessage() != null && !c.getMessage().isBlank() && !(c instanceof StatusRuntimeException)) {
+        cause = c.getMessage();
+      }
+    }
+    if (cause != null && (why == null || !why.contains(cause))) {
+      // gRPC's "io exception" or "ssl exception" alone says neither that a certificate was refused nor why.
+      why = (why == null ? "" : why + ": ") + cause + tlsHint(cause);
+    }
     return new EtcdException("etcd " + endpoint() + ": " + what + " failed: " + s.getCode()
-        + (s.getDescription() == null ? "" : " (" + s.getDescription() + ")"), s.getCode().name(), t);
+        + (why == null ? "" : " (" + why + ")"), s.getCode().name(), t);
+  }
+
+  /** What a TLS failure means for the operator, from the TLS library's words; "" if it is not one. */
+  private static String tlsHint(String message) {
+    String m = message.toUpperCase(java.util.Locale.ROOT);
+    if (m.contains("BAD_CERTIFICATE") || m.contains("CERTIFICATE_REQUIRED") || m.contains("UNKNOWN_CA")
+        || m.contains("CERTIFICATE_UNKNOWN")) {
+      return "; etcd refused this client's certificate (cert_file/key_file, and the CA etcd trusts)";
+    }
+    if (m.contains("CERTIFICATION PATH") || m.contains("TRUST ANCHOR") || m.contains("PKIX")
+        || m.contains("CERTIFICATE_VERIFY_FAILED")) {
+      return "; etcd's certificate is not signed by a trusted CA (ca_file)";
+    }
+    return "";
   }
 
   static ByteString bytes(String s) {

@@ -6,10 +6,12 @@ import dev.csisupervisor.catalog.etcdpb.KeyValue;
 import dev.csisupervisor.catalog.etcdpb.RangeRequest;
 import dev.csisupervisor.catalog.etcdpb.RangeResponse;
 import dev.csisupervisor.catalog.etcdpb.WatchCreateRequest;
+import dev.csisupervisor.catalog.etcdpb.WatchProgressRequest;
 import dev.csisupervisor.catalog.etcdpb.WatchRequest;
 import dev.csisupervisor.catalog.etcdpb.WatchResponse;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -34,6 +36,7 @@ import org.slf4j.LoggerFactory;
 final class EtcdClusterView implements ClusterView {
   private static final Logger log = LoggerFactory.getLogger(EtcdClusterView.class);
   private static final int RANGE_PAGE = 1000;
+  private static final long CHECK_MILLIS = 100;
 
   private enum State { NEW, RUNNING, CLOSED }
 
@@ -53,8 +56,20 @@ final class EtcdClusterView implements ClusterView {
   private long sequence;
   private ClusterSnapshot cached;
 
+  // freshness: written on the io thread, read by freshness()
+  private final java.time.Clock clock;
+  private final long startedNanos = System.nanoTime();
+  /** nanoTime of the last list, watch event, watch creation or progress answer; 0 before the first list. */
+  private volatile long confirmedNanos;
+  private volatile boolean watching;
+  private volatile String lastError = "";
+  private final long progressEveryNanos;
+  private final long staleAfterNanos;
+
   // io thread only
   private StreamObserver<WatchRequest> watch;
+  /** nanoTime the unanswered progress request was sent, 0 if none is outstanding. */
+  private long progressAskedNanos;
   private final RetryBackoff backoff;
   private int failuresInRow;
   private long badValues;
@@ -66,6 +81,12 @@ final class EtcdClusterView implements ClusterView {
     this.keys = b.keys;
     this.backoff = b.newBackoff();
     this.maxSubscriberBacklog = b.maxSubscriberBacklog;
+    this.clock = b.clock;
+    long timeout = b.etcd.requestTimeout().toNanos();
+    // With nothing to report, ask the member every request timeout whether the watch is current; an answer
+    // not back within another request timeout means the member went silent.
+    this.progressEveryNanos = timeout;
+    this.staleAfterNanos = 2 * timeout + TimeUnit.MILLISECONDS.toNanos(CHECK_MILLIS);
     this.io = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "cluster-view");
       t.setDaemon(true);
@@ -73,24 +94,49 @@ final class EtcdClusterView implements ClusterView {
     });
   }
 
-  static ClusterSnapshot readOnce(EtcdOptions etcd, CatalogKeys keys) {
+  /**
+   * One list of the prefix, tried on each member in turn with the quorum's agreement (a linearizable read);
+   * when none can give that and {@code allowStale}, one member's own copy (a serializable read), marked stale.
+   */
+  static ClusterRead readOnce(EtcdOptions etcd, CatalogKeys keys, boolean allowStale, java.time.Clock clock) {
     try (EtcdClient c = new EtcdClient(etcd)) {
-      Map<String, CatalogEntry> p = new HashMap<>();
-      Map<String, NodeEntry> n = new HashMap<>();
-      long rev = list(c, keys, p, n);
-      Map<String, NodeEntry> byId = new HashMap<>();
-      n.values().forEach(e -> byId.put(e.nodeId(), e));
-      return new ClusterSnapshot(rev, byId, new ArrayList<>(p.values()));
+      EtcdException first = null;
+      for (boolean serializable : allowStale ? new boolean[] {false, true} : new boolean[] {false}) {
+        for (int i = 0; i < etcd.endpoints().size(); i++) {
+          try {
+            Map<String, CatalogEntry> p = new HashMap<>();
+            Map<String, NodeEntry> n = new HashMap<>();
+            long rev = list(c, keys, p, n, serializable);
+            Map<String, NodeEntry> byId = new HashMap<>();
+            n.values().forEach(e -> byId.put(e.nodeId(), e));
+            ClusterSnapshot s = new ClusterSnapshot(rev, byId, new ArrayList<>(p.values()));
+            String endpoint = c.endpoint().toString();
+            return new ClusterRead(s, serializable
+                ? new ViewFreshness(rev, null, true, null, endpoint, first.getMessage())
+                : new ViewFreshness(rev, clock.instant(), false, null, endpoint, first == null ? "" : first.getMessage()));
+          } catch (EtcdException e) {
+            if (first == null) {
+              first = e;
+            } else {
+              first.addSuppressed(e);
+            }
+            c.failover();
+          }
+        }
+      }
+      throw first;
     }
   }
 
   /** Lists the whole prefix at one revision into the maps; returns that revision. */
-  private static long list(EtcdClient c, CatalogKeys keys, Map<String, CatalogEntry> p, Map<String, NodeEntry> n) {
+  private static long list(EtcdClient c, CatalogKeys keys, Map<String, CatalogEntry> p, Map<String, NodeEntry> n,
+      boolean serializable) {
     ByteString from = EtcdClient.bytes(keys.root());
     ByteString end = EtcdClient.prefixEnd(from);
     long rev = 0;
     while (true) {
-      RangeRequest.Builder rq = RangeRequest.newBuilder().setKey(from).setRangeEnd(end).setLimit(RANGE_PAGE);
+      RangeRequest.Builder rq = RangeRequest.newBuilder().setKey(from).setRangeEnd(end).setLimit(RANGE_PAGE)
+          .setSerializable(serializable);
       if (rev != 0) {
         rq.setRevision(rev);
       }
@@ -142,6 +188,8 @@ final class EtcdClusterView implements ClusterView {
       throw new IllegalStateException("cluster view is " + state.get().name().toLowerCase() + ", cannot start");
     }
     io.execute(this::relist);
+    long every = Math.max(CHECK_MILLIS, TimeUnit.NANOSECONDS.toMillis(progressEveryNanos) / 4);
+    io.scheduleWithFixedDelay(this::checkWatch, every, every, TimeUnit.MILLISECONDS);
   }
 
   @Override
@@ -191,7 +239,7 @@ final class EtcdClusterView implements ClusterView {
     try {
       Map<String, CatalogEntry> p = new HashMap<>();
       Map<String, NodeEntry> n = new HashMap<>();
-      long rev = list(client, keys, p, n);
+      long rev = list(client, keys, p, n, false);
       synchronized (this) {
         for (var e : new ArrayList<>(plugins.entrySet())) {
           if (!p.containsKey(e.getKey())) {
@@ -210,6 +258,7 @@ final class EtcdClusterView implements ClusterView {
         revision = rev;
         cached = null;
       }
+      confirmedNanos = System.nanoTime();
       deliver();
       synced.countDown();
       relists.incrementAndGet();
@@ -252,6 +301,8 @@ final class EtcdClusterView implements ClusterView {
     });
     self.set(stream);
     watch = stream;
+    watching = false; // until etcd says the watch is created
+    progressAskedNanos = 0;
     ByteString key = EtcdClient.bytes(keys.root());
     stream.onNext(WatchRequest.newBuilder().setCreateRequest(WatchCreateRequest.newBuilder()
         .setKey(key).setRangeEnd(EtcdClient.prefixEnd(key)).setStartRevision(fromRevision).setProgressNotify(true)).build());
@@ -290,6 +341,10 @@ final class EtcdClusterView implements ClusterView {
       retry(new EtcdException("watch canceled by etcd: " + r.getCancelReason(), "WATCH_CANCELED", null), this::resume);
       return;
     }
+    // Any answer on a live watch stream confirms the view as of the revision it carries.
+    progressAskedNanos = 0;
+    confirmedNanos = System.nanoTime();
+    watching = true;
     if (failuresInRow > 0 && (r.getCreated() || r.getEventsCount() > 0)) {
       log.info("cluster view: watching {} again from revision {}", keys, revision() + 1);
       failuresInRow = 0;
@@ -384,6 +439,8 @@ final class EtcdClusterView implements ClusterView {
     }
     failuresInRow++;
     etcdErrors.incrementAndGet();
+    watching = false;
+    lastError = e.getMessage();
     Duration delay = backoff.next();
     log.warn("cluster view: etcd unavailable (attempt {}): {}; retrying in {} ms", failuresInRow, e.getMessage(), delay.toMillis());
     client.failover();
@@ -405,6 +462,7 @@ final class EtcdClusterView implements ClusterView {
   private void closeWatch() {
     StreamObserver<WatchRequest> w = watch;
     watch = null;
+    watching = false;
     if (w != null) {
       try {
         w.onCompleted();
@@ -412,6 +470,48 @@ final class EtcdClusterView implements ClusterView {
         // already broken
       }
     }
+  }
+
+  /**
+   * On the io thread, every quarter request timeout: a quiet watch is asked for progress (etcd answers with its
+   * current revision); one whose question has waited a whole request timeout is on a member that stopped
+   * answering (stopped, partitioned, overloaded): the view leaves it for the next member.
+   */
+  private void checkWatch() {
+    if (state.get() != State.RUNNING || watch == null || !watching) {
+      return;
+    }
+    long now = System.nanoTime();
+    if (progressAskedNanos != 0) {
+      if (now - progressAskedNanos > progressEveryNanos) {
+        EtcdException e = new EtcdException("etcd " + client.endpoint() + ": watch silent for "
+            + TimeUnit.NANOSECONDS.toMillis(now - progressAskedNanos) + " ms (progress request unanswered)",
+            "DEADLINE_EXCEEDED", null);
+        closeWatch();
+        retry(e, this::resume);
+      }
+      return;
+    }
+    if (now - confirmedNanos >= progressEveryNanos) {
+      progressAskedNanos = now;
+      try {
+        watch.onNext(WatchRequest.newBuilder().setProgressRequest(WatchProgressRequest.getDefaultInstance()).build());
+      } catch (RuntimeException e) {
+        closeWatch();
+        retry(client.translate("watch progress request", e), this::resume);
+      }
+    }
+  }
+
+  @Override
+  public ViewFreshness freshness() {
+    long confirmed = confirmedNanos;
+    long now = System.nanoTime();
+    Instant wall = clock.instant();
+    Instant lastConfirmed = confirmed == 0 ? null : wall.minusNanos(now - confirmed);
+    boolean stale = confirmed == 0 || !watching || now - confirmed > staleAfterNanos;
+    Instant staleSince = !stale ? null : lastConfirmed != null ? lastConfirmed : wall.minusNanos(now - startedNanos);
+    return new ViewFreshness(revision(), lastConfirmed, stale, staleSince, client.endpoint().toString(), lastError);
   }
 
   /** How many full lists were loaded (1 after start; one more per compaction-forced re-list). */
@@ -424,11 +524,16 @@ final class EtcdClusterView implements ClusterView {
     return etcdErrors.get();
   }
 
-  /** For tests: drops the watch as a broken connection would; it resumes after the backoff delay. */
-  void dropWatchForTest() {
+  /**
+   * For tests: drops the watch as a broken connection would (counted as an etcd error); it resumes once
+   * {@code resume} completes, so a test can change etcd in between without racing the backoff.
+   */
+  void dropWatchForTest(java.util.concurrent.CompletableFuture<?> resume) {
     execute(() -> {
       closeWatch();
-      retry(new EtcdException("watch dropped by a test", "TEST", null), this::resume);
+      etcdErrors.incrementAndGet();
+      lastError = "watch dropped by a test";
+      resume.thenRun(() -> execute(this::resume));
     });
   }
 

@@ -8,9 +8,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.protobuf.ByteString;
 import dev.csisupervisor.catalog.etcdpb.PutRequest;
+import dev.csisupervisor.catalog.etcdpb.RangeRequest;
 import dev.csisupervisor.catalog.etcdpb.RequestOp;
 import dev.csisupervisor.catalog.etcdpb.TxnRequest;
 import dev.csisupervisor.catalog.testing.EtcdProcess;
+import dev.csisupervisor.registry.PluginInfo;
 import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.registry.PluginType;
 import java.io.BufferedReader;
@@ -281,15 +283,15 @@ class ClusterCatalogTest {
   void watchResumeAfterCompaction_reListsAndSubscribersStayExact() throws Exception {
     PluginRegistry r1 = registry("n1", "node:ebs,node:nfs");
     CatalogPublisher p1 = publishedInSync(r1, "n1");
-    // A long first backoff leaves a window to change and compact etcd before the view comes back.
-    EtcdClusterView v = view(Duration.ofSeconds(3));
+    EtcdClusterView v = view(Duration.ofMillis(100));
     var exec = Executors.newSingleThreadExecutor();
     closeables.add(exec::shutdownNow);
     Mirror mirror = Mirror.subscribe(v, exec, closeables);
     await().atMost(Duration.ofSeconds(5)).until(() -> v.snapshot().entries().size() == 2);
 
     // The view loses its watch (a broken connection); while it is away etcd changes and compacts.
-    v.dropWatchForTest();
+    var resume = new java.util.concurrent.CompletableFuture<Void>();
+    v.dropWatchForTest(resume);
     await().atMost(Duration.ofSeconds(5)).until(() -> v.etcdErrors() > 0);
     r1.deregister(PluginType.CSI_NODE, "nfs", "n1-nfs");
     assertTrue(p1.awaitInSync(Duration.ofSeconds(5)));
@@ -304,6 +306,7 @@ class ClusterCatalogTest {
           .build());
       side.compact(resp.getHeader().getRevision());
     }
+    resume.complete(null);
     Mirror m = mirror;
     await().atMost(Duration.ofSeconds(15)).until(() -> v.relists() == 2 && v.snapshot().entries().size() == 2
         && v.snapshot().nodePlugins("nx").size() == 1 && m.content().equals(content(v.snapshot())));
@@ -372,6 +375,37 @@ class ClusterCatalogTest {
     await().atMost(Duration.ofSeconds(5)).until(() -> p.status().leaseId() != lease && p.status().leaseId() != 0
         && v.snapshot().entries().size() == 2 && v.snapshot().nodes().containsKey("n1"));
     assertTrue(p.status().reconciles() >= 2, p.status().toString());
+  }
+
+  @Test
+  void nodeKeyWrittenBehindItsBack_publisherWritesEveryKeyAgain() throws Exception {
+    PluginRegistry r = registry("n1", "node:ebs,node:nfs");
+    CatalogPublisher p = publishedInSync(r, "n1");
+    EtcdClusterView v = view(Duration.ofMillis(100));
+    CatalogKeys keys = CatalogKeys.of(prefix);
+    PluginInfo ebs = r.pluginForAlloc(PluginType.CSI_NODE, "ebs", "n1-ebs").orElseThrow();
+    try (EtcdClient side = new EtcdClient(EtcdOptions.of(etcd.endpoint()))) {
+      // What a write of an earlier connection applied late does (its answer was lost to a stopped member or a
+      // dead leader): the node key put again and an older value of a plugin key, on the node's lease.
+      ByteString node = side.range(RangeRequest.newBuilder().setKey(EtcdClient.bytes(keys.nodeKey("n1"))).build())
+          .getKvs(0).getValue();
+      long lease = p.status().leaseId();
+      side.txn(TxnRequest.newBuilder()
+          .addSuccess(RequestOp.newBuilder().setRequestPut(PutRequest.newBuilder()
+              .setKey(EtcdClient.bytes(keys.nodeKey("n1"))).setValue(node).setLease(lease)))
+          .addSuccess(RequestOp.newBuilder().setRequestPut(PutRequest.newBuilder()
+              .setKey(EtcdClient.bytes(keys.pluginKey("n1", ebs.key())))
+              .setValue(CatalogCodec.encode(CatalogEntry.of("n1", ebs.withVersion("0.9")))).setLease(lease)))
+          .build());
+    }
+    await().atMost(Duration.ofSeconds(5)).until(() -> v.snapshot().plugin("ebs").orElseThrow().entries().get(0)
+        .version().equals("0.9"));
+    // The next change's write finds the node key changed: the publisher reconnects and writes every key again.
+    r.register(plugin(PluginType.CSI_NODE, "nfs", "n1-nfs", false));
+    Map<String, CatalogEntry> want = new HashMap<>();
+    r.listAll(PluginType.CSI_NODE).forEach(i -> want.put(Mirror.key(CatalogEntry.of("n1", i)), CatalogEntry.of("n1", i)));
+    await().atMost(Duration.ofSeconds(5)).until(() -> content(v.snapshot()).equals(want));
+    assertTrue(p.status().lastError().contains("changed behind"), p.status().lastError());
   }
 
   @Test

@@ -96,6 +96,59 @@ class EtcdSecurityTest {
     }
   }
 
+  @Test
+  void wrongPassword_publisherSaysSo_oneErrorPerBackoffStep_andRegistersLocally() throws Exception {
+    try (EtcdProcess etcd = EtcdProcess.start(tmp)) {
+      enableAuth(etcd.endpoint(), "/auth");
+      PluginRegistry r = Plugins.registry();
+      try (CatalogPublisher p = CatalogPublisher.builder().registry(r).prefix("/auth").nodeId("n1")
+          .etcd(options(etcd.endpoint(), null, null, null, "csi", "not-the-password"))
+          .backoff(Duration.ofMillis(200), Duration.ofMillis(400)).build()) {
+        p.start();
+        Plugins.registerAll(r, "n1", "node:ebs");
+        await().atMost(Duration.ofSeconds(10)).until(() -> p.status().etcdErrors() >= 3);
+        long t0 = System.nanoTime();
+        long errors0 = p.status().etcdErrors();
+        await().atMost(Duration.ofSeconds(5)).until(() -> System.nanoTime() - t0 > Duration.ofSeconds(2).toNanos());
+        // At most one failed attempt (one log line) per backoff step of 200-400 ms (±20%): no retry storm.
+        long perStep = p.status().etcdErrors() - errors0;
+        assertTrue(perStep >= 3 && perStep <= 2000 / 160, "errors in 2 s: " + perStep);
+        String e = p.status().lastError();
+        assertTrue(e.contains("authenticate as 'csi' failed") && e.contains("invalid user ID or password"), e);
+        assertEquals(e.indexOf("invalid user ID or password"), e.lastIndexOf("invalid user ID or password"), "said once: " + e);
+        assertTrue(!e.contains("not-the-password"), e);
+        assertEquals(1, r.listAll(PluginType.CSI_NODE).size(), "the registry is not held up");
+        assertTrue(!p.status().connected());
+      } finally {
+        r.close();
+      }
+    }
+  }
+
+  @Test
+  void clientCertificateOfAnotherCa_isRefused_andTheErrorSaysWhy() throws Exception {
+    TestCertificates certs = TestCertificates.create(tmp.resolve("pki"));
+    TestCertificates other = TestCertificates.create(tmp.resolve("other-pki"));
+    try (EtcdProcess etcd = EtcdProcess.startTls(tmp, certs.serverCert, certs.serverKey, certs.caCert)) {
+      EtcdOptions foreign = options(etcd.endpoint(), certs.caCert, other.clientCert, other.clientKey, null, null);
+      EtcdException refused = assertThrows(EtcdException.class, () -> ClusterView.read(foreign, "/tls"));
+      assertTrue(refused.getMessage().contains("etcd refused this client's certificate"), refused.getMessage());
+      PluginRegistry r = Plugins.registry();
+      try (CatalogPublisher p = CatalogPublisher.builder().registry(r).prefix("/tls").nodeId("n1").etcd(foreign)
+          .backoff(Duration.ofMillis(100), Duration.ofMillis(200)).build()) {
+        p.start();
+        await().atMost(Duration.ofSeconds(10)).until(() -> p.status().etcdErrors() >= 2);
+        assertTrue(p.status().lastError().contains("etcd refused this client's certificate"), p.status().lastError());
+      } finally {
+        r.close();
+      }
+      // And a server whose certificate the client's CA did not sign: named too.
+      EtcdOptions untrusting = options(etcd.endpoint(), other.caCert, certs.clientCert, certs.clientKey, null, null);
+      EtcdException untrusted = assertThrows(EtcdException.class, () -> ClusterView.read(untrusting, "/tls"));
+      assertTrue(untrusted.getMessage().contains("etcd's certificate is not signed by a trusted CA"), untrusted.getMessage());
+    }
+  }
+
   /** root (needed to enable auth) and user csi with read-write on {@code prefix/}. */
   private static void enableAuth(String endpoint, String prefix) throws InterruptedException {
     URI u = URI.create(endpoint);

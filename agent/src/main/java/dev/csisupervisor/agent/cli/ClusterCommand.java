@@ -7,12 +7,14 @@ import dev.csisupervisor.agent.config.ClusterConfig;
 import dev.csisupervisor.agent.config.ConfigException;
 import dev.csisupervisor.catalog.CatalogEntry;
 import dev.csisupervisor.catalog.CatalogKeys;
+import dev.csisupervisor.catalog.ClusterRead;
 import dev.csisupervisor.catalog.ClusterSnapshot;
 import dev.csisupervisor.catalog.ClusterView;
 import dev.csisupervisor.catalog.EtcdException;
 import dev.csisupervisor.catalog.EtcdOptions;
 import dev.csisupervisor.catalog.NodeEntry;
 import dev.csisupervisor.catalog.PluginSummary;
+import dev.csisupervisor.catalog.ViewFreshness;
 import dev.csisupervisor.registry.PluginType;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -63,7 +65,7 @@ final class ClusterCommand implements Runnable {
     @Option(names = "--json", description = "JSON instead of a table.")
     boolean json;
 
-    ClusterSnapshot read(CommandLine cmd) {
+    ClusterRead read(CommandLine cmd) {
       if (endpoints != null && config != null) {
         throw new CommandLine.ParameterException(cmd, "Give either --endpoints or --config, not both");
       }
@@ -85,7 +87,7 @@ final class ClusterCommand implements Runnable {
           }
           etcd = EtcdOptions.of(e);
         }
-        return ClusterView.read(etcd, p == null ? CatalogKeys.DEFAULT_PREFIX : p);
+        return ClusterView.readAllowingStale(etcd, p == null ? CatalogKeys.DEFAULT_PREFIX : p);
       } catch (ConfigException e) {
         throw new CommandLine.ParameterException(cmd, e.getMessage());
       } catch (IllegalArgumentException e) {
@@ -96,8 +98,10 @@ final class ClusterCommand implements Runnable {
   }
 
   /**
-   * A cluster query: reads the catalog once from etcd ({@link EtcdCliOptions}) and shows it; an
-   * unreadable etcd is one {@code csi-agent: ...} line and exit code 1.
+   * A cluster query: reads the catalog once from etcd ({@link EtcdCliOptions}) and shows it after a freshness
+   * line (the revision, the member read, and STALE when etcd had no quorum and one member's own copy was read);
+   * with {@code --json} the same as a {@code freshness} object. An unreadable etcd is one
+   * {@code csi-agent: ...} line and exit code 1.
    */
   abstract static class CatalogQuery implements Callable<Integer> {
     @CommandLine.Spec
@@ -106,20 +110,34 @@ final class ClusterCommand implements Runnable {
     @Mixin
     EtcdCliOptions etcd = new EtcdCliOptions();
 
+    /** How current the read being shown is. */
+    ViewFreshness freshness;
+
     /** Shows {@code s} on {@code out}; returns the exit code. */
     abstract int show(ClusterSnapshot s, PrintWriter out);
+
+    /** {@code m} (a JSON object) with the read's {@code freshness} added. */
+    Map<String, Object> withFreshness(Map<String, Object> m) {
+      Map<String, Object> out = new LinkedHashMap<>(m);
+      out.put("freshness", json(freshness));
+      return out;
+    }
 
     @Override
     public final Integer call() {
       CommandLine cmd = spec.commandLine();
-      ClusterSnapshot s;
+      ClusterRead r;
       try {
-        s = etcd.read(cmd);
+        r = etcd.read(cmd);
       } catch (EtcdException e) {
         cmd.getErr().println("csi-agent: cannot read the cluster catalog: " + e.getMessage());
         return CsiAgentCommand.FAILURE;
       }
-      return show(s, cmd.getOut());
+      freshness = r.freshness();
+      if (!etcd.json) {
+        cmd.getOut().println(freshnessLine(freshness, java.time.Instant.now()));
+      }
+      return show(r.snapshot(), cmd.getOut());
     }
   }
 
@@ -134,6 +152,32 @@ final class ClusterCommand implements Runnable {
     } catch (JsonProcessingException e) {
       throw new IllegalStateException(e);
     }
+  }
+
+  /**
+   * {@code revision 42 from http://10.0.0.1:2379, confirmed 0s ago}, or for one member's own copy
+   * {@code STALE: revision 40 from http://10.0.0.3:2379 (that member's own copy: etcd has no quorum: ...)}.
+   */
+  static String freshnessLine(ViewFreshness f, java.time.Instant now) {
+    if (!f.stale()) {
+      return "revision " + f.revision() + " from " + f.endpoint() + ", confirmed " + f.age(now).toSeconds() + "s ago";
+    }
+    return "STALE: revision " + f.revision() + " from " + f.endpoint() + " ("
+        + (f.lastConfirmed() == null ? "that member's own copy, not confirmed by a quorum"
+            : "last confirmed " + f.age(now).toSeconds() + "s ago, at " + Format.time(f.lastConfirmed()))
+        + (f.lastError().isEmpty() ? "" : ": " + f.lastError()) + ")";
+  }
+
+  static Map<String, Object> json(ViewFreshness f) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("revision", f.revision());
+    m.put("endpoint", f.endpoint());
+    m.put("stale", f.stale());
+    m.put("confirmed_at", f.lastConfirmed() == null ? null : f.lastConfirmed().toString());
+    m.put("age_seconds", f.lastConfirmed() == null ? null : f.age(java.time.Instant.now()).toMillis() / 1000.0);
+    m.put("stale_since", f.staleSince() == null ? null : f.staleSince().toString());
+    m.put("error", f.lastError());
+    return m;
   }
 
   static Map<String, Object> json(CatalogEntry e) {
@@ -210,7 +254,7 @@ final class ClusterCommand implements Runnable {
     int show(ClusterSnapshot s, PrintWriter out) {
       List<PluginSummary> plugins = s.plugins(type);
       if (etcd.json) {
-        printJson(out, Map.of("revision", s.revision(), "plugins", plugins.stream().map(p -> json(p, false)).toList()));
+        printJson(out, withFreshness(Map.of("revision", s.revision(), "plugins", plugins.stream().map(p -> json(p, false)).toList())));
         return CsiAgentCommand.OK;
       }
       if (plugins.isEmpty()) {
@@ -242,7 +286,7 @@ final class ClusterCommand implements Runnable {
       }
       PluginSummary sum = p.get();
       if (etcd.json) {
-        printJson(out, json(sum, true));
+        printJson(out, withFreshness(json(sum, true)));
         return CsiAgentCommand.OK;
       }
       out.println(sum.name() + ": controllers healthy " + sum.controllersHealthy() + "/" + sum.controllersExpected()
@@ -279,7 +323,7 @@ final class ClusterCommand implements Runnable {
         rows.add(m);
       }
       if (etcd.json) {
-        printJson(out, Map.of("revision", s.revision(), "nodes", rows));
+        printJson(out, withFreshness(Map.of("revision", s.revision(), "nodes", rows)));
         return CsiAgentCommand.OK;
       }
       if (rows.isEmpty()) {

@@ -1,7 +1,6 @@
 package dev.csisupervisor.agent.cli;
 
 import dev.csisupervisor.agent.Agent;
-import dev.csisupervisor.agent.cluster.ClusterNode;
 import dev.csisupervisor.agent.config.AgentConfig;
 import dev.csisupervisor.agent.config.ClusterConfig;
 import dev.csisupervisor.agent.config.ConfigException;
@@ -107,13 +106,9 @@ final class RunCommand implements Callable<Integer> {
       return CsiAgentCommand.USAGE;
     }
     Agent agent = Agent.create(cfg);
-    var cluster = new java.util.concurrent.atomic.AtomicReference<ClusterNode>();
     // Still there for the exits no handler sees (System.exit elsewhere, a signal the JDK keeps).
-    Thread hook = new Thread(() -> {
-      agent.close();
-      // After the agent: its deregistrations are published, then the lease goes.
-      java.util.Optional.ofNullable(cluster.get()).ifPresent(ClusterNode::close);
-    }, "csi-agent-shutdown");
+    // Closing the agent also leaves the cluster catalog: its deregistrations are published, then the lease goes.
+    Thread hook = new Thread(agent::close, "csi-agent-shutdown");
     Runtime.getRuntime().addShutdownHook(hook);
     try {
       agent.start();
@@ -122,15 +117,14 @@ final class RunCommand implements Callable<Integer> {
       return e.configError() ? CsiAgentCommand.USAGE : CsiAgentCommand.FAILURE;
     }
     stopOnSignals(agent);
-    clusterConfig.ifPresent(c -> cluster.set(ClusterNode.start(c, agent.registry(), agent.metrics())));
+    agent.cluster().apply(clusterConfig);
+    // Before the "running" line: whoever waits for it finds SIGHUP handled (or the warning that it cannot be).
+    reloadOnSighup(agent);
     spec.commandLine().getOut().println("csi-agent running: admin socket " + cfg.adminSocket()
         + agent.metricsAddress().map(a -> ", metrics http://" + a.getAddress().getHostAddress()
             + ":" + a.getPort() + "/metrics").orElse("")
         + ", " + cfg.plugins().size() + " plugin(s)");
-    reloadOnSighup(agent);
     agent.awaitTermination();
-    // A clean stop: the node leaves the cluster catalog now (lease revoked), not at lease expiry.
-    java.util.Optional.ofNullable(cluster.get()).ifPresent(ClusterNode::close);
     return CsiAgentCommand.OK;
   }
 }

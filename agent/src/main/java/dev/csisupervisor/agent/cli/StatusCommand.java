@@ -1,5 +1,6 @@
 package dev.csisupervisor.agent.cli;
 
+import dev.csisupervisor.admin.v1.CatalogPublisherStatus;
 import dev.csisupervisor.admin.v1.DiscoveredSocket;
 import dev.csisupervisor.admin.v1.GetAgentStatusResponse;
 import dev.csisupervisor.admin.v1.TaskStatus;
@@ -11,12 +12,31 @@ import picocli.CommandLine.Command;
 /** {@code csi-agent status}: the agent and its plugin tasks. */
 @Command(name = "status", mixinStandardHelpOptions = true,
     description = {"Show the running agent and its plugin tasks (processes, restarts, phase, CPU,"
-        + " memory), volumes with pending operations or an abnormal condition, and the sockets of its"
-        + " discovery directory."})
+        + " memory), the cluster catalog publisher (etcd member, lease, backlog, last error), volumes with"
+        + " pending operations or an abnormal condition, and the sockets of its discovery directory."})
 final class StatusCommand extends ResponseCommand<GetAgentStatusResponse> {
   @Override
   GetAgentStatusResponse ask(AdminClient client) throws AdminClient.AdminException {
     return client.status();
+  }
+
+  /**
+   * {@code cluster node n1 under /csi-supervisor: connected to http://10.0.0.2:2379, lease 694d7a1b2c3d4e5f (12.3s of
+   * 15s left), backlog 0} and, after a failure, {@code   last etcd error: ...}.
+   */
+  static void cluster(CatalogPublisherStatus c, PrintWriter out) {
+    String state = c.getConnected() ? "connected to " + c.getEndpoint()
+        : "NOT CONNECTED (trying " + c.getEndpoint() + " of " + String.join(",", c.getEndpointsList()) + ")";
+    out.println("cluster node " + c.getNodeId() + " under " + c.getPrefix() + ": " + state
+        + (c.getLeaseId().isEmpty() ? ", no lease"
+            : ", lease " + c.getLeaseId() + " (" + String.format(java.util.Locale.ROOT, "%.1f", c.getLeaseTtlLeftSeconds())
+                + "s of " + Math.round(c.getLeaseTtlSeconds()) + "s left)")
+        + ", backlog " + c.getBacklog()
+        + (c.getBacklog() == 0 ? "" : String.format(java.util.Locale.ROOT, " (oldest %.1fs)", c.getOldestPendingSeconds()))
+        + ", " + c.getEtcdErrors() + " etcd error(s)");
+    if (!c.getLastError().isEmpty()) {
+      out.println("  last etcd error: " + c.getLastError());
+    }
   }
 
   @Override
@@ -26,6 +46,9 @@ final class StatusCommand extends ResponseCommand<GetAgentStatusResponse> {
     out.println("data dir " + s.getDataDir() + ", csi root " + s.getCsiRoot());
     out.println("admin socket " + s.getAdminSocket()
         + (s.getMetricsUrl().isEmpty() ? "" : ", metrics " + s.getMetricsUrl()));
+    if (s.hasCluster()) {
+      cluster(s.getCluster(), out);
+    }
     out.println();
     out.println(Format.pad("ID", 24) + Format.pad("KIND", 12) + Format.pad("PROCESS", 12)
         + Format.pad("PID", 9) + Format.pad("RESTARTS", 10) + Format.pad("PHASE", 16)

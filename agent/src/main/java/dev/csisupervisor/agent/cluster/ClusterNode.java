@@ -1,15 +1,14 @@
 package dev.csisupervisor.agent.cluster;
 
 import dev.csisupervisor.agent.config.ClusterConfig;
-import dev.csisupervisor.agent.metrics.AgentMetrics;
 import dev.csisupervisor.catalog.CatalogPublisher;
 import dev.csisupervisor.catalog.PublisherStatus;
 import dev.csisupervisor.registry.PluginRegistry;
 import java.util.Objects;
 
 /**
- * The agent's membership in the cluster catalog: a {@link CatalogPublisher} of the agent's registry, its
- * metrics, and its lifecycle. etcd being unreachable never stops the agent: the publisher starts anyway and
+ * The agent's membership in the cluster catalog with one {@code cluster:} config: a {@link CatalogPublisher} of
+ * the agent's registry and its lifecycle ({@link ClusterMembership} replaces it when the config changes). etcd being unreachable never stops the agent: the publisher starts anyway and
  * retries with backoff, one log line per step. Thread-safe; {@link #close()} is idempotent.
  */
 public final class ClusterNode implements AutoCloseable {
@@ -23,8 +22,8 @@ public final class ClusterNode implements AutoCloseable {
     this.publisher = publisher;
   }
 
-  /** Starts publishing {@code registry} as {@code config} says; registers the catalog metrics. Returns at once. */
-  public static ClusterNode start(ClusterConfig config, PluginRegistry registry, AgentMetrics metrics) {
+  /** Starts publishing {@code registry} as {@code config} says. Returns at once. */
+  public static ClusterNode start(ClusterConfig config, PluginRegistry registry) {
     Objects.requireNonNull(config, "config");
     Objects.requireNonNull(registry, "registry");
     CatalogPublisher p = CatalogPublisher.builder()
@@ -34,9 +33,6 @@ public final class ClusterNode implements AutoCloseable {
         .prefix(config.prefix())
         .leaseTtl(config.leaseTtl())
         .build();
-    if (metrics != null) {
-      metrics.watchCatalog(p::status);
-    }
     p.start();
     log.info("cluster: node {} publishes to etcd {} under {}", config.nodeId(), config.etcd().endpoints(), config.prefix());
     return new ClusterNode(config, p);

@@ -32,8 +32,8 @@ import java.util.TreeSet;
  *   ca_file: /etc/etcd/ca.pem  # TLS (implies https); relative paths resolve against the config file
  *   cert_file: client.pem      # client certificate, with key_file
  *   key_file: client-key.pem
- *   user: csi                  # etcd authentication, with password
- *   password: secret
+ *   user: csi                  # etcd authentication, with password_file (or password)
+ *   password_file: etcd-password  # its first line is the password; keeps it out of the config
  * </pre>
  *
  * @param etcd how to reach etcd
@@ -45,7 +45,7 @@ public record ClusterConfig(EtcdOptions etcd, String nodeId, String prefix, Dura
 
   public static final Duration DEFAULT_LEASE_TTL = Duration.ofSeconds(15);
   static final Set<String> FIELDS = Set.of("endpoints", "node_id", "prefix", "lease_ttl", "ca_file", "cert_file",
-      "key_file", "user", "password", "request_timeout");
+      "key_file", "user", "password", "password_file", "request_timeout");
 
   private static final ObjectMapper YAML = YAMLMapper.builder(new YAMLFactory())
       .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION).build();
@@ -166,10 +166,19 @@ public record ClusterConfig(EtcdOptions etcd, String nodeId, String prefix, Dura
     }
     String user = text(c, "user", problems);
     String password = text(c, "password", problems);
+    if (c.hasNonNull("password_file")) {
+      if (password != null) {
+        problems.add("cluster.password_file: give password or password_file, not both");
+      }
+      password = passwordFile(c, base, problems);
+    }
     if (user != null && user.isBlank()) {
       problems.add("cluster.user: must not be empty");
-    } else if ((user == null) != (password == null)) {
-      problems.add(user == null ? "cluster.user: required with password" : "cluster.password: required with user");
+    } else if (user == null && c.hasNonNull("password_file")) {
+      problems.add("cluster.user: required with password_file");
+    } else if ((user == null) != (password == null) && !c.hasNonNull("password_file")) {
+      problems.add(user == null ? "cluster.user: required with password" : "cluster.password: required with user"
+          + " (or password_file)");
     }
     if (!problems.isEmpty()) {
       throw new ConfigException(file, problems);
@@ -221,6 +230,31 @@ public record ClusterConfig(EtcdOptions etcd, String nodeId, String prefix, Dura
       return null;
     }
     return p;
+  }
+
+  /**
+   * The password in {@code password_file}: its first line, without the line end (what {@code echo pw > file}
+   * writes); null after adding a problem. The password itself never appears in a message.
+   */
+  private static String passwordFile(JsonNode c, Path base, List<String> problems) {
+    Path f = file(c, "password_file", base, problems);
+    if (f == null) {
+      return null;
+    }
+    String content;
+    try {
+      content = Files.readString(f, java.nio.charset.StandardCharsets.UTF_8);
+    } catch (java.io.IOException | java.io.UncheckedIOException e) {
+      problems.add("cluster.password_file: cannot read " + f + ": " + e.getMessage());
+      return null;
+    }
+    int end = content.indexOf('\n');
+    String first = (end < 0 ? content : content.substring(0, end)).replaceFirst("\r$", "");
+    if (first.isEmpty()) {
+      problems.add("cluster.password_file: " + f + " has no password on its first line");
+      return null;
+    }
+    return first;
   }
 
   @Override

@@ -60,6 +60,31 @@ class ClusterConfigTest {
   }
 
   @Test
+  void passwordFile_givesThePassword_fromItsFirstLine_andIsNeverPrinted() throws Exception {
+    Files.writeString(dir.resolve("etcd-pw"), "s3cret\r\nignored\n");
+    ClusterConfig c = ClusterConfig.parse(BASE + "cluster:\n  endpoints: [h:1]\n  user: csi\n  password_file: etcd-pw\n",
+        file()).orElseThrow();
+    assertEquals("csi", c.etcd().user());
+    assertEquals("s3cret", c.etcd().password());
+    assertTrue(!c.toString().contains("s3cret"), c.toString());
+  }
+
+  @Test
+  void passwordFile_problems_areNamed_withoutThePassword() throws Exception {
+    Files.writeString(dir.resolve("empty-pw"), "\nsecond-line-secret\n");
+    Files.writeString(dir.resolve("pw"), "s3cret\n");
+    assertEquals(List.of("cluster.password_file: " + dir.resolve("nope") + " is not a readable file"),
+        problems("cluster:\n  endpoints: [h:1]\n  user: csi\n  password_file: nope\n"));
+    List<String> empty = problems("cluster:\n  endpoints: [h:1]\n  user: csi\n  password_file: empty-pw\n");
+    assertEquals(List.of("cluster.password_file: " + dir.resolve("empty-pw") + " has no password on its first line"), empty);
+    assertEquals(List.of("cluster.password_file: give password or password_file, not both"),
+        problems("cluster:\n  endpoints: [h:1]\n  user: csi\n  password: x\n  password_file: pw\n"));
+    List<String> noUser = problems("cluster:\n  endpoints: [h:1]\n  password_file: pw\n");
+    assertEquals(List.of("cluster.user: required with password_file"), noUser);
+    assertTrue(!(empty.toString() + noUser).contains("secret"));
+  }
+
+  @Test
   void emptyOrMissingEndpoints_areErrorsNamingTheField() {
     assertEquals(List.of("cluster.endpoints: must not be empty (etcd client URLs, e.g. [http://127.0.0.1:2379])"),
         problems("cluster:\n  endpoints: []\n"));

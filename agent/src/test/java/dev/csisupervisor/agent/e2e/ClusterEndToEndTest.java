@@ -124,6 +124,9 @@ class ClusterEndToEndTest {
     assertEquals("ebs", ebs.get("name").asText());
     assertEquals(List.of(1, 1, 3, 3), List.of(ebs.get("controllers_healthy").asInt(), ebs.get("controllers_expected").asInt(),
         ebs.get("nodes_healthy").asInt(), ebs.get("nodes_expected").asInt()), plugins.out());
+    JsonNode fresh = JSON.readTree(plugins.out()).get("freshness");
+    assertTrue(!fresh.get("stale").asBoolean() && fresh.get("revision").asLong() > 0
+        && fresh.get("endpoint").asText().equals(ep), plugins.out());
     Cli.Result one = Cli.run(dir, WAIT, "cluster", "plugin", "ebs", "--config", dir.resolve("a1.yaml").toString());
     assertEquals(0, one.code(), one.toString());
     assertTrue(one.out().contains("ebs: controllers healthy 1/1, nodes healthy 3/3"), one.toString());
@@ -131,6 +134,8 @@ class ClusterEndToEndTest {
     Cli.Result nodes = Cli.run(dir, WAIT, "cluster", "nodes", "--endpoints", ep, "--prefix", PREFIX);
     assertEquals(0, nodes.code(), nodes.toString());
     assertEquals(3, nodes.out().lines().filter(l -> l.matches("a[123] .*")).count(), nodes.toString());
+    assertTrue(nodes.out().lines().findFirst().orElse("").matches("revision \\d+ from " + ep + ", confirmed \\d+s ago"),
+        nodes.toString());
     Cli.Result missing = Cli.run(dir, WAIT, "cluster", "plugin", "nope", "--endpoints", ep, "--prefix", PREFIX);
     assertEquals(1, missing.code(), missing.toString());
 
@@ -216,6 +221,40 @@ class ClusterEndToEndTest {
     await().atMost(WAIT).until(() -> scrape(Cli.read(dir.resolve("lonely.out"))).contains("csi_agent_catalog_connected 1.0"));
     Cli.Result nodes = Cli.run(dir, WAIT, "cluster", "nodes", "--json", "--endpoints", etcd.endpoint(), "--prefix", PREFIX);
     assertEquals("lonely", JSON.readTree(nodes.out()).get("nodes").get(0).get("node").asText(), nodes.toString());
+
+    // The publisher's state in csi-agent status: member, lease, TTL left, backlog, the error it recovered from.
+    Path cfg = dir.resolve("lonely.yaml");
+    await().atMost(WAIT).until(() -> JSON.readTree(Cli.run(dir, WAIT, "status", "--json", "--config", cfg.toString()).out())
+        .get("cluster").get("lease_ttl_left_seconds").asDouble() > 0);
+    JsonNode c = JSON.readTree(Cli.run(dir, WAIT, "status", "--json", "--config", cfg.toString()).out()).get("cluster");
+    assertEquals("lonely", c.get("node_id").asText(), c.toString());
+    assertTrue(c.get("connected").asBoolean() && c.get("endpoint").asText().equals(etcd.endpoint()), c.toString());
+    assertTrue(c.get("lease_id").asText().matches("[0-9a-f]+") && c.get("lease_ttl_left_seconds").asDouble() <= TTL_SECONDS,
+        c.toString());
+    assertEquals(0, c.get("backlog").asInt(), c.toString());
+    assertTrue(c.get("last_error").asText().contains("127.0.0.1:" + port), c.toString());
+    Cli.Result text = Cli.run(dir, WAIT, "status", "--config", cfg.toString());
+    assertTrue(text.out().contains("cluster node lonely under " + PREFIX + ": connected to " + etcd.endpoint() + ", lease "),
+        text.toString());
+
+    // A cluster: change applied by reload, without a restart: the old node id leaves at once, the new one joins.
+    Files.writeString(cfg, Files.readString(cfg).replace("node_id: lonely", "node_id: lonely-2"));
+    Cli.Result reload = Cli.run(dir, WAIT, "reload", "--config", cfg.toString());
+    assertEquals(0, reload.code(), reload.toString());
+    assertTrue(reload.out().contains("cluster: settings changed (node_id): publishing again as node lonely-2"),
+        reload.toString());
+    await().atMost(Duration.ofSeconds(5)).until(() -> ClusterView.read(EtcdOptions.of(etcd.endpoint()), PREFIX).nodeIds()
+        .equals(java.util.Set.of("lonely-2")));
+    assertEquals("lonely-2", JSON.readTree(Cli.run(dir, WAIT, "status", "--json", "--config", cfg.toString()).out())
+        .get("cluster").get("node_id").asText());
+    // And the section removed: the node leaves the catalog; status has no cluster.
+    Files.writeString(cfg, Files.readString(cfg).replaceAll("(?s)cluster:.*", ""));
+    Cli.Result off = Cli.run(dir, WAIT, "reload", "--config", cfg.toString());
+    assertTrue(off.out().contains("cluster: left the catalog (node lonely-2)"), off.toString());
+    assertTrue(ClusterView.read(EtcdOptions.of(etcd.endpoint()), PREFIX).nodeIds().isEmpty());
+    assertTrue(JSON.readTree(Cli.run(dir, WAIT, "status", "--json", "--config", cfg.toString()).out()).path("cluster")
+        .isMissingNode());
+    assertTrue(agent.isAlive());
   }
 
   private List<Integer> attempts(Pattern p) {

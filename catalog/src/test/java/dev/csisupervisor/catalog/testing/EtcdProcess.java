@@ -129,8 +129,13 @@ public final class EtcdProcess implements AutoCloseable {
   }
 
   private String tail() {
+    return tail(dataDir.resolve("etcd.log"));
+  }
+
+  /** The last 20 lines of an etcd log, for an error message. */
+  static String tail(Path log) {
     try {
-      List<String> lines = Files.readAllLines(dataDir.resolve("etcd.log"));
+      List<String> lines = Files.readAllLines(log);
       return String.join("\n", lines.subList(Math.max(0, lines.size() - 20), lines.size()));
     } catch (IOException e) {
       return "(no log)";
@@ -138,11 +143,16 @@ public final class EtcdProcess implements AutoCloseable {
   }
 
   private boolean healthy() {
+    return healthy(metricsPort);
+  }
+
+  /** Whether the etcd serving metrics on {@code metricsPort} says it is healthy (a leader, a quorum read). */
+  static boolean healthy(int metricsPort) {
     try {
       HttpURLConnection c = (HttpURLConnection) URI.create("http://127.0.0.1:" + metricsPort + "/health").toURL()
           .openConnection();
       c.setConnectTimeout(200);
-      c.setReadTimeout(1000);
+      c.setReadTimeout(2000);
       try {
         return c.getResponseCode() == 200 && new String(c.getInputStream().readAllBytes()).contains("true");
       } finally {
