@@ -1,5 +1,6 @@
 package dev.csisupervisor.client;
 
+import dev.csisupervisor.common.Values;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;

@@ -1,6 +1,7 @@
 package dev.csisupervisor.client;
 
 import dev.csisupervisor.common.Bounds;
+import dev.csisupervisor.common.Values;
 import java.util.Map;
 
 /**

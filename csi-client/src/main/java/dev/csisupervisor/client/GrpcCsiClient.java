@@ -1,5 +1,6 @@
 package dev.csisupervisor.client;
 
+import dev.csisupervisor.common.Values;
 import dev.csisupervisor.csi.v1.ControllerGetCapabilitiesRequest;
 import dev.csisupervisor.csi.v1.ControllerExpandVolumeRequest;
 import dev.csisupervisor.csi.v1.ControllerPublishVolumeRequest;

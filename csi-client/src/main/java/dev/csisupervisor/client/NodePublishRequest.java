@@ -1,5 +1,6 @@
 package dev.csisupervisor.client;
 
+import dev.csisupervisor.common.Values;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.Optional;

@@ -3,6 +3,7 @@ package dev.csisupervisor.client;
 import com.google.protobuf.Descriptors.EnumDescriptor;
 import com.google.protobuf.Descriptors.EnumValueDescriptor;
 import com.google.protobuf.Message;
+import dev.csisupervisor.common.Values;
 import dev.csisupervisor.csi.v1.ControllerGetCapabilitiesResponse;
 import dev.csisupervisor.csi.v1.ControllerServiceCapability;
 import dev.csisupervisor.csi.v1.GetPluginCapabilitiesResponse;

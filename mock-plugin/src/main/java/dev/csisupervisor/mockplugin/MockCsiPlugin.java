@@ -2,6 +2,7 @@ package dev.csisupervisor.mockplugin;
 
 import com.google.protobuf.Message;
 import dev.csisupervisor.common.Bounds;
+import dev.csisupervisor.common.SocketPaths;
 import dev.csisupervisor.csi.v1.ControllerGrpc;
 import dev.csisupervisor.csi.v1.ControllerServiceCapability;
 import dev.csisupervisor.csi.v1.GetPluginInfoResponse;
@@ -688,8 +689,18 @@ public final class MockCsiPlugin implements AutoCloseable {
 
     /** Required. The socket path (made absolute); at most 107 bytes, the unix limit. */
     public Builder socket(Path socket) {
-      this.socket = Checks.socketPath(socket);
+      this.socket = checkedSocketPath(socket);
       return this;
+    }
+
+    /** The absolute, normalized socket path, refusing paths the kernel cannot bind. */
+    private static Path checkedSocketPath(Path socket) {
+      Objects.requireNonNull(socket, "socket");
+      Path absolute = socket.toAbsolutePath().normalize();
+      if (absolute.getParent() == null) {
+        throw new IllegalArgumentException("socket must name a file, not the root: " + socket);
+      }
+      return SocketPaths.checkLength("socket path", absolute);
     }
 
     /** GetPluginInfo name; default {@code mock.csi.dev}. Not validated, so clients can be fed bad names. */

@@ -1,4 +1,4 @@
-package dev.csisupervisor.client;
+package dev.csisupervisor.common;
 
 import java.util.Collections;
 import java.util.Map;
@@ -9,11 +9,14 @@ import java.util.SortedSet;
 import java.util.TreeMap;
 import java.util.TreeSet;
 
-/** Defensive copies for the value records: immutable, sorted (stable toString), no nulls. */
-final class Values {
+/**
+ * Checks and defensive copies for value records, each naming its field: immutable sorted copies (a stable
+ * toString) without nulls, a string that is not blank, an absolute path.
+ */
+public final class Values {
   private Values() {}
 
-  static SortedMap<String, String> copyOf(Map<String, String> map, String field) {
+  public static SortedMap<String, String> copyOf(Map<String, String> map, String field) {
     Objects.requireNonNull(map, field);
     TreeMap<String, String> copy = new TreeMap<>();
     map.forEach((k, v) -> {
@@ -25,7 +28,7 @@ final class Values {
     return Collections.unmodifiableSortedMap(copy);
   }
 
-  static SortedSet<String> copyOf(Set<String> set, String field) {
+  public static SortedSet<String> copyOf(Set<String> set, String field) {
     Objects.requireNonNull(set, field);
     TreeSet<String> copy = new TreeSet<>();
     for (String s : set) {
@@ -37,7 +40,7 @@ final class Values {
     return Collections.unmodifiableSortedSet(copy);
   }
 
-  static String requireNonBlank(String value, String field) {
+  public static String requireNonBlank(String value, String field) {
     Objects.requireNonNull(value, field);
     if (value.isBlank()) {
       throw new IllegalArgumentException(field + " must not be blank, got '" + value + "'");
@@ -45,7 +48,7 @@ final class Values {
     return value;
   }
 
-  static java.nio.file.Path requireAbsolute(java.nio.file.Path path, String field) {
+  public static java.nio.file.Path requireAbsolute(java.nio.file.Path path, String field) {
     Objects.requireNonNull(path, field);
     if (!path.isAbsolute()) {
       throw new IllegalArgumentException(field + " must be an absolute path, got " + path);
