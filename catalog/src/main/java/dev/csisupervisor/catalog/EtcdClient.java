@@ -275,8 +275,11 @@ final class EtcdClient implements AutoCloseable {
         || (s.getDescription() != null && s.getDescription().contains("invalid auth token"))) {
       token = null; // authenticate again on the next call
     }
-    // The first line: gRPC appends its Netty pipeline to an "io exception" on the next.
-    String why = s.getDescription() == null ? null : s.getDescription().lines().findFirst().orElse(null);
+    // The first line: gRPC appends its Netty pipeline to an "io exception" on the next. A deadline's own text
+    // is a screen of gRPC internals: what matters is that the member did not answer in time.
+    String why = s.getCode() == Status.Code.DEADLINE_EXCEEDED
+        ? "no answer within " + options.requestTimeout().toMillis() + " ms"
+        : s.getDescription() == null ? null : s.getDescription().lines().findFirst().orElse(null);
     String cause = null;
     for (Throwable c = s.getCause(); c != null; c = c.getCause()) {
       if (c instanceof EtcdException e) {
