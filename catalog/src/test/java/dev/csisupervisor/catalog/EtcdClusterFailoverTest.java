@@ -54,7 +54,7 @@ class EtcdClusterFailoverTest {
   private final List<AutoCloseable> closeables = new ArrayList<>();
   /** Keys the test deregistered on purpose; any other removal the view reports is a lost live key. */
   private final Set<String> deregistered = ConcurrentHashMap.newKeySet();
-  private final List<String> unexpectedRemovals = java.util.Collections.synchronizedList(new ArrayList<>());
+  private final List<ClusterEvent> unexpectedRemovals = java.util.Collections.synchronizedList(new ArrayList<>());
 
   /** One simulated agent: a registry and its publisher. */
   private record Node(String id, PluginRegistry registry, CatalogPublisher publisher) {}
@@ -104,11 +104,9 @@ class EtcdClusterFailoverTest {
     view.start();
     assertTrue(view.awaitSynced(Duration.ofSeconds(10)), "view synced");
     closeables.add(view.subscribe(e -> {
-      if (e.kind() == ClusterEvent.Kind.PLUGIN_REMOVED && !deregistered.contains(key(e.plugin()))) {
-        unexpectedRemovals.add(e.toString());
-      }
-      if (e.kind() == ClusterEvent.Kind.NODE_REMOVED) {
-        unexpectedRemovals.add(e.toString());
+      if (e.kind() == ClusterEvent.Kind.PLUGIN_REMOVED && !deregistered.contains(key(e.plugin()))
+          || e.kind() == ClusterEvent.Kind.NODE_REMOVED) {
+        unexpectedRemovals.add(e);
       }
     }, Runnable::run));
     awaitConverged("start", System.nanoTime());
@@ -326,6 +324,49 @@ class EtcdClusterFailoverTest {
     assertFalse(view.freshness().stale(), view.freshness().toString());
     assertEquals(List.of(), unexpectedRemovals, "nothing lost");
     assertTrue(survivor.answering());
+  }
+
+  @Test
+  void nodeCutOffWithTheLeader_pastItsLease_keysExpire_thenANewLeaseAndEveryKeyPutAgain() throws Exception {
+    Member leader = etcd.leader().orElseThrow();
+    Member other = etcd.members().stream().filter(m -> m != leader).findFirst().orElseThrow();
+    startClients(etcd.members(), other);
+    // A fourth node that knows only the leader: when the leader is cut off, so is it.
+    PluginRegistry r = Plugins.registry();
+    closeables.add(r);
+    Plugins.registerAll(r, "cut", "node:ebs,controller:ebs");
+    CatalogPublisher p = CatalogPublisher.builder().registry(r).etcd(options(List.of(leader), leader)).prefix(PREFIX)
+        .nodeId("cut").leaseTtl(TTL).backoff(Duration.ofMillis(100), Duration.ofMillis(500)).build();
+    closeables.add(p);
+    p.start();
+    Node cut = new Node("cut", r, p);
+    nodes.add(cut);
+    awaitConverged("cut-start", System.nanoTime());
+    Map<String, Long> leases = leases();
+
+    long t0 = System.nanoTime();
+    etcd.pause(leader);
+    // The others elect a leader; the cut-off node's lease runs out (a TTL after the election at most): its
+    // keys vanish, as a dead node's would. Everyone else keeps theirs.
+    await().atMost(TTL.plusSeconds(10)).pollInterval(Duration.ofMillis(20))
+        .until(() -> view.snapshot().nodePlugins("cut").isEmpty() && !view.snapshot().nodes().containsKey("cut"));
+    System.out.println("CLUSTER cut-off-node-expired-ms " + (System.nanoTime() - t0) / 1_000_000);
+    r.register(plugin(PluginType.CSI_NODE, "nfs", "cut-nfs", true)); // registered locally meanwhile
+    nodes.remove(cut);
+    changeRegistries("cut");
+    awaitConverged("cut-others", t0);
+    nodes.add(cut);
+    assertEquals(List.of(), unexpectedRemovals.stream().filter(e -> !e.nodeId().equals("cut")).toList(),
+        "only the cut-off node's keys vanished");
+
+    long back = System.nanoTime();
+    etcd.resume(leader);
+    awaitConverged("cut-off-node-back", back);
+    assertNotEquals(leases.get("cut"), cut.publisher().status().leaseId(), "a new lease");
+    leases.remove("cut");
+    Map<String, Long> now = leases();
+    now.remove("cut");
+    assertEquals(leases, now, "the other nodes kept theirs");
   }
 
   @Test

@@ -26,6 +26,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -34,13 +35,25 @@ class EtcdSecurityTest {
   @TempDir
   Path tmp;
 
+  @TempDir
+  static Path pki;
+
+  /** A CA with a server and a client certificate; another CA with its own (keytool is slow: made once). */
+  static TestCertificates certs;
+  static TestCertificates other;
+
+  @BeforeAll
+  static void makeCertificates() throws Exception {
+    certs = TestCertificates.create(pki.resolve("pki"));
+    other = TestCertificates.create(pki.resolve("other-pki"));
+  }
+
   private static EtcdOptions options(String endpoint, Path ca, Path cert, Path key, String user, String password) {
     return new EtcdOptions(EtcdOptions.parseEndpoints(endpoint), ca, cert, key, user, password, Duration.ofSeconds(3));
   }
 
   @Test
   void tls_withClientCertificate_publishesAndReads_withoutOneIsRefused() throws Exception {
-    TestCertificates certs = TestCertificates.create(tmp.resolve("pki"));
     try (EtcdProcess etcd = EtcdProcess.startTls(tmp, certs.serverCert, certs.serverKey, certs.caCert)) {
       assertTrue(etcd.endpoint().startsWith("https://"));
       EtcdOptions good = options(etcd.endpoint(), certs.caCert, certs.clientCert, certs.clientKey, null, null);
@@ -149,8 +162,6 @@ class EtcdSecurityTest {
 
   @Test
   void clientCertificateOfAnotherCa_isRefused_andTheErrorSaysWhy() throws Exception {
-    TestCertificates certs = TestCertificates.create(tmp.resolve("pki"));
-    TestCertificates other = TestCertificates.create(tmp.resolve("other-pki"));
     try (EtcdProcess etcd = EtcdProcess.startTls(tmp, certs.serverCert, certs.serverKey, certs.caCert)) {
       EtcdOptions foreign = options(etcd.endpoint(), certs.caCert, other.clientCert, other.clientKey, null, null);
       EtcdException refused = assertThrows(EtcdException.class, () -> ClusterView.read(foreign, "/tls"));
