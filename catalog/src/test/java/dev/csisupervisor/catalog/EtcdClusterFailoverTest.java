@@ -266,8 +266,8 @@ class EtcdClusterFailoverTest {
     await().atMost(REQUEST_TIMEOUT.multipliedBy(4)).pollInterval(Duration.ofMillis(20))
         .until(() -> !view.freshness().endpoint().equals(silent.endpoint()) && !view.freshness().stale());
     System.out.println("CLUSTER sigstop-view-moved-ms " + (System.nanoTime() - t0) / 1_000_000);
-    // Two lease TTLs with one member silent: no lease may be lost in them.
-    long until = t0 + TTL.multipliedBy(2).toNanos();
+    // Past a lease TTL with one member silent (a lease kept alive only through it would be gone): none lost.
+    long until = t0 + TTL.plusSeconds(1).toNanos();
     await().atMost(TTL.multipliedBy(3)).until(() -> System.nanoTime() > until && difference() == null);
     assertNoLiveKeyLost(leases);
     long t1 = System.nanoTime();
@@ -311,8 +311,8 @@ class EtcdClusterFailoverTest {
     ClusterRead stale = ClusterView.readAllowingStale(all, PREFIX);
     assertTrue(stale.freshness().stale() && stale.freshness().endpoint().equals(survivor.endpoint()), stale.freshness().toString());
     assertEquals(before, byKey(stale.snapshot().entries()));
-    // Longer than a lease: the publishers keep their backlog and nothing is dropped.
-    long until = System.nanoTime() + TTL.plusSeconds(1).toNanos();
+    // Longer than a lease since the quorum went: the publishers keep their backlog and nothing is dropped.
+    long until = t0 + TTL.plusSeconds(1).toNanos();
     await().atMost(TTL.plusSeconds(5)).until(() -> System.nanoTime() > until);
     changeRegistries("still");
     assertTrue(nodes.stream().allMatch(n -> n.publisher().status().backlog() > 0), "changes wait in the backlog");
@@ -378,8 +378,8 @@ class EtcdClusterFailoverTest {
     startClients(endpoints, removed);
     Map<String, Long> leases = leases();
 
-    etcd.remove(removed); // etcd may refuse it for a few seconds after the start: not counted
     long t0 = System.nanoTime();
+    etcd.remove(removed);
     changeRegistries("removed");
     awaitConverged("member-removed", t0);
     assertNotEquals(removed.endpoint(), view.freshness().endpoint());

@@ -45,7 +45,7 @@ class EtcdSecurityTest {
   @BeforeAll
   static void makeCertificates() throws Exception {
     certs = TestCertificates.create(pki.resolve("pki"));
-    other = TestCertificates.create(pki.resolve("other-pki"));
+    other = TestCertificates.createCaAndClient(pki.resolve("other-pki"));
   }
 
   private static EtcdOptions options(String endpoint, Path ca, Path cert, Path key, String user, String password) {
