@@ -39,8 +39,10 @@ import java.util.concurrent.TimeUnit;
 /**
  * A thin client of etcd's v3 gRPC API on the project's grpc-java: one channel at a time to one of the
  * endpoints ({@link #failover()} moves to the next), TLS and user/password authentication from
- * {@link EtcdOptions}, a deadline on every unary call, and {@link StatusRuntimeException} translated into
- * {@link EtcdException}. Thread-safe.
+ * {@link EtcdOptions} (a token etcd has forgotten is replaced and the call made again), the request timeout as
+ * the deadline of every unary call, streams (keep-alive, watch) that require the member to have a leader, and
+ * {@link StatusRuntimeException} translated into {@link EtcdException} saying what failed and why. Its callers
+ * notice a silent stream themselves. Thread-safe.
  */
 final class EtcdClient implements AutoCloseable {
   private static final Metadata.Key<String> TOKEN = Metadata.Key.of("token", Metadata.ASCII_STRING_MARSHALLER);
