@@ -5,7 +5,8 @@
 #   benchmarks/run.sh full    # the sizes the issue asks for (1000 supervised plugins for 60 s, 100k events...)
 #   benchmarks/run.sh quick time-to-register   # just one: env | jmh | time-to-register | restore |
 #                                              #   supervision | fanout-stuck | cluster-catalog |
-#                                              #   cluster-failover | volumes
+#                                              #   cluster-failover | volumes | plugin-death | journal-roll |
+#                                              #   restore-cds | cli | footprint
 #   JMH_FILTER=fanout benchmarks/run.sh full jmh   # one JMH suite (regex over suite names)
 #
 # Not run by CI or by ./mvnw verify. The benchmark jar is (re)built first if it is missing or older
@@ -18,7 +19,7 @@ mode="${1:-quick}"
 only="${2:-all}"
 case "$mode" in
   quick|full) ;;
-  *) echo "usage: $0 quick|full [env|jmh|time-to-register|restore|supervision|fanout-stuck|cluster-catalog|cluster-failover|volumes]" >&2; exit 2 ;;
+  *) echo "usage: $0 quick|full [env|jmh|time-to-register|restore|supervision|fanout-stuck|cluster-catalog|cluster-failover|volumes|plugin-death|journal-roll|restore-cds|cli|footprint]" >&2; exit 2 ;;
 esac
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -27,7 +28,7 @@ jar="$here/target/csi-benchmarks.jar"
 
 if [[ ! -f "$jar" ]] || [[ "${NO_BUILD:-0}" != 1 && -n "$(find "$repo" -path '*/src/main/*' -newer "$jar" -print -quit 2>/dev/null)" ]]; then
   echo ">>> building $jar" >&2
-  (cd "$repo" && ./mvnw -B -q install -pl benchmarks -am -DskipTests)
+  (cd "$repo" && ./mvnw -B -q install -pl benchmarks,agent -am -DskipTests)
 fi
 
 cd "$here"
@@ -67,6 +68,27 @@ want() { [[ "$only" == all || "$only" == "$1" ]]; }
   if want cluster-catalog; then run cluster-catalog "$mode"; fi
   if want cluster-failover; then run cluster-failover "$mode"; fi
   if want volumes; then run volumes "$mode"; fi
+  if want plugin-death; then run plugin-death "$mode"; fi
+  if want journal-roll; then run journal-roll "$mode"; fi
+  if want restore-cds; then
+    # The cold restore (round 1) of 100 000 with the agent's daemon JVM flags, without and with a class-data
+    # archive trained on a small restore (as the launcher's archive is trained on a small agent).
+    daemon=(java -Xms16m -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:CICompilerCount=1
+      -Dbench.data="$here/target/bench-data" -Dorg.slf4j.simpleLogger.defaultLogLevel=warn)
+    "${daemon[@]}" -XX:ArchiveClassesAtExit="$out/restore.jsa" -Xlog:cds=off -jar "$jar" restore quick 10 >/dev/null
+    # The state templates first, each in a JVM of its own: a run that made its template has warmed up on it.
+    for size in 10000 100000; do "${java[@]}" restore quick "$size" >/dev/null; done
+    for size in 10000 100000; do
+      echo ">>> restore $size, daemon flags, no archive"
+      "${daemon[@]}" -jar "$jar" restore quick "$size"
+      echo ">>> restore $size, daemon flags, archive"
+      "${daemon[@]}" -XX:SharedArchiveFile="$out/restore.jsa" -Xshare:auto -Xlog:cds=off -jar "$jar" restore quick "$size"
+      echo ">>> restore $size, the JVM's default flags (C2, G1), no archive"
+      "${java[@]}" restore quick "$size"
+    done
+  fi
+  if want cli; then "$here/agent-process.sh" cli "$([[ "$mode" == full ]] && echo 50 || echo 20)"; fi
+  if want footprint; then "$here/agent-process.sh" footprint "$([[ "$mode" == full ]] && echo 30 || echo 10)"; fi
   echo ">>> all done in $((SECONDS - t_all)) s (uptime: $(uptime))"
   echo
   echo ">>> summary"

@@ -12,7 +12,7 @@ import dev.csisupervisor.agent.config.AgentConfig;
 import dev.csisupervisor.agent.config.ConfigException;
 import dev.csisupervisor.agent.config.ConfigLoader;
 import dev.csisupervisor.agent.discovery.DiscoveryDir;
-import dev.csisupervisor.agent.resources.ResourceSample;
+import dev.csisupervisor.tasks.resources.ResourceSample;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.util.Locale;

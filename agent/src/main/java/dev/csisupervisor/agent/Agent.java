@@ -1,13 +1,13 @@
 package dev.csisupervisor.agent;
 
-import dev.csisupervisor.supervisor.FileWatcher;
+import dev.csisupervisor.common.FileWatcher;
 import static java.util.Objects.requireNonNull;
 
 import dev.csisupervisor.agent.admin.AdminServer;
 import dev.csisupervisor.agent.admin.VolumeAdminService;
 import dev.csisupervisor.agent.admin.AdminService;
-import dev.csisupervisor.agent.artifact.ArtifactStore;
 import dev.csisupervisor.agent.cluster.ClusterMembership;
+import dev.csisupervisor.tasks.artifact.ArtifactStore;
 import dev.csisupervisor.agent.config.AgentConfig;
 import dev.csisupervisor.agent.config.ConfigException;
 import dev.csisupervisor.agent.config.ConfigLoader;
@@ -16,10 +16,10 @@ import dev.csisupervisor.agent.config.PluginSpec;
 import dev.csisupervisor.agent.discovery.DiscoveryDir;
 import dev.csisupervisor.agent.logging.AgentLogging;
 import dev.csisupervisor.agent.metrics.AgentMetrics;
-import dev.csisupervisor.agent.process.LaunchedProcess;
-import dev.csisupervisor.agent.process.ProcessRecords;
-import dev.csisupervisor.agent.process.RotatingLog;
-import dev.csisupervisor.agent.resources.ResourceMonitor;
+import dev.csisupervisor.tasks.process.LaunchedProcess;
+import dev.csisupervisor.tasks.process.ProcessRecords;
+import dev.csisupervisor.tasks.process.RotatingLog;
+import dev.csisupervisor.tasks.resources.ResourceMonitor;
 import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.registry.PluginType;
 import dev.csisupervisor.registry.Subscription;

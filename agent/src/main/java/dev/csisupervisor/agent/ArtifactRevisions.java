@@ -2,9 +2,9 @@ package dev.csisupervisor.agent;
 
 import static java.util.Objects.requireNonNull;
 
-import dev.csisupervisor.agent.artifact.ArtifactStore;
-import dev.csisupervisor.agent.artifact.Revision;
-import dev.csisupervisor.agent.config.ArtifactSpec;
+import dev.csisupervisor.tasks.artifact.ArtifactStore;
+import dev.csisupervisor.tasks.artifact.Revision;
+import dev.csisupervisor.tasks.artifact.ArtifactSpec;
 import java.nio.file.Path;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;

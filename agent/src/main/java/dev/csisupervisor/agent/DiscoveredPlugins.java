@@ -1,13 +1,13 @@
 package dev.csisupervisor.agent;
 
-import dev.csisupervisor.supervisor.FileWatcher;
+import dev.csisupervisor.common.FileWatcher;
 import static dev.csisupervisor.agent.Agent.DISCOVERED_ALLOC_PREFIX;
 import static java.util.Objects.requireNonNull;
 
 import dev.csisupervisor.agent.Agent.AgentException;
 import dev.csisupervisor.agent.config.AgentConfig;
 import dev.csisupervisor.agent.config.ProbeSettings;
-import dev.csisupervisor.agent.config.ResourceLimits;
+import dev.csisupervisor.tasks.resources.ResourceLimits;
 import dev.csisupervisor.agent.discovery.CsiSocketClassifier;
 import dev.csisupervisor.agent.discovery.DiscoveryDir;
 import dev.csisupervisor.agent.metrics.AgentMetrics;

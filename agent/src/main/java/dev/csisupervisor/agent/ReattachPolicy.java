@@ -2,12 +2,12 @@ package dev.csisupervisor.agent;
 
 import static java.util.Objects.requireNonNull;
 
-import dev.csisupervisor.agent.artifact.ArtifactStore;
+import dev.csisupervisor.tasks.artifact.ArtifactStore;
 import dev.csisupervisor.agent.config.AgentConfig;
 import dev.csisupervisor.agent.config.PluginSpec;
-import dev.csisupervisor.agent.process.LaunchedProcess;
-import dev.csisupervisor.agent.process.ProcessRecord;
-import dev.csisupervisor.agent.process.ProcessRecords;
+import dev.csisupervisor.tasks.process.LaunchedProcess;
+import dev.csisupervisor.tasks.process.ProcessRecord;
+import dev.csisupervisor.tasks.process.ProcessRecords;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;

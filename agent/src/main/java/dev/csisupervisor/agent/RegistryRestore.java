@@ -6,10 +6,10 @@ import dev.csisupervisor.agent.config.ConfigLoader;
 import dev.csisupervisor.agent.config.PluginSpec;
 import dev.csisupervisor.agent.metrics.AgentMetrics;
 import dev.csisupervisor.agent.metrics.TimedStateStore;
-import dev.csisupervisor.client.PluginKind;
 import dev.csisupervisor.registry.PluginEvent;
 import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.registry.PluginType;
+import dev.csisupervisor.supervisor.PluginKinds;
 import dev.csisupervisor.state.JournalStateStore;
 import dev.csisupervisor.state.StateFileLockedException;
 import dev.csisupervisor.state.StateStore;
@@ -101,10 +101,7 @@ final class RegistryRestore {
       PluginRegistry registry) {
     List<PluginEvent> dropped = new ArrayList<>();
     for (PluginSpec spec : config.plugins()) {
-      Set<PluginType> serves = spec.type() == PluginKind.MONOLITH
-          ? Set.of(PluginType.CSI_CONTROLLER, PluginType.CSI_NODE)
-          : Set.of(spec.type() == PluginKind.CONTROLLER ? PluginType.CSI_CONTROLLER
-              : PluginType.CSI_NODE);
+      Set<PluginType> serves = PluginKinds.registryTypes(spec.type());
       for (PluginType t : PluginType.values()) {
         if (serves.contains(t)) {
           continue;

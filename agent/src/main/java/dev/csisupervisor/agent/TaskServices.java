@@ -2,10 +2,10 @@ package dev.csisupervisor.agent;
 
 import static java.util.Objects.requireNonNull;
 
-import dev.csisupervisor.agent.artifact.ArtifactStore;
+import dev.csisupervisor.tasks.artifact.ArtifactStore;
 import dev.csisupervisor.agent.metrics.AgentMetrics;
-import dev.csisupervisor.agent.process.ProcessRecords;
-import dev.csisupervisor.agent.resources.ResourceMonitor;
+import dev.csisupervisor.tasks.process.ProcessRecords;
+import dev.csisupervisor.tasks.resources.ResourceMonitor;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.concurrent.Executor;

@@ -1,7 +1,7 @@
 package dev.csisupervisor.agent;
 
-import dev.csisupervisor.agent.config.ResourceLimits;
-import dev.csisupervisor.agent.resources.ResourceSample;
+import dev.csisupervisor.tasks.resources.ResourceLimits;
+import dev.csisupervisor.tasks.resources.ResourceSample;
 import dev.csisupervisor.client.PluginKind;
 import dev.csisupervisor.supervisor.CsiPluginSupervisorHook;
 import java.nio.file.Path;

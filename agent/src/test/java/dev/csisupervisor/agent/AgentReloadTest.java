@@ -185,7 +185,7 @@ class AgentReloadTest {
         "the old process went first");
     // The old task's stop completed before (or after) the new launch: either way the record of
     // the new process stays, so a crash of the agent now would re-attach to it.
-    assertEquals(second, dev.csisupervisor.agent.process.ProcessRecords.read(records).get("s")
+    assertEquals(second, dev.csisupervisor.tasks.process.ProcessRecords.read(records).get("s")
         .pid());
   }
 }

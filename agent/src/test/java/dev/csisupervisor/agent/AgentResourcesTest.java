@@ -11,7 +11,7 @@ import dev.csisupervisor.agent.cli.Format;
 import dev.csisupervisor.agent.config.AgentConfig;
 import dev.csisupervisor.agent.config.ConfigLoader;
 import dev.csisupervisor.agent.config.PluginSpec;
-import dev.csisupervisor.agent.config.ResourceLimits;
+import dev.csisupervisor.tasks.resources.ResourceLimits;
 import dev.csisupervisor.client.PluginKind;
 import java.io.PrintWriter;
 import java.io.StringWriter;

@@ -14,7 +14,7 @@ import dev.csisupervisor.agent.config.AgentConfig;
 import dev.csisupervisor.agent.config.ConfigLoader;
 import dev.csisupervisor.agent.config.PluginSpec;
 import dev.csisupervisor.agent.config.ProbeSettings;
-import dev.csisupervisor.agent.config.RestartPolicy;
+import dev.csisupervisor.tasks.process.RestartPolicy;
 import dev.csisupervisor.client.PluginKind;
 import dev.csisupervisor.mockplugin.MockCsiPlugin;
 import dev.csisupervisor.mockplugin.MockMode;

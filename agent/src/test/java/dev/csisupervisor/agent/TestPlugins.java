@@ -1,7 +1,7 @@
 package dev.csisupervisor.agent;
 
 import dev.csisupervisor.agent.config.ProbeSettings;
-import dev.csisupervisor.agent.config.RestartPolicy;
+import dev.csisupervisor.tasks.process.RestartPolicy;
 import java.time.Duration;
 
 /** Settings the in-JVM agent tests give their plugins, so that a test takes seconds, not minutes. */

@@ -23,6 +23,8 @@ import java.util.Locale;
  * volumes quick|full                   8: node volume mounts: overhead vs direct RPCs, 1000 concurrent, restart
  * volume-crash-loop [KILLS] [SEED]     8b: the volume manager under 1 000 SIGKILLs (not in CI)
  * volume-crash-child ...               (child process of "volume-crash-loop")
+ * plugin-death quick|full [ROUNDS]     9a: kill -9 of an external plugin -> unhealthy, restart -> healthy
+ * journal-roll quick|full              9b: commit latency under 16 writers across 20+ segment rolls
  * </pre>
  */
 public final class Main {
@@ -52,6 +54,8 @@ public final class Main {
       case "volume-crash-child" -> VolumeCrashLoop.child(rest);
       case "cluster-catalog" -> ClusterCatalogLoad.main(rest);
       case "cluster-view-probe" -> ClusterViewProbe.main(rest);
+      case "plugin-death" -> PluginDeath.main(rest);
+      case "journal-roll" -> JournalRoll.main(rest);
       case "cluster-failover" -> ClusterFailover.main(rest);
       default -> {
         System.err.println("unknown benchmark '" + args[0] + "'");

@@ -1,9 +1,9 @@
 package dev.csisupervisor.catalog;
 
+import dev.csisupervisor.common.PluginIds;
 import dev.csisupervisor.registry.PluginKey;
 import dev.csisupervisor.registry.PluginType;
 import java.util.Optional;
-import java.util.regex.Pattern;
 
 /**
  * The catalog's key layout under one prefix:
@@ -15,8 +15,8 @@ import java.util.regex.Pattern;
  */
 public final class CatalogKeys {
   public static final String DEFAULT_PREFIX = "/csi-supervisor";
-  private static final Pattern NODE_ID = Pattern.compile("[A-Za-z0-9._-]{1,253}");
-  private static final Pattern PREFIX = Pattern.compile("(/[A-Za-z0-9._-]+)+");
+  private static final int MAX_NODE_ID = 253;
+  private static final int MAX_PREFIX = 256;
 
   private final String prefix;
 
@@ -38,9 +38,9 @@ public final class CatalogKeys {
     if (prefix == null) {
       throw new IllegalArgumentException("prefix must not be null");
     }
-    if (!PREFIX.matcher(prefix).matches() || prefix.length() > 256) {
-      throw new IllegalArgumentException("prefix must be /segment[/segment...] of A-Z a-z 0-9 . _ - (at most 256"
-          + " characters, no trailing '/'), got '" + prefix + "'");
+    if (!isSegmentsPath(prefix) || prefix.length() > MAX_PREFIX) {
+      throw new IllegalArgumentException("prefix must be /segment[/segment...] of " + PluginIds.CHARACTERS
+          + " (at most " + MAX_PREFIX + " characters, no trailing '/'), got '" + prefix + "'");
     }
     return prefix;
   }
@@ -50,10 +50,29 @@ public final class CatalogKeys {
     if (nodeId == null) {
       throw new IllegalArgumentException("nodeId must not be null");
     }
-    if (!NODE_ID.matcher(nodeId).matches() || nodeId.equals(".") || nodeId.equals("..")) {
-      throw new IllegalArgumentException("nodeId must be 1 to 253 of A-Z a-z 0-9 . _ - (not '.' or '..'), got '" + nodeId + "'");
+    if (!isNodeIdShape(nodeId) || nodeId.equals(".") || nodeId.equals("..")) {
+      throw new IllegalArgumentException("nodeId must be 1 to " + MAX_NODE_ID + " of " + PluginIds.CHARACTERS
+          + " (not '.' or '..'), got '" + nodeId + "'");
     }
     return nodeId;
+  }
+
+  /** 1 to {@value #MAX_NODE_ID} id characters. */
+  private static boolean isNodeIdShape(String s) {
+    return !s.isEmpty() && s.length() <= MAX_NODE_ID && PluginIds.onlyIdCharacters(s);
+  }
+
+  /** {@code /segment[/segment...]}, every segment non-empty and of id characters. */
+  private static boolean isSegmentsPath(String path) {
+    if (!path.startsWith("/")) {
+      return false;
+    }
+    for (String segment : path.substring(1).split("/", -1)) {
+      if (segment.isEmpty() || !PluginIds.onlyIdCharacters(segment)) {
+        return false;
+      }
+    }
+    return true;
   }
 
   public String prefix() {
@@ -90,7 +109,7 @@ public final class CatalogKeys {
       return Optional.empty();
     }
     String id = key.substring(nodesRoot().length());
-    return NODE_ID.matcher(id).matches() ? Optional.of(id) : Optional.empty();
+    return isNodeIdShape(id) ? Optional.of(id) : Optional.empty();
   }
 
   /** The node and registration key of a plugin key, or empty if {@code key} is not a well-formed one. */
@@ -99,7 +118,7 @@ public final class CatalogKeys {
       return Optional.empty();
     }
     String[] parts = key.substring(pluginsRoot().length()).split("/", 4);
-    if (parts.length != 4 || !NODE_ID.matcher(parts[2]).matches()) {
+    if (parts.length != 4 || !isNodeIdShape(parts[2])) {
       return Optional.empty();
     }
     try {

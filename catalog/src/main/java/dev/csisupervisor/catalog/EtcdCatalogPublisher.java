@@ -11,6 +11,7 @@ import dev.csisupervisor.catalog.etcdpb.RangeResponse;
 import dev.csisupervisor.catalog.etcdpb.RequestOp;
 import dev.csisupervisor.catalog.etcdpb.TxnRequest;
 import dev.csisupervisor.catalog.etcdpb.TxnResponse;
+import dev.csisupervisor.common.Backoff;
 import dev.csisupervisor.registry.PluginEvent;
 import dev.csisupervisor.registry.PluginInfo;
 import dev.csisupervisor.registry.PluginListener;
@@ -91,7 +92,7 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
   private volatile long keepAliveAnsweredTtl;
   /** One timer thread for the keep-alive pings of every publisher in the JVM. */
   private static final ScheduledExecutorService KEEPALIVE = Executors.newSingleThreadScheduledExecutor(daemon("catalog-keepalive"));
-  private final RetryBackoff backoff;
+  private final Backoff backoff;
   private int failuresInRow;
   /** What this publisher last wrote on its current lease, by key: lets a reconcile skip unchanged keys. */
   private final Map<String, ByteString> lastWritten = new HashMap<>();

@@ -1,7 +1,11 @@
 package dev.csisupervisor.catalog;
 
+import dev.csisupervisor.common.Backoff;
+import dev.csisupervisor.common.Bounds;
+import dev.csisupervisor.common.ExponentialBackoff;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.Random;
 
 /**
  * What both catalog builders need to talk to etcd: where it is, the key prefix, and the retry backoff.
@@ -33,7 +37,8 @@ abstract class EtcdClientSettings<B extends EtcdClientSettings<B>> {
 
   /** Retry backoff after an etcd failure: from {@code initial} doubling to {@code max} (default 200 ms .. 10 s). */
   public B backoff(Duration initial, Duration max) {
-    RetryBackoff.check(initial, max);
+    Bounds.positive(initial, "initialBackoff");
+    Bounds.notBelow(max, "maxBackoff", initial, "initialBackoff");
     this.initialBackoff = initial;
     this.maxBackoff = max;
     return self();
@@ -44,8 +49,8 @@ abstract class EtcdClientSettings<B extends EtcdClientSettings<B>> {
     return new EtcdClient(etcd);
   }
 
-  /** A new retry backoff with these bounds. */
-  RetryBackoff newBackoff() {
-    return new RetryBackoff(initialBackoff, maxBackoff, new java.util.Random());
+  /** A new retry backoff with these bounds (the project's rule: doubling, ±20 %). */
+  Backoff newBackoff() {
+    return ExponentialBackoff.doubling(initialBackoff, maxBackoff, new Random());
   }
 }

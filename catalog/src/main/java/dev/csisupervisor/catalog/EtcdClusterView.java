@@ -9,6 +9,7 @@ import dev.csisupervisor.catalog.etcdpb.WatchCreateRequest;
 import dev.csisupervisor.catalog.etcdpb.WatchProgressRequest;
 import dev.csisupervisor.catalog.etcdpb.WatchRequest;
 import dev.csisupervisor.catalog.etcdpb.WatchResponse;
+import dev.csisupervisor.common.Backoff;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.time.Instant;
@@ -70,7 +71,7 @@ final class EtcdClusterView implements ClusterView {
   private StreamObserver<WatchRequest> watch;
   /** nanoTime the unanswered progress request was sent, 0 if none is outstanding. */
   private long progressAskedNanos;
-  private final RetryBackoff backoff;
+  private final Backoff backoff;
   private int failuresInRow;
   private long badValues;
   private final java.util.concurrent.atomic.AtomicLong relists = new java.util.concurrent.atomic.AtomicLong();

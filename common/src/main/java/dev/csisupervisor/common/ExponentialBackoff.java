@@ -11,6 +11,11 @@ import java.util.Random;
  * restarted together do not probe in lock-step. Not thread-safe.
  */
 public final class ExponentialBackoff implements Backoff {
+  /** The project's rule for every retry loop: each delay twice the one before ... */
+  public static final double DOUBLING = 2.0;
+  /** ... spread by ±20%. */
+  public static final double JITTER = 0.2;
+
   private final long initialNanos;
   private final long maxNanos;
   private final double multiplier;
@@ -36,6 +41,14 @@ public final class ExponentialBackoff implements Backoff {
     this.jitter = jitter;
     this.random = requireNonNull(random, "random");
     this.nextNanos = initialNanos;
+  }
+
+  /**
+   * The backoff every retry loop of the project uses (probes, downloads, CSI calls, pending volume
+   * operations, etcd): {@code initial} doubling up to {@code max}, ±20% jitter. Only the range differs.
+   */
+  public static ExponentialBackoff doubling(Duration initial, Duration max, Random random) {
+    return new ExponentialBackoff(initial, max, DOUBLING, JITTER, random);
   }
 
   @Override

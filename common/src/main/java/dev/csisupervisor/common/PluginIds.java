@@ -14,17 +14,25 @@ public final class PluginIds {
   /** The longest plugin id, in characters. */
   public static final int MAX_LENGTH = 128;
 
+  /**
+   * The characters an id may hold, as messages write them. The same set names a node in the cluster
+   * catalog and each segment of its key prefix: what names a directory here names a key there.
+   */
+  public static final String CHARACTERS = "A-Z a-z 0-9 . _ -";
+
   private PluginIds() {}
 
   /** Whether {@code id} is a valid plugin id; {@code null} is not. */
   public static boolean isValid(String id) {
+    return id != null && !id.isEmpty() && id.length() <= MAX_LENGTH && !id.equals(".") && !id.equals("..")
+        && onlyIdCharacters(id);
+  }
+
+  /** Whether every character of {@code s} is one of {@link #CHARACTERS} (true for ""). */
+  public static boolean onlyIdCharacters(String s) {
     // A loop, not a regex: the registry checks every name a restore decodes.
-    if (id == null || id.isEmpty() || id.length() > MAX_LENGTH || id.equals(".")
-        || id.equals("..")) {
-      return false;
-    }
-    for (int i = 0; i < id.length(); i++) {
-      char c = id.charAt(i);
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
       if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
           || c == '.' || c == '_' || c == '-')) {
         return false;
@@ -55,7 +63,6 @@ public final class PluginIds {
       return Optional.of("must not be '.' or '..' or contain '/' (it could escape the plugin root),"
           + " got " + Printable.quote(id));
     }
-    return Optional.of("must be 1 to " + MAX_LENGTH + " of A-Z a-z 0-9 . _ -, got "
-        + Printable.quote(id));
+    return Optional.of("must be 1 to " + MAX_LENGTH + " of " + CHARACTERS + ", got " + Printable.quote(id));
   }
 }

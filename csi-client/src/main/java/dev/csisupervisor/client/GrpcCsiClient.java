@@ -87,7 +87,8 @@ final class GrpcCsiClient implements CsiClient {
   private GrpcCsiClient(Path socket, CsiClientOptions options) {
     this.socket = socket;
     this.options = options;
-    this.translator = new StatusTranslator(socket, options, SocketInspector::tryConnect);
+    this.translator = new StatusTranslator(socket, options, SocketInspector::tryConnect,
+        peer -> SocketInspector.answerToHttp2Preface(peer, StatusTranslator.FIRST_BYTES, options.callTimeout()));
     this.channel = newChannel();
   }
 
@@ -413,7 +414,7 @@ final class GrpcCsiClient implements CsiClient {
           result.completeExceptionally(new CallCancelledException(socket, name, "the client is closed"));
           return;
         }
-        if (!connected && mayRetry && isChannelShutdown(status)) {
+        if (!connected && mayRetry && ch.isShutdown() && status.getCode() == Status.Code.UNAVAILABLE) {
           // Another call replaced this channel between our getting it and starting: use the new one.
           start(method, request, mapper, result, deadline, timeout, false);
           return;
@@ -453,13 +454,6 @@ final class GrpcCsiClient implements CsiClient {
     } catch (RuntimeException e) {
       result.completeExceptionally(e);
     }
-  }
-
-  /** gRPC's failure for a call started on a channel that is already shut down. */
-  private static boolean isChannelShutdown(Status status) {
-    String description = status.getDescription();
-    return status.getCode() == Status.Code.UNAVAILABLE && status.getCause() == null
-        && description != null && description.startsWith("Channel shutdown");
   }
 
   /**

@@ -5,13 +5,19 @@ import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.time.Duration;
+import java.util.Arrays;
 import java.util.Optional;
 
 /**
@@ -121,6 +127,51 @@ final class SocketInspector {
     } catch (IOException e) {
       return classifyConnectError(socket, method, e);
     }
+  }
+
+  /** An HTTP/2 client's first bytes: the connection preface and an empty SETTINGS frame (RFC 9113 3.4). */
+  private static final byte[] HTTP2_CLIENT_PREFACE = concat(
+      "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII),
+      new byte[] {0, 0, 0, 4, 0, 0, 0, 0, 0});
+
+  /**
+   * What the peer on {@code socket} answers to an HTTP/2 client's preface: its first {@code max}
+   * bytes (fewer if it closes sooner), read within {@code timeout}. An HTTP/2 server answers with a
+   * SETTINGS frame; an HTTP/1 server with "HTTP/". Empty if nothing could be read (refused, closed
+   * at once, silent).
+   */
+  static Optional<byte[]> answerToHttp2Preface(Path socket, int max, Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    try (SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX);
+        Selector selector = Selector.open()) {
+      channel.connect(UnixDomainSocketAddress.of(socket));
+      ByteBuffer preface = ByteBuffer.wrap(HTTP2_CLIENT_PREFACE);
+      while (preface.hasRemaining()) {
+        channel.write(preface);
+      }
+      channel.configureBlocking(false);
+      channel.register(selector, SelectionKey.OP_READ);
+      ByteBuffer answer = ByteBuffer.allocate(max);
+      while (answer.hasRemaining()) {
+        long leftMillis = (deadline - System.nanoTime()) / 1_000_000;
+        if (leftMillis <= 0 || selector.select(leftMillis) == 0 && System.nanoTime() >= deadline) {
+          break;
+        }
+        selector.selectedKeys().clear();
+        if (channel.read(answer) < 0) {
+          break;
+        }
+      }
+      return answer.position() == 0 ? Optional.empty() : Optional.of(Arrays.copyOf(answer.array(), answer.position()));
+    } catch (IOException e) {
+      return Optional.empty();
+    }
+  }
+
+  private static byte[] concat(byte[] a, byte[] b) {
+    byte[] both = Arrays.copyOf(a, a.length + b.length);
+    System.arraycopy(b, 0, both, a.length, b.length);
+    return both;
   }
 
   /**

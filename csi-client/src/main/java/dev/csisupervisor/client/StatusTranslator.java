@@ -1,13 +1,13 @@
 package dev.csisupervisor.client;
 
 import io.grpc.Status;
+import io.grpc.netty.shaded.io.netty.handler.codec.http2.Http2Error;
+import io.grpc.netty.shaded.io.netty.handler.codec.http2.Http2Exception;
 import java.nio.file.Path;
-import java.util.HexFormat;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.BiFunction;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
+import java.util.function.Function;
 
 /**
  * Turns a failed call's gRPC {@link Status} into the {@link CsiException} that says what
@@ -19,20 +19,26 @@ import java.util.regex.Pattern;
  * is to blame.
  */
 final class StatusTranslator {
-  private static final Pattern HEX_DUMP = Pattern.compile("Hex dump for first \\d+ bytes: ([0-9a-fA-F]+)");
+  /** As many bytes of a non-HTTP/2 peer's answer as a message shows ("HTTP/"). */
+  static final int FIRST_BYTES = 5;
 
   private final Path socket;
   private final CsiClientOptions options;
   private final BiFunction<Path, String, Optional<CsiException>> recheck;
+  private final Function<Path, Optional<byte[]>> answerToPreface;
 
   /**
    * @param recheck looks at the socket again after a failed handshake (see
    *     {@link SocketInspector#tryConnect}); empty if something still accepts connections
+   * @param answerToPreface after the peer broke the HTTP/2 protocol in the handshake: what it answers
+   *     to a client preface, asked again (see {@link SocketInspector#answerToHttp2Preface})
    */
-  StatusTranslator(Path socket, CsiClientOptions options, BiFunction<Path, String, Optional<CsiException>> recheck) {
+  StatusTranslator(Path socket, CsiClientOptions options, BiFunction<Path, String, Optional<CsiException>> recheck,
+      Function<Path, Optional<byte[]>> answerToPreface) {
     this.socket = Objects.requireNonNull(socket, "socket");
     this.options = Objects.requireNonNull(options, "options");
     this.recheck = Objects.requireNonNull(recheck, "recheck");
+    this.answerToPreface = Objects.requireNonNull(answerToPreface, "answerToPreface");
   }
 
   CsiException translate(String method, Status status, boolean connected) {
@@ -76,10 +82,10 @@ final class StatusTranslator {
     if (socketProblem.isPresent()) {
       return socketProblem.get();
     }
-    Optional<String> firstBytes = firstBytesOfNonHttp2Peer(status.getCause());
-    if (firstBytes.isPresent()) {
-      return new NotCsiServerException(socket, method,
-          "it does not speak HTTP/2; its first bytes were \"" + firstBytes.get() + "\"");
+    if (isHttp2ProtocolError(status.getCause())) {
+      // Netty's error says which bytes broke the handshake only in its message text: ask the peer again.
+      return new NotCsiServerException(socket, method, "it does not speak HTTP/2"
+          + answerToPreface.apply(socket).map(b -> "; its first bytes were \"" + printable(b) + "\"").orElse(""));
     }
     // Closed or reset during the handshake. A plugin dying at that moment looks the same, so
     // look at the socket once more: if nothing listens any more, say that instead.
@@ -112,22 +118,20 @@ final class StatusTranslator {
   }
 
   /**
-   * The first bytes a non-HTTP/2 peer sent, decoded for humans ("HTTP/"), if the failure is
-   * Netty's "First received frame was not SETTINGS. Hex dump for first 5 bytes: 485454502f".
+   * Whether the handshake failed because the peer broke the HTTP/2 protocol (Netty's
+   * {@link Http2Exception} with PROTOCOL_ERROR, e.g. its first frame was not SETTINGS: an HTTP/1
+   * server's "HTTP/1.1 400 Bad Request").
    */
-  static Optional<String> firstBytesOfNonHttp2Peer(Throwable failure) {
+  static boolean isHttp2ProtocolError(Throwable failure) {
     for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
-      String message = t.getMessage();
-      if (message != null && message.contains("First received frame was not SETTINGS")) {
-        Matcher m = HEX_DUMP.matcher(message);
-        return Optional.of(m.find() ? printable(m.group(1)) : "?");
+      if (t instanceof Http2Exception h && h.error() == Http2Error.PROTOCOL_ERROR) {
+        return true;
       }
     }
-    return Optional.empty();
+    return false;
   }
 
-  private static String printable(String hex) {
-    byte[] bytes = HexFormat.of().parseHex(hex.length() % 2 == 0 ? hex : hex.substring(0, hex.length() - 1));
+  static String printable(byte[] bytes) {
     StringBuilder s = new StringBuilder();
     for (byte b : bytes) {
       if (b >= 0x20 && b < 0x7f && b != '"' && b != '\\') {

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.csisupervisor.testing.WithoutPermissionOverride;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -69,12 +70,24 @@ class SocketInspectorTest extends PluginSocketTest {
     Path locked = dir.resolve("locked");
     Files.createDirectory(locked);
     Files.setPosixFilePermissions(locked, java.nio.file.attribute.PosixFilePermissions.fromString("---------"));
-    // root may search any directory; the message is still checked through the constant
-    org.junit.jupiter.api.Assumptions.assumeFalse(Files.isReadable(locked), "running as root");
-    SocketPermissionException e = assertThrows(SocketPermissionException.class,
-        () -> SocketInspector.inspect(locked.resolve("csi.sock")));
-    assertEquals("permission denied on CSI plugin socket " + locked.resolve("csi.sock")
-        + " (cannot look up the path: a parent directory is not searchable)", e.getMessage());
+    // Root may search any directory: the inspection runs where permissions apply.
+    WithoutPermissionOverride.Result r =
+        WithoutPermissionOverride.run(InspectAndPrint.class, locked.resolve("csi.sock").toString());
+    assertEquals(SocketPermissionException.class.getSimpleName() + ": permission denied on CSI plugin socket "
+        + locked.resolve("csi.sock") + " (cannot look up the path: a parent directory is not searchable)",
+        r.output(), r.toString());
+  }
+
+  /** Inspects the socket path named by its argument and prints the exception (or "fine"). */
+  static final class InspectAndPrint {
+    public static void main(String[] args) {
+      try {
+        SocketInspector.inspect(Path.of(args[0]));
+        System.out.println("fine");
+      } catch (CsiException e) {
+        System.out.println(e.getClass().getSimpleName() + ": " + e.getMessage());
+      }
+    }
   }
 
   @Test

@@ -7,9 +7,12 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.grpc.Status;
+import io.grpc.netty.shaded.io.netty.handler.codec.http2.Http2Error;
+import io.grpc.netty.shaded.io.netty.handler.codec.http2.Http2Exception;
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.net.ConnectException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
@@ -27,12 +30,14 @@ class StatusTranslatorTest {
 
   private final AtomicInteger rechecks = new AtomicInteger();
   private Optional<CsiException> recheckAnswer = Optional.empty();
+  private byte[] prefaceAnswer;
   private final StatusTranslator translator = new StatusTranslator(SOCKET,
       CsiClientOptions.defaults().withCallTimeout(Duration.ofSeconds(2)).withMaxInboundMessageBytes(1024),
       (socket, method) -> {
         rechecks.incrementAndGet();
         return recheckAnswer;
-      });
+      },
+      socket -> Optional.ofNullable(prefaceAnswer));
 
   /** The call failed before the connection was up: the request was never sent. */
   private CsiException whileConnecting(String method, Status status) {
@@ -80,20 +85,39 @@ class StatusTranslatorTest {
         + " (connect: Protocol wrong type for socket)", e.getMessage());
   }
 
+  /** Netty's failure for a first frame that is not SETTINGS; its text is never read. */
+  private static Status http2ProtocolError() {
+    return Status.INTERNAL.withDescription("http2 exception").withCause(new IOException("wrapped",
+        Http2Exception.connectionError(Http2Error.PROTOCOL_ERROR, "any text at all")));
+  }
+
   @Test
-  void nonHttp2Peer_reportsItsFirstBytes() {
-    Status status = Status.INTERNAL.withDescription("http2 exception").withCause(new IOException(
-        "First received frame was not SETTINGS. Hex dump for first 5 bytes: 485454502f"));
-    CsiException e = whileConnecting(PROBE, status);
+  void nonHttp2Peer_reportsWhatItAnswersToThePreface() {
+    prefaceAnswer = "HTTP/".getBytes(StandardCharsets.US_ASCII);
+    CsiException e = whileConnecting(PROBE, http2ProtocolError());
     assertEquals("the server on " + SOCKET + " is not a CSI plugin: it does not speak HTTP/2;"
         + " its first bytes were \"HTTP/\"", e.getMessage());
     assertEquals(0, rechecks.get());
   }
 
   @Test
+  void nonHttp2Peer_thatAnswersNothingTheSecondTime_isStillNotCsiServer() {
+    CsiException e = whileConnecting(PROBE, http2ProtocolError());
+    assertInstanceOf(NotCsiServerException.class, e);
+    assertEquals("the server on " + SOCKET + " is not a CSI plugin: it does not speak HTTP/2", e.getMessage());
+  }
+
+  @Test
   void nonHttp2Peer_binaryBytes_areEscaped() {
-    assertEquals(Optional.of("\\x00\\x01ab\\x22"), StatusTranslator.firstBytesOfNonHttp2Peer(new IOException(
-        "First received frame was not SETTINGS. Hex dump for first 5 bytes: 0001616222")));
+    assertEquals("\\x00\\x01ab\\x22", StatusTranslator.printable(new byte[] {0, 1, 'a', 'b', '"'}));
+  }
+
+  @Test
+  void anotherHttp2Error_isNotTakenForANonHttp2Peer() {
+    assertFalse(StatusTranslator.isHttp2ProtocolError(
+        Http2Exception.connectionError(Http2Error.FLOW_CONTROL_ERROR, "First received frame was not SETTINGS")));
+    assertFalse(StatusTranslator.isHttp2ProtocolError(
+        new IOException("First received frame was not SETTINGS. Hex dump for first 5 bytes: 485454502f")));
   }
 
   @Test

@@ -92,6 +92,9 @@ class PackageInstallTest {
     // The shipped config is valid as it is: the unit starts from it.
     Result check = run(CLI.toString(), "status", "--config", "/etc/csi-agent/agent.yaml");
     assertTrue(check.out().contains("no agent is running at /var/lib/csi-agent/agent.sock"), check.out());
+    // Without flags, the installed CLI asks the agent of the installed config.
+    Result plain = run(CLI.toString(), "status");
+    assertTrue(plain.out().contains("no agent is running at /var/lib/csi-agent/agent.sock"), plain.out());
   }
 
   @Test

@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -67,6 +68,8 @@ final class CallFaults {
       IdentityGrpc.getServiceDescriptor(), ControllerGrpc.getServiceDescriptor(), NodeGrpc.getServiceDescriptor());
 
   private final Map<String, MethodRecord> records;
+  /** Volumes with a delayed call that has not reached its handler (shared by every service). */
+  private final Set<String> pendingVolumes = ConcurrentHashMap.newKeySet();
 
   private final Object parkLock = new Object();
   private final Set<StreamObserver<?>> parked = new LinkedHashSet<>(); // guarded by parkLock
@@ -190,6 +193,20 @@ final class CallFaults {
       }
       return head.action();
     }
+  }
+
+  /** Marks an operation on {@code volumeId} as in progress; false if one already is. */
+  boolean beginPending(String volumeId) {
+    return pendingVolumes.add(volumeId);
+  }
+
+  void endPending(String volumeId) {
+    pendingVolumes.remove(volumeId);
+  }
+
+  /** Whether a delayed call on {@code volumeId} has not reached its handler yet. */
+  boolean isPending(String volumeId) {
+    return pendingVolumes.contains(volumeId);
   }
 
   long callCount(String method) {

@@ -1,5 +1,6 @@
 package dev.csisupervisor.mockplugin;
 
+import dev.csisupervisor.common.CsiEndpoint;
 import dev.csisupervisor.csi.v1.ControllerServiceCapability;
 import dev.csisupervisor.csi.v1.NodeServiceCapability;
 import dev.csisupervisor.csi.v1.PluginCapability;
@@ -285,12 +286,12 @@ final class MockPluginCommand implements Callable<Integer> {
     String value = endpoint;
     String source = "--endpoint";
     if (value == null) {
-      value = env.get("CSI_ENDPOINT");
-      source = "CSI_ENDPOINT";
+      value = env.get(CsiEndpoint.ENV);
+      source = CsiEndpoint.ENV;
     }
     if (value == null || value.isBlank()) {
       throw new ParameterException(spec.commandLine(),
-          "Missing endpoint: give --endpoint unix:///path/csi.sock or set CSI_ENDPOINT");
+          "Missing endpoint: give --endpoint unix:///path/csi.sock or set " + CsiEndpoint.ENV);
     }
     try {
       return parseEndpoint(value);

@@ -1,5 +1,7 @@
 package dev.csisupervisor.mockplugin;
 
+import com.google.protobuf.Descriptors.FieldDescriptor;
+import com.google.protobuf.Message;
 import io.grpc.MethodDescriptor;
 import io.grpc.ServerMethodDefinition;
 import io.grpc.ServerServiceDefinition;
@@ -19,6 +21,10 @@ import java.util.function.Supplier;
  * failed, hung or scripted call never touches the driver. Answers go through the {@link Responder} (scripted latency, failures as
  * statuses). Handlers run on the event loop and must not block. Not thread-safe while rows are
  * added; build the services before serving them.
+ *
+ * <p>A delayed call on a volume is an operation in progress, as in a real driver that is slow: until
+ * its handler has run, any other call on the same volume id fails with ABORTED, as the CSI spec
+ * asks ("an operation is pending for the specified volume"), rather than overtaking it.
  */
 final class ServiceTable {
 
@@ -46,6 +52,12 @@ final class ServiceTable {
     String name = method.getFullMethodName();
     ServerCalls.UnaryMethod<Q, R> scripted = (request, observer) -> {
       CallFaults.Action action = faults.onCall(name, request);
+      String volume = volumeIdOf(request);
+      if (action.kind() == CallFaults.Kind.PROCEED && volume != null && faults.isPending(volume)) {
+        responder.fail(observer, Status.ABORTED.withDescription(
+            "an operation is pending for volume " + volume + " (" + name + " must be retried)"));
+        return;
+      }
       switch (action.kind()) {
         case FAIL -> responder.fail(observer, action.status());
         case REPLY -> responder.reply(observer, response(method, action));
@@ -61,13 +73,34 @@ final class ServiceTable {
             // gRPC takes a cancel handler only while the call's own handler runs: the late
             // handler gets a plain observer, so it cannot try to set one.
             StreamObserver<R> plain = plain(observer);
-            responder.after(action.delayNanos(), () -> handler.invoke(request, plain));
+            boolean marked = volume != null && faults.beginPending(volume);
+            responder.after(action.delayNanos(), () -> {
+              try {
+                handler.invoke(request, plain);
+              } finally {
+                if (marked) {
+                  faults.endPending(volume);
+                }
+              }
+            });
           }
         }
       }
     };
     rows.add(ServerMethodDefinition.create(method, ServerCalls.asyncUnaryCall(scripted)));
     return this;
+  }
+
+  /** The request's {@code volume_id}, if its message has one and it is set. */
+  private static String volumeIdOf(Object request) {
+    if (request instanceof Message m) {
+      FieldDescriptor field = m.getDescriptorForType().findFieldByName("volume_id");
+      if (field != null && field.getJavaType() == FieldDescriptor.JavaType.STRING) {
+        String id = (String) m.getField(field);
+        return id.isEmpty() ? null : id;
+      }
+    }
+    return null;
   }
 
   @SuppressWarnings("unchecked") // MockCsiPlugin.replyCalls takes only responses of the method's type

@@ -21,6 +21,7 @@ import dev.csisupervisor.csi.v1.NodeGrpc;
 import dev.csisupervisor.csi.v1.NodePublishVolumeRequest;
 import dev.csisupervisor.csi.v1.NodeStageVolumeRequest;
 import dev.csisupervisor.csi.v1.NodeStageVolumeResponse;
+import dev.csisupervisor.csi.v1.NodeUnstageVolumeRequest;
 import dev.csisupervisor.csi.v1.ProbeRequest;
 import dev.csisupervisor.csi.v1.Topology;
 import dev.csisupervisor.csi.v1.Volume;
@@ -70,6 +71,10 @@ class MockCsiPluginCallFaultsTest extends PluginOnSocketTest {
         .setStagingTargetPath(staging.toString()).setVolumeCapability(MOUNT_RW).build();
   }
 
+  private NodeUnstageVolumeRequest unstageRequest() {
+    return NodeUnstageVolumeRequest.newBuilder().setVolumeId(volumeId).setStagingTargetPath(staging.toString()).build();
+  }
+
   private NodePublishVolumeRequest publishRequest(Path target) {
     return NodePublishVolumeRequest.newBuilder().setVolumeId(volumeId).setStagingTargetPath(staging.toString())
         .setTargetPath(target.toString()).setVolumeCapability(MOUNT_RW).build();
@@ -79,14 +84,19 @@ class MockCsiPluginCallFaultsTest extends PluginOnSocketTest {
     return csi.node().nodeStageVolume(stageRequest());
   }
 
-  /** Whether the driver holds the volume as staged: a publish from the staging path passes its check. */
+  /**
+   * Whether the driver holds the volume as staged: a publish from the staging path passes its check
+   * (not yet, while a delayed call on the volume is still in progress: that one answers ABORTED).
+   */
   private boolean isStaged() {
     Path probeTarget = dir.resolve("is-staged-target");
     try {
       csi.node().nodePublishVolume(publishRequest(probeTarget));
       return true;
     } catch (StatusRuntimeException e) {
-      assertEquals(Status.Code.FAILED_PRECONDITION, e.getStatus().getCode(), e.toString());
+      if (e.getStatus().getCode() != Status.Code.ABORTED) {
+        assertEquals(Status.Code.FAILED_PRECONDITION, e.getStatus().getCode(), e.toString());
+      }
       return false;
     }
   }
@@ -209,6 +219,22 @@ class MockCsiPluginCallFaultsTest extends PluginOnSocketTest {
     assertEquals(id, create("slow").getVolume().getVolumeId(), "the driver's own answer, created once");
 
     assertEquals(2, volumeCount());
+  }
+
+  @Test
+  void aCallOnAVolumeWithADelayedCallInProgress_isAborted_untilThatOneIsDone() throws Exception {
+    plugin.delayCalls("NodeStageVolume", Duration.ofMillis(500));
+    ListenableFuture<NodeStageVolumeResponse> slow = NodeGrpc.newFutureStub(csi.channel)
+        .withDeadlineAfter(30, TimeUnit.SECONDS).nodeStageVolume(stageRequest());
+    await().atMost(Duration.ofSeconds(5)).until(() -> plugin.callCount(NodeGrpc.getNodeStageVolumeMethod()) == 1);
+    // A restarted CO undoing what it thinks was never done must not overtake the call in progress.
+    StatusRuntimeException e = assertThrows(StatusRuntimeException.class,
+        () -> csi.node().nodeUnstageVolume(unstageRequest()));
+    assertEquals(Status.Code.ABORTED, e.getStatus().getCode());
+    assertTrue(e.getStatus().getDescription().contains("an operation is pending for volume"), e.getMessage());
+    slow.get(30, TimeUnit.SECONDS);
+    csi.node().nodeUnstageVolume(unstageRequest()); // now it goes through, after the stage
+    assertFalse(isStaged());
   }
 
   @Test

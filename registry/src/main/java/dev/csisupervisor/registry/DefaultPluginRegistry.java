@@ -31,18 +31,16 @@ import org.slf4j.LoggerFactory;
 /**
  * The {@link PluginRegistry} implementation.
  *
- * <p><b>Group commit.</b> A writer adds its {@link Request} to {@code pending} under {@code groupLock}. If no
- * commit is in flight it becomes the committer: it takes EVERY pending request, computes their effects one
- * after another against memory plus the effects of the earlier requests in the same batch, commits all their
- * store changes in ONE {@link StateStore#apply} (outside {@code groupLock}), and only then (under
- * {@code stateLock}) changes memory, numbers the events and queues them for subscribers. Writers that arrive
- * while a commit is in flight wait on {@code groupLock}; when it ends all are woken, the ones whose request was
- * committed return, and one of the rest commits everything that piled up meanwhile. Batches are strictly one
- * after another, so commit order, memory order and event sequence order are the same; a failed commit fails
- * every request of its batch and leaves memory untouched, and the next batch is computed from that memory.
+ * <p><b>Group commit</b> ({@link GroupCommit}). Every write is a {@link Request} submitted to the group commit;
+ * the writer that becomes the committer calls {@link #commitBatch} with EVERY queued request: it computes their
+ * effects one after another against memory plus the effects of the earlier requests in the same batch, commits
+ * all their store changes in ONE {@link StateStore#apply} (outside every lock), and only then (under
+ * {@code stateLock}) changes memory, numbers the events and queues them for subscribers. Batches are strictly
+ * one after another, so commit order, memory order and event sequence order are the same; a failed commit
+ * fails every request of its batch and leaves memory untouched, and the next batch is computed from that memory.
  *
- * <p><b>Locks.</b> {@code groupLock} guards {@code pending} and the {@code committing} flag only (never held
- * across I/O); {@code stateLock} guards memory for short updates, reads and subscribe. Memory and
+ * <p><b>Locks.</b> The group commit's own lock guards its queue only (never held across I/O);
+ * {@code stateLock} guards memory for short updates, reads and subscribe. Memory and
  * {@code nextOrder} are changed only by the committer (one at a time), with {@code stateLock} held for memory.
  * Listener code runs on the subscribers' executors after both are released (with a direct executor: on the
  * committing thread, after the commit).
@@ -67,11 +65,9 @@ final class DefaultPluginRegistry implements PluginRegistry {
   private final Map<PluginType, PluginDispenser<?>> dispensers;
   private final List<RestoreProblem> restoreProblems;
 
-  private final Object groupLock = new Object();
-  private List<Request<?>> pending = new ArrayList<>(); // guarded by groupLock
-  private boolean committing; // guarded by groupLock: a committer is working on a batch
+  private final GroupCommit<Request<?>> groupCommit = new GroupCommit<>(this::commitBatch);
 
-  private long nextOrder; // only the committer reads or writes it (handed over through groupLock)
+  private long nextOrder; // only the committer reads or writes it (handed over through the group commit's lock)
 
   private final Object stateLock = new Object();
   private final Map<PluginKey, Entry> entries; // guarded by stateLock; written only by the committer
@@ -221,67 +217,20 @@ final class DefaultPluginRegistry implements PluginRegistry {
     return submit(new DropRestored(live));
   }
 
-  /**
-   * Under {@link #groupLock}: waits while a commit is in flight, or until {@code done}; an interrupt does not end the
-   * wait and is restored afterwards.
-   */
-  private void awaitCommitUninterruptibly(java.util.function.BooleanSupplier done) {
-    boolean interrupted = false;
-    while (committing && !done.getAsBoolean()) {
-      try {
-        groupLock.wait();
-      } catch (InterruptedException e) {
-        interrupted = true;
-      }
-    }
-    if (interrupted) {
-      Thread.currentThread().interrupt();
-    }
-  }
-
   private <R> R submit(Request<R> request) {
     ensureRunning();
-    List<Request<?>> batch;
-    synchronized (groupLock) {
-      pending.add(request);
-      // Uninterruptible: once queued, the change may be committed by another thread and the caller must learn
-      // the outcome.
-      awaitCommitUninterruptibly(() -> request.done);
-      if (request.done) {
-        return request.get();
-      }
-      committing = true;
-      batch = pending;
-      pending = new ArrayList<>();
-    }
-    List<Subscriber> touched = List.of();
-    try {
-      touched = commitBatch(batch);
-    } catch (RuntimeException | Error e) {
-      batch.forEach(r -> r.failIfOpen(e)); // a bug in the batch code must not leave callers waiting forever
-      throw e;
-    } finally {
-      synchronized (groupLock) {
-        batch.forEach(Request::markDone);
-        committing = false;
-        groupLock.notifyAll();
-      }
-    }
-    // Outside every lock: a direct executor runs listener code right here.
-    for (Subscriber s : touched) {
-      s.scheduleDrain();
-    }
+    groupCommit.submit(request);
     return request.get();
   }
 
   /**
-   * Commits one batch; the caller is the only committer. Sets each request's outcome (the caller then marks
-   * them done under groupLock). Returns the subscribers that got events, to drain outside the locks.
+   * Commits one batch; the caller is the only committer. Sets each request's outcome (the group commit then
+   * marks them done). Returns the drain of the subscribers that got events, to run outside the locks.
    */
-  private List<Subscriber> commitBatch(List<Request<?>> batch) {
+  private Runnable commitBatch(List<Request<?>> batch) {
     if (state.get() == State.CLOSED) {
       batch.forEach(r -> r.fail(new IllegalStateException("plugin registry is closed")));
-      return List.of();
+      return () -> { };
     }
 
     Batch work = new Batch(nextOrder);
@@ -315,7 +264,7 @@ final class DefaultPluginRegistry implements PluginRegistry {
         log.error("commit of {} registry change(s) failed; nothing changed", work.changes.size(), e);
       }
       included.forEach(r -> r.fail(failure));
-      return List.of();
+      return () -> { };
     }
 
     Set<Subscriber> touched = new LinkedHashSet<>();
@@ -345,7 +294,8 @@ final class DefaultPluginRegistry implements PluginRegistry {
       log.warn("dropped skipped state record {}: its allocation is not alive", key);
     }
     included.forEach(Request::succeed);
-    return new ArrayList<>(touched);
+    // A direct executor runs listener code right here, so the group commit runs this outside its lock.
+    return () -> touched.forEach(Subscriber::scheduleDrain);
   }
 
   /** The effects of one batch, computed before the commit and applied to memory only after it succeeded. */
@@ -431,54 +381,10 @@ final class DefaultPluginRegistry implements PluginRegistry {
     }
   }
 
-  /**
-   * One caller's operation. The committer sets the outcome ({@link #succeed}/{@link #fail}) and then marks it
-   * {@link #markDone done} under groupLock, which is where the caller reads it.
-   */
-  private abstract static class Request<R> {
-    boolean done; // guarded by groupLock
-    private boolean outcomeSet;
-    private Throwable failure;
-
+  /** One caller's write: its effects on a batch, then its outcome ({@link GroupCommit.Request}). */
+  private abstract static class Request<R> extends GroupCommit.Request<R> {
     /** Adds this request's effects to the batch; must throw before touching it, if at all. */
     abstract void compute(Batch batch);
-
-    abstract R result();
-
-    void succeed() {
-      outcomeSet = true;
-    }
-
-    void fail(Throwable t) {
-      failure = t;
-      outcomeSet = true;
-    }
-
-    void failIfOpen(Throwable t) {
-      if (!outcomeSet) {
-        fail(t);
-      }
-    }
-
-    void markDone() {
-      if (!outcomeSet) {
-        fail(new IllegalStateException("internal error: request finished without an outcome"));
-      }
-      done = true;
-    }
-
-    R get() {
-      if (failure instanceof RuntimeException e) {
-        throw e;
-      }
-      if (failure instanceof Error e) {
-        throw e;
-      }
-      if (failure != null) {
-        throw new IllegalStateException(failure);
-      }
-      return result();
-    }
   }
 
   /** A request that changes at most one entry and answers with its event, if there was one. */
@@ -709,15 +615,7 @@ final class DefaultPluginRegistry implements PluginRegistry {
       return;
     }
     // Let a commit in flight finish (its callers get their results), then fail whoever is still queued.
-    synchronized (groupLock) {
-      awaitCommitUninterruptibly(() -> false);
-      for (Request<?> r : pending) {
-        r.fail(new IllegalStateException("plugin registry is closed"));
-        r.markDone();
-      }
-      pending = new ArrayList<>();
-      groupLock.notifyAll();
-    }
+    groupCommit.failQueued(new IllegalStateException("plugin registry is closed"));
     List<Subscriber> all = new ArrayList<>();
     synchronized (stateLock) {
       if (graceTask != null) {

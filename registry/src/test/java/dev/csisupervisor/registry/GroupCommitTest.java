@@ -56,12 +56,24 @@ class GroupCommitTest {
     });
   }
 
+  /** Cleanup only, whatever a test left behind (a failed test must not hang the next one). */
   @AfterEach
   void tearDown() throws InterruptedException {
     releaseFirstCommit.countDown();
     registry.close();
     pool.shutdownNow();
-    assertTrue(pool.awaitTermination(10, TimeUnit.SECONDS));
+    pool.awaitTermination(10, TimeUnit.SECONDS);
+  }
+
+  /** The end of every test: the registry closes and no writer or commit thread is left running. */
+  private void assertEveryThreadEnds() throws InterruptedException {
+    registry.close();
+    pool.shutdown();
+    assertTrue(pool.awaitTermination(10, TimeUnit.SECONDS), "the first commit's thread did not end");
+    for (Thread t : writers) {
+      t.join(TimeUnit.SECONDS.toMillis(10));
+      assertFalse(t.isAlive(), t + " did not end");
+    }
   }
 
   /** Starts a writer and waits until it is parked behind the commit lock, so queue order is known. */
@@ -119,6 +131,7 @@ class GroupCommitTest {
     assertEquals(List.of(), l.problems());
     assertEquals(10, l.lastSequence());
     assertEquals(8, registry.listAll(CSI_NODE).size());
+    assertEveryThreadEnds();
   }
 
   @Test
@@ -151,6 +164,7 @@ class GroupCommitTest {
     assertEquals(List.of(node("first", "a")), registry.listAll(CSI_NODE));
     store.beforeCommit(c -> {});
     assertEquals(2, registry.register(node("later", "a")).orElseThrow().sequence(), "no sequence gap after a failed batch");
+    assertEveryThreadEnds();
   }
 
   private static Throwable assertThrowsCause(CompletableFuture<?> f) throws InterruptedException {
@@ -179,6 +193,7 @@ class GroupCommitTest {
     assertInstanceOf(IllegalStateException.class, cause);
     assertTrue(cause.getMessage().contains("closed"));
     assertEquals(List.of(node("first", "a")), registry.listAll(CSI_NODE));
+    assertEveryThreadEnds();
   }
 
   @Test
@@ -217,5 +232,6 @@ class GroupCommitTest {
     assertEquals(1, l.events().size(), "event #2 was queued but must not be delivered after close");
     assertEquals(1, l.closedCalls());
     assertEquals(List.of(), l.problems());
+    assertEveryThreadEnds();
   }
 }

@@ -2,6 +2,7 @@ package dev.csisupervisor.supervisor;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.csisupervisor.client.CsiClientOptions;
 import dev.csisupervisor.client.PluginKind;
 import dev.csisupervisor.common.Bounds;
 import dev.csisupervisor.common.Printable;
@@ -46,7 +47,7 @@ public record CsiPluginConfig(
   public static final Duration DEFAULT_HEALTH_TIMEOUT = Duration.ofSeconds(30);
   public static final Duration DEFAULT_PROBE_INTERVAL = Duration.ofSeconds(30);
   public static final Duration DEFAULT_PROBE_TIMEOUT = Duration.ofSeconds(5);
-  public static final Duration DEFAULT_FINGERPRINT_TIMEOUT = Duration.ofSeconds(30);
+  public static final Duration DEFAULT_FINGERPRINT_TIMEOUT = CsiClientOptions.DEFAULT_FINGERPRINT_TIMEOUT;
   public static final Duration DEFAULT_INITIAL_BACKOFF = Duration.ofMillis(50);
   public static final Duration DEFAULT_MAX_BACKOFF = Duration.ofSeconds(5);
 

@@ -2,6 +2,7 @@ package dev.csisupervisor.supervisor;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.csisupervisor.common.FileWatcher;
 import dev.csisupervisor.registry.PluginRegistry;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -42,6 +43,7 @@ public final class CsiPluginSupervisor implements AutoCloseable {
   private final FileWatcher watcher;
   private final boolean ownsWatcher;
   private final AtomicReference<State> state = new AtomicReference<>(State.RUNNING);
+  private final SupervisorServices services;
 
   private CsiPluginSupervisor(Builder b) {
     this.csiRoot = requireNonNull(b.csiRoot, "csiRoot");
@@ -71,6 +73,8 @@ public final class CsiPluginSupervisor implements AutoCloseable {
     this.nanoTicker = requireNonNull(b.nanoTicker, "nanoTicker");
     this.ownsWatcher = b.fileWatcher == null;
     this.watcher = ownsWatcher ? new FileWatcher() : b.fileWatcher;
+    this.services = new SupervisorServices(csiRoot, registry, registryExecutor, scheduler, clock, nanoTicker,
+        random, connector, watcher, probeObserver);
   }
 
   public static Builder builder() {
@@ -87,9 +91,7 @@ public final class CsiPluginSupervisor implements AutoCloseable {
     if (state.get() == State.CLOSED) {
       throw new IllegalStateException("supervisor is closed");
     }
-    return new DefaultCsiPluginSupervisorHook(task, config, csiRoot, registry, scheduler,
-        registryExecutor, clock, random, connector, watcher, probeObserver, nanoTicker, events,
-        lifecycle);
+    return new DefaultCsiPluginSupervisorHook(task, config, services, events, lifecycle);
   }
 
   public Path csiRoot() {

@@ -1,17 +1,19 @@
 package dev.csisupervisor.supervisor;
 
-import dev.csisupervisor.common.Backoff;
-import dev.csisupervisor.common.ExponentialBackoff;
 import static java.util.Objects.requireNonNull;
 
 import dev.csisupervisor.client.CsiException;
 import dev.csisupervisor.client.PluginFingerprint;
+import dev.csisupervisor.client.PluginKind;
+import dev.csisupervisor.common.Backoff;
+import dev.csisupervisor.common.CsiEndpoint;
 import dev.csisupervisor.common.Durations;
+import dev.csisupervisor.common.ExponentialBackoff;
+import dev.csisupervisor.common.FileWatcher;
 import dev.csisupervisor.common.SocketPaths;
 import dev.csisupervisor.registry.Fingerprint;
 import dev.csisupervisor.registry.PluginHealth;
 import dev.csisupervisor.registry.PluginInfo;
-import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.registry.PluginType;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -21,18 +23,14 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -47,7 +45,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Registry writes (registrations, health updates, deregistrations) are durable commits: they
  * never run under {@link #lock} nor on the scheduler. The state machine only changes the
- * <em>desired</em> registrations ({@link #registered}) and asks {@link #sync()} on the registry
+ * <em>desired</em> registrations ({@link #registered}) and asks {@link RegistrationSync} on the registry
  * executor to bring the registry there; {@link #commitLock} keeps one hook's writes in order.
  * Lock order: {@code commitLock} before {@code lock}, never the other way round. Task events and
  * lifecycle calls go through {@link #notifications}: in order, on the scheduler, outside every
@@ -56,7 +54,7 @@ import org.slf4j.LoggerFactory;
 final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
   private static final Logger log = LoggerFactory.getLogger(DefaultCsiPluginSupervisorHook.class);
 
-  static final String CSI_ENDPOINT = "CSI_ENDPOINT";
+  static final String CSI_ENDPOINT = CsiEndpoint.ENV;
   /**
    * A server creates its socket file at bind() and accepts only after listen(): a probe fired by
    * the file's appearance can be refused by a plugin that is a moment from ready. Retry it this
@@ -70,9 +68,8 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
 
   private final TaskContext task;
   private final CsiPluginConfig config;
-  private final PluginRegistry registry;
   private final ScheduledExecutorService scheduler;
-  private final Executor registryExecutor;
+  private final RegistrationSync registrations;
   private final Clock clock;
   private final PluginConnection.Connector connector;
   private final FileWatcher watcher;
@@ -107,58 +104,51 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
   /** The {@link #failureKind} that made a registered plugin unhealthy. */
   private String unhealthyKind = "";
   private boolean detached;
-  /** The registrations this hook wants in the registry (sync() makes it so). */
+  /** The registrations this hook wants in the registry ({@link RegistrationSync} makes it so). */
   private final Map<PluginType, PluginInfo> registered = new LinkedHashMap<>();
   private long desiredVersion;
   /** The desired version whose commit a registration (phase REGISTERING, or a re-fingerprint) awaits; 0: none. */
   private long awaitedVersion;
   private Registration pending;
 
-  private final Object commitLock = new Object();
-  /** What this hook last wrote to the registry; guarded by commitLock. */
-  private final Map<PluginType, PluginInfo> committed = new LinkedHashMap<>();
-
   /** A registration waiting for its commit. */
   private record Registration(PluginFingerprint fingerprint, Map<PluginType, PluginInfo> before,
       String skipped, boolean driverReplaced) {}
 
-  DefaultCsiPluginSupervisorHook(
-      TaskContext task,
-      CsiPluginConfig config,
-      Path csiRoot,
-      PluginRegistry registry,
-      ScheduledExecutorService scheduler,
-      Executor registryExecutor,
-      Clock clock,
-      Random random,
-      PluginConnection.Connector connector,
-      FileWatcher watcher,
-      ProbeObserver probeObserver,
-      LongSupplier nanoTicker,
-      TaskEventEmitter events,
-      TaskLifecycle lifecycle) {
+  DefaultCsiPluginSupervisorHook(TaskContext task, CsiPluginConfig config, SupervisorServices services,
+      TaskEventEmitter events, TaskLifecycle lifecycle) {
     this.task = requireNonNull(task, "task");
     this.config = requireNonNull(config, "config");
-    this.registry = requireNonNull(registry, "registry");
-    this.scheduler = requireNonNull(scheduler, "scheduler");
-    this.registryExecutor = requireNonNull(registryExecutor, "registryExecutor");
-    this.clock = requireNonNull(clock, "clock");
-    this.connector = requireNonNull(connector, "connector");
-    this.watcher = requireNonNull(watcher, "watcher");
-    this.probeObserver = requireNonNull(probeObserver, "probeObserver");
-    this.nanoTicker = requireNonNull(nanoTicker, "nanoTicker");
+    requireNonNull(services, "services");
+    this.scheduler = services.scheduler();
+    this.clock = services.clock();
+    this.connector = services.connector();
+    this.watcher = services.watcher();
+    this.probeObserver = services.probeObserver();
+    this.nanoTicker = services.nanoTicker();
+    this.registrations = new RegistrationSync(services.registry(), services.registryExecutor(),
+        config.pluginId(), task.allocId(), lock, new RegistrationSync.Owner() {
+          @Override
+          public RegistrationSync.Desired desired() {
+            return detached ? null : new RegistrationSync.Desired(new LinkedHashMap<>(registered), desiredVersion);
+          }
+
+          @Override
+          public void synced(long version, RuntimeException failure) {
+            DefaultCsiPluginSupervisorHook.this.synced(version, failure);
+          }
+        });
     this.events = requireNonNull(events, "events");
     this.lifecycle = requireNonNull(lifecycle, "lifecycle");
     if (config.externalSocket() != null) {
       this.socket = config.externalSocket();
       this.pluginDir = socket.getParent();
     } else {
-      this.pluginDir = PluginLayout.pluginDir(csiRoot, config.type(), config.pluginId());
+      this.pluginDir = PluginLayout.pluginDir(services.csiRoot(), config.type(), config.pluginId());
       this.socket = SocketPaths.checkLength("socket path",
           pluginDir.resolve(PluginLayout.SOCKET_FILE));
     }
-    this.backoff = new ExponentialBackoff(
-        config.initialBackoff(), config.maxBackoff(), 2.0, 0.2, requireNonNull(random, "random"));
+    this.backoff = ExponentialBackoff.doubling(config.initialBackoff(), config.maxBackoff(), services.random());
     this.notifications = new SerialExecutor(scheduler);
   }
 
@@ -182,8 +172,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
           false));
       mounts.add(new TaskMount(Path.of("/dev"), "/dev", TaskMount.Propagation.HOST_TO_TASK, false));
       if (!request.taskEnv().containsKey(CSI_ENDPOINT)) {
-        env.put(CSI_ENDPOINT, "unix://" + config.mountDir().replaceAll("/+$", "") + "/"
-            + PluginLayout.SOCKET_FILE);
+        env.put(CSI_ENDPOINT, CsiEndpoint.of(Path.of(config.mountDir(), PluginLayout.SOCKET_FILE)));
       }
     }
     return new PrestartResponse(mounts, env);
@@ -299,7 +288,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
       toClose = connection;
       connection = null;
     }
-    sync(); // the deregistrations, in order after any commit of this hook still running
+    registrations.syncNow(); // the deregistrations, in order after any commit of this hook still running
     log.info("stopped supervising plugin={} alloc={} (was {}): {}", config.pluginId(),
         task.allocId(), was, request.reason());
     if (toClose != null) {
@@ -528,9 +517,9 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
                 + fp.pluginCapabilities() + ")");
             return;
           }
-          types = EnumSet.of(PluginType.CSI_CONTROLLER);
+          types = PluginKinds.registryTypes(PluginKind.CONTROLLER);
         }
-        case NODE -> types = EnumSet.of(PluginType.CSI_NODE);
+        case NODE -> types = PluginKinds.registryTypes(PluginKind.NODE);
         default -> {
           types = EnumSet.noneOf(PluginType.class);
           if (fp.servesController()) {
@@ -576,7 +565,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
       }
       pending = new Registration(fp, before, skipped, replaced);
       awaitedVersion = ++desiredVersion;
-      requestSync();
+      registrations.request();
     }
   }
 
@@ -666,7 +655,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
         PluginHealth health = new PluginHealth(false, problem, clock.instant());
         registered.replaceAll((type, info) -> info.withHealth(health));
         desiredVersion++;
-        requestSync();
+        registrations.request();
       }
       retryProbe();
       return;
@@ -717,75 +706,12 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
     PluginHealth health = new PluginHealth(false, problem, clock.instant());
     registered.replaceAll((type, info) -> info.withHealth(health));
     desiredVersion++;
-    requestSync();
+    registrations.request();
     // Liveness: unhealthy for the whole health timeout means a restart.
     armDeadline();
   }
 
   // ---- registry writes: off the scheduler, outside lock ------------------------------------
-
-  private void requestSync() {
-    try {
-      registryExecutor.execute(this::sync);
-    } catch (RejectedExecutionException e) {
-      log.warn("plugin={}: registry executor is shut down; registry not updated",
-          config.pluginId());
-    }
-  }
-
-  /**
-   * Brings the registry to the desired registrations: deregisters what is no longer wanted,
-   * registers what changed. Runs on the registry executor (or on stop()'s caller), never under
-   * {@link #lock}; {@link #commitLock} keeps this hook's commits in order.
-   */
-  private void sync() {
-    synchronized (commitLock) {
-      Map<PluginType, PluginInfo> want;
-      long version;
-      synchronized (lock) {
-        if (detached) {
-          committed.clear();
-          return;
-        }
-        want = new LinkedHashMap<>(registered);
-        version = desiredVersion;
-      }
-      RuntimeException failure = null;
-      List<PluginType> gone = new ArrayList<>(committed.keySet());
-      gone.removeAll(want.keySet());
-      Collections.reverse(gone);
-      for (PluginType type : gone) {
-        try {
-          registry.deregister(type, config.pluginId(), task.allocId());
-          committed.remove(type);
-        } catch (RuntimeException e) {
-          log.error("plugin={} alloc={}: deregistering {} failed", config.pluginId(),
-              task.allocId(), type, e);
-          failure = failure == null ? e : failure;
-        }
-      }
-      if (failure == null) {
-        for (Map.Entry<PluginType, PluginInfo> e : want.entrySet()) {
-          PluginInfo have = committed.get(e.getKey());
-          if (have != null && have.sameContentAs(e.getValue())) {
-            continue;
-          }
-          try {
-            registry.register(e.getValue());
-            committed.put(e.getKey(), e.getValue());
-          } catch (RuntimeException ex) {
-            log.error("plugin={} alloc={}: registering {} failed", config.pluginId(),
-                task.allocId(), e.getKey(), ex);
-            failure = ex;
-            break;
-          }
-        }
-      }
-      synchronized (lock) {
-        synced(version, failure);
-      }
-    }
-  }
 
   /** A sync of desired version {@code version} finished. Called under lock (and commitLock). */
   private void synced(long version, RuntimeException failure) {
@@ -796,7 +722,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
       if (failure != null && version == desiredVersion) {
         // A health update did not commit: try again at the next interval (the registry's
         // store stays usable, contract 4, so the cause may be gone by then).
-        scheduler.schedule(this::requestSync, config.probeInterval().toNanos(),
+        scheduler.schedule(registrations::request, config.probeInterval().toNanos(),
             TimeUnit.NANOSECONDS);
       }
       return;
@@ -812,7 +738,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
     registered.clear();
     registered.putAll(r.before());
     desiredVersion++;
-    requestSync();
+    registrations.request();
     fingerprintFailed("registration failed: " + describe(failure));
   }
 

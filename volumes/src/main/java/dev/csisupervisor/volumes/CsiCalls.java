@@ -67,7 +67,7 @@ final class CsiCalls {
   <T> CompletableFuture<T> call(String rpc, String what, boolean notFoundIsDone, Supplier<CompletableFuture<T>> call) {
     CompletableFuture<T> result = new CompletableFuture<>();
     attempt(rpc, what, notFoundIsDone, call, result, 1,
-        new ExponentialBackoff(initialBackoff, maxBackoff, 2.0, 0.2, random));
+        ExponentialBackoff.doubling(initialBackoff, maxBackoff, random));
     return result;
   }
 

@@ -614,7 +614,7 @@ final class DefaultVolumeManager implements VolumeManager {
         return;
       }
       ExponentialBackoff backoff = retryBackoffs.computeIfAbsent(key,
-          k -> new ExponentialBackoff(initialBackoff, pendingRetryMax, 2.0, 0.2, random));
+          k -> ExponentialBackoff.doubling(initialBackoff, pendingRetryMax, random));
       ScheduledFuture<?> old = retryTimers.remove(key);
       if (old != null) {
         old.cancel(false);

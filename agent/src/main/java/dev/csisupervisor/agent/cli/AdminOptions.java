@@ -9,9 +9,12 @@ import picocli.CommandLine.Option;
 /** Where the agent's admin socket is: {@code --admin-socket}, or from {@code --config}. */
 final class AdminOptions {
   static final String ENV = "CSI_AGENT_ADMIN_SOCKET";
+  /** A config file to take the socket from when neither flag nor {@link #ENV} says (the launcher of the
+   *  package sets it to /etc/csi-agent/agent.yaml). */
+  static final String CONFIG_ENV = "CSI_AGENT_CONFIG";
 
   @Option(names = "--admin-socket", paramLabel = "PATH",
-      description = "The agent's admin socket (default: $" + ENV + ").")
+      description = "The agent's admin socket (default: $" + ENV + ", else from $" + CONFIG_ENV + ").")
   Path adminSocket;
 
   @Option(names = "--config", paramLabel = "FILE",
@@ -33,17 +36,25 @@ final class AdminOptions {
       return adminSocket.toAbsolutePath();
     }
     if (config != null) {
-      try {
-        return ConfigLoader.load(config).adminSocket();
-      } catch (ConfigException e) {
-        throw new CommandLine.ParameterException(cmd, e.getMessage());
-      }
+      return fromConfig(cmd, config);
     }
     String env = System.getenv(ENV);
     if (env != null && !env.isBlank()) {
       return Path.of(env).toAbsolutePath();
     }
-    throw new CommandLine.ParameterException(cmd,
-        "Which agent? Give --admin-socket PATH or --config FILE (or set " + ENV + ")");
+    String configEnv = System.getenv(CONFIG_ENV);
+    if (configEnv != null && !configEnv.isBlank()) {
+      return fromConfig(cmd, Path.of(configEnv));
+    }
+    throw new CommandLine.ParameterException(cmd, "Which agent? Give --admin-socket PATH or --config FILE"
+        + " (or set " + ENV + " or " + CONFIG_ENV + ")");
+  }
+
+  private static Path fromConfig(CommandLine cmd, Path file) {
+    try {
+      return ConfigLoader.load(file).adminSocket();
+    } catch (ConfigException e) {
+      throw new CommandLine.ParameterException(cmd, e.getMessage());
+    }
   }
 }

@@ -1,7 +1,7 @@
 package dev.csisupervisor.agent.cli;
 
-import dev.csisupervisor.agent.process.ProcessRecord;
-import dev.csisupervisor.agent.process.ProcessRecords;
+import dev.csisupervisor.tasks.process.ProcessRecord;
+import dev.csisupervisor.tasks.process.ProcessRecords;
 import dev.csisupervisor.registry.PluginInfo;
 import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.registry.PluginType;

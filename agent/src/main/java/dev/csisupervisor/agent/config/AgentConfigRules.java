@@ -1,6 +1,7 @@
 package dev.csisupervisor.agent.config;
 
 import dev.csisupervisor.common.Durations;
+import dev.csisupervisor.tasks.process.RestartPolicy;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;

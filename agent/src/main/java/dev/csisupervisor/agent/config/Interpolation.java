@@ -2,6 +2,7 @@ package dev.csisupervisor.agent.config;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.csisupervisor.common.CsiEndpoint;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
@@ -27,7 +28,7 @@ import org.apache.commons.text.lookup.StringLookup;
  */
 public final class Interpolation {
   /** The plugin's endpoint, {@code unix://<socket>} (also set in its environment). */
-  public static final String CSI_ENDPOINT = "CSI_ENDPOINT";
+  public static final String CSI_ENDPOINT = CsiEndpoint.ENV;
   /** The node's id: the host name. */
   public static final String CSI_NODE_ID = "CSI_NODE_ID";
   /** The plugin's id from the config. */
@@ -52,7 +53,7 @@ public final class Interpolation {
     requireNonNull(id, "id");
     requireNonNull(socket, "socket");
     Map<String, String> vars = new LinkedHashMap<>();
-    vars.put(CSI_ENDPOINT, "unix://" + socket);
+    vars.put(CSI_ENDPOINT, CsiEndpoint.of(socket));
     vars.put(CSI_NODE_ID, NODE_ID);
     vars.put(CSI_PLUGIN_ID, id);
     vars.put(CSI_PLUGIN_DIR, socket.getParent().toString());

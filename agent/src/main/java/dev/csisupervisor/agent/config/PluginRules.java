@@ -5,6 +5,9 @@ import dev.csisupervisor.supervisor.PluginLayout;
 import static dev.csisupervisor.agent.config.ConfigLoader.BUILTIN_MOCK_PLUGIN;
 
 import dev.csisupervisor.client.PluginKind;
+import dev.csisupervisor.tasks.artifact.ArtifactSpec;
+import dev.csisupervisor.tasks.process.RestartPolicy;
+import dev.csisupervisor.tasks.resources.ResourceLimits;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.file.Files;
@@ -16,7 +19,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.regex.Pattern;
 
 /**
  * What a valid {@code plugins[i]} entry is (and the {@code defaults} it inherits), field by
@@ -24,7 +26,6 @@ import java.util.regex.Pattern;
  * an entry with any is not built.
  */
 final class PluginRules {
-  private static final Pattern SHA256 = Pattern.compile("[0-9a-f]{64}");
   private static final Map<String, PluginKind> TYPES = Map.of("controller",
       PluginKind.CONTROLLER, "node", PluginKind.NODE, "monolith", PluginKind.MONOLITH);
   private static final Map<String, RestartPolicy.Mode> RESTART_MODES = Map.of(
@@ -246,7 +247,7 @@ final class PluginRules {
             : a.sha256().strip().toLowerCase(Locale.ROOT))
         .required("the SHA-256 of the file, 64 hex digits; the agent runs nothing it cannot"
             + " verify")
-        .check(v -> SHA256.matcher(v).matches(),
+        .check(ArtifactSpec::isSha256,
             v -> "\"" + a.sha256() + "\" must be 64 hex digits")
         .orNull();
     ArtifactSpec.Unpack unpack = problems.oneOf(at + ".unpack", a.unpack(), ARCHIVES,

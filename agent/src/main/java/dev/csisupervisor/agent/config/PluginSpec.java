@@ -3,6 +3,9 @@ package dev.csisupervisor.agent.config;
 import static java.util.Objects.requireNonNull;
 
 import dev.csisupervisor.client.PluginKind;
+import dev.csisupervisor.tasks.artifact.ArtifactSpec;
+import dev.csisupervisor.tasks.process.RestartPolicy;
+import dev.csisupervisor.tasks.resources.ResourceLimits;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;

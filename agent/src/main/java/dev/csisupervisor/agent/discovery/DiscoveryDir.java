@@ -9,8 +9,8 @@ import dev.csisupervisor.common.PluginIds;
 import dev.csisupervisor.common.SocketPaths;
 import dev.csisupervisor.common.Backoff;
 import dev.csisupervisor.common.ExponentialBackoff;
-import dev.csisupervisor.supervisor.FileWatcher;
-import dev.csisupervisor.supervisor.FileWatcher.DirectoryEvent;
+import dev.csisupervisor.common.FileWatcher;
+import dev.csisupervisor.common.FileWatcher.DirectoryEvent;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -294,7 +294,7 @@ public final class DiscoveryDir implements AutoCloseable {
     String id = name.endsWith(SUFFIX) && name.length() > SUFFIX.length()
         ? name.substring(0, name.length() - SUFFIX.length()) : name;
     Known nk = new Known(name, id, socket, fileKey,
-        new ExponentialBackoff(initialBackoff, maxBackoff, 2.0, 0.2, random));
+        ExponentialBackoff.doubling(initialBackoff, maxBackoff, random));
     known.put(name, nk);
     String problem = problem(nk);
     if (problem != null) {

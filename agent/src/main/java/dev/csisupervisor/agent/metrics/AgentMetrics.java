@@ -2,7 +2,7 @@ package dev.csisupervisor.agent.metrics;
 
 import static java.util.Objects.requireNonNull;
 
-import dev.csisupervisor.agent.resources.ResourceSample;
+import dev.csisupervisor.tasks.resources.ResourceSample;
 import dev.csisupervisor.registry.PluginEvent;
 import dev.csisupervisor.registry.PluginInfo;
 import dev.csisupervisor.registry.PluginRegistry;

@@ -233,7 +233,6 @@ class AgentEndToEndTest {
 
   @Test
   void demo_runsToCompletion() throws Exception {
-    long start = System.nanoTime();
     Cli.Result r = Cli.run(dir, Duration.ofSeconds(120), "demo", "--fast");
     assertEquals(0, r.code(), r.toString());
     assertTrue(r.out().contains("all plugins registered"), r.toString());
@@ -246,7 +245,6 @@ class AgentEndToEndTest {
     assertTrue(r.out().contains("2 registrations: no duplicate"), r.toString());
     assertTrue(r.out().contains("stopped its plugins and exited 0"), r.toString());
     assertTrue(r.out().contains("demo finished"), r.toString());
-    assertTrue(Duration.ofNanos(System.nanoTime() - start).compareTo(Duration.ofSeconds(60)) < 0);
   }
 
   // ---- helpers -----------------------------------------------------------------------------

@@ -1,0 +1,94 @@
+package dev.csisupervisor.benchmarks;
+
+import dev.csisupervisor.state.JournalStateStore;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Locale;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Benchmark 9b: commit latency of the journal store, by 1 writer (each roll's cost shows in the tail) and by 16
+ * writers (contending for the store's lock), for long enough to roll at least 20 segments (each roll takes a segment the pipeline prepared in the background), p50/p99/p99.9/max; beside the
+ * same run's bare fsync: one thread writing the same bytes into a preallocated file and forcing it, the floor of
+ * any durable commit on this disk.
+ */
+final class JournalRoll {
+  private static final int WRITERS = 16;
+  private static final int VALUE_BYTES = 1024;
+
+  private JournalRoll() {}
+
+  public static void main(String[] args) throws Exception {
+    boolean quick = Main.isQuick(args);
+    long segmentBytes = 1L << 20;
+    int segments = quick ? 20 : 40;
+    int puts = (int) (segments * segmentBytes / (VALUE_BYTES + 64)) + 1000;
+    System.out.println(Env.describe());
+    Path dir = Files.createTempDirectory("csi-bench-roll-");
+    try {
+      long[] fsync = bareFsync(dir.resolve("bare"), Math.min(puts, 4000));
+      Stats f = new Stats(fsync);
+      for (int writers : new int[] {1, WRITERS}) {
+        long[] commit = new long[puts];
+        double seconds = commits(dir.resolve("data-" + writers), writers, puts, segmentBytes, commit);
+        Stats c = new Stats(commit);
+        System.out.printf(Locale.ROOT, "RESULT journal-roll commit %d writer(s) | %d puts of %d B, 1 MiB segments (%d+"
+            + " rolls) in %.1f s | p50 %s ms, p99 %s ms, p99.9 %s ms, max %s ms | reference bare fsync: p50 %s ms,"
+            + " p99 %s ms, p99.9 %s ms, max %s ms%n", writers, puts, VALUE_BYTES, segments, seconds,
+            Stats.ms(c.p50()), Stats.ms(c.p99()), Stats.ms(c.percentile(99.9)), Stats.ms(c.max()),
+            Stats.ms(f.p50()), Stats.ms(f.p99()), Stats.ms(f.percentile(99.9)), Stats.ms(f.max()));
+      }
+    } finally {
+      Fixtures.deleteRecursively(dir);
+    }
+  }
+
+  /** {@code puts} puts by {@code writers} threads; each one's latency into {@code commit}; returns seconds. */
+  private static double commits(Path data, int writers, int puts, long segmentBytes, long[] commit)
+      throws InterruptedException {
+    AtomicInteger next = new AtomicInteger();
+    byte[] value = new byte[VALUE_BYTES];
+    long started = System.nanoTime();
+    try (JournalStateStore store = JournalStateStore.open(data,
+        JournalStateStore.Options.defaults().withSegmentBytes(segmentBytes))) {
+      CountDownLatch done = new CountDownLatch(writers);
+      for (int w = 0; w < writers; w++) {
+        Thread t = new Thread(() -> {
+          for (int i; (i = next.getAndIncrement()) < puts; ) {
+            long t0 = System.nanoTime();
+            store.put("plugin/" + (i % 5000), value);
+            commit[i] = System.nanoTime() - t0;
+          }
+          done.countDown();
+        }, "writer-" + w);
+        t.start();
+      }
+      done.await();
+    }
+    return (System.nanoTime() - started) / 1e9;
+  }
+
+  /** One writer: the value's bytes written at the next offset of a preallocated file, then force(false). */
+  private static long[] bareFsync(Path file, int n) throws Exception {
+    long[] out = new long[n];
+    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
+        StandardOpenOption.WRITE)) {
+      ByteBuffer zeros = ByteBuffer.allocateDirect((VALUE_BYTES + 64) * n);
+      ch.write(zeros, 0);
+      ch.force(true);
+      ByteBuffer frame = ByteBuffer.allocateDirect(VALUE_BYTES + 64);
+      for (int i = 0; i < n; i++) {
+        long t0 = System.nanoTime();
+        frame.clear();
+        ch.write(frame, (long) i * (VALUE_BYTES + 64));
+        ch.force(false);
+        out[i] = System.nanoTime() - t0;
+      }
+    }
+    return out;
+  }
+}
