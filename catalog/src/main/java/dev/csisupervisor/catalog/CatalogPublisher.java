@@ -14,9 +14,13 @@ import java.util.Objects;
  *
  * <p>After {@link #start()} it subscribes to every plugin type (snapshot, then events) and keeps
  * {@code <prefix>/nodes/<nodeId>} and one {@code <prefix>/plugins/<type>/<name>/<nodeId>/<allocId>} per
- * registration in etcd, every key attached to the node's lease (kept alive at a third of its TTL). On start
- * and after every etcd outage it reconciles: it lists the node's keys, puts what is missing or stale and
- * deletes what the registry no longer has. A dead node's keys vanish with its lease.
+ * registration in etcd, every key attached to the node's lease (kept alive at a third of its TTL through
+ * whichever member answers: a keep-alive unanswered for the request timeout moves the publisher to the next
+ * endpoint with the same lease). On start and after every etcd outage it reconciles: it lists the node's keys,
+ * puts what is missing or stale and deletes what the registry no longer has; a lease that expired meanwhile is
+ * replaced and every key put again. Every write is conditional on the node key as this connection put it, so a
+ * write whose answer was lost and that etcd applies late changes nothing. A dead node's keys vanish with its
+ * lease.
  *
  * <p><b>Never in the registry's way.</b> Events are taken on the publisher's own thread into a map keyed by
  * etcd key (newest value wins); all etcd I/O runs on another thread. etcd being slow, down or partitioned only

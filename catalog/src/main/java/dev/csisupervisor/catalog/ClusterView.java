@@ -9,8 +9,10 @@ import java.util.concurrent.Executor;
  * name the controllers and nodes healthy / expected ({@link ClusterSnapshot#plugins()}), per node its plugins.
  *
  * <p>{@link #start()} lists the prefix, then watches it from the next revision. After a disconnect the watch
- * resumes from the last revision seen; if etcd compacted that revision away the view re-lists and emits the
- * difference, so subscribers stay exact. Changes reach subscribers in order, numbered without gaps, each on
+ * resumes from the last revision seen, on the next endpoint; if etcd compacted that revision away the view
+ * re-lists and emits the difference, so subscribers stay exact. The watch requires a leader (a member cut off
+ * from the quorum ends it), and a quiet one is asked for progress every request timeout: a member that does
+ * not answer within another is left for the next ({@link #freshness()} says how current the view is). Changes reach subscribers in order, numbered without gaps, each on
  * its own executor with its own bounded queue: a slow or throwing subscriber never holds up the view or the
  * others (one past the bound gets {@link ClusterListener#onLagged}).
  *

@@ -39,8 +39,10 @@ import java.util.concurrent.TimeUnit;
 /**
  * A thin client of etcd's v3 gRPC API on the project's grpc-java: one channel at a time to one of the
  * endpoints ({@link #failover()} moves to the next), TLS and user/password authentication from
- * {@link EtcdOptions}, a deadline on every unary call, and {@link StatusRuntimeException} translated into
- * {@link EtcdException}. Thread-safe.
+ * {@link EtcdOptions} (a token etcd has forgotten is replaced and the call made again), the request timeout as
+ * the deadline of every unary call, streams (keep-alive, watch) that require the member to have a leader, and
+ * {@link StatusRuntimeException} translated into {@link EtcdException} saying what failed and why. Its callers
+ * notice a silent stream themselves. Thread-safe.
  */
 final class EtcdClient implements AutoCloseable {
   private static final Metadata.Key<String> TOKEN = Metadata.Key.of("token", Metadata.ASCII_STRING_MARSHALLER);
@@ -164,77 +166,85 @@ final class EtcdClient implements AutoCloseable {
     return options.requestTimeout().toMillis();
   }
 
-  RangeResponse range(RangeRequest request) {
-    try {
-      return withAuth(KVGrpc.newBlockingStub(channel())).withDeadlineAfter(deadlineMillis(), TimeUnit.MILLISECONDS).range(request);
-    } catch (StatusRuntimeException e) {
-      throw translate("range " + request.getKey().toStringUtf8(), e);
+  /**
+   * One unary call with the request timeout, translated. A token etcd no longer knows (it forgets one after
+   * {@code --auth-token-ttl} of disuse, 5 min by default, and keep-alives do not use it) is replaced and the
+   * call made once more: etcd checks the token before anything else, so the first attempt did nothing.
+   */
+  private <T> T call(String what, java.util.function.Function<ManagedChannel, T> rpc) {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        return rpc.apply(channel());
+      } catch (StatusRuntimeException e) {
+        if (attempt == 1 && options.user() != null && invalidToken(e.getStatus())) {
+          token = null;
+          continue;
+        }
+        throw translate(what, e);
+      }
     }
   }
 
+  private static boolean invalidToken(Status s) {
+    return s.getCode() == Status.Code.UNAUTHENTICATED && s.getDescription() != null
+        && s.getDescription().contains("invalid auth token");
+  }
+
+  private KVGrpc.KVBlockingStub kv(ManagedChannel c) {
+    return withAuth(KVGrpc.newBlockingStub(c)).withDeadlineAfter(deadlineMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  private LeaseGrpc.LeaseBlockingStub lease(ManagedChannel c) {
+    return withAuth(LeaseGrpc.newBlockingStub(c)).withDeadlineAfter(deadlineMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  RangeResponse range(RangeRequest request) {
+    return call("range " + request.getKey().toStringUtf8(), c -> kv(c).range(request));
+  }
+
   TxnResponse txn(TxnRequest request) {
-    try {
-      return withAuth(KVGrpc.newBlockingStub(channel())).withDeadlineAfter(deadlineMillis(), TimeUnit.MILLISECONDS).txn(request);
-    } catch (StatusRuntimeException e) {
-      throw translate("txn of " + (request.getSuccessCount() + request.getFailureCount()) + " op(s)", e);
-    }
+    return call("txn of " + (request.getSuccessCount() + request.getFailureCount()) + " op(s)", c -> kv(c).txn(request));
   }
 
   /** Compacts the key-value history up to {@code revision} (used by tests and operators' tools). */
   void compact(long revision) {
-    try {
-      withAuth(KVGrpc.newBlockingStub(channel())).withDeadlineAfter(deadlineMillis(), TimeUnit.MILLISECONDS)
-          .compact(CompactionRequest.newBuilder().setRevision(revision).setPhysical(true).build());
-    } catch (StatusRuntimeException e) {
-      throw translate("compact to revision " + revision, e);
-    }
+    call("compact to revision " + revision,
+        c -> kv(c).compact(CompactionRequest.newBuilder().setRevision(revision).setPhysical(true).build()));
   }
 
   /** Grants a lease of {@code ttlSeconds}; returns its id. */
   long grantLease(long ttlSeconds) {
-    try {
-      var r = withAuth(LeaseGrpc.newBlockingStub(channel())).withDeadlineAfter(deadlineMillis(), TimeUnit.MILLISECONDS)
-          .leaseGrant(LeaseGrantRequest.newBuilder().setTTL(ttlSeconds).build());
-      if (!r.getError().isEmpty()) {
-        throw new EtcdException("lease grant refused by " + endpoint() + ": " + r.getError(), "LEASE", null);
-      }
-      return r.getID();
-    } catch (StatusRuntimeException e) {
-      throw translate("lease grant (ttl " + ttlSeconds + " s)", e);
+    var r = call("lease grant (ttl " + ttlSeconds + " s)",
+        c -> lease(c).leaseGrant(LeaseGrantRequest.newBuilder().setTTL(ttlSeconds).build()));
+    if (!r.getError().isEmpty()) {
+      throw new EtcdException("lease grant refused by " + endpoint() + ": " + r.getError(), "LEASE", null);
     }
+    return r.getID();
   }
 
   /** The lease's remaining time to live in seconds, or -1 if it expired or never existed. */
   long leaseTimeToLive(long leaseId) {
-    try {
-      return withAuth(LeaseGrpc.newBlockingStub(channel())).withDeadlineAfter(deadlineMillis(), TimeUnit.MILLISECONDS)
-          .leaseTimeToLive(LeaseTimeToLiveRequest.newBuilder().setID(leaseId).build()).getTTL();
-    } catch (StatusRuntimeException e) {
-      throw translate("lease time-to-live of " + Long.toHexString(leaseId), e);
-    }
+    return call("lease time-to-live of " + Long.toHexString(leaseId),
+        c -> lease(c).leaseTimeToLive(LeaseTimeToLiveRequest.newBuilder().setID(leaseId).build())).getTTL();
   }
 
   /** The keys attached to the lease, or null if it expired or never existed. */
   java.util.List<ByteString> leaseKeys(long leaseId) {
-    try {
-      var r = withAuth(LeaseGrpc.newBlockingStub(channel())).withDeadlineAfter(deadlineMillis(), TimeUnit.MILLISECONDS)
-          .leaseTimeToLive(LeaseTimeToLiveRequest.newBuilder().setID(leaseId).setKeys(true).build());
-      return r.getTTL() <= 0 ? null : r.getKeysList();
-    } catch (StatusRuntimeException e) {
-      throw translate("lease keys of " + Long.toHexString(leaseId), e);
-    }
+    var r = call("lease keys of " + Long.toHexString(leaseId),
+        c -> lease(c).leaseTimeToLive(LeaseTimeToLiveRequest.newBuilder().setID(leaseId).setKeys(true).build()));
+    return r.getTTL() <= 0 ? null : r.getKeysList();
   }
 
   /** Revokes the lease: etcd deletes every key attached to it. */
   void revokeLease(long leaseId) {
     try {
-      withAuth(LeaseGrpc.newBlockingStub(channel())).withDeadlineAfter(deadlineMillis(), TimeUnit.MILLISECONDS)
-          .leaseRevoke(LeaseRevokeRequest.newBuilder().setID(leaseId).build());
-    } catch (StatusRuntimeException e) {
-      if (e.getStatus().getCode() == Status.Code.NOT_FOUND) {
-        return; // already gone
+      call("lease revoke of " + Long.toHexString(leaseId),
+          c -> lease(c).leaseRevoke(LeaseRevokeRequest.newBuilder().setID(leaseId).build()));
+    } catch (EtcdException e) {
+      if (!e.code().equals(Status.Code.NOT_FOUND.name())) {
+        throw e;
       }
-      throw translate("lease revoke of " + Long.toHexString(leaseId), e);
+      // already gone
     }
   }
 
@@ -267,8 +277,11 @@ final class EtcdClient implements AutoCloseable {
         || (s.getDescription() != null && s.getDescription().contains("invalid auth token"))) {
       token = null; // authenticate again on the next call
     }
-    // The first line: gRPC appends its Netty pipeline to an "io exception" on the next.
-    String why = s.getDescription() == null ? null : s.getDescription().lines().findFirst().orElse(null);
+    // The first line: gRPC appends its Netty pipeline to an "io exception" on the next. A deadline's own text
+    // is a screen of gRPC internals: what matters is that the member did not answer in time.
+    String why = s.getCode() == Status.Code.DEADLINE_EXCEEDED
+        ? "no answer within " + options.requestTimeout().toMillis() + " ms"
+        : s.getDescription() == null ? null : s.getDescription().lines().findFirst().orElse(null);
     String cause = null;
     for (Throwable c = s.getCause(); c != null; c = c.getCause()) {
       if (c instanceof EtcdException e) {

@@ -26,6 +26,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -34,13 +35,25 @@ class EtcdSecurityTest {
   @TempDir
   Path tmp;
 
+  @TempDir
+  static Path pki;
+
+  /** A CA with a server and a client certificate; another CA with its own (keytool is slow: made once). */
+  static TestCertificates certs;
+  static TestCertificates other;
+
+  @BeforeAll
+  static void makeCertificates() throws Exception {
+    certs = TestCertificates.create(pki.resolve("pki"));
+    other = TestCertificates.createCaAndClient(pki.resolve("other-pki"));
+  }
+
   private static EtcdOptions options(String endpoint, Path ca, Path cert, Path key, String user, String password) {
     return new EtcdOptions(EtcdOptions.parseEndpoints(endpoint), ca, cert, key, user, password, Duration.ofSeconds(3));
   }
 
   @Test
   void tls_withClientCertificate_publishesAndReads_withoutOneIsRefused() throws Exception {
-    TestCertificates certs = TestCertificates.create(tmp.resolve("pki"));
     try (EtcdProcess etcd = EtcdProcess.startTls(tmp, certs.serverCert, certs.serverKey, certs.caCert)) {
       assertTrue(etcd.endpoint().startsWith("https://"));
       EtcdOptions good = options(etcd.endpoint(), certs.caCert, certs.clientCert, certs.clientKey, null, null);
@@ -78,9 +91,7 @@ class EtcdSecurityTest {
       EtcdOptions good = options(etcd.endpoint(), null, null, null, "csi", "s3cret");
       PluginRegistry r = Plugins.registry();
       Plugins.registerAll(r, "n1", "node:ebs");
-      try (CatalogPublisher p = CatalogPublisher.builder().registry(r).etcd(good).prefix("/auth").nodeId("n1").build()) {
-        p.start();
-        assertTrue(p.awaitInSync(Duration.ofSeconds(10)), p.status().toString());
+      try (CatalogPublisher p = inSync(r, good, "/auth")) {
         ClusterSnapshot s = ClusterView.read(good, "/auth");
         assertEquals(List.of("n1"), List.copyOf(s.nodeIds()));
         assertEquals(1, s.entries().size());
@@ -126,9 +137,31 @@ class EtcdSecurityTest {
   }
 
   @Test
+  void authTokenExpiredWhileQuiet_isRenewedWithoutAFailure() throws Exception {
+    // etcd forgets a simple token after --auth-token-ttl of disuse (5 min by default); keep-alives do not use it.
+    try (EtcdProcess etcd = EtcdProcess.startWith(tmp, "--auth-token-ttl", "1")) {
+      enableAuth(etcd.endpoint(), "/auth");
+      EtcdOptions good = options(etcd.endpoint(), null, null, null, "csi", "s3cret");
+      PluginRegistry r = Plugins.registry();
+      Plugins.registerAll(r, "n1", "node:ebs");
+      try (CatalogPublisher p = inSync(r, good, "/auth")) {
+        for (int i = 0; i < 2; i++) {
+          long quietUntil = System.nanoTime() + Duration.ofMillis(2500).toNanos();
+          await().atMost(Duration.ofSeconds(5)).until(() -> System.nanoTime() > quietUntil);
+          r.register(plugin(PluginType.CSI_NODE, "nfs" + i, "n1-nfs" + i, true));
+          int want = 2 + i;
+          await().atMost(Duration.ofSeconds(5)).until(() -> ClusterView.read(good, "/auth").entries().size() == want);
+        }
+        assertEquals(0, p.status().etcdErrors(), "a token that expired is renewed, not a failure: " + p.status());
+        assertEquals(1, p.status().reconciles(), p.status().toString());
+      } finally {
+        r.close();
+      }
+    }
+  }
+
+  @Test
   void clientCertificateOfAnotherCa_isRefused_andTheErrorSaysWhy() throws Exception {
-    TestCertificates certs = TestCertificates.create(tmp.resolve("pki"));
-    TestCertificates other = TestCertificates.create(tmp.resolve("other-pki"));
     try (EtcdProcess etcd = EtcdProcess.startTls(tmp, certs.serverCert, certs.serverKey, certs.caCert)) {
       EtcdOptions foreign = options(etcd.endpoint(), certs.caCert, other.clientCert, other.clientKey, null, null);
       EtcdException refused = assertThrows(EtcdException.class, () -> ClusterView.read(foreign, "/tls"));
@@ -147,6 +180,14 @@ class EtcdSecurityTest {
       EtcdException untrusted = assertThrows(EtcdException.class, () -> ClusterView.read(untrusting, "/tls"));
       assertTrue(untrusted.getMessage().contains("etcd's certificate is not signed by a trusted CA"), untrusted.getMessage());
     }
+  }
+
+  /** A publisher of {@code r} as node n1 under {@code prefix}, started and in sync. */
+  private static CatalogPublisher inSync(PluginRegistry r, EtcdOptions etcd, String prefix) throws InterruptedException {
+    CatalogPublisher p = CatalogPublisher.builder().registry(r).etcd(etcd).prefix(prefix).nodeId("n1").build();
+    p.start();
+    assertTrue(p.awaitInSync(Duration.ofSeconds(10)), p.status().toString());
+    return p;
   }
 
   /** root (needed to enable auth) and user csi with read-write on {@code prefix/}. */

@@ -65,6 +65,15 @@ public final class EtcdProcess implements AutoCloseable {
     return e;
   }
 
+  /** Starts a fresh etcd with these extra flags (e.g. {@code --auth-token-ttl 1}); waits until it is healthy. */
+  public static EtcdProcess startWith(Path parent, String... extraArgs) throws IOException {
+    Path bin = assumeInstalled();
+    EtcdProcess e = new EtcdProcess(bin, Files.createTempDirectory(parent, "etcd"), freePort(), freePort(), "http",
+        List.of(extraArgs));
+    e.startAgain();
+    return e;
+  }
+
   /**
    * Starts etcd serving clients over TLS ({@code https://}) with the given server certificate, key and client CA
    * (client certificates required); {@code /health} stays on a plain metrics port.
