@@ -3,8 +3,6 @@ package dev.csisupervisor.catalog;
 import com.google.protobuf.ByteString;
 import dev.csisupervisor.catalog.etcdpb.Compare;
 import dev.csisupervisor.catalog.etcdpb.DeleteRangeRequest;
-import dev.csisupervisor.catalog.etcdpb.LeaseKeepAliveRequest;
-import dev.csisupervisor.catalog.etcdpb.LeaseKeepAliveResponse;
 import dev.csisupervisor.catalog.etcdpb.PutRequest;
 import dev.csisupervisor.catalog.etcdpb.RangeRequest;
 import dev.csisupervisor.catalog.etcdpb.RangeResponse;
@@ -18,8 +16,6 @@ import dev.csisupervisor.registry.PluginListener;
 import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.registry.PluginType;
 import dev.csisupervisor.registry.Subscription;
-import io.grpc.Status;
-import io.grpc.stub.StreamObserver;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -33,7 +29,6 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
@@ -83,10 +78,8 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
   // ---- io thread only (volatile for status()) ------------------------------------------------
   private volatile boolean connected;
   private volatile long leaseId;
-  private final Object keepAliveLock = new Object();
-  /** Guarded by keepAliveLock: a stream's calls must not be concurrent. */
-  private StreamObserver<LeaseKeepAliveRequest> keepAlive;
-  private ScheduledFuture<?> keepAliveTask;
+  /** The current connection's keep-alive; null while disconnected. */
+  private volatile LeaseKeepAlive keepAlive;
   /** The last keep-alive answer: when (nanoTime) and the TTL it granted; for {@link #status()}. */
   private volatile long keepAliveAnsweredNanos;
   private volatile long keepAliveAnsweredTtl;
@@ -295,19 +288,10 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
 
   private void disconnect() {
     connected = false;
-    if (keepAliveTask != null) {
-      keepAliveTask.cancel(false);
-      keepAliveTask = null;
-    }
-    synchronized (keepAliveLock) {
-      if (keepAlive != null) {
-        try {
-          keepAlive.onCompleted();
-        } catch (RuntimeException ignored) {
-          // the stream is already broken
-        }
-        keepAlive = null;
-      }
+    LeaseKeepAlive ka = keepAlive;
+    keepAlive = null;
+    if (ka != null) {
+      ka.stop();
     }
   }
 
@@ -330,88 +314,17 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
     NodeEntry node = new NodeEntry(nodeId, hostname, startedAt, ttlSeconds);
     nodeKeyRevision = client.txn(TxnRequest.newBuilder().addSuccess(put(keys.nodeKey(nodeId), CatalogCodec.encode(node))).build())
         .getHeader().getRevision();
-    startKeepAlive();
+    long lease = leaseId;
+    keepAlive = LeaseKeepAlive.start(client, lease, ttlSeconds, KEEPALIVE, ttl -> {
+      if (lease == leaseId) {
+        keepAliveAnsweredTtl = ttl;
+        keepAliveAnsweredNanos = System.nanoTime();
+      }
+    }, (ka, e) -> post(() -> leaseLost(ka, e)));
     synchronized (this) {
       needReconcile = true;
     }
     connected = true;
-  }
-
-  /**
-   * Keeps the lease alive through the member the client is on: a ping every third of the TTL, and the stream
-   * watched for silence. A member that stops answering (stopped, partitioned, overloaded) is left as soon as a
-   * ping has waited the request timeout for its answer, not when the lease runs out: the publisher fails over
-   * and keeps the same lease alive through the next member.
-   */
-  private void startKeepAlive() {
-    long lease = leaseId;
-    // Nanos when the oldest unanswered ping was sent, 0 when every ping is answered.
-    java.util.concurrent.atomic.AtomicLong unansweredSince = new java.util.concurrent.atomic.AtomicLong();
-    // An old stream's last words (its channel shut down by a failover) must not end the next one.
-    AtomicReference<StreamObserver<LeaseKeepAliveRequest>> self = new AtomicReference<>();
-    StreamObserver<LeaseKeepAliveRequest> stream = client.keepAlive(new StreamObserver<>() {
-      @Override
-      public void onNext(LeaseKeepAliveResponse r) {
-        unansweredSince.set(0);
-        if (r.getTTL() <= 0) {
-          post(() -> leaseLost(self.get(), new EtcdException("lease " + Long.toHexString(lease) + " expired", "LEASE_EXPIRED", null)));
-        } else if (lease == leaseId) {
-          keepAliveAnsweredTtl = r.getTTL();
-          keepAliveAnsweredNanos = System.nanoTime();
-        }
-      }
-
-      @Override
-      public void onError(Throwable t) {
-        EtcdException e = client.translate("lease keep-alive", t);
-        post(() -> leaseLost(self.get(), e));
-      }
-
-      @Override
-      public void onCompleted() {
-        post(() -> leaseLost(self.get(), new EtcdException("etcd " + client.endpoint() + ": lease keep-alive ended by etcd",
-            "KEEPALIVE_ENDED", null)));
-      }
-    });
-    long periodNanos = TimeUnit.MILLISECONDS.toNanos(Math.max(500, ttlSeconds * 1000 / 3));
-    long timeoutNanos = client.options().requestTimeout().toNanos();
-    // The timer looks often enough to notice an unanswered ping soon after its timeout.
-    long tickMillis = Math.max(50, Math.min(TimeUnit.NANOSECONDS.toMillis(periodNanos), TimeUnit.NANOSECONDS.toMillis(timeoutNanos) / 4));
-    LeaseKeepAliveRequest ping = LeaseKeepAliveRequest.newBuilder().setID(lease).build();
-    long[] lastPing = {System.nanoTime()};
-    self.set(stream);
-    synchronized (keepAliveLock) {
-      keepAlive = stream;
-      unansweredSince.set(lastPing[0]);
-      stream.onNext(ping);
-    }
-    // Pinged from a shared timer, not the io thread: a slow etcd call there never starves the lease.
-    keepAliveTask = KEEPALIVE.scheduleAtFixedRate(() -> {
-      try {
-        long now = System.nanoTime();
-        long waiting = unansweredSince.get();
-        if (waiting != 0 && now - waiting > timeoutNanos) {
-          EtcdException e = new EtcdException("etcd " + client.endpoint() + ": lease keep-alive unanswered for "
-              + TimeUnit.NANOSECONDS.toMillis(now - waiting) + " ms", Status.Code.DEADLINE_EXCEEDED.name(), null);
-          unansweredSince.set(0); // reported once; the io thread fails over
-          post(() -> leaseLost(self.get(), e));
-          return;
-        }
-        if (now - lastPing[0] < periodNanos) {
-          return;
-        }
-        synchronized (keepAliveLock) {
-          if (keepAlive == stream) {
-            lastPing[0] = now;
-            unansweredSince.compareAndSet(0, now);
-            stream.onNext(ping);
-          }
-        }
-      } catch (RuntimeException e) {
-        EtcdException ee = client.translate("lease keep-alive", e);
-        post(() -> leaseLost(self.get(), ee));
-      }
-    }, tickMillis, tickMillis, TimeUnit.MILLISECONDS);
   }
 
   private void post(Runnable r) {
@@ -422,11 +335,10 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
     }
   }
 
-  private void leaseLost(StreamObserver<LeaseKeepAliveRequest> stream, EtcdException e) {
-    synchronized (keepAliveLock) {
-      if (state.get() != State.RUNNING || stream != keepAlive || !connected) {
-        return; // an old stream, or already handling it
-      }
+  /** On the io thread: the keep-alive {@code ka} failed; ignored if it is an old one, or already handled. */
+  private void leaseLost(LeaseKeepAlive ka, EtcdException e) {
+    if (state.get() != State.RUNNING || ka != keepAlive || !connected) {
+      return;
     }
     fail(e);
   }
