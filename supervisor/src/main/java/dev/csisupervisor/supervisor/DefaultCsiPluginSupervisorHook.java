@@ -90,7 +90,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
   private FileWatcher.Watch watch;
   private ScheduledFuture<?> nextProbe;
   /** Armed while the plugin is not healthy: when it fires, a restart is requested. */
-  private ScheduledFuture<?> healthDeadline;
+  private final HealthDeadline healthDeadline;
   private boolean probeInFlight;
   private boolean probeRequested;
   private boolean fingerprinting;
@@ -150,6 +150,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
     }
     this.backoff = ExponentialBackoff.doubling(config.initialBackoff(), config.maxBackoff(), services.random());
     this.notifications = new SerialExecutor(scheduler);
+    this.healthDeadline = new HealthDeadline(scheduler, config.healthTimeout(), this::healthDeadlinePassed);
   }
 
   // ---- task-runner calls -------------------------------------------------------------------
@@ -202,7 +203,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
       // For the plugin's whole life: every (re)appearance of the socket is probed at once.
       watch = watcher.watchFile(socket, scheduler, this::socketAppeared);
       backoff.reset();
-      armDeadline();
+      healthDeadline.arm();
       log.info("supervising plugin={} type={} alloc={} socket={}", config.pluginId(),
           config.type(), task.allocId(), socket);
       // Step 1: wait for ready — probe at once.
@@ -219,7 +220,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
       fastPath = true;
     }
     if (!(phase == Phase.REGISTERED && healthy)) {
-      armDeadline(); // the new process gets a whole health timeout to become ready
+      healthDeadline.arm(); // the new process gets a whole health timeout to become ready
     }
   }
 
@@ -259,7 +260,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
   private void halt() {
     phase = Phase.STOPPED;
     cancel(nextProbe);
-    cancel(healthDeadline);
+    healthDeadline.disarm();
     pending = null;
     awaitedVersion = 0;
     if (watch != null) {
@@ -313,21 +314,6 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
   }
 
   // ---- supervision loop --------------------------------------------------------------------
-
-  private void armDeadline() {
-    cancel(healthDeadline);
-    healthDeadline = null;
-    Duration timeout = config.healthTimeout();
-    if (!timeout.isZero()) {
-      healthDeadline = scheduler.schedule(this::healthDeadlinePassed, timeout.toNanos(),
-          TimeUnit.NANOSECONDS);
-    }
-  }
-
-  private void disarmDeadline() {
-    cancel(healthDeadline);
-    healthDeadline = null;
-  }
 
   private void socketAppeared() {
     synchronized (lock) {
@@ -446,7 +432,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
    */
   private void healthDeadlinePassed() {
     synchronized (lock) {
-      healthDeadline = null;
+      healthDeadline.expired();
       if (phase == Phase.NEW || phase == Phase.STOPPED
           || (phase == Phase.REGISTERED && healthy)) {
         return;
@@ -465,7 +451,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
       // Keep supervising: the restarted task gets a fresh deadline and backoff.
       backoff.reset();
       fastPath = phase == Phase.REGISTERED;
-      armDeadline();
+      healthDeadline.arm();
       // Outside the lock: the task runner may call back into this hook (prestart, poststart).
       notifications.execute(() -> {
         try {
@@ -601,7 +587,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
     fastPath = false;
     lastError = "";
     backoff.reset();
-    disarmDeadline();
+    healthDeadline.disarm();
     if (probeRequested || refingerprint) {
       probeLocked();
     } else {
@@ -708,7 +694,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
     desiredVersion++;
     registrations.request();
     // Liveness: unhealthy for the whole health timeout means a restart.
-    armDeadline();
+    healthDeadline.arm();
   }
 
   // ---- registry writes: off the scheduler, outside lock ------------------------------------
