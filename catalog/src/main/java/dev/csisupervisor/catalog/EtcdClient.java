@@ -185,9 +185,13 @@ final class EtcdClient implements AutoCloseable {
     }
   }
 
+  /**
+   * etcd answers UNAUTHENTICATED only for a token it does not know (rpctypes.ErrGRPCInvalidAuthToken). Our own
+   * credentials fail a call with UNAUTHENTICATED too, but carry the authenticate's {@link EtcdException} (a
+   * wrong password): that one is not retried, a new token would fail the same way.
+   */
   private static boolean invalidToken(Status s) {
-    return s.getCode() == Status.Code.UNAUTHENTICATED && s.getDescription() != null
-        && s.getDescription().contains("invalid auth token");
+    return s.getCode() == Status.Code.UNAUTHENTICATED && !(s.getCause() instanceof EtcdException);
   }
 
   private KVGrpc.KVBlockingStub kv(ManagedChannel c) {

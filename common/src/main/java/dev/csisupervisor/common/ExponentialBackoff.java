@@ -12,9 +12,9 @@ import java.util.Random;
  */
 public final class ExponentialBackoff implements Backoff {
   /** The project's rule for every retry loop: each delay twice the one before ... */
-  public static final double DOUBLING = 2.0;
+  private static final double DOUBLING = 2.0;
   /** ... spread by ±20%. */
-  public static final double JITTER = 0.2;
+  private static final double JITTER = 0.2;
 
   private final long initialNanos;
   private final long maxNanos;

@@ -129,10 +129,12 @@ final class SocketInspector {
     }
   }
 
-  /** An HTTP/2 client's first bytes: the connection preface and an empty SETTINGS frame (RFC 9113 3.4). */
-  private static final byte[] HTTP2_CLIENT_PREFACE = concat(
-      "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII),
-      new byte[] {0, 0, 0, 4, 0, 0, 0, 0, 0});
+  /**
+   * An HTTP/2 client's first bytes (RFC 9113 3.4): the connection preface, then an empty SETTINGS frame
+   * (length 0, type 4, no flags, stream 0).
+   */
+  private static final byte[] HTTP2_CLIENT_PREFACE =
+      "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\4\0\0\0\0\0".getBytes(StandardCharsets.ISO_8859_1);
 
   /**
    * What the peer on {@code socket} answers to an HTTP/2 client's preface: its first {@code max}
@@ -166,12 +168,6 @@ final class SocketInspector {
     } catch (IOException e) {
       return Optional.empty();
     }
-  }
-
-  private static byte[] concat(byte[] a, byte[] b) {
-    byte[] both = Arrays.copyOf(a, a.length + b.length);
-    System.arraycopy(b, 0, both, a.length, b.length);
-    return both;
   }
 
   /**

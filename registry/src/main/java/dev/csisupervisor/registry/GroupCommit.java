@@ -103,7 +103,7 @@ final class GroupCommit<Q extends GroupCommit.Request<?>> {
    * then marks it done under its lock, which is where the caller reads it.
    */
   abstract static class Request<R> {
-    boolean done; // guarded by the queue's lock; read only by GroupCommit
+    boolean done; // guarded by the queue's lock (set by markDone, read by GroupCommit's waits)
     private boolean outcomeSet;
     private Throwable failure;
 

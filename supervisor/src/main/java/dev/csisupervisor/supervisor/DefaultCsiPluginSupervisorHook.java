@@ -54,7 +54,6 @@ import org.slf4j.LoggerFactory;
 final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
   private static final Logger log = LoggerFactory.getLogger(DefaultCsiPluginSupervisorHook.class);
 
-  static final String CSI_ENDPOINT = CsiEndpoint.ENV;
   /**
    * A server creates its socket file at bind() and accepts only after listen(): a probe fired by
    * the file's appearance can be refused by a plugin that is a moment from ready. Retry it this
@@ -172,8 +171,8 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
       mounts.add(new TaskMount(pluginDir, config.mountDir(), TaskMount.Propagation.BIDIRECTIONAL,
           false));
       mounts.add(new TaskMount(Path.of("/dev"), "/dev", TaskMount.Propagation.HOST_TO_TASK, false));
-      if (!request.taskEnv().containsKey(CSI_ENDPOINT)) {
-        env.put(CSI_ENDPOINT, CsiEndpoint.of(Path.of(config.mountDir(), PluginLayout.SOCKET_FILE)));
+      if (!request.taskEnv().containsKey(CsiEndpoint.ENV)) {
+        env.put(CsiEndpoint.ENV, CsiEndpoint.of(Path.of(config.mountDir(), PluginLayout.SOCKET_FILE)));
       }
     }
     return new PrestartResponse(mounts, env);

@@ -3,6 +3,7 @@ package dev.csisupervisor.agent.cli;
 import dev.csisupervisor.agent.config.ConfigException;
 import dev.csisupervisor.agent.config.ConfigLoader;
 import java.nio.file.Path;
+import java.util.function.Function;
 import picocli.CommandLine;
 import picocli.CommandLine.Option;
 
@@ -28,6 +29,11 @@ final class AdminOptions {
    *     invalid
    */
   Path socket(CommandLine cmd) {
+    return socket(cmd, System::getenv);
+  }
+
+  /** {@link #socket(CommandLine)} with {@code env} for the process environment. */
+  Path socket(CommandLine cmd, Function<String, String> env) {
     if (adminSocket != null && config != null) {
       throw new CommandLine.ParameterException(cmd,
           "Give either --admin-socket or --config, not both");
@@ -38,11 +44,11 @@ final class AdminOptions {
     if (config != null) {
       return fromConfig(cmd, config);
     }
-    String env = System.getenv(ENV);
-    if (env != null && !env.isBlank()) {
-      return Path.of(env).toAbsolutePath();
+    String socketEnv = env.apply(ENV);
+    if (socketEnv != null && !socketEnv.isBlank()) {
+      return Path.of(socketEnv).toAbsolutePath();
     }
-    String configEnv = System.getenv(CONFIG_ENV);
+    String configEnv = env.apply(CONFIG_ENV);
     if (configEnv != null && !configEnv.isBlank()) {
       return fromConfig(cmd, Path.of(configEnv));
     }
