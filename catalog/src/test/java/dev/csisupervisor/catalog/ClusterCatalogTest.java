@@ -408,6 +408,31 @@ class ClusterCatalogTest {
     assertTrue(p.status().lastError().contains("changed behind"), p.status().lastError());
   }
 
+  /**
+   * A live node's lease revoked by someone else: an operator's {@code etcdctl lease revoke}, or etcd itself (a
+   * leader paused past a TTL revokes leases it thinks expired when it resumes: etcd-io/etcd#15247, before 3.4.25
+   * and 3.5.8). The node's keep-alive hears TTL 0; it takes a new lease and puts every key again, without waiting
+   * for a registry change.
+   */
+  @Test
+  void liveLeaseRevokedBySomeoneElse_newLeaseAndEveryKeyPutAgain() throws Exception {
+    PluginRegistry r = registry("n1", "node:ebs,controller:ebs,node:nfs");
+    CatalogPublisher p = publishedInSync(r, "n1");
+    EtcdClusterView v = view(Duration.ofMillis(100));
+    Map<String, CatalogEntry> want = content(v.snapshot());
+    assertEquals(3, want.size());
+    long lease = p.status().leaseId();
+    try (EtcdClient c = new EtcdClient(EtcdOptions.of(etcd.endpoint()))) {
+      c.revokeLease(lease);
+    }
+    await().atMost(Duration.ofSeconds(5)).until(() -> v.snapshot().entries().isEmpty());
+    await().atMost(TTL).until(() -> p.status().leaseId() != lease && p.status().connected()
+        && content(v.snapshot()).equals(want) && v.snapshot().nodes().containsKey("n1"));
+    try (EtcdClient c = new EtcdClient(EtcdOptions.of(etcd.endpoint()))) {
+      assertEquals(4, c.leaseKeys(p.status().leaseId()).size(), "the node key and every plugin key on the new lease");
+    }
+  }
+
   @Test
   void close_revokesTheLease_nodeLeavesAtOnce() throws Exception {
     PluginRegistry r = registry("n1", "node:ebs,controller:ebs");

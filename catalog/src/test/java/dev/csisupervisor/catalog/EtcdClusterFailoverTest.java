@@ -326,47 +326,85 @@ class EtcdClusterFailoverTest {
     assertTrue(survivor.answering());
   }
 
-  @Test
-  void nodeCutOffWithTheLeader_pastItsLease_keysExpire_thenANewLeaseAndEveryKeyPutAgain() throws Exception {
-    Member leader = etcd.leader().orElseThrow();
-    Member other = etcd.members().stream().filter(m -> m != leader).findFirst().orElseThrow();
-    startClients(etcd.members(), other);
-    // A fourth node that knows only the leader: when the leader is cut off, so is it.
+  /** A fourth node, "cut", that knows only {@code only}: when that member stops answering, so is the node cut off. */
+  private Node startCutOffNode(Member only) {
     PluginRegistry r = Plugins.registry();
     closeables.add(r);
     Plugins.registerAll(r, "cut", "node:ebs,controller:ebs");
-    CatalogPublisher p = CatalogPublisher.builder().registry(r).etcd(options(List.of(leader), leader)).prefix(PREFIX)
+    CatalogPublisher p = CatalogPublisher.builder().registry(r).etcd(options(List.of(only), only)).prefix(PREFIX)
         .nodeId("cut").leaseTtl(TTL).backoff(Duration.ofMillis(100), Duration.ofMillis(500)).build();
     closeables.add(p);
     p.start();
     Node cut = new Node("cut", r, p);
     nodes.add(cut);
     awaitConverged("cut-start", System.nanoTime());
-    Map<String, Long> leases = leases();
+    return cut;
+  }
 
+  /**
+   * Pauses {@code member}, the cut-off node's only one, until that node's lease has run out (its keys vanish, as
+   * a dead node's would) while the others go on; then the cut-off node registers something locally, everyone
+   * else changes too, and {@code member} resumes. Returns when the view has converged again.
+   */
+  private void cutOffPastTheLease(Node cut, Member member, String tag) throws Exception {
     long t0 = System.nanoTime();
-    etcd.pause(leader);
-    // The others elect a leader; the cut-off node's lease runs out (a TTL after the election at most): its
-    // keys vanish, as a dead node's would. Everyone else keeps theirs.
+    etcd.pause(member);
     await().atMost(TTL.plusSeconds(10)).pollInterval(Duration.ofMillis(20))
         .until(() -> view.snapshot().nodePlugins("cut").isEmpty() && !view.snapshot().nodes().containsKey("cut"));
-    System.out.println("CLUSTER cut-off-node-expired-ms " + (System.nanoTime() - t0) / 1_000_000);
-    r.register(plugin(PluginType.CSI_NODE, "nfs", "cut-nfs", true)); // registered locally meanwhile
+    System.out.println("CLUSTER " + tag + "-cut-off-node-expired-ms " + (System.nanoTime() - t0) / 1_000_000);
+    cut.registry().register(plugin(PluginType.CSI_NODE, "nfs", "cut-nfs", true)); // registered locally meanwhile
     nodes.remove(cut);
-    changeRegistries("cut");
-    awaitConverged("cut-others", t0);
+    changeRegistries(tag);
+    awaitConverged(tag + "-others", t0);
     nodes.add(cut);
-    assertEquals(List.of(), unexpectedRemovals.stream().filter(e -> !e.nodeId().equals("cut")).toList(),
-        "only the cut-off node's keys vanished");
 
     long back = System.nanoTime();
-    etcd.resume(leader);
-    awaitConverged("cut-off-node-back", back);
+    etcd.resume(member);
+    awaitConverged(tag + "-cut-off-node-back", back);
+  }
+
+  @Test
+  void nodeCutOffWithAFollower_pastItsLease_keysExpire_thenANewLeaseAndEveryKeyPutAgain() throws Exception {
+    Member leader = etcd.leader().orElseThrow();
+    Member follower = etcd.members().stream().filter(m -> m != leader).findFirst().orElseThrow();
+    startClients(etcd.members(), leader);
+    Node cut = startCutOffNode(follower);
+    Map<String, Long> leases = leases();
+
+    cutOffPastTheLease(cut, follower, "follower");
+    assertEquals(List.of(), unexpectedRemovals.stream().filter(e -> !e.nodeId().equals("cut")).toList(),
+        "only the cut-off node's keys vanished");
     assertNotEquals(leases.get("cut"), cut.publisher().status().leaseId(), "a new lease");
     leases.remove("cut");
     Map<String, Long> now = leases();
     now.remove("cut");
     assertEquals(leases, now, "the other nodes kept theirs");
+  }
+
+  /**
+   * The same with the leader paused. etcd before 3.4.25 and 3.5.8 (Debian's 3.4.23 here) has a known bug,
+   * etcd-io/etcd#15247: a leader paused longer than a TTL still believes it leads when it resumes and may revoke
+   * every lease it thinks expired, live ones included, before it steps down. Whether that happens is a race
+   * inside etcd; either way every node must end with all of its keys on a live lease, and a key of a node other
+   * than the cut-off one may only have vanished if etcd revoked that node's lease.
+   */
+  @Test
+  void nodeCutOffWithTheLeader_pastItsLease_everyNodeEndsWithAllItsKeys_evenWhenEtcdRevokesLiveLeases()
+      throws Exception {
+    Member leader = etcd.leader().orElseThrow();
+    Member other = etcd.members().stream().filter(m -> m != leader).findFirst().orElseThrow();
+    startClients(etcd.members(), other);
+    Node cut = startCutOffNode(leader);
+    Map<String, Long> leases = leases();
+
+    cutOffPastTheLease(cut, leader, "leader");
+    assertNotEquals(leases.get("cut"), cut.publisher().status().leaseId(), "a new lease");
+    Map<String, Long> now = leases();
+    Set<String> revoked = nodes.stream().map(Node::id).filter(id -> !now.get(id).equals(leases.get(id)))
+        .collect(Collectors.toSet());
+    System.out.println("CLUSTER leader-paused nodes-whose-lease-etcd-revoked " + new TreeSet<>(revoked));
+    assertEquals(List.of(), unexpectedRemovals.stream().filter(e -> !revoked.contains(e.nodeId())).toList(),
+        "a key vanished only with its node's lease");
   }
 
   @Test
