@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.csisupervisor.admin.v1.GetAgentStatusResponse;
-import dev.csisupervisor.agent.admin.AdminClient;
+import dev.csisupervisor.cli.AdminClient;
 import dev.csisupervisor.agent.config.AgentConfig;
 import dev.csisupervisor.agent.config.ConfigLoader;
 import dev.csisupervisor.agent.config.PluginSpec;

@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.csisupervisor.admin.v1.GetPluginResponse;
-import dev.csisupervisor.agent.admin.AdminClient;
-import dev.csisupervisor.agent.cli.Format;
+import dev.csisupervisor.cli.AdminClient;
+import dev.csisupervisor.cli.Format;
 import dev.csisupervisor.agent.config.AgentConfig;
 import dev.csisupervisor.agent.config.ConfigLoader;
 import dev.csisupervisor.agent.config.PluginSpec;

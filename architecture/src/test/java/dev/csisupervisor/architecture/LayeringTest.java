@@ -34,7 +34,7 @@ class LayeringTest {
     for (String name : List.of("csi.v1.ProbeRequest", "admin.v1.ListPluginsRequest", "common.PluginIds",
         "client.CsiClient", "state.StateStore", "registry.PluginRegistry", "supervisor.CsiPluginSupervisor",
         "volumes.VolumeManager", "catalog.ClusterView", "mockplugin.MockCsiPlugin", "tasks.process.LaunchedProcess",
-        "agent.Agent")) {
+        "cli.AdminClient", "agent.Agent")) {
       assertTrue(classes.contain(ROOT + "." + name), ROOT + "." + name + " was not imported");
     }
   }
@@ -52,6 +52,7 @@ class LayeringTest {
         .layer("catalog").definedBy(ROOT + ".catalog..")
         .layer("mock-plugin").definedBy(ROOT + ".mockplugin..")
         .layer("tasks").definedBy(ROOT + ".tasks..")
+        .layer("cli").definedBy(ROOT + ".cli..")
         .layer("agent").definedBy(ROOT + ".agent..")
         .whereLayer("agent").mayNotBeAccessedByAnyLayer()
         .whereLayer("catalog").mayOnlyBeAccessedByLayers("agent")
@@ -59,10 +60,11 @@ class LayeringTest {
         .whereLayer("supervisor").mayOnlyBeAccessedByLayers("agent")
         .whereLayer("mock-plugin").mayOnlyBeAccessedByLayers("agent")
         .whereLayer("tasks").mayOnlyBeAccessedByLayers("agent")
+        .whereLayer("cli").mayOnlyBeAccessedByLayers("agent")
         .whereLayer("registry").mayOnlyBeAccessedByLayers("supervisor", "volumes", "catalog", "agent")
         .whereLayer("csi-client").mayOnlyBeAccessedByLayers("supervisor", "volumes", "agent")
         .whereLayer("state").mayOnlyBeAccessedByLayers("registry", "volumes", "agent")
-        .whereLayer("proto").mayOnlyBeAccessedByLayers("csi-client", "mock-plugin", "agent")
+        .whereLayer("proto").mayOnlyBeAccessedByLayers("csi-client", "mock-plugin", "cli", "agent")
         .check(classes);
   }
 
@@ -110,6 +112,16 @@ class LayeringTest {
         .should().dependOnClassesThat().resideInAnyPackage("io.grpc..", "com.google.protobuf..",
             "com.fasterxml.jackson.dataformat.yaml..", ROOT + ".admin..", ROOT + ".agent..")
         .because("the task runner sits under the daemon: it launches, restarts and measures processes")
+        .check(classes);
+  }
+
+  @Test
+  void theCliKnowsTheAdminApi_notTheDaemon() {
+    noClasses().that().resideInAPackage(ROOT + ".cli..")
+        .should().dependOnClassesThat().resideInAnyPackage(ROOT + ".agent..", ROOT + ".registry..",
+            ROOT + ".state..", ROOT + ".supervisor..", ROOT + ".volumes..", ROOT + ".catalog..", ROOT + ".tasks..",
+            ROOT + ".client..", ROOT + ".csi..", "com.fasterxml.jackson.dataformat.yaml..", "org.slf4j..")
+        .because("the CLI beside the daemon talks to it over the admin API; the program that embeds it reads configs")
         .check(classes);
   }
 

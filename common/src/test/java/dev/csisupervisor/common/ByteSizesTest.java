@@ -1,6 +1,7 @@
 package dev.csisupervisor.common;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import org.junit.jupiter.api.Test;
 
@@ -13,5 +14,15 @@ class ByteSizesTest {
     assertEquals("1.5 KiB", ByteSizes.format(1536));
     assertEquals("48.0 MiB", ByteSizes.format(48L << 20));
     assertEquals("2.0 GiB", ByteSizes.format(2L << 30));
+  }
+
+  @Test
+  void sizes_parseBinaryUnits() {
+    assertEquals(10L * 1024 * 1024, ByteSizes.parse("10MiB"));
+    assertEquals(2048, ByteSizes.parse("2k"));
+    assertEquals(1L << 30, ByteSizes.parse("1GiB"));
+    assertEquals(123, ByteSizes.parse("123"));
+    assertThrows(IllegalArgumentException.class, () -> ByteSizes.parse("99999999999999999999"));
+    assertThrows(IllegalArgumentException.class, () -> ByteSizes.parse("1TiB"));
   }
 }

@@ -5,10 +5,8 @@ import static java.util.Objects.requireNonNull;
 import dev.csisupervisor.client.CsiException;
 import dev.csisupervisor.client.PluginFingerprint;
 import dev.csisupervisor.client.PluginKind;
-import dev.csisupervisor.common.Backoff;
 import dev.csisupervisor.common.CsiEndpoint;
 import dev.csisupervisor.common.Durations;
-import dev.csisupervisor.common.ExponentialBackoff;
 import dev.csisupervisor.common.FileWatcher;
 import dev.csisupervisor.common.SocketPaths;
 import dev.csisupervisor.registry.Fingerprint;
@@ -21,7 +19,6 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
@@ -32,14 +29,15 @@ import java.util.Set;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The supervision state machine of one plugin task. Every transition happens under {@link #lock};
+ * The supervision state machine of one plugin task, in three named parts it wires together: {@link ProbeLoop}
+ * (when the next probe goes out), {@link HealthDeadline} (when an unhealthy plugin is restarted) and
+ * {@link RegistrationSync} (bringing the registry to what the hook wants). The hook itself decides what a
+ * probe, a fingerprint or a passed deadline means. Every transition happens under {@link #lock};
  * RPCs are asynchronous and their completions hop back onto the shared scheduler, so no thread
  * ever waits on a plugin and there is no thread per plugin.
  *
@@ -54,13 +52,6 @@ import org.slf4j.LoggerFactory;
 final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
   private static final Logger log = LoggerFactory.getLogger(DefaultCsiPluginSupervisorHook.class);
 
-  /**
-   * A server creates its socket file at bind() and accepts only after listen(): a probe fired by
-   * the file's appearance can be refused by a plugin that is a moment from ready. Retry it this
-   * soon, this many times, before falling back to the backoff (which may be seconds by then).
-   */
-  static final Duration SOCKET_APPEARED_RETRY = Duration.ofMillis(5);
-  static final int SOCKET_APPEARED_RETRIES = 10;
   /** Failure kinds (see failureKind) with a meaning of their own. */
   private static final String NOTHING_SERVING = "NOTHING_SERVING";
   private static final String REPLACING_PROCESS = "REPLACING_PROCESS";
@@ -72,13 +63,10 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
   private final Clock clock;
   private final PluginConnection.Connector connector;
   private final FileWatcher watcher;
-  private final ProbeObserver probeObserver;
-  private final LongSupplier nanoTicker;
   private final TaskEventEmitter events;
   private final TaskLifecycle lifecycle;
   private final Path pluginDir;
   private final Path socket;
-  private final Backoff backoff;
   /** Task events and restart requests: in order, on the scheduler, outside every lock. */
   private final SerialExecutor notifications;
 
@@ -87,15 +75,11 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
   private Phase phase = Phase.NEW;
   private PluginConnection connection;
   private FileWatcher.Watch watch;
-  private ScheduledFuture<?> nextProbe;
+  /** When the next probe goes out. */
+  private final ProbeLoop probes;
   /** Armed while the plugin is not healthy: when it fires, a restart is requested. */
   private final HealthDeadline healthDeadline;
-  private boolean probeInFlight;
-  private boolean probeRequested;
   private boolean fingerprinting;
-  private int quickRetries;
-  /** A (re)started process: probe with backoff, not at the steady interval, until healthy. */
-  private boolean fastPath;
   /** The process or its socket was replaced: fingerprint again at the next ready probe. */
   private boolean refingerprint;
   private String lastError = "not probed yet";
@@ -123,8 +107,6 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
     this.clock = services.clock();
     this.connector = services.connector();
     this.watcher = services.watcher();
-    this.probeObserver = services.probeObserver();
-    this.nanoTicker = services.nanoTicker();
     this.registrations = new RegistrationSync(services.registry(), services.registryExecutor(),
         config.pluginId(), task.allocId(), lock, new RegistrationSync.Owner() {
           @Override
@@ -147,7 +129,27 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
       this.socket = SocketPaths.checkLength("socket path",
           pluginDir.resolve(PluginLayout.SOCKET_FILE));
     }
-    this.backoff = ExponentialBackoff.doubling(config.initialBackoff(), config.maxBackoff(), services.random());
+    this.probes = new ProbeLoop(lock, config, services, new ProbeLoop.Host() {
+      @Override
+      public boolean busy() {
+        return fingerprinting || awaitedVersion != 0;
+      }
+
+      @Override
+      public boolean probing() {
+        return phase == Phase.AWAITING_READY || phase == Phase.REGISTERED;
+      }
+
+      @Override
+      public PluginConnection connection() {
+        return connection;
+      }
+
+      @Override
+      public void probed(PluginConnection conn, Boolean ready, Throwable error) {
+        onProbe(conn, ready, error);
+      }
+    });
     this.notifications = new SerialExecutor(scheduler);
     this.healthDeadline = new HealthDeadline(scheduler, config.healthTimeout(), this::healthDeadlinePassed);
   }
@@ -191,7 +193,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
           log.info("plugin={} alloc={}: task restarted, probing the new process", config.pluginId(),
               task.allocId());
           processReplaced();
-          probeLocked();
+          probes.now();
           return;
         }
       }
@@ -201,22 +203,21 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
       conn.onLost(() -> scheduler.execute(() -> connectionLost(conn)));
       // For the plugin's whole life: every (re)appearance of the socket is probed at once.
       watch = watcher.watchFile(socket, scheduler, this::socketAppeared);
-      backoff.reset();
+      probes.restartBackoff(false);
       healthDeadline.arm();
       log.info("supervising plugin={} type={} alloc={} socket={}", config.pluginId(),
           config.type(), task.allocId(), socket);
       // Step 1: wait for ready — probe at once.
-      probeLocked();
+      probes.now();
     }
   }
 
   /** A new process behind the socket (restart, or the socket file re-created). */
   private void processReplaced() {
-    backoff.reset();
-    quickRetries = SOCKET_APPEARED_RETRIES;
-    if (phase == Phase.REGISTERED || phase == Phase.REGISTERING) {
+    boolean registered = phase == Phase.REGISTERED || phase == Phase.REGISTERING;
+    probes.processReplaced(registered);
+    if (registered) {
       refingerprint = true;
-      fastPath = true;
     }
     if (!(phase == Phase.REGISTERED && healthy)) {
       healthDeadline.arm(); // the new process gets a whole health timeout to become ready
@@ -258,7 +259,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
   /** Ends supervision: no timer, watch or RPC completion acts after this. */
   private void halt() {
     phase = Phase.STOPPED;
-    cancel(nextProbe);
+    probes.cancel();
     healthDeadline.disarm();
     pending = null;
     awaitedVersion = 0;
@@ -321,7 +322,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
         log.debug("plugin={}: socket (re)appeared, probing now", config.pluginId());
         // A process is starting right now: its readiness is a matter of milliseconds.
         processReplaced();
-        probeLocked();
+        probes.now();
       }
     }
   }
@@ -338,66 +339,8 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
         return;
       }
       log.debug("plugin={}: connection to {} lost, probing now", config.pluginId(), socket);
-      backoff.reset();
-      if (phase == Phase.REGISTERED) {
-        fastPath = true;
-      }
-      probeLocked();
-    }
-  }
-
-  /** Starts a probe now, or asks for another as soon as the one in flight completes. */
-  private void probeLocked() {
-    if (probeInFlight || fingerprinting || awaitedVersion != 0) {
-      probeRequested = true;
-      return;
-    }
-    cancel(nextProbe);
-    nextProbe = null;
-    probeInFlight = true;
-    probeRequested = false;
-    PluginConnection conn = connection;
-    long sent = nanoTicker.getAsLong();
-    conn.probe().whenCompleteAsync((ready, error) -> {
-      observe(Duration.ofNanos(nanoTicker.getAsLong() - sent), ready, error);
-      onProbe(conn, ready, error);
-    }, scheduler);
-  }
-
-  private void scheduleProbe(Duration delay) {
-    cancel(nextProbe);
-    nextProbe = scheduler.schedule(() -> {
-      synchronized (lock) {
-        if (phase == Phase.AWAITING_READY || phase == Phase.REGISTERED) {
-          probeLocked();
-        }
-      }
-    }, delay.toNanos(), TimeUnit.NANOSECONDS);
-  }
-
-  /** The next probe after a failed one: quick retries, then backoff, or the steady interval. */
-  private void retryProbe() {
-    if (probeRequested) {
-      probeLocked();
-    } else if (quickRetries > 0) {
-      quickRetries--;
-      scheduleProbe(SOCKET_APPEARED_RETRY);
-    } else if (phase == Phase.AWAITING_READY) {
-      scheduleProbe(backoff.next());
-    } else if (fastPath) {
-      Duration next = backoff.next();
-      scheduleProbe(next.compareTo(config.probeInterval()) < 0 ? next : config.probeInterval());
-    } else {
-      scheduleProbe(config.probeInterval());
-    }
-  }
-
-  private void observe(Duration latency, Boolean ready, Throwable error) {
-    try {
-      probeObserver.probed(config.pluginId(), latency, Boolean.TRUE.equals(ready),
-          error == null ? "" : describe(error));
-    } catch (RuntimeException e) {
-      log.warn("plugin={}: probe observer threw", config.pluginId(), e);
+      probes.restartBackoff(phase == Phase.REGISTERED);
+      probes.now();
     }
   }
 
@@ -406,7 +349,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
       if (conn != connection) {
         return; // stopped (or replaced) meanwhile: the result is stale
       }
-      probeInFlight = false;
+      probes.answered();
       boolean ok = error == null && Boolean.TRUE.equals(ready);
       String problem = error != null ? describe(error) : (ok ? "" : "plugin reports not ready");
       switch (phase) {
@@ -415,7 +358,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
             becameReady();
           } else {
             lastError = problem;
-            retryProbe();
+            probes.retry(true);
           }
         }
         case REGISTERED -> steadyProbe(ok, problem, failureKind(ok, error));
@@ -448,8 +391,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
       }
       emit(TaskEvent.RESTART_REQUESTED, "restarting task: " + reason);
       // Keep supervising: the restarted task gets a fresh deadline and backoff.
-      backoff.reset();
-      fastPath = phase == Phase.REGISTERED;
+      probes.restartBackoff(phase == Phase.REGISTERED);
       healthDeadline.arm();
       // Outside the lock: the task runner may call back into this hook (prestart, poststart).
       notifications.execute(() -> {
@@ -583,14 +525,13 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
       emit(TaskEvent.PLUGIN_HEALTHY, "plugin " + config.pluginId() + " is healthy again");
     }
     healthy = true;
-    fastPath = false;
     lastError = "";
-    backoff.reset();
+    probes.healthy();
     healthDeadline.disarm();
-    if (probeRequested || refingerprint) {
-      probeLocked();
+    if (refingerprint) {
+      probes.now();
     } else {
-      scheduleProbe(config.probeInterval());
+      probes.steady();
     }
   }
 
@@ -610,14 +551,13 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
     lastError = problem;
     if (phase == Phase.REGISTERING) {
       phase = Phase.AWAITING_READY;
-      probeRequested = false;
-      scheduleProbe(backoff.next());
+      probes.afterBackoff();
     } else {
       if (healthy) {
         markUnhealthy(problem);
         unhealthyKind = "FINGERPRINT_FAILED";
       }
-      retryProbe();
+      probes.retry(false);
     }
   }
 
@@ -642,7 +582,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
         desiredVersion++;
         registrations.request();
       }
-      retryProbe();
+      probes.retry(false);
       return;
     }
     if (!healthy || refingerprint) {
@@ -651,11 +591,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
       fingerprintAndRegister();
       return;
     }
-    if (probeRequested) {
-      probeLocked();
-    } else {
-      scheduleProbe(config.probeInterval());
-    }
+    probes.steady();
   }
 
   /**
@@ -750,12 +686,6 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
         log.error("plugin={}: task event emitter threw", config.pluginId(), e);
       }
     });
-  }
-
-  private static void cancel(ScheduledFuture<?> f) {
-    if (f != null) {
-      f.cancel(false);
-    }
   }
 
   static String describe(Throwable error) {

@@ -2,6 +2,7 @@ package dev.csisupervisor.agent.admin;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.csisupervisor.cli.AdminClient;
 import io.grpc.BindableService;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;

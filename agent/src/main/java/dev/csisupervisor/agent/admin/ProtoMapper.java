@@ -34,10 +34,6 @@ public final class ProtoMapper {
     return Timestamp.newBuilder().setSeconds(t.getEpochSecond()).setNanos(t.getNano()).build();
   }
 
-  public static Instant instant(Timestamp t) {
-    return Instant.ofEpochSecond(t.getSeconds(), t.getNanos());
-  }
-
   public static Plugin toProto(PluginInfo p) {
     var fp = p.fingerprint();
     return Plugin.newBuilder()

@@ -77,7 +77,7 @@ final class Problems {
 
   /** A byte size: {@code 512KiB}, {@code 10MiB}. */
   Checked<Long> size(String field, String written) {
-    return parsed(field, written, Units::size);
+    return parsed(field, written, dev.csisupervisor.common.ByteSizes::parse);
   }
 
   /** A path; a relative one resolves against the config file's directory. */

@@ -6,11 +6,9 @@ import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-/** Parses the config's durations ({@code 500ms}, {@code 30s}, {@code 1m30s}) and sizes ({@code 10MiB}). */
-public final class Units {
+/** Parses the config's durations ({@code 500ms}, {@code 30s}, {@code 1m30s}); sizes are {@link dev.csisupervisor.common.ByteSizes#parse}. */
+final class Units {
   private static final Pattern DURATION_PART = Pattern.compile("(\\d+)(ms|s|m|h|d)");
-  private static final Pattern SIZE = Pattern.compile("(\\d+)\\s*([kmg]i?b?|b)?",
-      Pattern.CASE_INSENSITIVE);
 
   private Units() {}
 
@@ -63,31 +61,5 @@ public final class Units {
   private static IllegalArgumentException badDuration(String text) {
     return new IllegalArgumentException("'" + text + "' is not a duration"
         + " (use a number with a unit: 500ms, 30s, 5m, 1h, 1m30s)");
-  }
-
-  /** A size like {@code 1048576}, {@code 512KiB}, {@code 10MiB}, {@code 1GiB} (K/M/G are binary). */
-  public static long size(String text) {
-    Matcher m = SIZE.matcher(text.strip());
-    if (!m.matches()) {
-      throw new IllegalArgumentException("'" + text + "' is not a size (use bytes or 512KiB, 10MiB, 1GiB)");
-    }
-    long n;
-    try {
-      n = Long.parseLong(m.group(1));
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException("'" + text + "' is too large");
-    }
-    String unit = m.group(2) == null ? "b" : m.group(2).toLowerCase(Locale.ROOT);
-    long factor = switch (unit.charAt(0)) {
-      case 'k' -> 1024L;
-      case 'm' -> 1024L * 1024;
-      case 'g' -> 1024L * 1024 * 1024;
-      default -> 1L;
-    };
-    try {
-      return Math.multiplyExact(n, factor);
-    } catch (ArithmeticException e) {
-      throw new IllegalArgumentException("'" + text + "' is too large");
-    }
   }
 }

@@ -9,7 +9,7 @@ import dev.csisupervisor.admin.v1.UnmountVolumeRequest;
 import dev.csisupervisor.admin.v1.VolumeAccess;
 import dev.csisupervisor.admin.v1.VolumeAlloc;
 import dev.csisupervisor.admin.v1.VolumeInfo;
-import dev.csisupervisor.agent.admin.AdminClient;
+import dev.csisupervisor.cli.AdminClient;
 import dev.csisupervisor.agent.Agent;
 import dev.csisupervisor.agent.AgentEvent;
 import dev.csisupervisor.agent.TaskStatus;
@@ -401,7 +401,7 @@ public final class Demo {
   private static Process startAgent(Path dir, Path config, String name) throws IOException {
     List<String> cmd = new ArrayList<>(List.of(
         Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-XX:+UseSerialGC",
-        "-XX:TieredStopAtLevel=1", "-cp", absoluteClassPath(), "dev.csisupervisor.agent.cli.Main",
+        "-XX:TieredStopAtLevel=1", "-cp", absoluteClassPath(), "dev.csisupervisor.agent.commands.Main",
         "run", "--config", config.toString()));
     return new ProcessBuilder(cmd)
         .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
@@ -422,7 +422,7 @@ public final class Demo {
 
   /** Healthy registrations at the agent's admin socket (all instances); confirmed ones only. */
   private static int registered(Path socket, boolean confirmedOnly) {
-    try (var c = dev.csisupervisor.agent.admin.AdminClient.connect(socket)) {
+    try (var c = AdminClient.connect(socket)) {
       var it = c.watch(dev.csisupervisor.admin.v1.PluginType.PLUGIN_TYPE_UNSPECIFIED);
       int n = 0;
       for (int i = 0; i < 2; i++) {
@@ -439,7 +439,7 @@ public final class Demo {
   }
 
   private static Map<String, Long> pluginPids(Path socket) {
-    try (var c = dev.csisupervisor.agent.admin.AdminClient.connect(socket)) {
+    try (var c = AdminClient.connect(socket)) {
       Map<String, Long> pids = new java.util.TreeMap<>();
       for (var t : c.status().getTasksList()) {
         pids.put(t.getId(), t.getPid());

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.csisupervisor.admin.v1.GetAgentStatusResponse;
+import dev.csisupervisor.cli.AdminClient;
 import dev.csisupervisor.admin.v1.Plugin;
 import dev.csisupervisor.admin.v1.PluginEvent;
 import dev.csisupervisor.admin.v1.WatchEventsResponse;
@@ -108,7 +109,7 @@ class AdminServiceTest {
     assertEquals("alloc-ebs", ebs.getAllocId());
     assertEquals(List.of("CREATE_DELETE_VOLUME"),
         ebs.getFingerprint().getControllerCapabilitiesList());
-    assertEquals(T, ProtoMapper.instant(ebs.getHealth().getSince()));
+    assertEquals(T, dev.csisupervisor.cli.Format.instant(ebs.getHealth().getSince()));
     assertTrue(client.getPlugin(NODE, "ebs").isEmpty(), "NOT_FOUND for another type");
     assertEquals(42, client.status().getPid());
   }

@@ -332,15 +332,6 @@ class ConfigLoaderTest {
     assertThrows(IllegalArgumentException.class, () -> Units.duration("-5s"));
   }
 
-  @Test
-  void sizes_parseBinaryUnits() {
-    assertEquals(10L * 1024 * 1024, Units.size("10MiB"));
-    assertEquals(2048, Units.size("2k"));
-    assertEquals(1L << 30, Units.size("1GiB"));
-    assertEquals(123, Units.size("123"));
-    assertThrows(IllegalArgumentException.class, () -> Units.size("99999999999999999999"));
-    assertThrows(IllegalArgumentException.class, () -> Units.size("1TiB"));
-  }
   // ---- artifacts, discovery, resources -------------------------------------------------------
 
   private static final String SHA = "ab".repeat(32);

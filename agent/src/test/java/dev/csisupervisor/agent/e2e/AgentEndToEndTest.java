@@ -12,7 +12,7 @@ import dev.csisupervisor.admin.v1.Plugin;
 import dev.csisupervisor.admin.v1.PluginType;
 import dev.csisupervisor.admin.v1.TaskStatus;
 import dev.csisupervisor.admin.v1.WatchEventsResponse;
-import dev.csisupervisor.agent.admin.AdminClient;
+import dev.csisupervisor.cli.AdminClient;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

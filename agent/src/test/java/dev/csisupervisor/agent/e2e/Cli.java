@@ -38,7 +38,7 @@ final class Cli {
   static List<String> command(String... args) {
     List<String> cmd = new ArrayList<>(List.of(JAVA, "-XX:+UseSerialGC",
         "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
-        "dev.csisupervisor.agent.cli.Main"));
+        "dev.csisupervisor.agent.commands.Main"));
     cmd.addAll(List.of(args));
     return cmd;
   }

@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.csisupervisor.admin.v1.TaskStatus;
-import dev.csisupervisor.agent.admin.AdminClient;
+import dev.csisupervisor.cli.AdminClient;
 import dev.csisupervisor.catalog.CatalogEntry;
 import dev.csisupervisor.catalog.ClusterEvent;
 import dev.csisupervisor.catalog.ClusterSnapshot;

@@ -1,2 +1,0 @@
-/** The picocli commands of {@code csi-agent}. */
-package dev.csisupervisor.agent.cli;

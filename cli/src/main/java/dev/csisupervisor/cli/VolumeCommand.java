@@ -1,0 +1,343 @@
+package dev.csisupervisor.cli;
+
+import dev.csisupervisor.admin.v1.CreateVolumeRequest;
+import dev.csisupervisor.admin.v1.CreateVolumeResponse;
+import dev.csisupervisor.admin.v1.DeleteVolumeRequest;
+import dev.csisupervisor.admin.v1.DeleteVolumeResponse;
+import dev.csisupervisor.admin.v1.ExpandVolumeRequest;
+import dev.csisupervisor.admin.v1.ExpandVolumeResponse;
+import dev.csisupervisor.admin.v1.GetVolumeStatsRequest;
+import dev.csisupervisor.admin.v1.GetVolumeStatsResponse;
+import dev.csisupervisor.admin.v1.ListVolumesResponse;
+import dev.csisupervisor.admin.v1.MountVolumeRequest;
+import dev.csisupervisor.admin.v1.MountVolumeResponse;
+import dev.csisupervisor.admin.v1.UnmountVolumeRequest;
+import dev.csisupervisor.admin.v1.UnmountVolumeResponse;
+import dev.csisupervisor.admin.v1.VolumeAccess;
+import dev.csisupervisor.admin.v1.VolumeAlloc;
+import dev.csisupervisor.admin.v1.VolumeInfo;
+import dev.csisupervisor.admin.v1.VolumeUsageInfo;
+import dev.csisupervisor.admin.v1.VolumeUsageStat;
+import dev.csisupervisor.common.ByteSizes;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code csi-agent volume create|delete|mount|unmount|list|stats|expand}: the agent's node volumes.
+ * Secrets are read from a file ({@code --secrets-file}: one {@code key=value} per line, {@code #}
+ * comments), never taken from the command line, where {@code ps} and shell histories would show them.
+ */
+@Command(name = "volume", mixinStandardHelpOptions = true,
+    description = "Create, mount, unmount, list, inspect, expand and delete node volumes through the agent.",
+    subcommands = {VolumeCommand.Create.class, VolumeCommand.Delete.class, VolumeCommand.Mount.class,
+        VolumeCommand.Unmount.class, VolumeCommand.ListVolumes.class, VolumeCommand.Stats.class,
+        VolumeCommand.Expand.class})
+final class VolumeCommand implements Runnable {
+  @CommandLine.Spec
+  CommandLine.Model.CommandSpec spec;
+
+  @Override
+  public void run() {
+    throw new CommandLine.ParameterException(spec.commandLine(), "Missing volume command");
+  }
+
+  /** The options every volume command that names a volume has. */
+  static final class Target {
+    @Option(names = "--plugin", required = true, paramLabel = "ID", description = "The plugin's id.")
+    String plugin;
+
+    @Option(names = "--volume", required = true, paramLabel = "VOLUME_ID", description = "The volume's id.")
+    String volume;
+  }
+
+  /** How the volume is accessed. */
+  static final class Access {
+    @Option(names = "--access-mode", paramLabel = "MODE", defaultValue = "single-node-writer",
+        description = "CSI access mode: single-node-writer (default), single-node-reader-only, "
+            + "multi-node-reader-only, multi-node-single-writer, multi-node-multi-writer, "
+            + "single-node-single-writer, single-node-multi-writer.")
+    String accessMode;
+
+    @Option(names = "--block", description = "A raw block device instead of a file system mount.")
+    boolean block;
+
+    @Option(names = "--fs-type", paramLabel = "TYPE", defaultValue = "", description = "File system type (mount).")
+    String fsType;
+
+    @Option(names = "--mount-flag", paramLabel = "FLAG", description = "A mount flag (repeatable).")
+    List<String> mountFlags = new ArrayList<>();
+
+    @Option(names = "--mount-group", paramLabel = "GID", defaultValue = "",
+        description = "The group that should own the mounted volume (VOLUME_MOUNT_GROUP).")
+    String mountGroup;
+
+    VolumeAccess proto() {
+      return VolumeAccess.newBuilder().setAccessType(block ? "block" : "mount").setFsType(fsType)
+          .addAllMountFlags(mountFlags).setAccessMode(accessMode).setVolumeMountGroup(mountGroup).build();
+    }
+  }
+
+  /** {@code --secrets-file}. */
+  static final class SecretsFile {
+    @Option(names = "--secrets-file", paramLabel = "FILE",
+        description = "Secrets for the plugin: one key=value per line (# comments). Never on the command line.")
+    Path file;
+
+    Map<String, String> read(PrintWriter err) {
+      return file == null ? Map.of() : readSecrets(file, err);
+    }
+  }
+
+  /**
+   * A secrets file: {@code key=value} per line, blank lines and {@code #} comments ignored; the
+   * value is everything after the first {@code =}. Warns (never shows a value) if others may read it.
+   *
+   * @throws CommandLine.ParameterException naming the file and line
+   */
+  static Map<String, String> readSecrets(Path file, PrintWriter err) {
+    List<String> lines;
+    try {
+      lines = Files.readAllLines(file);
+    } catch (IOException e) {
+      throw new IllegalArgumentException("--secrets-file " + file + ": cannot read it: " + e.getMessage());
+    }
+    try {
+      Set<PosixFilePermission> mode = Files.getPosixFilePermissions(file);
+      if (mode.contains(PosixFilePermission.OTHERS_READ) || mode.contains(PosixFilePermission.GROUP_READ)) {
+        err.println("csi-agent: warning: secrets file " + file + " is readable by others; chmod 600 it");
+      }
+    } catch (IOException | UnsupportedOperationException e) {
+      // not a POSIX file system: nothing to warn about
+    }
+    Map<String, String> secrets = new LinkedHashMap<>();
+    for (int i = 0; i < lines.size(); i++) {
+      String line = lines.get(i).strip();
+      if (line.isEmpty() || line.startsWith("#")) {
+        continue;
+      }
+      int eq = line.indexOf('=');
+      if (eq <= 0) {
+        throw new IllegalArgumentException("--secrets-file " + file + " line " + (i + 1)
+            + ": expected key=value (the line is not shown: it may hold a secret)");
+      }
+      secrets.put(line.substring(0, eq).strip(), line.substring(eq + 1));
+    }
+    return secrets;
+  }
+
+  /** {@code k=v} options into a map. */
+  static Map<String, String> pairs(Map<String, String> given) {
+    return given == null ? Map.of() : given;
+  }
+
+  @Command(name = "create", mixinStandardHelpOptions = true,
+      description = "Create a volume through the plugin's controller (CreateVolume).")
+  static final class Create extends ResponseCommand<CreateVolumeResponse> {
+    @Option(names = "--plugin", required = true, paramLabel = "ID") String plugin;
+    @Option(names = "--name", required = true, paramLabel = "NAME", description = "The volume's name (idempotency key).")
+    String name;
+    @Option(names = "--size", paramLabel = "SIZE", description = "At least this size: bytes, or 512MiB, 10GiB.")
+    String size;
+    @CommandLine.Mixin Access access = new Access();
+    @Option(names = "--parameter", paramLabel = "K=V", description = "A plugin parameter (repeatable).")
+    Map<String, String> parameters;
+    @CommandLine.Mixin SecretsFile secrets = new SecretsFile();
+
+    @Override
+    CreateVolumeResponse ask(AdminClient client) throws AdminClient.AdminException {
+      CreateVolumeRequest.Builder b = CreateVolumeRequest.newBuilder().setPlugin(plugin).setName(name)
+          .setAccess(access.proto()).putAllParameters(pairs(parameters)).putAllSecrets(secrets.read(spec.commandLine().getErr()));
+      if (size != null) {
+        b.setRequiredBytes(ByteSizes.parse(size));
+      }
+      return client.createVolume(b.build());
+    }
+
+    @Override
+    void print(CreateVolumeResponse r, PrintWriter out, PrintWriter err) {
+      out.println("created volume " + r.getVolumeId() + " (" + (r.getCapacityBytes() == 0 ? "size unknown"
+          : Format.bytes(r.getCapacityBytes())) + ")" + (r.getVolumeContextCount() == 0 ? ""
+          : ", context " + r.getVolumeContextMap()));
+    }
+  }
+
+  @Command(name = "delete", mixinStandardHelpOptions = true,
+      description = "Delete a volume through the plugin's controller (DeleteVolume); refused while mounted here.")
+  static final class Delete extends ResponseCommand<DeleteVolumeResponse> {
+    @CommandLine.Mixin Target target = new Target();
+    @CommandLine.Mixin SecretsFile secrets = new SecretsFile();
+
+    @Override
+    DeleteVolumeResponse ask(AdminClient client) throws AdminClient.AdminException {
+      return client.deleteVolume(DeleteVolumeRequest.newBuilder().setPlugin(target.plugin)
+          .setVolumeId(target.volume).putAllSecrets(secrets.read(spec.commandLine().getErr())).build());
+    }
+
+    @Override
+    void print(DeleteVolumeResponse r, PrintWriter out, PrintWriter err) {
+      out.println("deleted volume " + target.volume);
+    }
+  }
+
+  @Command(name = "mount", mixinStandardHelpOptions = true,
+      description = "Mount a volume for an allocation (stage once, publish per alloc); prints the target path.")
+  static final class Mount extends ResponseCommand<MountVolumeResponse> {
+    @CommandLine.Mixin Target target = new Target();
+    @Option(names = "--alloc", required = true, paramLabel = "ALLOC_ID") String alloc;
+    @CommandLine.Mixin Access access = new Access();
+    @Option(names = "--read-only", description = "Publish read-only.") boolean readOnly;
+    @Option(names = "--context", paramLabel = "K=V", description = "Volume context (repeatable).")
+    Map<String, String> context;
+    @Option(names = "--publish-context", paramLabel = "K=V", description = "Publish context (repeatable).")
+    Map<String, String> publishContext;
+    @CommandLine.Mixin SecretsFile secrets = new SecretsFile();
+
+    @Override
+    MountVolumeResponse ask(AdminClient client) throws AdminClient.AdminException {
+      return client.mountVolume(MountVolumeRequest.newBuilder().setPlugin(target.plugin)
+          .setVolumeId(target.volume).setAllocId(alloc).setAccess(access.proto()).setReadOnly(readOnly)
+          .putAllVolumeContext(pairs(context)).putAllPublishContext(pairs(publishContext))
+          .putAllSecrets(secrets.read(spec.commandLine().getErr())).build());
+    }
+
+    @Override
+    void print(MountVolumeResponse r, PrintWriter out, PrintWriter err) {
+      out.println(r.getTargetPath());
+    }
+  }
+
+  @Command(name = "unmount", mixinStandardHelpOptions = true,
+      description = {"Unmount a volume from an allocation (unpublish; unstage at the last use).",
+          "Exit 0 when done; 3 when it is pending (recorded: it finishes when the plugin is back)."})
+  static final class Unmount extends ResponseCommand<UnmountVolumeResponse> {
+    static final int PENDING = 3;
+    @CommandLine.Mixin Target target = new Target();
+    @Option(names = "--alloc", required = true, paramLabel = "ALLOC_ID") String alloc;
+    @Option(names = "--wait", paramLabel = "SECONDS", defaultValue = "30",
+        description = "How long to wait for it to finish (default ${DEFAULT-VALUE}).")
+    int waitSeconds;
+
+    @Override
+    UnmountVolumeResponse ask(AdminClient client) throws AdminClient.AdminException {
+      if (waitSeconds < 1) {
+        throw new CommandLine.ParameterException(spec.commandLine(), "--wait must be >= 1, got " + waitSeconds);
+      }
+      return client.unmountVolume(UnmountVolumeRequest.newBuilder().setPlugin(target.plugin)
+          .setVolumeId(target.volume).setAllocId(alloc).setWaitSeconds(waitSeconds).build());
+    }
+
+    @Override
+    void print(UnmountVolumeResponse r, PrintWriter out, PrintWriter err) {
+      out.println(r.getDone() ? "unmounted " + target.volume + " from " + alloc
+          : "unmount of " + target.volume + " from " + alloc + " is " + r.getMessage());
+    }
+
+    @Override
+    int exitCode(UnmountVolumeResponse r) {
+      return r.getDone() ? ExitCodes.OK : PENDING;
+    }
+  }
+
+  @Command(name = "list", mixinStandardHelpOptions = true,
+      description = "List the volumes this node has staged or published, with their allocations and phases.")
+  static final class ListVolumes extends ResponseCommand<ListVolumesResponse> {
+    @Override
+    ListVolumesResponse ask(AdminClient client) throws AdminClient.AdminException {
+      return client.listVolumes();
+    }
+
+    @Override
+    void print(ListVolumesResponse r, PrintWriter out, PrintWriter err) {
+      table(out, r.getVolumesList());
+    }
+  }
+
+  /** One row per allocation of a usage (a usage without allocation: one row, alloc "-"). */
+  static void table(PrintWriter out, List<VolumeInfo> volumes) {
+    List<String[]> rows = new ArrayList<>();
+    rows.add(new String[] {"PLUGIN", "VOLUME", "USAGE", "STAGE", "ALLOC", "PHASE", "TARGET"});
+    for (VolumeInfo v : volumes) {
+      String volume = v.getVolumeId() + (v.getAbnormal().isEmpty() ? "" : " (ABNORMAL)");
+      if (v.getUsagesCount() == 0) {
+        rows.add(new String[] {v.getPlugin(), volume, "-", "-", "-", "controller " + v.getController(), "-"});
+      }
+      for (VolumeUsageInfo u : v.getUsagesList()) {
+        if (u.getAllocsCount() == 0) {
+          rows.add(new String[] {v.getPlugin(), volume, u.getUsage(), u.getStage(), "-", "-", "-"});
+        }
+        for (VolumeAlloc a : u.getAllocsList()) {
+          rows.add(new String[] {v.getPlugin(), volume, u.getUsage(), u.getStage(), a.getAllocId(), a.getPhase(),
+              a.getTargetPath()});
+        }
+      }
+    }
+    Format.rows(out, rows);
+    if (volumes.isEmpty()) {
+      out.println("(no volumes on this node)");
+    }
+    for (VolumeInfo v : volumes) {
+      if (!v.getAbnormal().isEmpty()) {
+        out.println(v.getPlugin() + "/" + v.getVolumeId() + " is abnormal: " + v.getAbnormal());
+      }
+    }
+  }
+
+  @Command(name = "stats", mixinStandardHelpOptions = true,
+      description = "Usage and condition of a mounted volume (NodeGetVolumeStats).")
+  static final class Stats extends ResponseCommand<GetVolumeStatsResponse> {
+    @CommandLine.Mixin Target target = new Target();
+    @Option(names = "--alloc", paramLabel = "ALLOC_ID", defaultValue = "",
+        description = "Where it is published for this alloc (default: its first publication).")
+    String alloc;
+
+    @Override
+    GetVolumeStatsResponse ask(AdminClient client) throws AdminClient.AdminException {
+      return client.volumeStats(GetVolumeStatsRequest.newBuilder().setPlugin(target.plugin)
+          .setVolumeId(target.volume).setAllocId(alloc).build());
+    }
+
+    @Override
+    void print(GetVolumeStatsResponse r, PrintWriter out, PrintWriter err) {
+      for (VolumeUsageStat u : r.getUsageList()) {
+        boolean bytes = u.getUnit().equals("BYTES");
+        out.println(Format.pad(u.getUnit(), 8) + "used " + (bytes ? Format.bytes(u.getUsed()) : u.getUsed())
+            + " of " + (bytes ? Format.bytes(u.getTotal()) : u.getTotal()) + ", available "
+            + (bytes ? Format.bytes(u.getAvailable()) : u.getAvailable()));
+      }
+      out.println("condition: " + (!r.getHasCondition() ? "not reported"
+          : r.getAbnormal() ? "ABNORMAL: " + r.getConditionMessage() : "normal"));
+    }
+  }
+
+  @Command(name = "expand", mixinStandardHelpOptions = true,
+      description = "Expand a volume (ControllerExpandVolume, then NodeExpandVolume where it is mounted).")
+  static final class Expand extends ResponseCommand<ExpandVolumeResponse> {
+    @CommandLine.Mixin Target target = new Target();
+    @Option(names = "--size", required = true, paramLabel = "SIZE", description = "At least this size.")
+    String size;
+    @CommandLine.Mixin SecretsFile secrets = new SecretsFile();
+
+    @Override
+    ExpandVolumeResponse ask(AdminClient client) throws AdminClient.AdminException {
+      return client.expandVolume(ExpandVolumeRequest.newBuilder().setPlugin(target.plugin)
+          .setVolumeId(target.volume).setRequiredBytes(ByteSizes.parse(size))
+          .putAllSecrets(secrets.read(spec.commandLine().getErr())).build());
+    }
+
+    @Override
+    void print(ExpandVolumeResponse r, PrintWriter out, PrintWriter err) {
+      out.println("expanded " + target.volume + (r.getCapacityBytes() == 0 ? "" : " to " + Format.bytes(r.getCapacityBytes())));
+    }
+  }
+}
