@@ -8,7 +8,6 @@ import dev.csisupervisor.client.AccessMode;
 import dev.csisupervisor.client.Secrets;
 import dev.csisupervisor.client.StatusCode;
 import dev.csisupervisor.client.VolumeCapability;
-import dev.csisupervisor.state.InMemoryStateStore;
 import dev.csisupervisor.volumes.VolumeException.Reason;
 import dev.csisupervisor.volumes.VolumeRecord.AllocPhase;
 import dev.csisupervisor.volumes.VolumeRecord.StageState;
@@ -20,31 +19,18 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-class VolumeManagerTest {
+class VolumeManagerTest extends MockNodeVolumeTest {
   private static final VolumeCapability RWO = VolumeCapability.mount("ext4", List.of(), AccessMode.SINGLE_NODE_WRITER);
   private static final VolumeCapability MULTI = VolumeCapability.mount(AccessMode.MULTI_NODE_MULTI_WRITER);
 
-  private final InMemoryStateStore store = new InMemoryStateStore();
-  private VolumeKit kit;
   private VolumeManager manager;
-  private String vol;
 
   @BeforeEach
-  void setUp() throws Exception {
-    kit = new VolumeKit(store);
-    kit.startPlugin("mock");
-    kit.registerNode("mock");
+  void startManager() {
     manager = kit.manager();
-    vol = kit.createVolume("mock", "v1");
-  }
-
-  @AfterEach
-  void tearDown() {
-    kit.close();
   }
 
   private VolumeClaim claim(String alloc, VolumeCapability capability) {

@@ -9,7 +9,6 @@ import dev.csisupervisor.client.StatusCode;
 import dev.csisupervisor.client.VolumeCapability;
 import dev.csisupervisor.mockplugin.MockCsiPlugin;
 import dev.csisupervisor.registry.PluginType;
-import dev.csisupervisor.state.InMemoryStateStore;
 import dev.csisupervisor.volumes.VolumeRecord.AllocPhase;
 import dev.csisupervisor.volumes.VolumeRecord.ControllerState;
 import dev.csisupervisor.volumes.VolumeRecord.StageState;
@@ -20,32 +19,14 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** What a restart finds, and unmounts whose plugin is away: nothing is lost, nothing is left behind. */
-class VolumeRecoveryTest {
+class VolumeRecoveryTest extends MockNodeVolumeTest {
   private static final VolumeCapability RWO = VolumeCapability.mount(AccessMode.SINGLE_NODE_WRITER);
   private static final VolumeUsage USAGE = new VolumeUsage(VolumeCapability.AccessType.MOUNT,
       AccessMode.SINGLE_NODE_WRITER, false);
 
-  private final InMemoryStateStore store = new InMemoryStateStore();
-  private VolumeKit kit;
-  private String vol;
-
-  @BeforeEach
-  void setUp() throws Exception {
-    kit = new VolumeKit(store);
-    kit.startPlugin("mock");
-    kit.registerNode("mock");
-    vol = kit.createVolume("mock", "v1");
-  }
-
-  @AfterEach
-  void tearDown() {
-    kit.close();
-  }
 
   /** A record as a crash at a given step leaves it. */
   private void crashedAt(StageState stage, Map<String, AllocPhase> allocs) {

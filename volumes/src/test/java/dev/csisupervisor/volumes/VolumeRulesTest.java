@@ -7,37 +7,24 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.csisupervisor.client.AccessMode;
 import dev.csisupervisor.client.VolumeCapability;
 import dev.csisupervisor.registry.PluginType;
-import dev.csisupervisor.state.InMemoryStateStore;
 import dev.csisupervisor.volumes.VolumeException.Reason;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /** The rules kept on the node before any CSI call: bad input, access modes, limits, capabilities, plugin presence. */
-class VolumeRulesTest {
+class VolumeRulesTest extends MockNodeVolumeTest {
   private static final VolumeCapability RWO = VolumeCapability.mount(AccessMode.SINGLE_NODE_WRITER);
 
-  private VolumeKit kit;
   private VolumeManager manager;
-  private String vol;
 
   @BeforeEach
-  void setUp() throws Exception {
-    kit = new VolumeKit(new InMemoryStateStore());
-    kit.startPlugin("mock");
-    kit.registerNode("mock");
+  void startManager() {
     manager = kit.manager();
-    vol = kit.createVolume("mock", "v1");
-  }
-
-  @AfterEach
-  void tearDown() {
-    kit.close();
   }
 
   @ParameterizedTest
