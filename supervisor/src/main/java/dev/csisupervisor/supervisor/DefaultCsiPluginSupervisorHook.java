@@ -2,9 +2,7 @@ package dev.csisupervisor.supervisor;
 
 import static java.util.Objects.requireNonNull;
 
-import dev.csisupervisor.client.CsiException;
 import dev.csisupervisor.client.PluginFingerprint;
-import dev.csisupervisor.client.PluginKind;
 import dev.csisupervisor.common.CsiEndpoint;
 import dev.csisupervisor.common.Durations;
 import dev.csisupervisor.common.FileWatcher;
@@ -20,14 +18,10 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
 import java.util.ArrayList;
-import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -52,8 +46,7 @@ import org.slf4j.LoggerFactory;
 final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
   private static final Logger log = LoggerFactory.getLogger(DefaultCsiPluginSupervisorHook.class);
 
-  /** Failure kinds (see failureKind) with a meaning of their own. */
-  private static final String NOTHING_SERVING = "NOTHING_SERVING";
+  /** The failure kind of a registered plugin whose process the task runner is replacing. */
   private static final String REPLACING_PROCESS = "REPLACING_PROCESS";
 
   private final TaskContext task;
@@ -84,7 +77,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
   private boolean refingerprint;
   private String lastError = "not probed yet";
   private boolean healthy;
-  /** The {@link #failureKind} that made a registered plugin unhealthy. */
+  /** The {@link ProbeFailures#kind} that made a registered plugin unhealthy. */
   private String unhealthyKind = "";
   private boolean detached;
   /** The registrations this hook wants in the registry ({@link RegistrationSync} makes it so). */
@@ -351,7 +344,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
       }
       probes.answered();
       boolean ok = error == null && Boolean.TRUE.equals(ready);
-      String problem = error != null ? describe(error) : (ok ? "" : "plugin reports not ready");
+      String problem = error != null ? ProbeFailures.describe(error) : (ok ? "" : "plugin reports not ready");
       switch (phase) {
         case AWAITING_READY -> {
           if (ok) {
@@ -361,7 +354,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
             probes.retry(true);
           }
         }
-        case REGISTERED -> steadyProbe(ok, problem, failureKind(ok, error));
+        case REGISTERED -> steadyProbe(ok, problem, ProbeFailures.kind(ok, error));
         default -> { }
       }
     }
@@ -430,47 +423,13 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
       }
       fingerprinting = false;
       if (error != null) {
-        fingerprintFailed(describe(error));
+        fingerprintFailed(ProbeFailures.describe(error));
         return;
       }
-      Set<PluginType> types;
-      String skipped = null;
-      switch (config.type()) {
-        case CONTROLLER -> {
-          if (!fp.servesController()) {
-            fingerprintFailed("plugin " + config.pluginId() + " (driver " + fp.name() + " "
-                + fp.vendorVersion() + ") is configured as a controller but does not advertise"
-                + " the CONTROLLER_SERVICE plugin capability (GetPluginCapabilities: "
-                + fp.pluginCapabilities() + ")");
-            return;
-          }
-          types = PluginKinds.registryTypes(PluginKind.CONTROLLER);
-        }
-        case NODE -> types = PluginKinds.registryTypes(PluginKind.NODE);
-        default -> {
-          types = EnumSet.noneOf(PluginType.class);
-          if (fp.servesController()) {
-            types.add(PluginType.CSI_CONTROLLER);
-          } else {
-            skipped = "controller half not registered: plugin " + config.pluginId() + " (driver "
-                + fp.name() + ") is configured as a monolith but does not advertise the"
-                + " CONTROLLER_SERVICE plugin capability (GetPluginCapabilities: "
-                + fp.pluginCapabilities() + ")";
-          }
-          if (fp.servesNode()) {
-            types.add(PluginType.CSI_NODE);
-          } else {
-            skipped = "node half not registered: plugin " + config.pluginId() + " (driver "
-                + fp.name() + ") is configured as a monolith but its Node service answers"
-                + " UNIMPLEMENTED";
-          }
-          if (types.isEmpty()) {
-            fingerprintFailed("plugin " + config.pluginId() + " (driver " + fp.name()
-                + ") is configured as a monolith but serves neither half: no CONTROLLER_SERVICE"
-                + " plugin capability, and its Node service answers UNIMPLEMENTED");
-            return;
-          }
-        }
+      RegisteredTypes as = RegisteredTypes.of(config.pluginId(), config.type(), fp);
+      if (as.refused() != null) {
+        fingerprintFailed(as.refused());
+        return;
       }
       Map<PluginType, PluginInfo> before = new LinkedHashMap<>(registered);
       boolean replaced = false;
@@ -487,10 +446,10 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
       }
       PluginHealth health = new PluginHealth(true, "", clock.instant());
       registered.clear();
-      for (PluginType type : types) {
+      for (PluginType type : as.types()) {
         registered.put(type, info(type, fp, health));
       }
-      pending = new Registration(fp, before, skipped, replaced);
+      pending = new Registration(fp, before, as.skipped(), replaced);
       awaitedVersion = ++desiredVersion;
       registrations.request();
     }
@@ -571,7 +530,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
       } else if (!kind.equals(unhealthyKind)
           // While the runner replaces the process, nothing serving the socket is expected: the
           // registration keeps saying why (the replacement), not what that looks like.
-          && !(unhealthyKind.equals(REPLACING_PROCESS) && kind.equals(NOTHING_SERVING))) {
+          && !(unhealthyKind.equals(REPLACING_PROCESS) && kind.equals(ProbeFailures.NOTHING_SERVING))) {
         // Still unhealthy, for another kind of reason (a stale socket, then a server that is not
         // CSI): the registration says the current one. No task event: health did not change.
         unhealthyKind = kind;
@@ -592,32 +551,6 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
       return;
     }
     probes.steady();
-  }
-
-  /**
-   * The kind of a failed probe, coarse enough that one ongoing problem keeps one kind: nothing
-   * serving the socket (missing, refused, connection lost) is one kind, whatever the detail.
-   */
-  private static String failureKind(boolean ok, Throwable error) {
-    if (ok) {
-      return "";
-    }
-    if (error == null) {
-      return "NOT_READY";
-    }
-    Optional<CsiException> csi = CsiException.find(error);
-    if (csi.isEmpty()) {
-      Throwable t = error;
-      while ((t instanceof CompletionException || t instanceof ExecutionException)
-          && t.getCause() != null) {
-        t = t.getCause();
-      }
-      return t.getClass().getName();
-    }
-    return switch (csi.get().kind()) {
-      case SOCKET_NOT_FOUND, CONNECTION_REFUSED, CONNECTION_LOST -> NOTHING_SERVING;
-      default -> csi.get().kind().name();
-    };
   }
 
   private void markUnhealthy(String problem) {
@@ -660,7 +593,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
     registered.putAll(r.before());
     desiredVersion++;
     registrations.request();
-    fingerprintFailed("registration failed: " + describe(failure));
+    fingerprintFailed("registration failed: " + ProbeFailures.describe(failure));
   }
 
   private PluginInfo info(PluginType type, PluginFingerprint fp, PluginHealth health) {
@@ -686,16 +619,6 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
         log.error("plugin={}: task event emitter threw", config.pluginId(), e);
       }
     });
-  }
-
-  static String describe(Throwable error) {
-    Throwable t = error;
-    while ((t instanceof CompletionException || t instanceof ExecutionException)
-        && t.getCause() != null) {
-      t = t.getCause();
-    }
-    String m = t.getMessage();
-    return m == null || m.isBlank() ? t.getClass().getSimpleName() : m;
   }
 
   // ---- observers ---------------------------------------------------------------------------

@@ -175,7 +175,7 @@ final class ProbeLoop {
   private void observe(Duration latency, Boolean ready, Throwable error) {
     try {
       observer.probed(config.pluginId(), latency, Boolean.TRUE.equals(ready),
-          error == null ? "" : DefaultCsiPluginSupervisorHook.describe(error));
+          error == null ? "" : ProbeFailures.describe(error));
     } catch (RuntimeException e) {
       log.warn("plugin={}: probe observer threw", config.pluginId(), e);
     }
