@@ -31,7 +31,7 @@ public interface ClusterView extends AutoCloseable {
    * @throws EtcdException if etcd cannot be read
    */
   static ClusterSnapshot read(EtcdOptions etcd, String prefix) {
-    return EtcdClusterView.readOnce(etcd, CatalogKeys.of(prefix), false, java.time.Clock.systemUTC()).snapshot();
+    return CatalogListing.read(etcd, CatalogKeys.of(prefix), false, java.time.Clock.systemUTC()).snapshot();
   }
 
   /**
@@ -42,7 +42,7 @@ public interface ClusterView extends AutoCloseable {
    * @throws EtcdException if no member can be read at all
    */
   static ClusterRead readAllowingStale(EtcdOptions etcd, String prefix) {
-    return EtcdClusterView.readOnce(etcd, CatalogKeys.of(prefix), true, java.time.Clock.systemUTC());
+    return CatalogListing.read(etcd, CatalogKeys.of(prefix), true, java.time.Clock.systemUTC());
   }
 
   /**

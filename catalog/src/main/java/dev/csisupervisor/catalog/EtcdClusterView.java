@@ -4,7 +4,6 @@ import com.google.protobuf.ByteString;
 import dev.csisupervisor.catalog.etcdpb.Event;
 import dev.csisupervisor.catalog.etcdpb.KeyValue;
 import dev.csisupervisor.catalog.etcdpb.RangeRequest;
-import dev.csisupervisor.catalog.etcdpb.RangeResponse;
 import dev.csisupervisor.catalog.etcdpb.WatchCreateRequest;
 import dev.csisupervisor.catalog.etcdpb.WatchProgressRequest;
 import dev.csisupervisor.catalog.etcdpb.WatchRequest;
@@ -36,7 +35,6 @@ import org.slf4j.LoggerFactory;
  */
 final class EtcdClusterView implements ClusterView {
   private static final Logger log = LoggerFactory.getLogger(EtcdClusterView.class);
-  private static final int RANGE_PAGE = 1000;
   private static final long CHECK_MILLIS = 100;
 
   private enum State { NEW, RUNNING, CLOSED }
@@ -93,94 +91,6 @@ final class EtcdClusterView implements ClusterView {
       t.setDaemon(true);
       return t;
     });
-  }
-
-  /**
-   * One list of the prefix, tried on each member in turn with the quorum's agreement (a linearizable read);
-   * when none can give that and {@code allowStale}, one member's own copy (a serializable read), marked stale.
-   */
-  static ClusterRead readOnce(EtcdOptions etcd, CatalogKeys keys, boolean allowStale, java.time.Clock clock) {
-    try (EtcdClient c = new EtcdClient(etcd)) {
-      EtcdException first = null;
-      for (boolean serializable : allowStale ? new boolean[] {false, true} : new boolean[] {false}) {
-        for (int i = 0; i < etcd.endpoints().size(); i++) {
-          try {
-            Map<String, CatalogEntry> p = new HashMap<>();
-            Map<String, NodeEntry> n = new HashMap<>();
-            long rev = list(c, keys, p, n, serializable);
-            Map<String, NodeEntry> byId = new HashMap<>();
-            n.values().forEach(e -> byId.put(e.nodeId(), e));
-            ClusterSnapshot s = new ClusterSnapshot(rev, byId, new ArrayList<>(p.values()));
-            String endpoint = c.endpoint().toString();
-            return new ClusterRead(s, serializable
-                ? new ViewFreshness(rev, null, true, null, endpoint, first.getMessage())
-                : new ViewFreshness(rev, clock.instant(), false, null, endpoint, first == null ? "" : first.getMessage()));
-          } catch (EtcdException e) {
-            if (first == null) {
-              first = e;
-            } else {
-              first.addSuppressed(e);
-            }
-            c.failover();
-          }
-        }
-      }
-      throw first;
-    }
-  }
-
-  /** Lists the whole prefix at one revision into the maps; returns that revision. */
-  private static long list(EtcdClient c, CatalogKeys keys, Map<String, CatalogEntry> p, Map<String, NodeEntry> n,
-      boolean serializable) {
-    ByteString from = EtcdClient.bytes(keys.root());
-    ByteString end = EtcdClient.prefixEnd(from);
-    long rev = 0;
-    while (true) {
-      RangeRequest.Builder rq = RangeRequest.newBuilder().setKey(from).setRangeEnd(end).setLimit(RANGE_PAGE)
-          .setSerializable(serializable);
-      if (rev != 0) {
-        rq.setRevision(rev);
-      }
-      RangeResponse r = c.range(rq.build());
-      if (rev == 0) {
-        rev = r.getHeader().getRevision();
-      }
-      for (KeyValue kv : r.getKvsList()) {
-        decode(keys, kv, p, n);
-      }
-      if (!r.getMore() || r.getKvsCount() == 0) {
-        return rev;
-      }
-      from = r.getKvs(r.getKvsCount() - 1).getKey().concat(ByteString.copyFrom(new byte[] {0}));
-    }
-  }
-
-  private static boolean decode(CatalogKeys keys, KeyValue kv, Map<String, CatalogEntry> p, Map<String, NodeEntry> n) {
-    String key = kv.getKey().toStringUtf8();
-    try {
-      var path = keys.parsePluginKey(key);
-      if (path.isPresent()) {
-        CatalogEntry e = CatalogCodec.decodeEntry(kv.getValue());
-        if (!e.nodeId().equals(path.get().nodeId()) || !e.name().equals(path.get().key().name())
-            || e.type() != path.get().key().type() || !e.allocId().equals(path.get().key().allocId())) {
-          throw new IllegalArgumentException("value does not match its key");
-        }
-        p.put(key, e);
-        return true;
-      }
-      var node = keys.parseNodeKey(key);
-      if (node.isPresent()) {
-        NodeEntry e = CatalogCodec.decodeNode(kv.getValue());
-        if (!e.nodeId().equals(node.get())) {
-          throw new IllegalArgumentException("value does not match its key");
-        }
-        n.put(key, e);
-        return true;
-      }
-    } catch (IllegalArgumentException e) {
-      log.warn("cluster view: skipping {}: {}", key, e.getMessage());
-    }
-    return false;
   }
 
   @Override
@@ -240,7 +150,7 @@ final class EtcdClusterView implements ClusterView {
     try {
       Map<String, CatalogEntry> p = new HashMap<>();
       Map<String, NodeEntry> n = new HashMap<>();
-      long rev = list(client, keys, p, n, false);
+      long rev = CatalogListing.list(client, keys, p, n, false);
       synchronized (this) {
         for (var e : new ArrayList<>(plugins.entrySet())) {
           if (!p.containsKey(e.getKey())) {
@@ -368,7 +278,7 @@ final class EtcdClusterView implements ClusterView {
         } else {
           Map<String, CatalogEntry> p = new HashMap<>(1);
           Map<String, NodeEntry> n = new HashMap<>(1);
-          if (decode(keys, kv, p, n)) {
+          if (CatalogListing.decode(keys, kv, p, n)) {
             p.forEach((k, v) -> putPlugin(rev, k, v));
             n.forEach((k, v) -> putNode(rev, k, v));
           } else {
