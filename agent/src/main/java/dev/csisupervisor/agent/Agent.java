@@ -246,8 +246,7 @@ public final class Agent implements AutoCloseable {
     }
 
     // Step 4: the discovery directory's sockets.
-    discovered = new DiscoveredPlugins(config, supervisor, fileWatcher, threads.scheduler, threads.io, events,
-        metrics, clock);
+    discovered = new DiscoveredPlugins(config, supervisor, fileWatcher, taskServices, events);
     Set<String> live = new HashSet<>();
     if (config.discoveryDir() != null) {
       live.addAll(discovered.start(id -> tasks.containsKey(id)));

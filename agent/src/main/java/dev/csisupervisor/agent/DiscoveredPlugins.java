@@ -6,7 +6,6 @@ import static java.util.Objects.requireNonNull;
 
 import dev.csisupervisor.agent.Agent.AgentException;
 import dev.csisupervisor.agent.config.AgentConfig;
-import dev.csisupervisor.agent.config.ProbeSettings;
 import dev.csisupervisor.tasks.resources.ResourceLimits;
 import dev.csisupervisor.agent.discovery.CsiSocketClassifier;
 import dev.csisupervisor.agent.discovery.DiscoveryDir;
@@ -60,17 +59,17 @@ final class DiscoveredPlugins {
   private final Map<String, CsiPluginSupervisorHook> hooks = new ConcurrentHashMap<>();
   private volatile DiscoveryDir discovery;
 
-  DiscoveredPlugins(AgentConfig config, CsiPluginSupervisor supervisor, FileWatcher watcher,
-      ScheduledExecutorService scheduler, Executor io, PluginEvents events, AgentMetrics metrics,
-      Clock clock) {
+  /** @param services the tasks' scheduler, io executor, metrics and clock (discovered plugins are tasks too) */
+  DiscoveredPlugins(AgentConfig config, CsiPluginSupervisor supervisor, FileWatcher watcher, TaskServices services,
+      PluginEvents events) {
     this.config = requireNonNull(config, "config");
     this.supervisor = requireNonNull(supervisor, "supervisor");
     this.watcher = requireNonNull(watcher, "watcher");
-    this.scheduler = requireNonNull(scheduler, "scheduler");
-    this.io = requireNonNull(io, "io");
+    this.scheduler = services.scheduler();
+    this.io = services.io();
     this.events = requireNonNull(events, "events");
-    this.metrics = requireNonNull(metrics, "metrics");
-    this.clock = requireNonNull(clock, "clock");
+    this.metrics = services.metrics();
+    this.clock = services.clock();
   }
 
   /**

@@ -33,15 +33,15 @@ final class CsiCalls {
   private final VolumeObserver observer;
   private final LongSupplier nanoTime;
 
-  CsiCalls(ScheduledExecutorService scheduler, Random random, int maxAttempts, Duration initialBackoff,
-      Duration maxBackoff, VolumeObserver observer, LongSupplier nanoTime) {
-    this.scheduler = scheduler;
-    this.random = random;
-    this.maxAttempts = maxAttempts;
-    this.initialBackoff = initialBackoff;
-    this.maxBackoff = maxBackoff;
-    this.observer = observer;
-    this.nanoTime = nanoTime;
+  /** With the builder's scheduler, random source, retry bounds ({@code maxAttempts}, backoff), observer and clock. */
+  CsiCalls(VolumeManager.Builder b) {
+    this.scheduler = b.scheduler;
+    this.random = b.random;
+    this.maxAttempts = b.maxAttempts;
+    this.initialBackoff = b.initialBackoff;
+    this.maxBackoff = b.maxBackoff;
+    this.observer = b.observer;
+    this.nanoTime = b.nanoTime;
   }
 
   /** Whether a failure is worth trying again soon: the spec's transient codes, or a plugin restarting. */

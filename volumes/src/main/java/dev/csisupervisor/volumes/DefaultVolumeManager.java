@@ -81,8 +81,7 @@ final class DefaultVolumeManager implements VolumeManager {
     this.csiRoot = b.csiRoot;
     this.mountWait = b.mountWait;
     this.committer = new GroupCommitter(b.stateStore);
-    this.calls = new CsiCalls(b.scheduler, b.random, b.maxAttempts, b.initialBackoff, b.maxBackoff, b.observer,
-        b.nanoTime);
+    this.calls = new CsiCalls(b);
     java.util.function.Function<Path, CsiClient> factory = b.clientFactory != null ? b.clientFactory
         : socket -> {
           try {
