@@ -42,8 +42,8 @@ import org.slf4j.LoggerFactory;
  * committing thread, after the commit).
  *
  * <p><b>Parts.</b> {@link RegistryRestore} decodes the store's records once, in the constructor; every write is a
- * {@link WriteRequest} that computes its effects into the committer's {@link Batch}; {@link Subscriber} is one
- * subscriber's bounded queue.
+ * {@link WriteRequest} that computes its effects into the committer's {@link Batch}; {@link EventStreams} numbers
+ * the events per type and queues them for the subscribers, each a {@link Subscriber} with a bounded queue.
  */
 final class DefaultPluginRegistry implements PluginRegistry {
   private static final Logger log = LoggerFactory.getLogger(DefaultPluginRegistry.class);
@@ -54,8 +54,6 @@ final class DefaultPluginRegistry implements PluginRegistry {
   private final StateStore store;
   private final boolean closeStore;
   private final Clock clock;
-  private final int maxBacklog;
-  private final Duration closeTimeout;
   private final Map<PluginType, PluginDispenser<?>> dispensers;
   private final List<RestoreProblem> restoreProblems;
 
@@ -66,8 +64,7 @@ final class DefaultPluginRegistry implements PluginRegistry {
   private final Object stateLock = new Object();
   private final Map<PluginKey, Registration> entries; // guarded by stateLock; written only by the committer
   private final Set<String> skippedKeys; // guarded by stateLock; written only by the committer
-  private final Map<PluginType, Long> sequences; // guarded by stateLock
-  private final Map<PluginType, List<Subscriber>> subscribers = new EnumMap<>(PluginType.class); // guarded by stateLock
+  private final EventStreams streams; // guarded by stateLock (the committer reads the last sequences without it)
 
   private final ScheduledExecutorService graceScheduler;
   private final Duration gracePeriod;
@@ -77,19 +74,14 @@ final class DefaultPluginRegistry implements PluginRegistry {
     this.store = b.stateStore;
     this.closeStore = b.closeStateStore;
     this.clock = b.clock;
-    this.maxBacklog = b.maxSubscriberBacklog;
-    this.closeTimeout = b.closeTimeout;
     this.dispensers = new EnumMap<>(PluginType.class);
     this.dispensers.putAll(b.dispensers);
     this.gracePeriod = b.restoreGracePeriod;
     this.graceScheduler = b.graceScheduler;
-    for (PluginType t : PluginType.values()) {
-      subscribers.put(t, new ArrayList<>());
-    }
     RegistryRestore restored = RegistryRestore.of(store.loadAll(), store);
     this.entries = restored.entries;
     this.skippedKeys = restored.skippedKeys;
-    this.sequences = restored.sequences;
+    this.streams = new EventStreams(restored.sequences, b.maxSubscriberBacklog, b.closeTimeout);
     this.nextOrder = restored.nextOrder;
     this.restoreProblems = List.copyOf(restored.problems);
     if (gracePeriod != null && entries.values().stream().anyMatch(e -> e.info().restored())) {
@@ -182,7 +174,7 @@ final class DefaultPluginRegistry implements PluginRegistry {
       lastSequence.merge(pe.info.type(), 1L, Long::sum);
     }
     lastSequence.forEach((type, count) -> work.changes.add(
-        new StateChange.Put(SequenceRecord.key(type), SequenceRecord.encode(sequences.get(type) + count))));
+        new StateChange.Put(SequenceRecord.key(type), SequenceRecord.encode(streams.lastSequence(type) + count))));
 
     try {
       store.apply(work.changes);
@@ -213,13 +205,7 @@ final class DefaultPluginRegistry implements PluginRegistry {
       nextOrder = work.nextOrder;
       Instant now = clock.instant();
       for (PendingEvent pe : work.events) {
-        long seq = sequences.merge(pe.info.type(), 1L, Long::sum);
-        pe.event = new PluginEvent(seq, pe.info.type(), pe.kind, pe.info, now);
-        List<Subscriber> subs = subscribers.get(pe.info.type());
-        subs.removeIf(s -> {
-          touched.add(s);
-          return !s.offer(pe.event); // lagged now: drop it from the list, the drain tells its listener
-        });
+        pe.event = streams.publish(pe.kind, pe.info, now, touched);
       }
     }
     for (String key : work.droppedSkippedKeys) {
@@ -329,16 +315,13 @@ final class DefaultPluginRegistry implements PluginRegistry {
     Checks.notNull(executor, "executor");
     synchronized (stateLock) {
       ensureRunning();
-      Subscriber s = new Subscriber(type, listener, executor, maxBacklog, listAllLocked(type), sequences.get(type),
-          closeTimeout, this::unsubscribe);
-      subscribers.get(type).add(s);
-      return s;
+      return streams.add(type, listener, executor, listAllLocked(type), this::unsubscribe);
     }
   }
 
   private void unsubscribe(Subscriber s) {
     synchronized (stateLock) {
-      subscribers.get(s.type()).remove(s);
+      streams.remove(s);
     }
   }
 
@@ -357,18 +340,12 @@ final class DefaultPluginRegistry implements PluginRegistry {
     }
     // Let a commit in flight finish (its callers get their results), then fail whoever is still queued.
     groupCommit.failQueued(new IllegalStateException("plugin registry is closed"));
-    List<Subscriber> all = new ArrayList<>();
+    List<Subscriber> all;
     synchronized (stateLock) {
       if (graceTask != null) {
         graceTask.cancel(false);
       }
-      for (List<Subscriber> subs : subscribers.values()) {
-        for (Subscriber s : subs) {
-          s.end();
-          all.add(s);
-        }
-        subs.clear();
-      }
+      all = streams.endAll();
     }
     for (Subscriber s : all) {
       s.awaitDeliveryInFlight();
