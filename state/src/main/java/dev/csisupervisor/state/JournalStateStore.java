@@ -1,10 +1,8 @@
 package dev.csisupervisor.state;
 
 import dev.csisupervisor.state.JournalReplay.Result;
-import dev.csisupervisor.state.JournalReplay.Segment;
 import dev.csisupervisor.state.JournalWriter.ChannelFactory;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.HashMap;
@@ -13,7 +11,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -29,9 +26,9 @@ import org.slf4j.LoggerFactory;
  * turns any number of waiting changes into one such write. The cost of a change does not depend on how many
  * records the store holds. The store keeps no copy of the records in memory.
  *
- * <p><b>Checkpoints.</b> When a segment fills up, a background thread writes the image as of the end of the
- * older segments into a new MapDB file ({@link Checkpoint}), renames it into place, and then deletes the
- * segments and the checkpoint it covers; on a clean {@link #close()} the same runs in the foreground, so the next
+ * <p><b>Checkpoints</b> ({@link Checkpointer}). When a segment fills up, a background thread writes the image as
+ * of the end of the older segments into a new MapDB file ({@link Checkpoint}), renames it into place, and then
+ * deletes the segments and the checkpoint it covers; on a clean {@link #close()} the same runs in the foreground, so the next
  * open reads one file. Writers wait for a checkpoint never: it reads only files that no longer change.
  *
  * <p><b>Open</b> ({@link StoreOpener}) = newest checkpoint + the journal records after it. A torn tail (a batch a
@@ -105,14 +102,9 @@ public final class JournalStateStore implements StateStore {
   private final Options options;
   private final Optional<Path> quarantinedTo;
   private final Object lock = new Object();
-  private final ExecutorService checkpointer;
   private final ExecutorService segmentPreparer; // the pipeline's own thread, or null when a test gave one
   private final JournalWriter writer; // guarded by lock
-  private Path checkpoint; // guarded by lock: the newest durable checkpoint, or null
-  private long checkpointSequence; // guarded by lock
-  private boolean checkpointRunning; // guarded by lock
-  /** A checkpoint starts once this many segments exist; raised after a failure so a full disk is not hammered. */
-  private int checkpointAtSegments = 2; // guarded by lock
+  private final Checkpointer checkpoints; // guarded by lock
   private boolean closed; // guarded by lock
   /** What open() replayed, kept for the first loadAll() (a restore, right after open); dropped by a change. */
   private Map<String, byte[]> openedRecords; // guarded by lock
@@ -121,8 +113,6 @@ public final class JournalStateStore implements StateStore {
   JournalStateStore(StateDirectory dir, Options options, ChannelFactory io, StoreOpener.Opened opened) {
     this.dir = dir;
     this.options = options;
-    this.checkpoint = opened.checkpoint();
-    this.checkpointSequence = opened.checkpointSequence();
     this.openedRecords = opened.records();
     this.quarantinedTo = opened.quarantinedTo();
     Executor preparer = io.segmentPreparer();
@@ -140,11 +130,7 @@ public final class JournalStateStore implements StateStore {
     }
     this.writer = new JournalWriter(dir, opened.lastSequence() + 1, opened.segments(), options.segmentBytes(), io,
         new SegmentPipeline(dir, io, preparer));
-    this.checkpointer = Executors.newSingleThreadExecutor(r -> {
-      Thread t = new Thread(r, "csi-state-checkpoint");
-      t.setDaemon(true);
-      return t;
-    });
+    this.checkpoints = new Checkpointer(lock, dir, writer, opened.checkpoint(), opened.checkpointSequence());
   }
 
   /** Opens (or creates) {@code <dataDir>/state/} with {@link Options#defaults()}. */
@@ -225,9 +211,7 @@ public final class JournalStateStore implements StateStore {
           Thread.currentThread().interrupt();
         }
       }
-      if (writer.segments().size() >= checkpointAtSegments && !checkpointRunning) {
-        checkpointInBackground();
-      }
+      checkpoints.afterAppend();
     }
   }
 
@@ -282,8 +266,10 @@ public final class JournalStateStore implements StateStore {
   /** The records as the files hold them: the checkpoint plus the journal up to the last acknowledged change. */
   private Map<String, byte[]> readAll() {
     try {
+      Path checkpoint = checkpoints.checkpoint();
       Map<String, byte[]> records = checkpoint == null ? new HashMap<>() : Checkpoint.read(checkpoint).records();
-      Result r = JournalReplay.replay(records, checkpointSequence, writer.segments(), writer.lastSequence());
+      Result r = JournalReplay.replay(records, checkpoints.checkpointSequence(), writer.segments(),
+          writer.lastSequence());
       if (r.corruption() != null || r.lastSequence() != writer.lastSequence()) {
         throw new StateStoreException("the state journal in " + dir.path + " no longer reads back up to sequence "
             + writer.lastSequence() + (r.corruption() == null ? "" : ": " + r.corruption().describe()));
@@ -296,70 +282,14 @@ public final class JournalStateStore implements StateStore {
 
   // ---- checkpoints ----
 
-  /**
-   * Folds the segments the writer no longer appends to into a new checkpoint, on the checkpoint thread. Holds lock
-   * (or is called by {@link StoreOpener} before the store is shared). A segment whose first sequence is past the last
-   * acknowledged one (made for a batch that failed) holds nothing to fold and is left to the writer, which replaces
-   * it.
-   */
+  /** Starts a background checkpoint of the journal an unclean stop left; called by {@link StoreOpener}. */
   void checkpointInBackground() {
-    long upTo = writer.closedUpTo();
-    List<Segment> covered = writer.segments().stream().filter(s -> s.firstSequence() <= upTo && !writer.isCurrent(s))
-        .toList();
-    if (covered.isEmpty() || upTo <= checkpointSequence) {
-      return;
-    }
-    checkpointRunning = true;
-    Path base = checkpoint;
-    long baseSequence = checkpointSequence;
-    checkpointer.execute(() -> {
-      try {
-        takeCheckpoint(base, baseSequence, covered, upTo);
-      } catch (IOException | RuntimeException | OutOfMemoryError e) {
-        log.warn("background checkpoint of the state in {} up to sequence {} failed (the journal still holds every"
-            + " change; retried when the next segment fills): {}", dir.path, upTo, StateDirectory.describe(e));
-        synchronized (lock) {
-          checkpointAtSegments = writer.segments().size() + 1;
-        }
-      } finally {
-        synchronized (lock) {
-          checkpointRunning = false;
-        }
-      }
-    });
-  }
-
-  /** Writes a checkpoint at {@code upTo} from files only, then retires what it covers. */
-  private void takeCheckpoint(Path base, long baseSequence, List<Segment> segments, long upTo) throws IOException {
-    Map<String, byte[]> records = base == null ? new HashMap<>() : Checkpoint.read(base).records();
-    Result r = JournalReplay.replay(records, baseSequence, segments, upTo);
-    if (r.corruption() != null || r.lastSequence() != upTo) {
-      throw new StateStoreException("the journal does not read back up to sequence " + upTo
-          + (r.corruption() == null ? " (it ends at " + r.lastSequence() + ")" : ": " + r.corruption().describe()));
-    }
-    Path target = dir.checkpointPath(upTo);
-    Checkpoint.write(target, upTo, records, dir);
-    synchronized (lock) {
-      checkpoint = target;
-      checkpointSequence = upTo;
-      checkpointAtSegments = 2;
-      writer.checkpointed(segments);
-    }
-    // Only files nobody reads any more: the writer forgot these segments, readers use the new checkpoint.
-    for (Segment s : segments) {
-      Files.deleteIfExists(s.path());
-    }
-    if (base != null && !base.equals(target)) {
-      Files.deleteIfExists(base);
-    }
-    dir.sync();
-    log.debug("checkpoint {} written ({} records); {} journal segment(s) retired", target, records.size(),
-        segments.size());
+    checkpoints.inBackground();
   }
 
   /** Waits until no background checkpoint runs (for tests that copy the files as a crash would leave them). */
   void awaitCheckpoint() throws InterruptedException, java.util.concurrent.ExecutionException {
-    checkpointer.submit(() -> {}).get();
+    checkpoints.awaitIdle();
   }
 
   // ---- lifecycle ----
@@ -386,30 +316,16 @@ public final class JournalStateStore implements StateStore {
       }
       closed = true;
     }
-    checkpointer.shutdown();
+    checkpoints.shutdown();
     if (segmentPreparer != null) {
       segmentPreparer.shutdown();
     }
-    try {
-      if (!checkpointer.awaitTermination(5, TimeUnit.MINUTES)) {
-        log.warn("a background checkpoint of {} did not finish in 5 minutes; closing without it", dir.path);
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    checkpoints.awaitTermination();
     synchronized (lock) {
       try {
         writer.close();
-        List<Segment> segments = writer.segments();
-        if (!options.readOnly() && !segments.isEmpty()) {
-          if (writer.lastSequence() > checkpointSequence) {
-            takeCheckpoint(checkpoint, checkpointSequence, segments, writer.lastSequence());
-          } else {
-            for (Segment s : segments) {
-              Files.deleteIfExists(s.path());
-            }
-            dir.sync();
-          }
+        if (!options.readOnly()) {
+          checkpoints.finalCheckpoint();
         }
       } catch (IOException | RuntimeException e) {
         log.warn("final checkpoint of the state in {} failed (the journal still holds every change; the next open"
