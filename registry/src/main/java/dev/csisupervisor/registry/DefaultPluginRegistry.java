@@ -1,7 +1,6 @@
 package dev.csisupervisor.registry;
 
-import dev.csisupervisor.registry.PluginEvent.Kind;
-import dev.csisupervisor.registry.PluginRecordCodec.RecordFormatException;
+import dev.csisupervisor.registry.Batch.PendingEvent;
 import dev.csisupervisor.state.StateChange;
 import dev.csisupervisor.state.StateStore;
 import dev.csisupervisor.state.StateStoreException;
@@ -9,11 +8,8 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.EnumMap;
-import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -31,7 +27,7 @@ import org.slf4j.LoggerFactory;
 /**
  * The {@link PluginRegistry} implementation.
  *
- * <p><b>Group commit</b> ({@link GroupCommit}). Every write is a {@link Request} submitted to the group commit;
+ * <p><b>Group commit</b> ({@link GroupCommit}). Every write is a {@link WriteRequest} submitted to the group commit;
  * the writer that becomes the committer calls {@link #commitBatch} with EVERY queued request: it computes their
  * effects one after another against memory plus the effects of the earlier requests in the same batch, commits
  * all their store changes in ONE {@link StateStore#apply} (outside every lock), and only then (under
@@ -44,36 +40,31 @@ import org.slf4j.LoggerFactory;
  * {@code nextOrder} are changed only by the committer (one at a time), with {@code stateLock} held for memory.
  * Listener code runs on the subscribers' executors after both are released (with a direct executor: on the
  * committing thread, after the commit).
+ *
+ * <p><b>Parts.</b> {@link RegistryRestore} decodes the store's records once, in the constructor; every write is a
+ * {@link WriteRequest} that computes its effects into the committer's {@link Batch}; {@link EventStreams} numbers
+ * the events per type and queues them for the subscribers, each a {@link Subscriber} with a bounded queue.
  */
 final class DefaultPluginRegistry implements PluginRegistry {
   private static final Logger log = LoggerFactory.getLogger(DefaultPluginRegistry.class);
 
   private enum State { RUNNING, CLOSED }
 
-  /** A registration in memory with its persisted registration order ("newest" = highest order). */
-  private record Entry(PluginInfo info, long order) {}
-
-  private static final Comparator<Entry> BY_ORDER =
-      Comparator.comparingLong(Entry::order).thenComparing(e -> e.info().key().storeKey());
-
   private final AtomicReference<State> state = new AtomicReference<>(State.RUNNING);
   private final StateStore store;
   private final boolean closeStore;
   private final Clock clock;
-  private final int maxBacklog;
-  private final Duration closeTimeout;
   private final Map<PluginType, PluginDispenser<?>> dispensers;
   private final List<RestoreProblem> restoreProblems;
 
-  private final GroupCommit<Request<?>> groupCommit = new GroupCommit<>(this::commitBatch);
+  private final GroupCommit<WriteRequest<?>> groupCommit = new GroupCommit<>(this::commitBatch);
 
   private long nextOrder; // only the committer reads or writes it (handed over through the group commit's lock)
 
   private final Object stateLock = new Object();
-  private final Map<PluginKey, Entry> entries; // guarded by stateLock; written only by the committer
-  private final Set<String> skippedKeys = new LinkedHashSet<>(); // guarded by stateLock; written only by the committer
-  private final Map<PluginType, Long> sequences = new EnumMap<>(PluginType.class); // guarded by stateLock
-  private final Map<PluginType, List<Subscriber>> subscribers = new EnumMap<>(PluginType.class); // guarded by stateLock
+  private final Map<PluginKey, Registration> entries; // guarded by stateLock; written only by the committer
+  private final Set<String> skippedKeys; // guarded by stateLock; written only by the committer
+  private final EventStreams streams; // guarded by stateLock (the committer reads the last sequences without it)
 
   private final ScheduledExecutorService graceScheduler;
   private final Duration gracePeriod;
@@ -83,89 +74,22 @@ final class DefaultPluginRegistry implements PluginRegistry {
     this.store = b.stateStore;
     this.closeStore = b.closeStateStore;
     this.clock = b.clock;
-    this.maxBacklog = b.maxSubscriberBacklog;
-    this.closeTimeout = b.closeTimeout;
     this.dispensers = new EnumMap<>(PluginType.class);
     this.dispensers.putAll(b.dispensers);
     this.gracePeriod = b.restoreGracePeriod;
     this.graceScheduler = b.graceScheduler;
-    for (PluginType t : PluginType.values()) {
-      sequences.put(t, 0L);
-      subscribers.put(t, new ArrayList<>());
-    }
-    Map<String, byte[]> records = store.loadAll();
-    this.entries = new HashMap<>(Math.max(16, (int) (records.size() / 0.75f) + 1));
-    this.restoreProblems = List.copyOf(restore(records));
+    RegistryRestore restored = RegistryRestore.of(store.loadAll(), store);
+    this.entries = restored.entries;
+    this.skippedKeys = restored.skippedKeys;
+    this.streams = new EventStreams(restored.sequences, b.maxSubscriberBacklog, b.closeTimeout);
+    this.nextOrder = restored.nextOrder;
+    this.restoreProblems = List.copyOf(restored.problems);
     if (gracePeriod != null && entries.values().stream().anyMatch(e -> e.info().restored())) {
       scheduleGraceExpiry();
     }
   }
 
-  // ---- restore ----
-
-  /** Below this many records a restore decodes on the calling thread only. */
-  private static final int PARALLEL_RESTORE_MIN = 4096;
-
-  private List<RestoreProblem> restore(Map<String, byte[]> records) {
-    List<RestoreProblem> problems = new ArrayList<>();
-    long maxOrder = 0;
-    // Decode in slices, in parallel for a large state (each slice with its own interner), then index in order.
-    List<Map.Entry<String, byte[]>> all = List.copyOf(records.entrySet());
-    Object[] decoded = new Object[all.size()]; // a Decoded, or the RecordFormatException, or null: not a plugin
-    int slices = all.size() < PARALLEL_RESTORE_MIN ? 1 : Math.min(4, Runtime.getRuntime().availableProcessors());
-    java.util.stream.IntStream range = java.util.stream.IntStream.range(0, slices);
-    (slices > 1 ? range.parallel() : range).forEach(slice -> {
-      Interner interner = new Interner();
-      for (int i = slice * all.size() / slices, to = (slice + 1) * all.size() / slices; i < to; i++) {
-        String key = all.get(i).getKey();
-        if (key.startsWith(PluginKey.STORE_PREFIX)) {
-          try {
-            decoded[i] = PluginRecordCodec.decodeRestored(key, all.get(i).getValue(), interner);
-          } catch (RecordFormatException e) {
-            decoded[i] = e;
-          }
-        }
-      }
-    });
-    for (int i = 0; i < all.size(); i++) {
-      String key = all.get(i).getKey();
-      try {
-        if (decoded[i] instanceof PluginRecordCodec.Decoded d) {
-          entries.put(d.info().key(), new Entry(d.info(), d.registrationOrder()));
-          maxOrder = Math.max(maxOrder, d.registrationOrder());
-        } else if (decoded[i] instanceof RecordFormatException e) {
-          throw e;
-        } else if (key.startsWith(SequenceRecord.PREFIX)) {
-          Optional<PluginType> type = SequenceRecord.typeOf(key);
-          if (type.isEmpty()) {
-            throw new RecordFormatException("not a plugin type this agent knows");
-          }
-          sequences.merge(type.get(), SequenceRecord.decode(all.get(i).getValue()), Math::max);
-        } else {
-          log.debug("ignoring state record {}: not a plugin registration", key);
-        }
-      } catch (RecordFormatException e) {
-        // Skipped, not deleted: it may be a newer agent's record (survives a downgrade) or evidence for an
-        // operator. reconcile() drops it once its allocation is known dead.
-        problems.add(new RestoreProblem(key, e.getMessage()));
-        if (key.startsWith(PluginKey.STORE_PREFIX)) {
-          skippedKeys.add(key);
-        }
-      }
-    }
-    nextOrder = maxOrder + 1;
-    // Sorted only for the log and the problem list (stable output); the records were decoded once, unsorted.
-    problems.sort(Comparator.comparing(RestoreProblem::key));
-    for (RestoreProblem p : problems) {
-      log.error("STATE RECORD SKIPPED: {} cannot be restored ({}); it stays in the state store untouched and is"
-          + " not registered", p.key(), p.reason());
-    }
-    if (!entries.isEmpty() || !problems.isEmpty()) {
-      log.info("restored {} plugin registration(s) from {} ({} skipped; event sequences go on from {})",
-          entries.size(), store, problems.size(), sequences);
-    }
-    return problems;
-  }
+  // ---- restore grace period ----
 
   private void scheduleGraceExpiry() {
     synchronized (stateLock) {
@@ -181,7 +105,7 @@ final class DefaultPluginRegistry implements PluginRegistry {
       return;
     }
     try {
-      List<PluginEvent> events = submit(new DropRestored(null));
+      List<PluginEvent> events = submit(new WriteRequest.DropRestored(null));
       if (!events.isEmpty()) {
         log.info("restore grace period {} over: deregistered {} unconfirmed plugin(s)", gracePeriod, events.size());
       }
@@ -199,12 +123,12 @@ final class DefaultPluginRegistry implements PluginRegistry {
   @Override
   public Optional<PluginEvent> register(PluginInfo info) {
     Checks.notNull(info, "info");
-    return submit(new Register(info.withRestored(false)));
+    return submit(new WriteRequest.Register(info.withRestored(false)));
   }
 
   @Override
   public Optional<PluginEvent> deregister(PluginType type, String name, String allocId) {
-    return submit(new Deregister(new PluginKey(type, name, allocId)));
+    return submit(new WriteRequest.Deregister(new PluginKey(type, name, allocId)));
   }
 
   @Override
@@ -214,10 +138,10 @@ final class DefaultPluginRegistry implements PluginRegistry {
     for (String id : liveAllocIds) {
       live.add(Checks.notNull(id, "liveAllocIds element"));
     }
-    return submit(new DropRestored(live));
+    return submit(new WriteRequest.DropRestored(live));
   }
 
-  private <R> R submit(Request<R> request) {
+  private <R> R submit(WriteRequest<R> request) {
     ensureRunning();
     groupCommit.submit(request);
     return request.get();
@@ -227,15 +151,15 @@ final class DefaultPluginRegistry implements PluginRegistry {
    * Commits one batch; the caller is the only committer. Sets each request's outcome (the group commit then
    * marks them done). Returns the drain of the subscribers that got events, to run outside the locks.
    */
-  private Runnable commitBatch(List<Request<?>> batch) {
+  private Runnable commitBatch(List<WriteRequest<?>> batch) {
     if (state.get() == State.CLOSED) {
       batch.forEach(r -> r.fail(new IllegalStateException("plugin registry is closed")));
       return () -> { };
     }
 
-    Batch work = new Batch(nextOrder);
-    List<Request<?>> included = new ArrayList<>(batch.size());
-    for (Request<?> r : batch) {
+    Batch work = new Batch(entries, skippedKeys, nextOrder);
+    List<WriteRequest<?>> included = new ArrayList<>(batch.size());
+    for (WriteRequest<?> r : batch) {
       try {
         r.compute(work);
         included.add(r);
@@ -250,7 +174,7 @@ final class DefaultPluginRegistry implements PluginRegistry {
       lastSequence.merge(pe.info.type(), 1L, Long::sum);
     }
     lastSequence.forEach((type, count) -> work.changes.add(
-        new StateChange.Put(SequenceRecord.key(type), SequenceRecord.encode(sequences.get(type) + count))));
+        new StateChange.Put(SequenceRecord.key(type), SequenceRecord.encode(streams.lastSequence(type) + count))));
 
     try {
       store.apply(work.changes);
@@ -281,212 +205,15 @@ final class DefaultPluginRegistry implements PluginRegistry {
       nextOrder = work.nextOrder;
       Instant now = clock.instant();
       for (PendingEvent pe : work.events) {
-        long seq = sequences.merge(pe.info.type(), 1L, Long::sum);
-        pe.event = new PluginEvent(seq, pe.info.type(), pe.kind, pe.info, now);
-        List<Subscriber> subs = subscribers.get(pe.info.type());
-        subs.removeIf(s -> {
-          touched.add(s);
-          return !s.offer(pe.event); // lagged now: drop it from the list, the drain tells its listener
-        });
+        pe.event = streams.publish(pe.kind, pe.info, now, touched);
       }
     }
     for (String key : work.droppedSkippedKeys) {
       log.warn("dropped skipped state record {}: its allocation is not alive", key);
     }
-    included.forEach(Request::succeed);
+    included.forEach(WriteRequest::succeed);
     // A direct executor runs listener code right here, so the group commit runs this outside its lock.
     return () -> touched.forEach(Subscriber::scheduleDrain);
-  }
-
-  /** The effects of one batch, computed before the commit and applied to memory only after it succeeded. */
-  private final class Batch {
-    final Map<PluginKey, Optional<Entry>> overlay = new LinkedHashMap<>();
-    final List<StateChange> changes = new ArrayList<>();
-    final List<PendingEvent> events = new ArrayList<>();
-    final Set<String> droppedSkippedKeys = new LinkedHashSet<>();
-    /** Skipped records that a registration of the same key overwrites: no longer skipped. */
-    final Set<String> overwrittenSkippedKeys = new HashSet<>();
-    long nextOrder;
-
-    Batch(long nextOrder) {
-      this.nextOrder = nextOrder;
-    }
-
-    /** The entry as it will be after the earlier requests of this batch. */
-    Entry lookup(PluginKey key) {
-      Optional<Entry> o = overlay.get(key);
-      if (o != null) {
-        return o.orElse(null);
-      }
-      return entries.get(key); // safe without stateLock: only the committer changes it
-    }
-
-    /** Every entry as it will be after the earlier requests of this batch, oldest registration first. */
-    List<Entry> current() {
-      Map<PluginKey, Entry> view = new HashMap<>(entries);
-      overlay.forEach((k, e) -> {
-        if (e.isPresent()) {
-          view.put(k, e.get());
-        } else {
-          view.remove(k);
-        }
-      });
-      List<Entry> list = new ArrayList<>(view.values());
-      list.sort(BY_ORDER);
-      return list;
-    }
-
-    PendingEvent put(Entry entry, byte[] record, Kind kind) {
-      PluginKey key = entry.info().key();
-      overlay.put(key, Optional.of(entry));
-      changes.add(new StateChange.Put(key.storeKey(), record));
-      if (skippedKeys.contains(key.storeKey())) {
-        overwrittenSkippedKeys.add(key.storeKey());
-      }
-      return event(kind, entry.info());
-    }
-
-    PendingEvent remove(Entry entry) {
-      PluginKey key = entry.info().key();
-      overlay.put(key, Optional.empty());
-      changes.add(new StateChange.Delete(key.storeKey()));
-      return event(Kind.DEREGISTERED, entry.info());
-    }
-
-    /**
-     * Confirming a restored entry: its record is unchanged (restored is not stored), but
-     * subscribers hold it as restored, so they get an UPDATED event with restored=false (whose
-     * sequence is committed like every event's).
-     */
-    PendingEvent confirm(Entry entry) {
-      overlay.put(entry.info().key(), Optional.of(entry));
-      return event(Kind.UPDATED, entry.info());
-    }
-
-    private PendingEvent event(Kind kind, PluginInfo info) {
-      PendingEvent pe = new PendingEvent(kind, info);
-      events.add(pe);
-      return pe;
-    }
-  }
-
-  private static final class PendingEvent {
-    final Kind kind;
-    final PluginInfo info;
-    PluginEvent event; // set when the batch is applied
-
-    PendingEvent(Kind kind, PluginInfo info) {
-      this.kind = kind;
-      this.info = info;
-    }
-  }
-
-  /** One caller's write: its effects on a batch, then its outcome ({@link GroupCommit.Request}). */
-  private abstract static class Request<R> extends GroupCommit.Request<R> {
-    /** Adds this request's effects to the batch; must throw before touching it, if at all. */
-    abstract void compute(Batch batch);
-  }
-
-  /** A request that changes at most one entry and answers with its event, if there was one. */
-  private abstract class EventRequest extends Request<Optional<PluginEvent>> {
-    PendingEvent event;
-
-    @Override
-    final Optional<PluginEvent> result() {
-      return event == null ? Optional.empty() : Optional.of(event.event);
-    }
-  }
-
-  private final class Register extends EventRequest {
-    private final PluginInfo info;
-
-    Register(PluginInfo info) {
-      this.info = info;
-    }
-
-    @Override
-    void compute(Batch batch) {
-      Entry current = batch.lookup(info.key());
-      if (current == null) {
-        Entry entry = new Entry(info, batch.nextOrder);
-        byte[] record = PluginRecordCodec.encode(entry.info(), entry.order());
-        batch.nextOrder++;
-        event = batch.put(entry, record, Kind.REGISTERED);
-      } else if (current.info().sameContentAs(info)) {
-        if (current.info().restored()) {
-          event = batch.confirm(new Entry(current.info().withRestored(false), current.order()));
-        }
-      } else {
-        // Health "since" is the time of the last health transition: keep it when flag and message are unchanged.
-        PluginInfo next = current.info().health().sameStateAs(info.health()) ? info.withHealth(current.info().health()) : info;
-        Entry entry = new Entry(next, current.order());
-        byte[] record = PluginRecordCodec.encode(entry.info(), entry.order());
-        event = batch.put(entry, record, Kind.UPDATED);
-      }
-    }
-  }
-
-  private final class Deregister extends EventRequest {
-    private final PluginKey key;
-
-    Deregister(PluginKey key) {
-      this.key = key;
-    }
-
-    @Override
-    void compute(Batch batch) {
-      Entry current = batch.lookup(key);
-      if (current != null) {
-        event = batch.remove(current);
-      }
-    }
-  }
-
-  /** Reconcile ({@code live} given) or grace expiry ({@code live == null}: every unconfirmed entry goes). */
-  private final class DropRestored extends Request<List<PluginEvent>> {
-    private final Set<String> live;
-    private final List<PendingEvent> events = new ArrayList<>();
-
-    DropRestored(Set<String> live) {
-      this.live = live;
-    }
-
-    @Override
-    void compute(Batch batch) {
-      List<Entry> drop = new ArrayList<>();
-      for (Entry e : batch.current()) {
-        if (e.info().restored() && (live == null || !live.contains(e.info().allocId()))) {
-          drop.add(e);
-        }
-      }
-      List<String> skippedToDrop = new ArrayList<>();
-      if (live != null) {
-        for (String key : skippedKeys) {
-          if (batch.droppedSkippedKeys.contains(key) || batch.overwrittenSkippedKeys.contains(key)) {
-            continue;
-          }
-          try {
-            if (!live.contains(PluginKey.fromStoreKey(key).allocId())) {
-              skippedToDrop.add(key);
-            }
-          } catch (IllegalArgumentException unparseable) {
-            // A key we cannot attribute to an allocation is never dropped automatically.
-          }
-        }
-      }
-      for (Entry e : drop) {
-        events.add(batch.remove(e));
-      }
-      for (String key : skippedToDrop) {
-        batch.changes.add(new StateChange.Delete(key));
-        batch.droppedSkippedKeys.add(key);
-      }
-    }
-
-    @Override
-    List<PluginEvent> result() {
-      return events.stream().map(pe -> pe.event).toList();
-    }
   }
 
   // ---- reads ----
@@ -495,13 +222,13 @@ final class DefaultPluginRegistry implements PluginRegistry {
   public List<PluginInfo> list(PluginType type) {
     Checks.type(type);
     synchronized (stateLock) {
-      Map<String, Entry> newest = new TreeMap<>();
-      for (Entry e : entries.values()) {
+      Map<String, Registration> newest = new TreeMap<>();
+      for (Registration e : entries.values()) {
         if (e.info().type() == type) {
-          newest.merge(e.info().name(), e, (a, b) -> BY_ORDER.compare(a, b) >= 0 ? a : b);
+          newest.merge(e.info().name(), e, (a, b) -> Registration.BY_ORDER.compare(a, b) >= 0 ? a : b);
         }
       }
-      return newest.values().stream().map(Entry::info).toList();
+      return newest.values().stream().map(Registration::info).toList();
     }
   }
 
@@ -516,8 +243,8 @@ final class DefaultPluginRegistry implements PluginRegistry {
   private List<PluginInfo> listAllLocked(PluginType type) {
     return entries.values().stream()
         .filter(e -> e.info().type() == type)
-        .sorted(BY_ORDER)
-        .map(Entry::info)
+        .sorted(Registration.BY_ORDER)
+        .map(Registration::info)
         .toList();
   }
 
@@ -528,8 +255,8 @@ final class DefaultPluginRegistry implements PluginRegistry {
     synchronized (stateLock) {
       return entries.values().stream()
           .filter(e -> e.info().type() == type && e.info().name().equals(name))
-          .max(BY_ORDER)
-          .map(Entry::info);
+          .max(Registration.BY_ORDER)
+          .map(Registration::info);
     }
   }
 
@@ -537,7 +264,7 @@ final class DefaultPluginRegistry implements PluginRegistry {
   public Optional<PluginInfo> pluginForAlloc(PluginType type, String name, String allocId) {
     PluginKey key = new PluginKey(type, name, allocId);
     synchronized (stateLock) {
-      return Optional.ofNullable(entries.get(key)).map(Entry::info);
+      return Optional.ofNullable(entries.get(key)).map(Registration::info);
     }
   }
 
@@ -588,16 +315,13 @@ final class DefaultPluginRegistry implements PluginRegistry {
     Checks.notNull(executor, "executor");
     synchronized (stateLock) {
       ensureRunning();
-      Subscriber s = new Subscriber(type, listener, executor, maxBacklog, listAllLocked(type), sequences.get(type),
-          closeTimeout, this::unsubscribe);
-      subscribers.get(type).add(s);
-      return s;
+      return streams.add(type, listener, executor, listAllLocked(type), this::unsubscribe);
     }
   }
 
   private void unsubscribe(Subscriber s) {
     synchronized (stateLock) {
-      subscribers.get(s.type()).remove(s);
+      streams.remove(s);
     }
   }
 
@@ -616,18 +340,12 @@ final class DefaultPluginRegistry implements PluginRegistry {
     }
     // Let a commit in flight finish (its callers get their results), then fail whoever is still queued.
     groupCommit.failQueued(new IllegalStateException("plugin registry is closed"));
-    List<Subscriber> all = new ArrayList<>();
+    List<Subscriber> all;
     synchronized (stateLock) {
       if (graceTask != null) {
         graceTask.cancel(false);
       }
-      for (List<Subscriber> subs : subscribers.values()) {
-        for (Subscriber s : subs) {
-          s.end();
-          all.add(s);
-        }
-        subs.clear();
-      }
+      all = streams.endAll();
     }
     for (Subscriber s : all) {
       s.awaitDeliveryInFlight();

@@ -1,20 +1,16 @@
 package dev.csisupervisor.state;
 
 import dev.csisupervisor.state.JournalReplay.Result;
-import dev.csisupervisor.state.JournalReplay.Segment;
 import dev.csisupervisor.state.JournalWriter.ChannelFactory;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -30,19 +26,19 @@ import org.slf4j.LoggerFactory;
  * turns any number of waiting changes into one such write. The cost of a change does not depend on how many
  * records the store holds. The store keeps no copy of the records in memory.
  *
- * <p><b>Checkpoints.</b> When a segment fills up, a background thread writes the image as of the end of the
- * older segments into a new MapDB file ({@link Checkpoint}), renames it into place, and then deletes the
- * segments and the checkpoint it covers; on a clean {@link #close()} the same runs in the foreground, so the next
+ * <p><b>Checkpoints</b> ({@link Checkpointer}). When a segment fills up, a background thread writes the image as
+ * of the end of the older segments into a new MapDB file ({@link Checkpoint}), renames it into place, and then
+ * deletes the segments and the checkpoint it covers; on a clean {@link #close()} the same runs in the foreground, so the next
  * open reads one file. Writers wait for a checkpoint never: it reads only files that no longer change.
  *
- * <p><b>Open</b> = newest checkpoint + the journal records after it. A torn tail (a batch a crash cut short:
- * never acknowledged) is dropped with a log line. Damage anywhere else (a checkpoint that does not read back, a
- * broken record followed by intact ones, a sequence gap) is corruption: with {@link Options#strict()} open fails
- * with {@link StateFileCorruptException} and touches nothing; otherwise everything up to the damage is kept (and
- * made durable in a new checkpoint first), the damaged files are moved into {@code state/corrupt-<UTC time>/},
- * and open logs at ERROR what it kept and moved. A store written by an earlier version ({@code registry.db} and
- * {@code registry.db.mirror} in the data directory) is converted once, on open; its files are deleted only after
- * the checkpoint holding their records is durable.
+ * <p><b>Open</b> ({@link StoreOpener}) = newest checkpoint + the journal records after it. A torn tail (a batch a
+ * crash cut short: never acknowledged) is dropped with a log line. Damage anywhere else (a checkpoint that does not
+ * read back, a broken record followed by intact ones, a sequence gap) is corruption: with {@link Options#strict()}
+ * open fails with {@link StateFileCorruptException} and touches nothing; otherwise everything up to the damage is
+ * kept (and made durable in a new checkpoint first), the damaged files are moved into
+ * {@code state/corrupt-<UTC time>/}, and open logs at ERROR what it kept and moved. A store written by an earlier
+ * version ({@code registry.db} and {@code registry.db.mirror} in the data directory) is converted once, on open; its
+ * files are deleted only after the checkpoint holding their records is durable.
  *
  * <p><b>Failures never wedge the store.</b> A failed write or force fails exactly that call (nothing changed) with
  * an error naming the segment and the cause; the next call starts a fresh segment, which supersedes the failed
@@ -106,27 +102,19 @@ public final class JournalStateStore implements StateStore {
   private final Options options;
   private final Optional<Path> quarantinedTo;
   private final Object lock = new Object();
-  private final ExecutorService checkpointer;
   private final ExecutorService segmentPreparer; // the pipeline's own thread, or null when a test gave one
   private final JournalWriter writer; // guarded by lock
-  private Path checkpoint; // guarded by lock: the newest durable checkpoint, or null
-  private long checkpointSequence; // guarded by lock
-  private boolean checkpointRunning; // guarded by lock
-  /** A checkpoint starts once this many segments exist; raised after a failure so a full disk is not hammered. */
-  private int checkpointAtSegments = 2; // guarded by lock
+  private final Checkpointer checkpoints; // guarded by lock
   private boolean closed; // guarded by lock
   /** What open() replayed, kept for the first loadAll() (a restore, right after open); dropped by a change. */
   private Map<String, byte[]> openedRecords; // guarded by lock
 
-  private JournalStateStore(StateDirectory dir, Options options, ChannelFactory io, Path checkpoint,
-      long checkpointSequence, long lastSequence, List<Segment> segments, Map<String, byte[]> records,
-      Optional<Path> quarantinedTo) {
+  /** A store over what {@link StoreOpener} found; it holds the directory's lock file. */
+  JournalStateStore(StateDirectory dir, Options options, ChannelFactory io, StoreOpener.Opened opened) {
     this.dir = dir;
     this.options = options;
-    this.checkpoint = checkpoint;
-    this.checkpointSequence = checkpointSequence;
-    this.openedRecords = records;
-    this.quarantinedTo = quarantinedTo;
+    this.openedRecords = opened.records();
+    this.quarantinedTo = opened.quarantinedTo();
     Executor preparer = io.segmentPreparer();
     if (preparer == null) {
       ThreadPoolExecutor own = new ThreadPoolExecutor(1, 1, 10, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
@@ -140,13 +128,9 @@ public final class JournalStateStore implements StateStore {
     } else {
       segmentPreparer = null;
     }
-    this.writer = new JournalWriter(dir, lastSequence + 1, segments, options.segmentBytes(), io,
+    this.writer = new JournalWriter(dir, opened.lastSequence() + 1, opened.segments(), options.segmentBytes(), io,
         new SegmentPipeline(dir, io, preparer));
-    this.checkpointer = Executors.newSingleThreadExecutor(r -> {
-      Thread t = new Thread(r, "csi-state-checkpoint");
-      t.setDaemon(true);
-      return t;
-    });
+    this.checkpoints = new Checkpointer(lock, dir, writer, opened.checkpoint(), opened.checkpointSequence());
   }
 
   /** Opens (or creates) {@code <dataDir>/state/} with {@link Options#defaults()}. */
@@ -173,195 +157,7 @@ public final class JournalStateStore implements StateStore {
     if (options == null) {
       throw new IllegalArgumentException("options must not be null");
     }
-    Path data = dataDir.toAbsolutePath().normalize();
-    if (Files.exists(data) && !Files.isDirectory(data)) {
-      throw new StateStoreException("data directory " + data + " exists and is not a directory");
-    }
-    StateDirectory dir = new StateDirectory(data.resolve(DIRECTORY));
-    LegacyStateFiles legacy = new LegacyStateFiles(data);
-    if (options.readOnly() && !Files.isDirectory(dir.path) && legacy.present()) {
-      return openLegacyReadOnly(dir, options, legacy);
-    }
-    dir.prepare(options.readOnly());
-    dir.lock();
-    try {
-      return new Opener(dir, options, io, legacy).open();
-    } catch (OutOfMemoryError e) {
-      dir.unlock();
-      throw new StateStoreException("ran out of memory while opening the state in " + dir.path
-          + " (its files are untouched; give the JVM more heap)", e);
-    } catch (IOException e) {
-      dir.unlock();
-      throw new StateStoreException("cannot open the state in " + dir.path + ": " + e, e);
-    } catch (RuntimeException | Error e) {
-      dir.unlock();
-      throw e;
-    }
-  }
-
-  private static JournalStateStore openLegacyReadOnly(StateDirectory dir, Options options, LegacyStateFiles legacy) {
-    try {
-      Map<String, byte[]> records = legacy.read();
-      return new JournalStateStore(dir, options, ChannelFactory.DEFAULT, null, 0, 0, List.of(), records,
-          Optional.empty());
-    } catch (IOException | StateStoreException e) {
-      throw new StateFileCorruptException(legacy.file(), e);
-    }
-  }
-
-  /** One open: restore, repair, migrate. */
-  private static final class Opener {
-    final StateDirectory dir;
-    final Options options;
-    final ChannelFactory io;
-    final LegacyStateFiles legacy;
-    final List<Path> damaged = new ArrayList<>();
-    final List<String> damage = new ArrayList<>();
-
-    Opener(StateDirectory dir, Options options, ChannelFactory io, LegacyStateFiles legacy) {
-      this.dir = dir;
-      this.options = options;
-      this.io = io;
-      this.legacy = legacy;
-    }
-
-    JournalStateStore open() throws IOException {
-      long started = System.nanoTime();
-      List<Path> checkpoints = dir.checkpoints();
-      List<Segment> segments = dir.segments();
-      if (legacy.present()) {
-        if (checkpoints.isEmpty() && segments.isEmpty()) {
-          if (!options.readOnly()) {
-            dir.deleteTemporaryFiles();
-          }
-          return migrate();
-        }
-        if (!options.readOnly()) {
-          log.warn("deleting the earlier version's state files {}: this store already holds their records (an"
-              + " earlier migration stopped before deleting them)", legacy.allFiles());
-          deleteAll(legacy.allFiles());
-        }
-      }
-
-      Map<String, byte[]> records = new HashMap<>();
-      Path used = null;
-      long base = 0;
-      for (Path cp : checkpoints) {
-        if (used != null) {
-          break;
-        }
-        try {
-          Checkpoint.Image image = Checkpoint.read(cp);
-          if (image.sequence() != StateDirectory.checkpointSequence(cp)) {
-            throw new StateStoreException("checkpoint " + cp + " holds sequence " + image.sequence()
-                + ", not the one its name says");
-          }
-          records = image.records();
-          base = image.sequence();
-          used = cp;
-        } catch (StateStoreException e) {
-          corrupt(cp, e.getMessage(), e);
-          damaged.add(cp);
-        }
-      }
-      Result replay = JournalReplay.replay(records, base, segments, Long.MAX_VALUE);
-      List<Segment> live = new ArrayList<>(segments);
-      if (replay.corruption() != null) {
-        Path bad = replay.corruption().segment();
-        corrupt(bad, replay.corruption().describe(), null);
-        for (Segment s : segments) {
-          if (s.firstSequence() >= segmentOf(segments, bad).firstSequence()) {
-            damaged.add(s.path());
-            live.remove(s);
-          }
-        }
-      }
-      if (replay.tornTail() != null) {
-        log.warn("state journal: {}", replay.tornTail());
-      }
-      long last = replay.lastSequence();
-      Optional<Path> quarantined = Optional.empty();
-      if (!damaged.isEmpty() && !options.readOnly()) {
-        // Keep what reads back, durably, before anything is moved: then a crash here loses nothing more.
-        Path keep = dir.checkpointPath(last);
-        Checkpoint.write(keep, last, records, dir);
-        deleteAll(live.stream().map(Segment::path).toList());
-        live.clear();
-        damaged.remove(keep);
-        quarantined = Optional.of(dir.quarantine(damaged, options.clock()));
-        log.error("STATE DAMAGED: {}. Kept the {} record(s) up to sequence {} that read back (checkpoint {}); moved"
-            + " {} to {} for inspection. Plugins whose changes were lost are re-registered by their supervisors.",
-            String.join("; ", damage), records.size(), last, keep, damaged, quarantined.get());
-        used = keep;
-        base = last;
-      }
-      if (!options.readOnly()) {
-        dir.deleteTemporaryFiles(); // half-made files a crash left; after the checks, so a strict failure touches nothing
-        for (Path cp : dir.checkpoints()) {
-          if (!cp.equals(used)) {
-            Files.deleteIfExists(cp); // older ones a crash left before deleting them
-          }
-        }
-      }
-      JournalStateStore store = new JournalStateStore(dir, options, io, used, base, last, live, records,
-          quarantined);
-      log.info("opened state in {}: {} record(s) (checkpoint {} + {} journal segment(s)) in {} ms", dir.path,
-          records.size(), used == null ? "none" : used.getFileName(), live.size(),
-          (System.nanoTime() - started) / 1_000_000);
-      if (!live.isEmpty() && !options.readOnly()) {
-        store.checkpointInBackground(); // an unclean stop left a journal: fold it into a checkpoint
-      }
-      return store;
-    }
-
-    private void corrupt(Path file, String message, Throwable cause) {
-      if (options.strict()) {
-        throw new StateFileCorruptException(file, new StateStoreException(message, cause));
-      }
-      damage.add(message);
-    }
-
-    private JournalStateStore migrate() throws IOException {
-      Map<String, byte[]> records;
-      Optional<Path> quarantined = Optional.empty();
-      try {
-        records = legacy.read();
-      } catch (StateStoreException e) {
-        if (options.strict()) {
-          throw new StateFileCorruptException(legacy.file(), e);
-        }
-        records = new HashMap<>();
-        if (!options.readOnly()) {
-          quarantined = Optional.of(dir.quarantine(legacy.allFiles(), options.clock()));
-          log.error("STATE FILE CORRUPT: {}; moved the earlier version's files to {} and starting with an EMPTY state"
-              + " store. Registered plugins will be re-registered by their supervisors.", e.getMessage(),
-              quarantined.get());
-        }
-      }
-      Path used = null;
-      if (!options.readOnly()) {
-        if (quarantined.isEmpty()) {
-          used = dir.checkpointPath(0);
-          Checkpoint.write(used, 0, records, dir);
-          List<Path> old = legacy.allFiles();
-          deleteAll(old);
-          log.info("migrated {} record(s) from the earlier state files {} into {} (journal + checkpoints); the old"
-              + " files are deleted", records.size(), old, dir.path);
-        }
-      }
-      return new JournalStateStore(dir, options, io, used, 0, 0, List.of(), records, quarantined);
-    }
-
-    private static Segment segmentOf(List<Segment> segments, Path path) {
-      return segments.stream().filter(s -> s.path().equals(path)).findFirst().orElseThrow();
-    }
-
-    private void deleteAll(List<Path> files) throws IOException {
-      for (Path p : files) {
-        Files.deleteIfExists(p);
-      }
-      dir.sync();
-    }
+    return StoreOpener.open(dataDir, options, io);
   }
 
   /** The store's directory, {@code <dataDir>/state}. */
@@ -415,9 +211,7 @@ public final class JournalStateStore implements StateStore {
           Thread.currentThread().interrupt();
         }
       }
-      if (writer.segments().size() >= checkpointAtSegments && !checkpointRunning) {
-        checkpointInBackground();
-      }
+      checkpoints.afterAppend();
     }
   }
 
@@ -472,8 +266,10 @@ public final class JournalStateStore implements StateStore {
   /** The records as the files hold them: the checkpoint plus the journal up to the last acknowledged change. */
   private Map<String, byte[]> readAll() {
     try {
+      Path checkpoint = checkpoints.checkpoint();
       Map<String, byte[]> records = checkpoint == null ? new HashMap<>() : Checkpoint.read(checkpoint).records();
-      Result r = JournalReplay.replay(records, checkpointSequence, writer.segments(), writer.lastSequence());
+      Result r = JournalReplay.replay(records, checkpoints.checkpointSequence(), writer.segments(),
+          writer.lastSequence());
       if (r.corruption() != null || r.lastSequence() != writer.lastSequence()) {
         throw new StateStoreException("the state journal in " + dir.path + " no longer reads back up to sequence "
             + writer.lastSequence() + (r.corruption() == null ? "" : ": " + r.corruption().describe()));
@@ -486,69 +282,14 @@ public final class JournalStateStore implements StateStore {
 
   // ---- checkpoints ----
 
-  /**
-   * Folds the segments the writer no longer appends to into a new checkpoint, on the checkpoint thread. Holds
-   * lock. A segment whose first sequence is past the last acknowledged one (made for a batch that failed) holds
-   * nothing to fold and is left to the writer, which replaces it.
-   */
-  private void checkpointInBackground() {
-    long upTo = writer.closedUpTo();
-    List<Segment> covered = writer.segments().stream().filter(s -> s.firstSequence() <= upTo && !writer.isCurrent(s))
-        .toList();
-    if (covered.isEmpty() || upTo <= checkpointSequence) {
-      return;
-    }
-    checkpointRunning = true;
-    Path base = checkpoint;
-    long baseSequence = checkpointSequence;
-    checkpointer.execute(() -> {
-      try {
-        takeCheckpoint(base, baseSequence, covered, upTo);
-      } catch (IOException | RuntimeException | OutOfMemoryError e) {
-        log.warn("background checkpoint of the state in {} up to sequence {} failed (the journal still holds every"
-            + " change; retried when the next segment fills): {}", dir.path, upTo, StateDirectory.describe(e));
-        synchronized (lock) {
-          checkpointAtSegments = writer.segments().size() + 1;
-        }
-      } finally {
-        synchronized (lock) {
-          checkpointRunning = false;
-        }
-      }
-    });
-  }
-
-  /** Writes a checkpoint at {@code upTo} from files only, then retires what it covers. */
-  private void takeCheckpoint(Path base, long baseSequence, List<Segment> segments, long upTo) throws IOException {
-    Map<String, byte[]> records = base == null ? new HashMap<>() : Checkpoint.read(base).records();
-    Result r = JournalReplay.replay(records, baseSequence, segments, upTo);
-    if (r.corruption() != null || r.lastSequence() != upTo) {
-      throw new StateStoreException("the journal does not read back up to sequence " + upTo
-          + (r.corruption() == null ? " (it ends at " + r.lastSequence() + ")" : ": " + r.corruption().describe()));
-    }
-    Path target = dir.checkpointPath(upTo);
-    Checkpoint.write(target, upTo, records, dir);
-    synchronized (lock) {
-      checkpoint = target;
-      checkpointSequence = upTo;
-      checkpointAtSegments = 2;
-      writer.checkpointed(segments);
-    }
-    // Only files nobody reads any more: the writer forgot these segments, readers use the new checkpoint.
-    for (Segment s : segments) {
-      Files.deleteIfExists(s.path());
-    }
-    if (base != null && !base.equals(target)) {
-      Files.deleteIfExists(base);
-    }
-    dir.sync();
-    log.debug("checkpoint {} written ({} records); {} journal segment(s) retired", target, records.size(),
-        segments.size());
+  /** Starts a background checkpoint of the journal an unclean stop left; called by {@link StoreOpener}. */
+  void checkpointInBackground() {
+    checkpoints.inBackground();
   }
 
   /** Waits until no background checkpoint runs (for tests that copy the files as a crash would leave them). */
   void awaitCheckpoint() throws InterruptedException, java.util.concurrent.ExecutionException {
-    checkpointer.submit(() -> {}).get();
+    checkpoints.awaitIdle();
   }
 
   // ---- lifecycle ----
@@ -575,30 +316,16 @@ public final class JournalStateStore implements StateStore {
       }
       closed = true;
     }
-    checkpointer.shutdown();
+    checkpoints.shutdown();
     if (segmentPreparer != null) {
       segmentPreparer.shutdown();
     }
-    try {
-      if (!checkpointer.awaitTermination(5, TimeUnit.MINUTES)) {
-        log.warn("a background checkpoint of {} did not finish in 5 minutes; closing without it", dir.path);
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    checkpoints.awaitTermination();
     synchronized (lock) {
       try {
         writer.close();
-        List<Segment> segments = writer.segments();
-        if (!options.readOnly() && !segments.isEmpty()) {
-          if (writer.lastSequence() > checkpointSequence) {
-            takeCheckpoint(checkpoint, checkpointSequence, segments, writer.lastSequence());
-          } else {
-            for (Segment s : segments) {
-              Files.deleteIfExists(s.path());
-            }
-            dir.sync();
-          }
+        if (!options.readOnly()) {
+          checkpoints.finalCheckpoint();
         }
       } catch (IOException | RuntimeException e) {
         log.warn("final checkpoint of the state in {} failed (the journal still holds every change; the next open"

@@ -29,6 +29,20 @@ class JournalFaultsTest {
     return JournalStateStore.Options.defaults().withStrict(true).withSegmentBytes(4096);
   }
 
+  /** Writes a file {@code filler} in {@code dir} until its file system is full; returns it (delete it to free the space). */
+  private static Path fillUp(Path dir) throws IOException {
+    Path filler = dir.resolve("filler");
+    try (OutputStream o = Files.newOutputStream(filler)) {
+      byte[] block = new byte[4096];
+      while (true) {
+        o.write(block);
+      }
+    } catch (IOException full) {
+      assertTrue(String.valueOf(full.getMessage()).contains("No space left"), String.valueOf(full));
+    }
+    return filler;
+  }
+
   /**
    * Fails the n-th write or force from the third change on (counting the writes that preallocate segments too),
    * keeps changing, and checks the store in the same process, after a crash, and after a clean reopen.
@@ -98,15 +112,7 @@ class JournalFaultsTest {
       try (JournalStateStore store = JournalStateStore.open(data, small())) {
         store.put("before", bytes("the disk filled up"));
         model.put("before", "the disk filled up");
-        Path filler = mount.resolve("filler");
-        try (OutputStream o = Files.newOutputStream(filler)) {
-          byte[] block = new byte[4096];
-          while (true) {
-            o.write(block);
-          }
-        } catch (IOException full) {
-          assertTrue(String.valueOf(full.getMessage()).contains("No space left"), String.valueOf(full));
-        }
+        Path filler = fillUp(mount);
         int failed = 0;
         for (int i = 0; i < 200 && failed < 3; i++) {
           String value = "during " + i + " " + "y".repeat(200);
@@ -148,15 +154,7 @@ class JournalFaultsTest {
           store.put("plugin/p" + (i % 500), bytes(value));
           model.put("plugin/p" + (i % 500), value);
         }
-        Path filler = disk.dir().resolve("filler");
-        try (OutputStream o = Files.newOutputStream(filler)) {
-          byte[] block = new byte[4096];
-          while (true) {
-            o.write(block);
-          }
-        } catch (IOException full) {
-          assertTrue(String.valueOf(full.getMessage()).contains("No space left"), String.valueOf(full));
-        }
+        Path filler = fillUp(disk.dir());
         int failed = 0;
         for (int i = 0; i < 50_000 && failed < 3; i++) {
           String value = "while full " + i + " " + "f".repeat(300);
