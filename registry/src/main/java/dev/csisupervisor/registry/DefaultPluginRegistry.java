@@ -41,7 +41,7 @@ import org.slf4j.LoggerFactory;
  * Listener code runs on the subscribers' executors after both are released (with a direct executor: on the
  * committing thread, after the commit).
  *
- * <p><b>Parts.</b> {@link RegistryRestore} decodes the store's records once, in the constructor; every write is a
+ * <p><b>Parts.</b> {@link RestoredRegistrations} decodes the store's records once, in the constructor; every write is a
  * {@link WriteRequest} that computes its effects into the committer's {@link Batch}; {@link EventStreams} numbers
  * the events per type and queues them for the subscribers, each a {@link Subscriber} with a bounded queue.
  */
@@ -78,7 +78,7 @@ final class DefaultPluginRegistry implements PluginRegistry {
     this.dispensers.putAll(b.dispensers);
     this.gracePeriod = b.restoreGracePeriod;
     this.graceScheduler = b.graceScheduler;
-    RegistryRestore restored = RegistryRestore.of(store.loadAll(), store);
+    RestoredRegistrations restored = RestoredRegistrations.of(store.loadAll(), store);
     this.entries = restored.entries;
     this.skippedKeys = restored.skippedKeys;
     this.streams = new EventStreams(restored.sequences, b.maxSubscriberBacklog, b.closeTimeout);

@@ -24,8 +24,8 @@ import org.slf4j.LoggerFactory;
  * takes its collections over as its own memory (from then on guarded by the registry's {@code stateLock} and
  * written only by the committer).
  */
-final class RegistryRestore {
-  private static final Logger log = LoggerFactory.getLogger(RegistryRestore.class);
+final class RestoredRegistrations {
+  private static final Logger log = LoggerFactory.getLogger(RestoredRegistrations.class);
 
   /** Below this many records a restore decodes on the calling thread only. */
   private static final int PARALLEL_RESTORE_MIN = 4096;
@@ -41,7 +41,7 @@ final class RegistryRestore {
   /** The registration order the next new registration gets: one past the highest restored. */
   final long nextOrder;
 
-  private RegistryRestore(Map<String, byte[]> records, StateStore source) {
+  private RestoredRegistrations(Map<String, byte[]> records, StateStore source) {
     for (PluginType t : PluginType.values()) {
       sequences.put(t, 0L);
     }
@@ -50,8 +50,8 @@ final class RegistryRestore {
   }
 
   /** Decodes {@code records}, the whole content of {@code source} (named in the log lines). */
-  static RegistryRestore of(Map<String, byte[]> records, StateStore source) {
-    return new RegistryRestore(records, source);
+  static RestoredRegistrations of(Map<String, byte[]> records, StateStore source) {
+    return new RestoredRegistrations(records, source);
   }
 
   /** Fills the collections; returns the next registration order. */
