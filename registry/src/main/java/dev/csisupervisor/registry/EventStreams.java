@@ -67,8 +67,8 @@ final class EventStreams {
    */
   Subscriber add(PluginType type, PluginListener listener, Executor executor, List<PluginInfo> snapshot,
       Consumer<Subscriber> unregister) {
-    Subscriber s = new Subscriber(type, listener, executor, maxBacklog, snapshot, sequences.get(type), closeTimeout,
-        unregister);
+    Subscriber s = new Subscriber(type, listener, executor, new Subscriber.Limits(maxBacklog, closeTimeout),
+        new Subscriber.Start(snapshot, sequences.get(type)), unregister);
     subscribers.get(type).add(s);
     return s;
   }

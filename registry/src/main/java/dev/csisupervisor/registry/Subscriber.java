@@ -46,16 +46,27 @@ final class Subscriber implements Subscription {
   private final ReentrantLock deliveryLock = new ReentrantLock();
   private long lastDeliveredSequence; // guarded by deliveryLock
 
-  Subscriber(PluginType type, PluginListener listener, Executor executor, int maxBacklog, List<PluginInfo> snapshot,
-      long snapshotSequence, Duration closeTimeout, Consumer<Subscriber> unregister) {
+  /**
+   * How every subscription of a registry is bounded.
+   *
+   * @param maxBacklog how many undelivered events a subscriber may have before it is dropped as lagged
+   * @param closeTimeout how long a subscriber's close waits for a delivery in flight
+   */
+  record Limits(int maxBacklog, Duration closeTimeout) {}
+
+  /** What a subscription starts from: the registrations of its type, as of event {@code sequence}. */
+  record Start(List<PluginInfo> snapshot, long sequence) {}
+
+  Subscriber(PluginType type, PluginListener listener, Executor executor, Limits limits, Start start,
+      Consumer<Subscriber> unregister) {
     this.type = type;
     this.listener = listener;
     this.executor = executor;
-    this.maxBacklog = maxBacklog;
-    this.snapshot = List.copyOf(snapshot);
-    this.snapshotSequence = snapshotSequence;
-    this.lastDeliveredSequence = snapshotSequence;
-    this.closeTimeout = closeTimeout;
+    this.maxBacklog = limits.maxBacklog();
+    this.snapshot = List.copyOf(start.snapshot());
+    this.snapshotSequence = start.sequence();
+    this.lastDeliveredSequence = start.sequence();
+    this.closeTimeout = limits.closeTimeout();
     this.unregister = unregister;
   }
 
