@@ -18,6 +18,7 @@ import dev.csisupervisor.csi.v1.ControllerModifyVolumeRequest;
 import dev.csisupervisor.csi.v1.ControllerModifyVolumeResponse;
 import dev.csisupervisor.csi.v1.ControllerPublishVolumeRequest;
 import dev.csisupervisor.csi.v1.ControllerPublishVolumeResponse;
+import dev.csisupervisor.csi.v1.ControllerServiceCapability;
 import dev.csisupervisor.csi.v1.ControllerUnpublishVolumeRequest;
 import dev.csisupervisor.csi.v1.ControllerUnpublishVolumeResponse;
 import dev.csisupervisor.csi.v1.CreateSnapshotRequest;
@@ -59,6 +60,27 @@ final class DriverController {
   static final long DEFAULT_VOLUME_BYTES = 1L << 30;
   /** Total capacity of the backing "pool", reported by GetCapacity. */
   static final long TOTAL_CAPACITY_BYTES = 1L << 40;
+
+  /**
+   * The Controller RPC capabilities this side implements and advertises with
+   * {@link MockCsiPlugin.Builder#allCapabilities()}: all but MODIFY_VOLUME.
+   */
+  static final List<ControllerServiceCapability> CAPABILITIES = List.copyOf(Capabilities.CONTROLLER.of(
+      ControllerServiceCapability.RPC.Type.CREATE_DELETE_VOLUME,
+      ControllerServiceCapability.RPC.Type.PUBLISH_UNPUBLISH_VOLUME,
+      ControllerServiceCapability.RPC.Type.LIST_VOLUMES,
+      ControllerServiceCapability.RPC.Type.GET_CAPACITY,
+      ControllerServiceCapability.RPC.Type.CREATE_DELETE_SNAPSHOT,
+      ControllerServiceCapability.RPC.Type.LIST_SNAPSHOTS,
+      ControllerServiceCapability.RPC.Type.CLONE_VOLUME,
+      ControllerServiceCapability.RPC.Type.PUBLISH_READONLY,
+      ControllerServiceCapability.RPC.Type.EXPAND_VOLUME,
+      ControllerServiceCapability.RPC.Type.LIST_VOLUMES_PUBLISHED_NODES,
+      ControllerServiceCapability.RPC.Type.VOLUME_CONDITION,
+      ControllerServiceCapability.RPC.Type.GET_VOLUME,
+      // GET_SNAPSHOT is implemented but not advertised: csi-sanity v5.3.1 does not
+      // know it yet and fails a plugin that advertises it.
+      ControllerServiceCapability.RPC.Type.SINGLE_NODE_MULTI_WRITER));
 
   private final InMemoryDriver driver;
   private final Script script;

@@ -26,6 +26,7 @@ import java.nio.file.DirectoryNotEmptyException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.util.List;
 
 /**
  * The Node side of the {@link InMemoryDriver}: which volumes are staged and published where on
@@ -35,6 +36,17 @@ import java.nio.file.Path;
  * Every call runs under the driver's lock and saves a change before it answers. Thread-safe.
  */
 final class DriverNode {
+
+  /**
+   * The Node RPC capabilities this side implements and advertises with
+   * {@link MockCsiPlugin.Builder#allCapabilities()}.
+   */
+  static final List<NodeServiceCapability> CAPABILITIES = List.copyOf(Capabilities.NODE.of(
+      NodeServiceCapability.RPC.Type.STAGE_UNSTAGE_VOLUME,
+      NodeServiceCapability.RPC.Type.GET_VOLUME_STATS,
+      NodeServiceCapability.RPC.Type.EXPAND_VOLUME,
+      NodeServiceCapability.RPC.Type.VOLUME_CONDITION,
+      NodeServiceCapability.RPC.Type.SINGLE_NODE_MULTI_WRITER));
 
   private final InMemoryDriver driver;
   private final Script script;
