@@ -12,11 +12,13 @@ import dev.csisupervisor.csi.v1.NodeGrpc;
  *
  * <ul>
  *   <li>Identity answers from the {@link Script}; Probe is {@link IdentityService}'s.
- *   <li>Controller: every Controller RPC of CSI v1.12.0, over the {@link InMemoryDriver}. Which ones
- *       a client may call is what {@code ControllerGetCapabilities} advertises (the script's
- *       capabilities); the others still answer correctly if called.
- *   <li>Node: every Node RPC of CSI v1.12.0, over the {@link InMemoryDriver}. Publishing creates the
- *       target path (and unpublishing removes it), as the spec asks of a plugin; nothing is mounted.
+ *   <li>Controller: every Controller RPC of CSI v1.12.0, by the {@link InMemoryDriver}'s
+ *       {@link DriverController}. Which ones a client may call is what
+ *       {@code ControllerGetCapabilities} advertises (the script's capabilities); the others still
+ *       answer correctly if called.
+ *   <li>Node: every Node RPC of CSI v1.12.0, by the {@link InMemoryDriver}'s {@link DriverNode}.
+ *       Publishing creates the target path (and unpublishing removes it), as the spec asks of a
+ *       plugin; nothing is mounted.
  * </ul>
  *
  * <p>Which services are bound on the socket is the plugin's {@link MockMode}.
@@ -35,35 +37,37 @@ final class CsiServices {
 
   /** The table, answering through {@code responder} once a call is past {@code faults}. */
   ServiceTable table(Responder responder, CallFaults faults) {
+    DriverController controller = driver.controller();
+    DriverNode node = driver.node();
     return new ServiceTable(responder, faults)
         .reply(IdentityGrpc.getGetPluginInfoMethod(), script::pluginInfo)
         .reply(IdentityGrpc.getGetPluginCapabilitiesMethod(), this::pluginCapabilities)
         .bind(IdentityGrpc.getProbeMethod(), identity::probe)
 
         .reply(ControllerGrpc.getControllerGetCapabilitiesMethod(), this::controllerCapabilities)
-        .answer(ControllerGrpc.getCreateVolumeMethod(), driver::createVolume)
-        .answer(ControllerGrpc.getDeleteVolumeMethod(), driver::deleteVolume)
-        .answer(ControllerGrpc.getControllerPublishVolumeMethod(), driver::controllerPublish)
-        .answer(ControllerGrpc.getControllerUnpublishVolumeMethod(), driver::controllerUnpublish)
-        .answer(ControllerGrpc.getValidateVolumeCapabilitiesMethod(), driver::validate)
-        .answer(ControllerGrpc.getListVolumesMethod(), driver::listVolumes)
-        .answer(ControllerGrpc.getGetCapacityMethod(), driver::getCapacity)
-        .answer(ControllerGrpc.getCreateSnapshotMethod(), driver::createSnapshot)
-        .answer(ControllerGrpc.getDeleteSnapshotMethod(), driver::deleteSnapshot)
-        .answer(ControllerGrpc.getListSnapshotsMethod(), driver::listSnapshots)
-        .answer(ControllerGrpc.getGetSnapshotMethod(), driver::getSnapshot)
-        .answer(ControllerGrpc.getControllerExpandVolumeMethod(), driver::controllerExpand)
-        .answer(ControllerGrpc.getControllerGetVolumeMethod(), driver::controllerGetVolume)
-        .answer(ControllerGrpc.getControllerModifyVolumeMethod(), driver::controllerModify)
+        .answer(ControllerGrpc.getCreateVolumeMethod(), controller::createVolume)
+        .answer(ControllerGrpc.getDeleteVolumeMethod(), controller::deleteVolume)
+        .answer(ControllerGrpc.getControllerPublishVolumeMethod(), controller::controllerPublish)
+        .answer(ControllerGrpc.getControllerUnpublishVolumeMethod(), controller::controllerUnpublish)
+        .answer(ControllerGrpc.getValidateVolumeCapabilitiesMethod(), controller::validate)
+        .answer(ControllerGrpc.getListVolumesMethod(), controller::listVolumes)
+        .answer(ControllerGrpc.getGetCapacityMethod(), controller::getCapacity)
+        .answer(ControllerGrpc.getCreateSnapshotMethod(), controller::createSnapshot)
+        .answer(ControllerGrpc.getDeleteSnapshotMethod(), controller::deleteSnapshot)
+        .answer(ControllerGrpc.getListSnapshotsMethod(), controller::listSnapshots)
+        .answer(ControllerGrpc.getGetSnapshotMethod(), controller::getSnapshot)
+        .answer(ControllerGrpc.getControllerExpandVolumeMethod(), controller::controllerExpand)
+        .answer(ControllerGrpc.getControllerGetVolumeMethod(), controller::controllerGetVolume)
+        .answer(ControllerGrpc.getControllerModifyVolumeMethod(), controller::controllerModify)
 
         .reply(NodeGrpc.getNodeGetCapabilitiesMethod(), this::nodeCapabilities)
         .reply(NodeGrpc.getNodeGetInfoMethod(), script::nodeInfo)
-        .answer(NodeGrpc.getNodeStageVolumeMethod(), driver::nodeStage)
-        .answer(NodeGrpc.getNodeUnstageVolumeMethod(), driver::nodeUnstage)
-        .answer(NodeGrpc.getNodePublishVolumeMethod(), driver::nodePublish)
-        .answer(NodeGrpc.getNodeUnpublishVolumeMethod(), driver::nodeUnpublish)
-        .answer(NodeGrpc.getNodeGetVolumeStatsMethod(), driver::nodeGetVolumeStats)
-        .answer(NodeGrpc.getNodeExpandVolumeMethod(), driver::nodeExpand);
+        .answer(NodeGrpc.getNodeStageVolumeMethod(), node::nodeStage)
+        .answer(NodeGrpc.getNodeUnstageVolumeMethod(), node::nodeUnstage)
+        .answer(NodeGrpc.getNodePublishVolumeMethod(), node::nodePublish)
+        .answer(NodeGrpc.getNodeUnpublishVolumeMethod(), node::nodeUnpublish)
+        .answer(NodeGrpc.getNodeGetVolumeStatsMethod(), node::nodeGetVolumeStats)
+        .answer(NodeGrpc.getNodeExpandVolumeMethod(), node::nodeExpand);
   }
 
   private GetPluginCapabilitiesResponse pluginCapabilities() {

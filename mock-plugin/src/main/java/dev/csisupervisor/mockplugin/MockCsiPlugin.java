@@ -1,30 +1,12 @@
 package dev.csisupervisor.mockplugin;
 
-import com.google.protobuf.Message;
 import dev.csisupervisor.common.Bounds;
-import dev.csisupervisor.common.SocketPaths;
-import dev.csisupervisor.csi.v1.ControllerGrpc;
 import dev.csisupervisor.csi.v1.ControllerServiceCapability;
-import dev.csisupervisor.csi.v1.GetPluginInfoResponse;
-import dev.csisupervisor.csi.v1.IdentityGrpc;
-import dev.csisupervisor.csi.v1.NodeGetInfoResponse;
-import dev.csisupervisor.csi.v1.NodeGrpc;
 import dev.csisupervisor.csi.v1.NodeServiceCapability;
 import dev.csisupervisor.csi.v1.PluginCapability;
-import dev.csisupervisor.csi.v1.ProbeResponse;
-import dev.csisupervisor.csi.v1.Topology;
-import io.grpc.MethodDescriptor;
-import io.grpc.Server;
 import io.grpc.Status;
-import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
-import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
-import io.grpc.netty.shaded.io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.Epoll;
-import io.grpc.netty.shaded.io.netty.channel.epoll.EpollIoHandler;
-import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
-import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
-import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -32,7 +14,6 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -67,13 +48,15 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Readiness is read from the injected ticker ({@link Builder#ticker}), so tests drive
  * {@code readyAfter} and {@code flap} with a fake clock instead of waiting.
+ *
+ * <p>In the source, its parts: the scripting methods (readiness, probe and per-RPC faults, call
+ * records, identity, capabilities, latency) are declared in the package-private
+ * {@code ScriptedPlugin} it extends; the bound gRPC server is a {@code PluginServer}; this class
+ * has the lifecycle and the {@link Builder}.
  */
-public final class MockCsiPlugin implements AutoCloseable {
+public final class MockCsiPlugin extends ScriptedPlugin implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(MockCsiPlugin.class);
-
-  /** How long a graceful stop waits for in-flight calls before cutting them off. */
-  private static final Duration STOP_GRACE = Duration.ofSeconds(5);
 
   private enum State { NEW, RUNNING, STOPPED, CRASHED }
 
@@ -82,46 +65,20 @@ public final class MockCsiPlugin implements AutoCloseable {
   private final boolean createParentDirs;
   private final Duration initialReadyAfter;
   private final EventLoopGroup sharedGroup;
-  private final Script script;
-  private final InMemoryDriver driver;
-  private final CallFaults faults = new CallFaults();
 
   private final Object lifecycle = new Object();
   private final AtomicReference<State> state = new AtomicReference<>(State.NEW);
   private final CountDownLatch terminated = new CountDownLatch(1);
   // Written under `lifecycle` by start(); read by stop()/crash() under the same lock.
-  private Server server;
-  private EventLoopGroup ownedGroup;
-  private ConnectionKiller connections;
-  private volatile IdentityService identity;
+  private PluginServer server;
 
   private MockCsiPlugin(Builder b) {
+    super(b);
     this.socket = b.socket;
     this.mode = b.mode;
     this.createParentDirs = b.createParentDirs;
     this.initialReadyAfter = b.neverReady ? null : b.readyAfter;
     this.sharedGroup = b.eventLoopGroup;
-    this.script = new Script(b.ticker);
-    this.driver = new InMemoryDriver(script, java.time.Clock.systemUTC(),
-        b.stateFile != null ? new DriverStateFile(b.stateFile) : null);
-    script.updatePluginInfo(info -> info
-        .setName(b.name)
-        .setVendorVersion(b.vendorVersion)
-        .putAllManifest(b.manifest));
-    script.setPluginCapabilities(b.pluginCapabilities != null
-        ? b.pluginCapabilities
-        : defaultPluginCapabilities(b.mode));
-    script.setControllerCapabilities(b.controllerCapabilities);
-    script.setNodeCapabilities(b.nodeCapabilities);
-    script.setNodeInfo(nodeInfo(b.nodeId, b.maxVolumesPerNode, b.accessibleTopology));
-    script.setLatency(b.latency);
-    if (b.neverReady) {
-      script.setReady(false);
-    }
-    script.setOmitReady(b.omitReady);
-    if (b.hangAfterReady != null) {
-      script.hangAfterReady(b.hangAfterReady);
-    }
   }
 
   /** A new builder; {@link Builder#socket(Path)} is required, everything else has a default. */
@@ -155,39 +112,14 @@ public final class MockCsiPlugin implements AutoCloseable {
       }
       driver.loadState(); // before binding: no client sees the driver without its saved volumes
       SocketFiles.prepare(socket, createParentDirs);
-      EventLoopGroup group = sharedGroup != null ? sharedGroup : newOwnedGroup();
+      EventLoopGroup group = sharedGroup != null ? sharedGroup : PluginServer.newOwnedGroup(socket);
       Responder responder = new Responder(script, group);
       IdentityService identityService = new IdentityService(script, responder);
       ServiceTable services = new CsiServices(script, driver, identityService).table(responder, faults);
-      ConnectionKiller killer = new ConnectionKiller();
-      NettyServerBuilder builder = NettyServerBuilder.forAddress(new DomainSocketAddress(socket.toString()))
-          .channelFactory(killer)
-          .bossEventLoopGroup(group)
-          .workerEventLoopGroup(group)
-          // gRPC sets SO_KEEPALIVE on accepted channels; unix sockets have no such option
-          // and Netty would warn on every connection.
-          .withChildOption(ChannelOption.SO_KEEPALIVE, null)
-          .directExecutor()
-          .addService(services.service(IdentityGrpc.getServiceDescriptor()));
-      if (mode.servesController()) {
-        builder.addService(services.service(ControllerGrpc.getServiceDescriptor()));
-      }
-      if (mode.servesNode()) {
-        builder.addService(services.service(NodeGrpc.getServiceDescriptor()));
-      }
       if (initialReadyAfter != null && !initialReadyAfter.isZero()) {
         script.readyAfter(initialReadyAfter);
       }
-      try {
-        server = builder.build().start();
-      } catch (IOException | RuntimeException e) {
-        if (sharedGroup == null) {
-          shutdownGroup(group);
-        }
-        throw new IOException("mock CSI plugin cannot bind unix socket " + socket + ": " + e.getMessage(), e);
-      }
-      ownedGroup = sharedGroup == null ? group : null;
-      connections = killer;
+      server = PluginServer.start(socket, mode, services, group, sharedGroup == null);
       identity = identityService;
       state.set(State.RUNNING);
     }
@@ -212,39 +144,9 @@ public final class MockCsiPlugin implements AutoCloseable {
         return;
       }
       state.set(State.STOPPED);
-      // Hung probes would hold the graceful shutdown for its whole grace period.
-      Status stopping = Status.UNAVAILABLE.withDescription("mock CSI plugin stopping");
-      for (StreamObserver<ProbeResponse> parked : script.hangProbes(false)) {
-        try {
-          parked.onError(stopping.asRuntimeException());
-        } catch (RuntimeException e) {
-          log.debug("parked probe already gone: {}", e.toString());
-        }
-      }
-      for (StreamObserver<?> hung : faults.releaseAll()) {
-        try {
-          hung.onError(stopping.asRuntimeException());
-        } catch (RuntimeException e) {
-          log.debug("hung call already gone: {}", e.toString());
-        }
-      }
-      server.shutdown();
-      try {
-        if (!server.awaitTermination(STOP_GRACE.toMillis(), TimeUnit.MILLISECONDS)) {
-          log.warn("mock CSI plugin on {}: calls still running after {}, cutting them off", socket, STOP_GRACE);
-          server.shutdownNow();
-          server.awaitTermination(STOP_GRACE.toMillis(), TimeUnit.MILLISECONDS);
-        }
-      } catch (InterruptedException e) {
-        server.shutdownNow();
-        Thread.currentThread().interrupt();
-      }
-      shutdownGroup(ownedGroup);
-      try {
-        SocketFiles.removeSocket(socket);
-      } catch (IOException e) {
-        log.warn("mock CSI plugin could not remove its socket {}: {}", socket, e.toString());
-      }
+      // Hung probes and calls would hold the graceful shutdown for its whole grace period.
+      failHungCalls(Status.UNAVAILABLE.withDescription("mock CSI plugin stopping"));
+      server.stop();
       terminated.countDown();
     }
     log.info("mock CSI plugin stopped, socket {} removed", socket);
@@ -271,21 +173,7 @@ public final class MockCsiPlugin implements AutoCloseable {
       state.set(State.CRASHED);
       script.releaseAllParked(); // dropped with their connections
       faults.releaseAll();
-      // Like a killed process: connections vanish without an HTTP/2 goodbye, so clients see
-      // UNAVAILABLE whatever they were doing. Only then is the server object shut down.
-      connections.killAll(STOP_GRACE);
-      server.shutdownNow();
-      try {
-        server.awaitTermination(STOP_GRACE.toMillis(), TimeUnit.MILLISECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-      shutdownGroup(ownedGroup);
-      try {
-        SocketFiles.leaveStale(socket);
-      } catch (IOException e) {
-        log.warn("mock CSI plugin could not leave a stale socket at {}: {}", socket, e.toString());
-      }
+      server.crash();
       terminated.countDown();
     }
     log.info("mock CSI plugin crashed, stale socket left at {}", socket);
@@ -326,283 +214,6 @@ public final class MockCsiPlugin implements AutoCloseable {
     return mode;
   }
 
-  // ---- readiness --------------------------------------------------------------------------------
-
-  /** Probe reports {@code ready} from the next call on (cancels a pending {@link #readyAfter}). */
-  public void setReady(boolean ready) {
-    script.setReady(ready);
-  }
-
-  /** Probe reports not ready until told otherwise. */
-  public void neverReady() {
-    script.setReady(false);
-  }
-
-  /** Probe reports not ready until {@code delay} has passed on the ticker, from now. */
-  public void readyAfter(Duration delay) {
-    script.readyAfter(delay);
-  }
-
-  /**
-   * Probe alternates: ready for {@code period}, not ready for the next {@code period}, and so on,
-   * from now on the ticker. Overrides the ready setting until {@link #stopFlapping()}.
-   */
-  public void flap(Duration period) {
-    script.flap(period);
-  }
-
-  /** Ends flapping; Probe goes back to the ready setting. */
-  public void stopFlapping() {
-    script.stopFlapping();
-  }
-
-  /** Whether a Probe received now would report ready (ignoring hang and failure). */
-  public boolean isReadyNow() {
-    return script.isReadyNow();
-  }
-
-  /**
-   * Whether a ready Probe answer leaves out the {@code ready} field, as many drivers do (CSI: "If
-   * not present, the caller SHALL assume that the plugin is in a ready state"). Not-ready answers
-   * always carry {@code ready=false}.
-   */
-  public void omitReadyField(boolean omit) {
-    script.setOmitReady(omit);
-  }
-
-  /**
-   * Probes start hanging once the plugin has answered ready for {@code after} (measured on the
-   * ticker from the first probe that found it ready): a plugin that hangs after registration.
-   * {@link #hangProbes(boolean) hangProbes(false)} ends it.
-   */
-  public void hangProbesAfterReady(Duration after) {
-    script.hangAfterReady(Objects.requireNonNull(after, "after"));
-  }
-
-  // ---- probe faults -----------------------------------------------------------------------------
-
-  /**
-   * While {@code hang} is true, Probe never answers: the call stays open (no thread held) until
-   * the client's deadline cancels it. Switching it off answers the probes still waiting; a stop
-   * answers them with {@code UNAVAILABLE}.
-   */
-  public void hangProbes(boolean hang) {
-    List<StreamObserver<ProbeResponse>> released = script.hangProbes(hang);
-    IdentityService service = identity;
-    if (service != null) {
-      released.forEach(service::answer);
-    }
-  }
-
-  /** Probe fails with this status until {@link #clearProbeFailure()}. {@code code} must not be OK. */
-  public void failProbes(Status.Code code, String message) {
-    script.failProbes(code, message);
-  }
-
-  public void clearProbeFailure() {
-    script.clearProbeFailure();
-  }
-
-  /** What the driver has staged now: volume id -> staging paths (for tests that look for leaked stages). */
-  public Map<String, java.util.Set<String>> stagedPaths() {
-    return driver.stagedPaths();
-  }
-
-  /** What the driver has published now: volume id -> target paths. */
-  public Map<String, java.util.Set<String>> publishedPaths() {
-    return driver.publishedPaths();
-  }
-
-  /** Probe calls received so far, including hung and failed ones. */
-  public long probeCount() {
-    return script.probeCount();
-  }
-
-  /** Probe calls currently hanging (received, not answered, not cancelled). */
-  public int hungProbeCount() {
-    return script.parkedCount();
-  }
-
-  // ---- per-RPC faults and call records --------------------------------------------------------------
-  // A method is a MethodDescriptor of CSI Identity, Controller or Node (e.g.
-  // NodeGrpc.getNodePublishVolumeMethod()), or its name: full ("csi.v1.Node/NodePublishVolume") or
-  // bare ("NodePublishVolume"). Anything else is an IllegalArgumentException naming it.
-
-  /**
-   * The next {@code times} calls of {@code method} (every call, if -1) fail with {@code code} and
-   * {@code message} (null: no message), before the driver sees them: the driver's state does not
-   * change. Faults of one method queue up: {@code failCalls(m, UNAVAILABLE, "busy", 2)} then
-   * {@code hangCalls(m, 1)} fails two calls, hangs the third, and lets the fourth through. A fault
-   * with {@code times} -1 holds every later call, and the faults queued behind it never come.
-   *
-   * @throws IllegalArgumentException if {@code code} is OK, or {@code times} is 0 or below -1
-   */
-  public void failCalls(MethodDescriptor<?, ?> method, Status.Code code, String message, int times) {
-    faults.fail(CallFaults.fullName(method), code, message, times);
-  }
-
-  /** {@link #failCalls(MethodDescriptor, Status.Code, String, int)} by name. */
-  public void failCalls(String method, Status.Code code, String message, int times) {
-    faults.fail(CallFaults.fullName(method), code, message, times);
-  }
-
-  /**
-   * The next {@code times} calls of {@code method} (every call, if -1) never answer, until the
-   * client's deadline or cancel ends them (no thread is held), and never reach the driver. Queued
-   * with the method's other faults, as {@link #failCalls(MethodDescriptor, Status.Code, String, int)}
-   * says. A graceful {@link #stop()} answers calls still hanging with {@code UNAVAILABLE}.
-   */
-  public void hangCalls(MethodDescriptor<?, ?> method, int times) {
-    faults.hang(CallFaults.fullName(method), times);
-  }
-
-  /** {@link #hangCalls(MethodDescriptor, int)} by name. */
-  public void hangCalls(String method, int times) {
-    faults.hang(CallFaults.fullName(method), times);
-  }
-
-  /**
-   * The next {@code times} calls of {@code method} (every call, if -1) are answered with
-   * {@code response} instead of the driver's answer (the driver does not see them): a plugin that
-   * answers what a test needs, e.g. stats in a unit CSI does not define yet, or a volume with a
-   * topology. Queued with the method's other faults, as
-   * {@link #failCalls(MethodDescriptor, Status.Code, String, int)} says.
-   */
-  public <R> void replyCalls(MethodDescriptor<?, R> method, R response, int times) {
-    faults.reply(CallFaults.fullName(method), response, times);
-  }
-
-  /**
-   * Every call of {@code method} that no fault stops waits {@code delay} and then runs: the driver
-   * does its work after the delay and the call answers with its real result. The wait is a task
-   * on the event loop, not a sleeping thread. The work is done even if the client gave up
-   * meanwhile, as a slow real driver would. Adds to the plugin-wide {@link #setLatency latency}.
-   * Zero ends the delay.
-   */
-  public void delayCalls(MethodDescriptor<?, ?> method, Duration delay) {
-    faults.delay(CallFaults.fullName(method), delay);
-  }
-
-  /** {@link #delayCalls(MethodDescriptor, Duration)} by name. */
-  public void delayCalls(String method, Duration delay) {
-    faults.delay(CallFaults.fullName(method), delay);
-  }
-
-  /**
-   * Forgets every per-RPC fault and delay. Call counts and last requests stay; calls already
-   * hanging keep hanging until their deadline. Probe scripting ({@link #failProbes},
-   * {@link #hangProbes}) is separate and stays.
-   */
-  public void clearFaults() {
-    faults.clear();
-  }
-
-  /** Calls of {@code method} received since the plugin was built, including failed, hung and delayed ones. */
-  public long callCount(MethodDescriptor<?, ?> method) {
-    return faults.callCount(CallFaults.fullName(method));
-  }
-
-  /** {@link #callCount(MethodDescriptor)} by name. */
-  public long callCount(String method) {
-    return faults.callCount(CallFaults.fullName(method));
-  }
-
-  /** The request of the last call of {@code method} received (also if it failed or hung); empty if none came. */
-  @SuppressWarnings("unchecked") // the record of a method only ever holds that method's requests
-  public <Q> Optional<Q> lastRequest(MethodDescriptor<Q, ?> method) {
-    return Optional.ofNullable((Q) faults.lastRequest(CallFaults.fullName(method)));
-  }
-
-  /** {@link #lastRequest(MethodDescriptor)} by name. */
-  public Optional<Message> lastRequest(String method) {
-    return Optional.ofNullable((Message) faults.lastRequest(CallFaults.fullName(method)));
-  }
-
-  /** Calls hanging now by {@link #hangCalls} (received, not answered, not cancelled). */
-  public int hungCallCount() {
-    return faults.parkedCount();
-  }
-
-  // ---- identity, capabilities, latency ------------------------------------------------------------
-
-  public void setName(String name) {
-    Objects.requireNonNull(name, "name");
-    script.updatePluginInfo(info -> info.setName(name));
-  }
-
-  public void setVendorVersion(String vendorVersion) {
-    Objects.requireNonNull(vendorVersion, "vendorVersion");
-    script.updatePluginInfo(info -> info.setVendorVersion(vendorVersion));
-  }
-
-  public void setManifest(Map<String, String> manifest) {
-    Map<String, String> copy = Map.copyOf(manifest);
-    script.updatePluginInfo(info -> info.clearManifest().putAllManifest(copy));
-  }
-
-  /** Plugin capabilities of the {@code Service} kind, as raw numbers (unknown numbers are sent as they are). */
-  public void setPluginCapabilities(int... serviceTypes) {
-    script.setPluginCapabilities(Capabilities.PLUGIN.of(serviceTypes));
-  }
-
-  public void setPluginCapabilities(PluginCapability.Service.Type... serviceTypes) {
-    script.setPluginCapabilities(Capabilities.PLUGIN.of(serviceTypes));
-  }
-
-  /** Plugin capabilities as full messages (e.g. {@code VolumeExpansion}). */
-  public void setPluginCapabilities(Collection<PluginCapability> capabilities) {
-    script.setPluginCapabilities(Capabilities.PLUGIN.copy(capabilities));
-  }
-
-  public void setControllerCapabilities(int... rpcTypes) {
-    script.setControllerCapabilities(Capabilities.CONTROLLER.of(rpcTypes));
-  }
-
-  public void setControllerCapabilities(ControllerServiceCapability.RPC.Type... rpcTypes) {
-    script.setControllerCapabilities(Capabilities.CONTROLLER.of(rpcTypes));
-  }
-
-  public void setControllerCapabilities(Collection<ControllerServiceCapability> capabilities) {
-    script.setControllerCapabilities(Capabilities.CONTROLLER.copy(capabilities));
-  }
-
-  public void setNodeCapabilities(int... rpcTypes) {
-    script.setNodeCapabilities(Capabilities.NODE.of(rpcTypes));
-  }
-
-  public void setNodeCapabilities(NodeServiceCapability.RPC.Type... rpcTypes) {
-    script.setNodeCapabilities(Capabilities.NODE.of(rpcTypes));
-  }
-
-  public void setNodeCapabilities(Collection<NodeServiceCapability> capabilities) {
-    script.setNodeCapabilities(Capabilities.NODE.copy(capabilities));
-  }
-
-  /** Shorthand for {@link #setPluginCapabilities(PluginCapability.Service.Type...)}. */
-  public void setCapabilities(PluginCapability.Service.Type... serviceTypes) {
-    setPluginCapabilities(serviceTypes);
-  }
-
-  /** Shorthand for {@link #setControllerCapabilities(ControllerServiceCapability.RPC.Type...)}. */
-  public void setCapabilities(ControllerServiceCapability.RPC.Type... rpcTypes) {
-    setControllerCapabilities(rpcTypes);
-  }
-
-  /** Shorthand for {@link #setNodeCapabilities(NodeServiceCapability.RPC.Type...)}. */
-  public void setCapabilities(NodeServiceCapability.RPC.Type... rpcTypes) {
-    setNodeCapabilities(rpcTypes);
-  }
-
-  /** What NodeGetInfo answers from now on; an empty topology leaves the field unset. */
-  public void setNodeInfo(String nodeId, long maxVolumesPerNode, Map<String, String> accessibleTopology) {
-    script.setNodeInfo(nodeInfo(nodeId, maxVolumesPerNode, accessibleTopology));
-  }
-
-  /** Every response (and error) is delayed by {@code latency}; zero turns latency off. */
-  public void setLatency(Duration latency) {
-    script.setLatency(latency);
-  }
-
   // ---- standalone ---------------------------------------------------------------------------------
 
   /**
@@ -611,43 +222,6 @@ public final class MockCsiPlugin implements AutoCloseable {
    */
   public static void main(String[] args) {
     System.exit(MockPluginCommand.runMain(args));
-  }
-
-  /** The script, for the standalone command in this package. */
-  Script script() {
-    return script;
-  }
-
-  // ---- internals ----------------------------------------------------------------------------------
-
-  private EventLoopGroup newOwnedGroup() {
-    // Daemon threads: a test that forgets to close a plugin must not keep its JVM alive.
-    return new MultiThreadIoEventLoopGroup(1,
-        new DefaultThreadFactory("mock-csi-" + socket.getFileName(), true),
-        EpollIoHandler.newFactory());
-  }
-
-  private static void shutdownGroup(EventLoopGroup group) {
-    if (group != null) {
-      group.shutdownGracefully(0, 0, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
-    }
-  }
-
-  private static List<PluginCapability> defaultPluginCapabilities(MockMode mode) {
-    return mode.servesController()
-        ? Capabilities.PLUGIN.of(PluginCapability.Service.Type.CONTROLLER_SERVICE)
-        : List.of();
-  }
-
-  private static NodeGetInfoResponse nodeInfo(String nodeId, long maxVolumes, Map<String, String> topology) {
-    Objects.requireNonNull(nodeId, "nodeId");
-    NodeGetInfoResponse.Builder info = NodeGetInfoResponse.newBuilder()
-        .setNodeId(nodeId)
-        .setMaxVolumesPerNode(maxVolumes);
-    if (!topology.isEmpty()) {
-      info.setAccessibleTopology(Topology.newBuilder().putAllSegments(topology));
-    }
-    return info.build();
   }
 
   @Override
@@ -660,47 +234,38 @@ public final class MockCsiPlugin implements AutoCloseable {
    * once (each plugin gets its own copy of the settings).
    */
   public static final class Builder {
-    private Path socket;
-    private String name = "mock.csi.dev";
-    private String vendorVersion = "1.0.0";
-    private MockMode mode = MockMode.MONOLITH;
-    private Duration readyAfter = Duration.ZERO;
-    private boolean neverReady;
-    private boolean createParentDirs;
-    private Map<String, String> manifest = Map.of();
-    private List<PluginCapability> pluginCapabilities; // null: the mode's default
-    private List<ControllerServiceCapability> controllerCapabilities = Capabilities.CONTROLLER.of(
+    // Read when a plugin is built, by its constructor and ScriptedPlugin's.
+    Path socket;
+    String name = "mock.csi.dev";
+    String vendorVersion = "1.0.0";
+    MockMode mode = MockMode.MONOLITH;
+    Duration readyAfter = Duration.ZERO;
+    boolean neverReady;
+    boolean createParentDirs;
+    Map<String, String> manifest = Map.of();
+    List<PluginCapability> pluginCapabilities; // null: the mode's default
+    List<ControllerServiceCapability> controllerCapabilities = Capabilities.CONTROLLER.of(
         ControllerServiceCapability.RPC.Type.CREATE_DELETE_VOLUME,
         ControllerServiceCapability.RPC.Type.PUBLISH_UNPUBLISH_VOLUME);
-    private List<NodeServiceCapability> nodeCapabilities =
+    List<NodeServiceCapability> nodeCapabilities =
         Capabilities.NODE.of(NodeServiceCapability.RPC.Type.STAGE_UNSTAGE_VOLUME);
-    private String nodeId = "node-1";
-    private long maxVolumesPerNode;
-    private Map<String, String> accessibleTopology = Map.of();
-    private Duration latency = Duration.ZERO;
-    private boolean omitReady;
-    private Duration hangAfterReady;
-    private EventLoopGroup eventLoopGroup;
-    private LongSupplier ticker = System::nanoTime;
-    private Path stateFile;
+    String nodeId = "node-1";
+    long maxVolumesPerNode;
+    Map<String, String> accessibleTopology = Map.of();
+    Duration latency = Duration.ZERO;
+    boolean omitReady;
+    Duration hangAfterReady;
+    EventLoopGroup eventLoopGroup;
+    LongSupplier ticker = System::nanoTime;
+    Path stateFile;
 
     private Builder() {
     }
 
     /** Required. The socket path (made absolute); at most 107 bytes, the unix limit. */
     public Builder socket(Path socket) {
-      this.socket = checkedSocketPath(socket);
+      this.socket = SocketFiles.checkedPath(socket);
       return this;
-    }
-
-    /** The absolute, normalized socket path, refusing paths the kernel cannot bind. */
-    private static Path checkedSocketPath(Path socket) {
-      Objects.requireNonNull(socket, "socket");
-      Path absolute = socket.toAbsolutePath().normalize();
-      if (absolute.getParent() == null) {
-        throw new IllegalArgumentException("socket must name a file, not the root: " + socket);
-      }
-      return SocketPaths.checkLength("socket path", absolute);
     }
 
     /** GetPluginInfo name; default {@code mock.csi.dev}. Not validated, so clients can be fed bad names. */
@@ -841,28 +406,8 @@ public final class MockCsiPlugin implements AutoCloseable {
       plugin.add(PluginCapability.newBuilder().setVolumeExpansion(PluginCapability.VolumeExpansion.newBuilder()
           .setType(PluginCapability.VolumeExpansion.Type.ONLINE)).build());
       this.pluginCapabilities = List.copyOf(plugin);
-      this.controllerCapabilities = Capabilities.CONTROLLER.of(
-          ControllerServiceCapability.RPC.Type.CREATE_DELETE_VOLUME,
-          ControllerServiceCapability.RPC.Type.PUBLISH_UNPUBLISH_VOLUME,
-          ControllerServiceCapability.RPC.Type.LIST_VOLUMES,
-          ControllerServiceCapability.RPC.Type.GET_CAPACITY,
-          ControllerServiceCapability.RPC.Type.CREATE_DELETE_SNAPSHOT,
-          ControllerServiceCapability.RPC.Type.LIST_SNAPSHOTS,
-          ControllerServiceCapability.RPC.Type.CLONE_VOLUME,
-          ControllerServiceCapability.RPC.Type.PUBLISH_READONLY,
-          ControllerServiceCapability.RPC.Type.EXPAND_VOLUME,
-          ControllerServiceCapability.RPC.Type.LIST_VOLUMES_PUBLISHED_NODES,
-          ControllerServiceCapability.RPC.Type.VOLUME_CONDITION,
-          ControllerServiceCapability.RPC.Type.GET_VOLUME,
-          // GET_SNAPSHOT is implemented but not advertised: csi-sanity v5.3.1 does not
-          // know it yet and fails a plugin that advertises it.
-          ControllerServiceCapability.RPC.Type.SINGLE_NODE_MULTI_WRITER);
-      this.nodeCapabilities = Capabilities.NODE.of(
-          NodeServiceCapability.RPC.Type.STAGE_UNSTAGE_VOLUME,
-          NodeServiceCapability.RPC.Type.GET_VOLUME_STATS,
-          NodeServiceCapability.RPC.Type.EXPAND_VOLUME,
-          NodeServiceCapability.RPC.Type.VOLUME_CONDITION,
-          NodeServiceCapability.RPC.Type.SINGLE_NODE_MULTI_WRITER);
+      this.controllerCapabilities = DriverController.CAPABILITIES;
+      this.nodeCapabilities = DriverNode.CAPABILITIES;
       return this;
     }
 

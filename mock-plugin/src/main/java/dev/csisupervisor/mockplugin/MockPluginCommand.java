@@ -5,17 +5,13 @@ import dev.csisupervisor.csi.v1.ControllerServiceCapability;
 import dev.csisupervisor.csi.v1.NodeServiceCapability;
 import dev.csisupervisor.csi.v1.PluginCapability;
 import io.grpc.Status;
-import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.InputStreamReader;
 import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
@@ -23,8 +19,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.IntConsumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -34,8 +28,8 @@ import picocli.CommandLine.Spec;
 
 /**
  * The standalone mock plugin: parses options, starts a {@link MockCsiPlugin}, prints
- * {@code READY-TO-SERVE <socket>}, optionally obeys line commands on stdin, and returns an exit code
- * once the plugin stops.
+ * {@code READY-TO-SERVE <socket>}, optionally obeys line commands on stdin ({@link StdinControl}),
+ * and returns an exit code once the plugin stops.
  *
  * <p>In process mode (from {@code main}) a shutdown hook stops the plugin gracefully on
  * SIGTERM/SIGINT and {@code crash} halts the JVM, leaving the socket file; otherwise (tests) the
@@ -67,8 +61,6 @@ final class MockPluginCommand implements Callable<Integer> {
   static final int CRASH_EXIT_CODE = 3;
   static final String READY_LINE = "READY-TO-SERVE";
   private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s)?");
-
-  private static final Logger log = LoggerFactory.getLogger(MockPluginCommand.class);
 
   @Spec
   private CommandSpec spec;
@@ -275,7 +267,7 @@ final class MockPluginCommand implements Callable<Integer> {
       CompletableFuture.delayedExecutor(crashAfterMs, TimeUnit.MILLISECONDS).execute(() -> crash(plugin));
     }
     if (stdinControl) {
-      daemon("mock-csi-stdin", () -> readCommands(plugin));
+      daemon("mock-csi-stdin", new StdinControl(plugin, in, out, failMessage, () -> crash(plugin)));
     }
     plugin.awaitStopped();
     return crashed ? CRASH_EXIT_CODE : 0;
@@ -325,155 +317,6 @@ final class MockPluginCommand implements Callable<Integer> {
     return Path.of(path);
   }
 
-  private void readCommands(MockCsiPlugin plugin) {
-    try (BufferedReader reader = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
-      String line;
-      while ((line = reader.readLine()) != null) {
-        String command = line.strip();
-        if (command.isEmpty()) {
-          continue;
-        }
-        try {
-          apply(plugin, command);
-        } catch (RuntimeException e) {
-          reply("ERR " + e.getMessage());
-        }
-      }
-      // EOF: the parent closed our stdin; keep serving until stopped some other way.
-    } catch (IOException e) {
-      log.warn("reading stdin commands failed: {}", e.toString());
-    }
-  }
-
-  /**
-   * Applies one stdin command and replies {@code OK <command>}. Crash and stop reply first: after
-   * them there may be no process left to reply.
-   */
-  private void apply(MockCsiPlugin plugin, String command) {
-    String[] words = command.split("\\s+", 2);
-    String verb = words[0].toLowerCase(Locale.ROOT);
-    String arg = words.length > 1 ? words[1].strip() : "";
-    switch (verb) {
-      case "ready" -> plugin.setReady(true);
-      case "not-ready", "never-ready" -> plugin.setReady(false);
-      case "ready-after" -> plugin.readyAfter(Duration.ofMillis(millis(verb, arg)));
-      case "hang" -> {
-        if (arg.isEmpty()) {
-          plugin.hangProbes(true);
-        } else {
-          String[] parts = arg.split("\\s+");
-          if (parts.length > 2) {
-            throw new IllegalArgumentException("hang takes RPC [TIMES], got '" + arg + "'");
-          }
-          plugin.hangCalls(parts[0], parts.length > 1 ? times(parts[1]) : -1);
-        }
-      }
-      case "unhang" -> plugin.hangProbes(false);
-      case "fail" -> {
-        String[] parts = arg.split("\\s+", 2);
-        if (parts[0].isEmpty()) {
-          throw new IllegalArgumentException("fail needs a status code, e.g. 'fail UNAVAILABLE'");
-        }
-        Status.Code probeCode = statusCode(parts[0]);
-        if (probeCode != null) {
-          plugin.failProbes(probeCode, parts.length > 1 ? parts[1] : failMessage);
-        } else {
-          failCalls(plugin, arg);
-        }
-      }
-      case "delay" -> {
-        String[] parts = arg.split("\\s+");
-        if (parts.length != 2) {
-          throw new IllegalArgumentException("delay takes RPC DURATION, e.g. 'delay NodeStageVolume 500ms', got '"
-              + arg + "'");
-        }
-        plugin.delayCalls(parts[0], duration(parts[1]));
-      }
-      case "clear-faults" -> plugin.clearFaults();
-      case "calls" -> {
-        reply("OK calls " + required(verb, arg) + " " + plugin.callCount(arg));
-        return;
-      }
-      case "unfail" -> plugin.clearProbeFailure();
-      case "flap" -> plugin.flap(Duration.ofMillis(millis(verb, arg)));
-      case "unflap" -> plugin.stopFlapping();
-      case "latency" -> plugin.setLatency(Duration.ofMillis(millis(verb, arg)));
-      case "version" -> plugin.setVendorVersion(required(verb, arg));
-      case "name" -> plugin.setName(required(verb, arg));
-      case "status" -> {
-        reply("OK status probes=" + plugin.probeCount() + " hung=" + plugin.hungProbeCount()
-            + " ready=" + plugin.isReadyNow());
-        return;
-      }
-      case "crash" -> {
-        reply("OK crash");
-        crash(plugin);
-        return;
-      }
-      case "stop" -> {
-        reply("OK stop");
-        plugin.stop();
-        return;
-      }
-      default -> throw new IllegalArgumentException("unknown command: " + command);
-    }
-    reply("OK " + command);
-  }
-
-  /** {@code RPC CODE [TIMES] [MESSAGE]}: TIMES is there if the word after the code is a count or "always". */
-  private static void failCalls(MockCsiPlugin plugin, String arg) {
-    String[] parts = arg.split("\\s+", 4);
-    if (parts.length < 2) {
-      throw new IllegalArgumentException("fail takes CODE [MESSAGE] for probes or RPC CODE [TIMES] [MESSAGE],"
-          + " e.g. 'fail NodePublishVolume UNAVAILABLE 2', got '" + arg + "'");
-    }
-    String method = parts[0];
-    Status.Code code = statusCode(parts[1]);
-    if (code == null) {
-      throw new IllegalArgumentException("fail " + method + " needs a gRPC status code, got '" + parts[1] + "'");
-    }
-    int times = -1;
-    String message = null;
-    if (parts.length > 2) {
-      Integer count = parts[2].equalsIgnoreCase("always") ? Integer.valueOf(-1) : integerOrNull(parts[2]);
-      if (count != null) {
-        times = count;
-        message = parts.length > 3 ? parts[3] : null;
-      } else {
-        message = arg.split("\\s+", 3)[2];
-      }
-    }
-    plugin.failCalls(method, code, message != null ? message : "mock " + method + " failure", times);
-  }
-
-  /** The status code of that name, any case; null if it names none. */
-  private static Status.Code statusCode(String word) {
-    try {
-      return Status.Code.valueOf(word.toUpperCase(Locale.ROOT));
-    } catch (IllegalArgumentException e) {
-      return null;
-    }
-  }
-
-  private static int times(String word) {
-    if (word.equalsIgnoreCase("always")) {
-      return -1;
-    }
-    Integer count = integerOrNull(word);
-    if (count == null) {
-      throw new IllegalArgumentException("TIMES must be a count or 'always', got '" + word + "'");
-    }
-    return count;
-  }
-
-  private static Integer integerOrNull(String word) {
-    try {
-      return Integer.valueOf(word);
-    } catch (NumberFormatException e) {
-      return null;
-    }
-  }
-
   /** {@code 500ms}, {@code 2s}, or a bare number of milliseconds. */
   static Duration duration(String word) {
     Matcher m = DURATION.matcher(word);
@@ -484,13 +327,6 @@ final class MockPluginCommand implements Callable<Integer> {
     return "s".equals(m.group(2)) ? Duration.ofSeconds(amount) : Duration.ofMillis(amount);
   }
 
-  private void reply(String line) {
-    synchronized (out) {
-      out.println(line);
-      out.flush();
-    }
-  }
-
   private void crash(MockCsiPlugin plugin) {
     crashed = true;
     if (processMode) {
@@ -498,25 +334,6 @@ final class MockPluginCommand implements Callable<Integer> {
       halt.accept(CRASH_EXIT_CODE);
     }
     plugin.crash();
-  }
-
-  private static long millis(String verb, String arg) {
-    try {
-      long ms = Long.parseLong(required(verb, arg));
-      if (ms < 0) {
-        throw new IllegalArgumentException(verb + " needs milliseconds >= 0: " + arg);
-      }
-      return ms;
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException(verb + " needs milliseconds: '" + arg + "'");
-    }
-  }
-
-  private static String required(String verb, String arg) {
-    if (arg.isEmpty()) {
-      throw new IllegalArgumentException(verb + " needs an argument");
-    }
-    return arg;
   }
 
   private long nonNegative(String option, long value) {

@@ -281,6 +281,16 @@ final class Script {
     nodeCapabilities = List.copyOf(caps);
   }
 
+  /** Whether the node capabilities advertised now include the RPC capability {@code type}. */
+  boolean hasNodeCapability(NodeServiceCapability.RPC.Type type) {
+    for (NodeServiceCapability c : nodeCapabilities) {
+      if (c.hasRpc() && c.getRpc().getTypeValue() == type.getNumber()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   NodeGetInfoResponse nodeInfo() {
     return nodeInfo;
   }

@@ -1,5 +1,6 @@
 package dev.csisupervisor.mockplugin;
 
+import dev.csisupervisor.common.SocketPaths;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.StandardProtocolFamily;
@@ -12,14 +13,25 @@ import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.util.Objects;
 
-/** What the plugin does to the file system around its socket: prepare, clean up, leave stale. */
+/** What the plugin does to the file system around its socket: check the path, prepare, clean up, leave stale. */
 final class SocketFiles {
 
   private static final int S_IFMT = 0170000;
   private static final int S_IFSOCK = 0140000;
 
   private SocketFiles() {
+  }
+
+  /** The absolute, normalized socket path, refusing paths the kernel cannot bind. */
+  static Path checkedPath(Path socket) {
+    Objects.requireNonNull(socket, "socket");
+    Path absolute = socket.toAbsolutePath().normalize();
+    if (absolute.getParent() == null) {
+      throw new IllegalArgumentException("socket must name a file, not the root: " + socket);
+    }
+    return SocketPaths.checkLength("socket path", absolute);
   }
 
   /**

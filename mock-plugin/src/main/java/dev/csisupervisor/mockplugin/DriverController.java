@@ -1,0 +1,404 @@
+package dev.csisupervisor.mockplugin;
+
+import static dev.csisupervisor.mockplugin.DriverChecks.checkCapabilities;
+import static dev.csisupervisor.mockplugin.DriverChecks.invalid;
+import static dev.csisupervisor.mockplugin.DriverChecks.notFound;
+import static dev.csisupervisor.mockplugin.DriverChecks.requireCapabilities;
+import static dev.csisupervisor.mockplugin.DriverChecks.requireCapability;
+import static dev.csisupervisor.mockplugin.DriverChecks.requireId;
+import static dev.csisupervisor.mockplugin.DriverChecks.requireName;
+import static dev.csisupervisor.mockplugin.InMemoryDriver.healthy;
+
+import com.google.protobuf.Int64Value;
+import dev.csisupervisor.csi.v1.ControllerExpandVolumeRequest;
+import dev.csisupervisor.csi.v1.ControllerExpandVolumeResponse;
+import dev.csisupervisor.csi.v1.ControllerGetVolumeRequest;
+import dev.csisupervisor.csi.v1.ControllerGetVolumeResponse;
+import dev.csisupervisor.csi.v1.ControllerModifyVolumeRequest;
+import dev.csisupervisor.csi.v1.ControllerModifyVolumeResponse;
+import dev.csisupervisor.csi.v1.ControllerPublishVolumeRequest;
+import dev.csisupervisor.csi.v1.ControllerPublishVolumeResponse;
+import dev.csisupervisor.csi.v1.ControllerServiceCapability;
+import dev.csisupervisor.csi.v1.ControllerUnpublishVolumeRequest;
+import dev.csisupervisor.csi.v1.ControllerUnpublishVolumeResponse;
+import dev.csisupervisor.csi.v1.CreateSnapshotRequest;
+import dev.csisupervisor.csi.v1.CreateSnapshotResponse;
+import dev.csisupervisor.csi.v1.CreateVolumeRequest;
+import dev.csisupervisor.csi.v1.CreateVolumeResponse;
+import dev.csisupervisor.csi.v1.DeleteSnapshotRequest;
+import dev.csisupervisor.csi.v1.DeleteSnapshotResponse;
+import dev.csisupervisor.csi.v1.DeleteVolumeRequest;
+import dev.csisupervisor.csi.v1.DeleteVolumeResponse;
+import dev.csisupervisor.csi.v1.GetCapacityRequest;
+import dev.csisupervisor.csi.v1.GetCapacityResponse;
+import dev.csisupervisor.csi.v1.GetSnapshotRequest;
+import dev.csisupervisor.csi.v1.GetSnapshotResponse;
+import dev.csisupervisor.csi.v1.ListSnapshotsRequest;
+import dev.csisupervisor.csi.v1.ListSnapshotsResponse;
+import dev.csisupervisor.csi.v1.ListVolumesRequest;
+import dev.csisupervisor.csi.v1.ListVolumesResponse;
+import dev.csisupervisor.csi.v1.NodeServiceCapability;
+import dev.csisupervisor.csi.v1.ValidateVolumeCapabilitiesRequest;
+import dev.csisupervisor.csi.v1.ValidateVolumeCapabilitiesResponse;
+import dev.csisupervisor.csi.v1.VolumeContentSource;
+import dev.csisupervisor.mockplugin.InMemoryDriver.SnapshotState;
+import dev.csisupervisor.mockplugin.InMemoryDriver.VolumeState;
+import io.grpc.Status;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The Controller side of the {@link InMemoryDriver}: volumes and snapshots, created, deleted,
+ * published to the one node it knows (NodeGetInfo's node id), validated, listed in pages, and
+ * expanded, with the CSI spec v1.12.0's error codes and idempotency rules. Every call runs under
+ * the driver's lock and saves a change before it answers. Thread-safe.
+ */
+final class DriverController {
+
+  /** Capacity of a volume created without a capacity range. */
+  static final long DEFAULT_VOLUME_BYTES = 1L << 30;
+  /** Total capacity of the backing "pool", reported by GetCapacity. */
+  static final long TOTAL_CAPACITY_BYTES = 1L << 40;
+
+  /**
+   * The Controller RPC capabilities this side implements and advertises with
+   * {@link MockCsiPlugin.Builder#allCapabilities()}: all but MODIFY_VOLUME.
+   */
+  static final List<ControllerServiceCapability> CAPABILITIES = List.copyOf(Capabilities.CONTROLLER.of(
+      ControllerServiceCapability.RPC.Type.CREATE_DELETE_VOLUME,
+      ControllerServiceCapability.RPC.Type.PUBLISH_UNPUBLISH_VOLUME,
+      ControllerServiceCapability.RPC.Type.LIST_VOLUMES,
+      ControllerServiceCapability.RPC.Type.GET_CAPACITY,
+      ControllerServiceCapability.RPC.Type.CREATE_DELETE_SNAPSHOT,
+      ControllerServiceCapability.RPC.Type.LIST_SNAPSHOTS,
+      ControllerServiceCapability.RPC.Type.CLONE_VOLUME,
+      ControllerServiceCapability.RPC.Type.PUBLISH_READONLY,
+      ControllerServiceCapability.RPC.Type.EXPAND_VOLUME,
+      ControllerServiceCapability.RPC.Type.LIST_VOLUMES_PUBLISHED_NODES,
+      ControllerServiceCapability.RPC.Type.VOLUME_CONDITION,
+      ControllerServiceCapability.RPC.Type.GET_VOLUME,
+      // GET_SNAPSHOT is implemented but not advertised: csi-sanity v5.3.1 does not
+      // know it yet and fails a plugin that advertises it.
+      ControllerServiceCapability.RPC.Type.SINGLE_NODE_MULTI_WRITER));
+
+  private final InMemoryDriver driver;
+  private final Script script;
+  private final Clock clock;
+
+  DriverController(InMemoryDriver driver, Script script, Clock clock) {
+    this.driver = driver;
+    this.script = script;
+    this.clock = clock;
+  }
+
+  CreateVolumeResponse createVolume(CreateVolumeRequest r) {
+    String name = r.getName();
+    requireName("name", name);
+    requireCapabilities(r.getVolumeCapabilitiesList());
+    long required = r.getCapacityRange().getRequiredBytes();
+    long limit = r.getCapacityRange().getLimitBytes();
+    if (required < 0 || limit < 0) {
+      throw invalid("capacity_range must not be negative: required_bytes=" + required
+          + ", limit_bytes=" + limit);
+    }
+    if (limit > 0 && limit < required) {
+      throw invalid("capacity_range.limit_bytes " + limit + " is less than required_bytes " + required);
+    }
+    synchronized (driver.lock()) {
+      VolumeState existing = driver.findVolumeByName(name);
+      if (existing != null) {
+        boolean fits = existing.capacity >= required && (limit == 0 || existing.capacity <= limit);
+        if (!fits || !sameSource(existing.source, r)) {
+          throw Status.ALREADY_EXISTS.withDescription("volume '" + name + "' already exists with "
+              + existing.capacity + " bytes" + (existing.source != null ? " from " + existing.source : "")
+              + ", incompatible with this request").asRuntimeException();
+        }
+        return CreateVolumeResponse.newBuilder().setVolume(existing.toProto()).build();
+      }
+      long capacity = required > 0 ? required : (limit > 0 ? Math.min(limit, DEFAULT_VOLUME_BYTES) : DEFAULT_VOLUME_BYTES);
+      VolumeContentSource source = null;
+      if (r.hasVolumeContentSource()) {
+        source = r.getVolumeContentSource();
+        switch (source.getTypeCase()) {
+          case SNAPSHOT -> {
+            SnapshotState snap = driver.findSnapshot(source.getSnapshot().getSnapshotId());
+            if (snap == null) {
+              throw notFound("source snapshot '" + source.getSnapshot().getSnapshotId() + "' does not exist");
+            }
+            capacity = Math.max(capacity, snap.size());
+          }
+          case VOLUME -> {
+            VolumeState src = driver.findVolume(source.getVolume().getVolumeId());
+            if (src == null) {
+              throw notFound("source volume '" + source.getVolume().getVolumeId() + "' does not exist");
+            }
+            capacity = Math.max(capacity, src.capacity);
+          }
+          default -> throw invalid("volume_content_source has no snapshot or volume");
+        }
+        if (limit > 0 && capacity > limit) {
+          throw Status.OUT_OF_RANGE.withDescription("the source is " + capacity
+              + " bytes, more than limit_bytes " + limit).asRuntimeException();
+        }
+      }
+      if (capacity > TOTAL_CAPACITY_BYTES - driver.usedBytes()) {
+        throw Status.OUT_OF_RANGE.withDescription("not enough capacity for " + capacity + " bytes")
+            .asRuntimeException();
+      }
+      VolumeState v = driver.addVolume(name, capacity, source);
+      driver.persistLocked();
+      return CreateVolumeResponse.newBuilder().setVolume(v.toProto()).build();
+    }
+  }
+
+  private static boolean sameSource(VolumeContentSource existing, CreateVolumeRequest r) {
+    VolumeContentSource wanted = r.hasVolumeContentSource() ? r.getVolumeContentSource() : null;
+    return existing == null ? wanted == null : existing.equals(wanted);
+  }
+
+  DeleteVolumeResponse deleteVolume(DeleteVolumeRequest r) {
+    requireId("volume_id", r.getVolumeId());
+    synchronized (driver.lock()) {
+      VolumeState v = driver.findVolume(r.getVolumeId());
+      if (v != null && (!v.publishedAt.isEmpty() || !v.stagedAt.isEmpty())) {
+        throw Status.FAILED_PRECONDITION.withDescription("volume " + v.id
+            + " is still staged or published on the node").asRuntimeException();
+      }
+      driver.removeVolume(r.getVolumeId()); // unknown: already deleted, OK
+      driver.persistLocked();
+    }
+    return DeleteVolumeResponse.getDefaultInstance();
+  }
+
+  ControllerPublishVolumeResponse controllerPublish(ControllerPublishVolumeRequest r) {
+    requireId("volume_id", r.getVolumeId());
+    requireId("node_id", r.getNodeId());
+    requireCapability(r.hasVolumeCapability(), r.getVolumeCapability());
+    synchronized (driver.lock()) {
+      VolumeState v = driver.volume(r.getVolumeId());
+      if (!r.getNodeId().equals(nodeId())) {
+        throw notFound("node '" + r.getNodeId() + "' does not exist (this plugin serves node '" + nodeId() + "')");
+      }
+      Boolean readonly = v.publishedTo.get(r.getNodeId());
+      if (readonly != null) {
+        if (readonly != r.getReadonly()) {
+          throw Status.ALREADY_EXISTS.withDescription("volume " + v.id + " is already published to node "
+              + r.getNodeId() + " with readonly=" + readonly).asRuntimeException();
+        }
+      } else {
+        long max = script.nodeInfo().getMaxVolumesPerNode();
+        long onNode = driver.volumes().stream().filter(x -> x.publishedTo.containsKey(r.getNodeId())).count();
+        if (max > 0 && onNode >= max) {
+          throw Status.RESOURCE_EXHAUSTED.withDescription("node " + r.getNodeId() + " already has "
+              + onNode + " volumes published, its maximum").asRuntimeException();
+        }
+        v.publishedTo.put(r.getNodeId(), r.getReadonly());
+        driver.persistLocked();
+      }
+      return ControllerPublishVolumeResponse.newBuilder()
+          .putPublishContext("device", "/dev/mock/" + v.id)
+          .build();
+    }
+  }
+
+  ControllerUnpublishVolumeResponse controllerUnpublish(ControllerUnpublishVolumeRequest r) {
+    requireId("volume_id", r.getVolumeId());
+    synchronized (driver.lock()) {
+      VolumeState v = driver.findVolume(r.getVolumeId());
+      if (v != null) {
+        if (r.getNodeId().isEmpty()) {
+          v.publishedTo.clear(); // empty node id: from every node
+        } else {
+          v.publishedTo.remove(r.getNodeId());
+        }
+      }
+      driver.persistLocked();
+    }
+    return ControllerUnpublishVolumeResponse.getDefaultInstance();
+  }
+
+  ValidateVolumeCapabilitiesResponse validate(ValidateVolumeCapabilitiesRequest r) {
+    requireId("volume_id", r.getVolumeId());
+    requireCapabilities(r.getVolumeCapabilitiesList());
+    synchronized (driver.lock()) {
+      driver.volume(r.getVolumeId());
+    }
+    return ValidateVolumeCapabilitiesResponse.newBuilder()
+        .setConfirmed(ValidateVolumeCapabilitiesResponse.Confirmed.newBuilder()
+            .putAllVolumeContext(r.getVolumeContextMap())
+            .addAllVolumeCapabilities(r.getVolumeCapabilitiesList())
+            .putAllParameters(r.getParametersMap()))
+        .build();
+  }
+
+  ListVolumesResponse listVolumes(ListVolumesRequest r) {
+    synchronized (driver.lock()) {
+      List<VolumeState> all = new ArrayList<>(driver.volumes());
+      Page<VolumeState> page = page(all, r.getMaxEntries(), r.getStartingToken());
+      ListVolumesResponse.Builder out = ListVolumesResponse.newBuilder().setNextToken(page.nextToken());
+      for (VolumeState v : page.entries()) {
+        out.addEntries(ListVolumesResponse.Entry.newBuilder()
+            .setVolume(v.toProto())
+            .setStatus(ListVolumesResponse.VolumeStatus.newBuilder()
+                .addAllPublishedNodeIds(v.publishedTo.keySet())
+                .setVolumeCondition(healthy())));
+      }
+      return out.build();
+    }
+  }
+
+  GetCapacityResponse getCapacity(GetCapacityRequest r) {
+    checkCapabilities(r.getVolumeCapabilitiesList(), "volume_capabilities");
+    synchronized (driver.lock()) {
+      return GetCapacityResponse.newBuilder()
+          .setAvailableCapacity(TOTAL_CAPACITY_BYTES - driver.usedBytes())
+          .setMaximumVolumeSize(Int64Value.of(TOTAL_CAPACITY_BYTES))
+          .setMinimumVolumeSize(Int64Value.of(1))
+          .build();
+    }
+  }
+
+  CreateSnapshotResponse createSnapshot(CreateSnapshotRequest r) {
+    requireName("name", r.getName());
+    requireId("source_volume_id", r.getSourceVolumeId());
+    synchronized (driver.lock()) {
+      for (SnapshotState s : driver.snapshots()) {
+        if (s.name().equals(r.getName())) {
+          if (!s.sourceVolumeId().equals(r.getSourceVolumeId())) {
+            throw Status.ALREADY_EXISTS.withDescription("snapshot '" + r.getName()
+                + "' already exists for volume " + s.sourceVolumeId()).asRuntimeException();
+          }
+          return CreateSnapshotResponse.newBuilder().setSnapshot(s.toProto()).build();
+        }
+      }
+      VolumeState v = driver.volume(r.getSourceVolumeId());
+      SnapshotState s = driver.addSnapshot(r.getName(), v, clock.instant());
+      driver.persistLocked();
+      return CreateSnapshotResponse.newBuilder().setSnapshot(s.toProto()).build();
+    }
+  }
+
+  DeleteSnapshotResponse deleteSnapshot(DeleteSnapshotRequest r) {
+    requireId("snapshot_id", r.getSnapshotId());
+    synchronized (driver.lock()) {
+      driver.removeSnapshot(r.getSnapshotId());
+      driver.persistLocked();
+    }
+    return DeleteSnapshotResponse.getDefaultInstance();
+  }
+
+  ListSnapshotsResponse listSnapshots(ListSnapshotsRequest r) {
+    synchronized (driver.lock()) {
+      List<SnapshotState> all = new ArrayList<>();
+      for (SnapshotState s : driver.snapshots()) {
+        if ((r.getSnapshotId().isEmpty() || s.id().equals(r.getSnapshotId()))
+            && (r.getSourceVolumeId().isEmpty() || s.sourceVolumeId().equals(r.getSourceVolumeId()))) {
+          all.add(s);
+        }
+      }
+      Page<SnapshotState> page = page(all, r.getMaxEntries(), r.getStartingToken());
+      ListSnapshotsResponse.Builder out = ListSnapshotsResponse.newBuilder().setNextToken(page.nextToken());
+      for (SnapshotState s : page.entries()) {
+        out.addEntries(ListSnapshotsResponse.Entry.newBuilder().setSnapshot(s.toProto()));
+      }
+      return out.build();
+    }
+  }
+
+  GetSnapshotResponse getSnapshot(GetSnapshotRequest r) {
+    requireId("snapshot_id", r.getSnapshotId());
+    synchronized (driver.lock()) {
+      SnapshotState s = driver.findSnapshot(r.getSnapshotId());
+      if (s == null) {
+        throw notFound("snapshot '" + r.getSnapshotId() + "' does not exist");
+      }
+      return GetSnapshotResponse.newBuilder().setSnapshot(s.toProto()).build();
+    }
+  }
+
+  ControllerExpandVolumeResponse controllerExpand(ControllerExpandVolumeRequest r) {
+    requireId("volume_id", r.getVolumeId());
+    if (!r.hasCapacityRange()) {
+      throw invalid("capacity_range is required");
+    }
+    long required = r.getCapacityRange().getRequiredBytes();
+    long limit = r.getCapacityRange().getLimitBytes();
+    if (required < 0 || limit < 0 || (limit > 0 && limit < required)) {
+      throw invalid("capacity_range is invalid: required_bytes=" + required + ", limit_bytes=" + limit);
+    }
+    synchronized (driver.lock()) {
+      VolumeState v = driver.volume(r.getVolumeId());
+      if (limit > 0 && v.capacity > limit) {
+        throw Status.OUT_OF_RANGE.withDescription("volume " + v.id + " is already " + v.capacity
+            + " bytes, more than limit_bytes " + limit).asRuntimeException();
+      }
+      if (required > v.capacity) {
+        if (required - v.capacity > TOTAL_CAPACITY_BYTES - driver.usedBytes()) {
+          throw Status.OUT_OF_RANGE.withDescription("not enough capacity").asRuntimeException();
+        }
+        v.capacity = required;
+        driver.persistLocked();
+      }
+      return ControllerExpandVolumeResponse.newBuilder()
+          .setCapacityBytes(v.capacity)
+          .setNodeExpansionRequired(script.hasNodeCapability(NodeServiceCapability.RPC.Type.EXPAND_VOLUME))
+          .build();
+    }
+  }
+
+  ControllerGetVolumeResponse controllerGetVolume(ControllerGetVolumeRequest r) {
+    requireId("volume_id", r.getVolumeId());
+    synchronized (driver.lock()) {
+      VolumeState v = driver.volume(r.getVolumeId());
+      return ControllerGetVolumeResponse.newBuilder()
+          .setVolume(v.toProto())
+          .setStatus(ControllerGetVolumeResponse.VolumeStatus.newBuilder()
+              .addAllPublishedNodeIds(v.publishedTo.keySet())
+              .setVolumeCondition(healthy()))
+          .build();
+    }
+  }
+
+  ControllerModifyVolumeResponse controllerModify(ControllerModifyVolumeRequest r) {
+    requireId("volume_id", r.getVolumeId());
+    synchronized (driver.lock()) {
+      driver.volume(r.getVolumeId());
+    }
+    if (r.getMutableParametersCount() > 0) {
+      throw invalid("mutable_parameters " + r.getMutableParametersMap().keySet()
+          + " are not supported: this driver has no mutable parameters");
+    }
+    return ControllerModifyVolumeResponse.getDefaultInstance();
+  }
+
+  private String nodeId() {
+    return script.nodeInfo().getNodeId();
+  }
+
+  /** One page of a list call: its entries, and the token of the next page ({@code ""} after the last). */
+  private record Page<T>(List<T> entries, String nextToken) {}
+
+  /** The page of {@code all} that starts at {@code token}; an unreadable or out-of-range token is ABORTED (CSI). */
+  private static <T> Page<T> page(List<T> all, int maxEntries, String token) {
+    int size = all.size();
+    if (maxEntries < 0) {
+      throw invalid("max_entries must not be negative, got " + maxEntries);
+    }
+    int from = 0;
+    if (!token.isEmpty()) {
+      try {
+        from = Integer.parseInt(token);
+      } catch (NumberFormatException e) {
+        throw Status.ABORTED.withDescription("starting_token '" + token + "' is not a token this plugin issued")
+            .asRuntimeException();
+      }
+      if (from < 0 || from > size) {
+        throw Status.ABORTED.withDescription("starting_token '" + token + "' is out of range (" + size
+            + " entries)").asRuntimeException();
+      }
+    }
+    int to = maxEntries == 0 ? size : (int) Math.min(size, (long) from + maxEntries);
+    return new Page<>(all.subList(from, to), to < size ? Integer.toString(to) : "");
+  }
+}
