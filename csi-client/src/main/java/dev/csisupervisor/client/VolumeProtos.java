@@ -1,7 +1,17 @@
 package dev.csisupervisor.client;
 
+import dev.csisupervisor.csi.v1.ControllerExpandVolumeRequest;
+import dev.csisupervisor.csi.v1.ControllerPublishVolumeRequest;
+import dev.csisupervisor.csi.v1.ControllerUnpublishVolumeRequest;
 import dev.csisupervisor.csi.v1.CreateVolumeResponse;
+import dev.csisupervisor.csi.v1.DeleteVolumeRequest;
+import dev.csisupervisor.csi.v1.NodeExpandVolumeRequest;
+import dev.csisupervisor.csi.v1.NodeGetVolumeStatsRequest;
 import dev.csisupervisor.csi.v1.NodeGetVolumeStatsResponse;
+import dev.csisupervisor.csi.v1.NodePublishVolumeRequest;
+import dev.csisupervisor.csi.v1.NodeStageVolumeRequest;
+import dev.csisupervisor.csi.v1.NodeUnpublishVolumeRequest;
+import dev.csisupervisor.csi.v1.NodeUnstageVolumeRequest;
 import dev.csisupervisor.csi.v1.Topology;
 import dev.csisupervisor.csi.v1.Volume;
 import dev.csisupervisor.csi.v1.VolumeUsage;
@@ -11,9 +21,108 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
-/** The volume calls' values to and from their protobuf messages. */
+/**
+ * The volume calls' values to and from their protobuf messages: each call's request from our request record
+ * or arguments (already checked by the caller), and the values in its response.
+ */
 final class VolumeProtos {
   private VolumeProtos() {}
+
+  // ---- requests ----
+
+  static NodeStageVolumeRequest nodeStage(NodeStageRequest r) {
+    return NodeStageVolumeRequest.newBuilder()
+        .setVolumeId(r.volumeId())
+        .putAllPublishContext(r.publishContext())
+        .setStagingTargetPath(r.stagingPath().toString())
+        .setVolumeCapability(capability(r.capability()))
+        .putAllSecrets(r.secrets().reveal())
+        .putAllVolumeContext(r.volumeContext())
+        .build();
+  }
+
+  static NodeUnstageVolumeRequest nodeUnstage(String volumeId, Path stagingPath) {
+    return NodeUnstageVolumeRequest.newBuilder()
+        .setVolumeId(volumeId).setStagingTargetPath(stagingPath.toString()).build();
+  }
+
+  static NodePublishVolumeRequest nodePublish(NodePublishRequest r) {
+    NodePublishVolumeRequest.Builder q = NodePublishVolumeRequest.newBuilder()
+        .setVolumeId(r.volumeId())
+        .putAllPublishContext(r.publishContext())
+        .setTargetPath(r.targetPath().toString())
+        .setVolumeCapability(capability(r.capability()))
+        .setReadonly(r.readOnly())
+        .putAllSecrets(r.secrets().reveal())
+        .putAllVolumeContext(r.volumeContext());
+    r.stagingPath().ifPresent(p -> q.setStagingTargetPath(p.toString()));
+    return q.build();
+  }
+
+  static NodeUnpublishVolumeRequest nodeUnpublish(String volumeId, Path targetPath) {
+    return NodeUnpublishVolumeRequest.newBuilder()
+        .setVolumeId(volumeId).setTargetPath(targetPath.toString()).build();
+  }
+
+  static NodeGetVolumeStatsRequest nodeGetVolumeStats(String volumeId, Path volumePath, Optional<Path> stagingPath) {
+    NodeGetVolumeStatsRequest.Builder q = NodeGetVolumeStatsRequest.newBuilder()
+        .setVolumeId(volumeId).setVolumePath(volumePath.toString());
+    stagingPath.ifPresent(p -> q.setStagingTargetPath(p.toString()));
+    return q.build();
+  }
+
+  static NodeExpandVolumeRequest nodeExpand(NodeExpandRequest r) {
+    NodeExpandVolumeRequest.Builder q = NodeExpandVolumeRequest.newBuilder()
+        .setVolumeId(r.volumeId())
+        .setVolumePath(r.volumePath().toString())
+        .setCapacityRange(range(r.capacityRange()))
+        .putAllSecrets(r.secrets().reveal());
+    r.stagingPath().ifPresent(p -> q.setStagingTargetPath(p.toString()));
+    r.capability().ifPresent(c -> q.setVolumeCapability(capability(c)));
+    return q.build();
+  }
+
+  static dev.csisupervisor.csi.v1.CreateVolumeRequest createVolume(CreateVolumeRequest r) {
+    dev.csisupervisor.csi.v1.CreateVolumeRequest.Builder q = dev.csisupervisor.csi.v1.CreateVolumeRequest.newBuilder()
+        .setName(r.name())
+        .putAllParameters(r.parameters())
+        .putAllSecrets(r.secrets().reveal());
+    r.capacityRange().ifPresent(c -> q.setCapacityRange(range(c)));
+    r.capabilities().forEach(c -> q.addVolumeCapabilities(capability(c)));
+    return q.build();
+  }
+
+  static DeleteVolumeRequest deleteVolume(String volumeId, Secrets secrets) {
+    return DeleteVolumeRequest.newBuilder().setVolumeId(volumeId).putAllSecrets(secrets.reveal()).build();
+  }
+
+  static ControllerPublishVolumeRequest controllerPublish(ControllerPublishRequest r) {
+    return ControllerPublishVolumeRequest.newBuilder()
+        .setVolumeId(r.volumeId())
+        .setNodeId(r.nodeId())
+        .setVolumeCapability(capability(r.capability()))
+        .setReadonly(r.readOnly())
+        .putAllSecrets(r.secrets().reveal())
+        .putAllVolumeContext(r.volumeContext())
+        .build();
+  }
+
+  static ControllerUnpublishVolumeRequest controllerUnpublish(String volumeId, String nodeId, Secrets secrets) {
+    return ControllerUnpublishVolumeRequest.newBuilder()
+        .setVolumeId(volumeId).setNodeId(nodeId).putAllSecrets(secrets.reveal()).build();
+  }
+
+  static ControllerExpandVolumeRequest controllerExpand(String volumeId, CapacityRange capacityRange,
+      Optional<VolumeCapability> capability, Secrets secrets) {
+    ControllerExpandVolumeRequest.Builder q = ControllerExpandVolumeRequest.newBuilder()
+        .setVolumeId(volumeId)
+        .setCapacityRange(range(capacityRange))
+        .putAllSecrets(secrets.reveal());
+    capability.ifPresent(c -> q.setVolumeCapability(capability(c)));
+    return q.build();
+  }
+
+  // ---- values ----
 
   static dev.csisupervisor.csi.v1.VolumeCapability capability(VolumeCapability c) {
     dev.csisupervisor.csi.v1.VolumeCapability.Builder b = dev.csisupervisor.csi.v1.VolumeCapability.newBuilder()
