@@ -1,17 +1,8 @@
 package dev.csisupervisor.catalog;
 
 import com.google.protobuf.ByteString;
-import dev.csisupervisor.catalog.etcdpb.Compare;
-import dev.csisupervisor.catalog.etcdpb.DeleteRangeRequest;
-import dev.csisupervisor.catalog.etcdpb.PutRequest;
-import dev.csisupervisor.catalog.etcdpb.RangeRequest;
-import dev.csisupervisor.catalog.etcdpb.RangeResponse;
-import dev.csisupervisor.catalog.etcdpb.RequestOp;
-import dev.csisupervisor.catalog.etcdpb.TxnRequest;
-import dev.csisupervisor.catalog.etcdpb.TxnResponse;
 import dev.csisupervisor.common.Backoff;
 import dev.csisupervisor.registry.PluginEvent;
-import dev.csisupervisor.registry.PluginInfo;
 import dev.csisupervisor.registry.PluginListener;
 import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.registry.PluginType;
@@ -21,9 +12,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumMap;
-import java.util.HashMap;
-import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
@@ -35,9 +23,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The etcd publisher. Two threads: {@code events} takes registry events into {@link #desired} and
- * {@link #dirty} (never blocks); {@code io} does every etcd call as one state machine step
- * ({@link #runOnce()}): connect (lease, node key, reconcile, keep-alive), then flush the backlog in
+ * The etcd publisher. Two threads: {@code events} takes registry events into the {@link DesiredImage}
+ * (never blocks); {@code io} does every etcd call, through the {@link CatalogWriter}, as one state machine
+ * step ({@link #runOnce()}): connect (lease, node key, reconcile, keep-alive), then flush the backlog in
  * transactions. Any etcd failure drops back to "connect" after a backoff delay.
  */
 final class EtcdCatalogPublisher implements CatalogPublisher {
@@ -51,7 +39,6 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
   private final String nodeId;
   private final String hostname;
   private final long ttlSeconds;
-  private final int maxBacklog;
   private final int batchSize;
   private final Clock clock;
   private final boolean revokeOnClose;
@@ -61,17 +48,14 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
   private final Instant startedAt;
 
   // ---- guarded by this -----------------------------------------------------------------------
-  /** etcd key -> value of every local registration. */
-  private final Map<String, ByteString> desired = new HashMap<>();
-  /** Keys changed since last written, coalesced (newest value is in desired; absent = delete), with the change time. */
-  private final LinkedHashMap<String, Instant> dirty = new LinkedHashMap<>();
+  /** Every local registration as etcd keys, and the backlog of keys not yet written. */
+  private final DesiredImage image;
   private final Map<PluginType, Subscription> subscriptions = new EnumMap<>(PluginType.class);
   private boolean needReconcile;
   private boolean runScheduled;
   private long published;
   private long etcdErrors;
   private long reconciles;
-  private long overflows;
   private Duration lastPublishLag = Duration.ZERO;
   private String lastError = "";
 
@@ -87,12 +71,8 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
   private static final ScheduledExecutorService KEEPALIVE = Executors.newSingleThreadScheduledExecutor(daemon("catalog-keepalive"));
   private final Backoff backoff;
   private int failuresInRow;
-  /** What this publisher last wrote on its current lease, by key: lets a reconcile skip unchanged keys. */
-  private final Map<String, ByteString> lastWritten = new HashMap<>();
-  /** The lease of a previous run with the same node id, until a reconcile has taken over its keys. */
-  private long previousLease;
-  /** The node key's mod revision as this connection put it; every write is conditional on it ({@link #write}). */
-  private long nodeKeyRevision;
+  /** The node key, reconciles and batches, conditional on the node key's revision; what was last written. */
+  private final CatalogWriter writer;
 
   EtcdCatalogPublisher(CatalogPublisher.Builder b) {
     this.registry = b.registry;
@@ -101,8 +81,9 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
     this.nodeId = b.nodeId;
     this.hostname = b.hostname;
     this.ttlSeconds = b.leaseTtl.toSeconds();
-    this.maxBacklog = b.maxBacklog;
     this.batchSize = b.batchSize;
+    this.image = new DesiredImage(keys, nodeId, b.maxBacklog);
+    this.writer = new CatalogWriter(client, keys, nodeId, batchSize);
     this.backoff = b.newBackoff();
     this.clock = b.clock;
     this.revokeOnClose = b.revokeOnClose;
@@ -152,12 +133,7 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
     }
     synchronized (this) {
       subscriptions.put(type, sub);
-      // Replace this type's part of the desired image: after a lag the old one may be stale.
-      String typeRoot = keys.pluginsRoot() + type.id() + "/";
-      desired.keySet().removeIf(k -> k.startsWith(typeRoot));
-      for (PluginInfo p : sub.snapshot()) {
-        desired.put(keys.pluginKey(nodeId, p.key()), CatalogCodec.encode(CatalogEntry.of(nodeId, p)));
-      }
+      image.replaceType(type, sub.snapshot());
       needReconcile = true;
     }
     kick();
@@ -172,20 +148,9 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
 
     @Override
     public void onEvent(PluginEvent e) {
-      String key = keys.pluginKey(nodeId, e.plugin().key());
       synchronized (EtcdCatalogPublisher.this) {
-        if (e.kind() == PluginEvent.Kind.DEREGISTERED) {
-          desired.remove(key);
-        } else {
-          desired.put(key, CatalogCodec.encode(CatalogEntry.of(nodeId, e.plugin())));
-        }
-        if (!dirty.containsKey(key) && dirty.size() >= maxBacklog) {
-          // Bounded: drop the per-key backlog; a reconcile compares the whole image instead.
-          dirty.clear();
-          overflows++;
+        if (!image.apply(e)) {
           needReconcile = true;
-        } else {
-          dirty.putIfAbsent(key, e.time());
         }
       }
       kick();
@@ -304,16 +269,9 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
     if (leaseId == 0) {
       leaseId = client.grantLease(ttlSeconds);
       keepAliveAnsweredNanos = 0;
-      lastWritten.clear();
+      writer.leaseGranted();
     }
-    // A previous run with this node id (crashed, or restarted within its TTL): its keys are on its lease.
-    RangeResponse prev = client.range(RangeRequest.newBuilder().setKey(EtcdClient.bytes(keys.nodeKey(nodeId))).build());
-    if (prev.getKvsCount() > 0 && prev.getKvs(0).getLease() != 0 && prev.getKvs(0).getLease() != leaseId) {
-      previousLease = prev.getKvs(0).getLease();
-    }
-    NodeEntry node = new NodeEntry(nodeId, hostname, startedAt, ttlSeconds);
-    nodeKeyRevision = client.txn(TxnRequest.newBuilder().addSuccess(put(keys.nodeKey(nodeId), CatalogCodec.encode(node))).build())
-        .getHeader().getRevision();
+    writer.putNodeKey(leaseId, new NodeEntry(nodeId, hostname, startedAt, ttlSeconds));
     long lease = leaseId;
     keepAlive = LeaseKeepAlive.start(client, lease, ttlSeconds, KEEPALIVE, ttl -> {
       if (lease == leaseId) {
@@ -343,147 +301,39 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
     fail(e);
   }
 
-  /**
-   * Makes etcd's keys of this node exactly {@link #desired}. The node's keys are the ones on its lease (and on
-   * the lease of a previous run with the same node id, found on the node key): listing them costs the same
-   * however large the cluster is. What is missing or stale is put, what the registry no longer has is deleted.
-   */
+  /** Makes etcd's keys of this node exactly the desired image (see {@link CatalogWriter#reconcile}). */
   private void reconcile() {
     Map<String, ByteString> want;
     synchronized (this) {
       needReconcile = false;
-      want = new HashMap<>(desired);
-      dirty.clear(); // covered by this reconcile; changes from now on are dirty again
+      want = image.takeAll();
       reconciles++;
     }
-    List<ByteString> current = client.leaseKeys(leaseId);
-    if (current == null) {
-      throw new EtcdException("lease " + Long.toHexString(leaseId) + " expired", "LEASE_EXPIRED", null);
-    }
-    java.util.Set<String> onLease = ours(current);
-    java.util.Set<String> existing = new java.util.HashSet<>(onLease);
-    if (previousLease != 0) {
-      List<ByteString> old = client.leaseKeys(previousLease);
-      if (old != null) {
-        existing.addAll(ours(old));
-      }
-    }
-    List<RequestOp> ops = new ArrayList<>();
-    Map<String, ByteString> written = new HashMap<>();
-    int deletes = 0;
-    int unchanged = 0;
-    for (String key : existing) {
-      if (!want.containsKey(key)) {
-        ops.add(delete(key));
-        written.put(key, null);
-        deletes++;
-      }
-    }
-    for (Map.Entry<String, ByteString> e : want.entrySet()) {
-      if (onLease.contains(e.getKey()) && e.getValue().equals(lastWritten.get(e.getKey()))) {
-        unchanged++;
-      } else {
-        ops.add(put(e.getKey(), e.getValue()));
-        written.put(e.getKey(), e.getValue());
-      }
-    }
-    for (int i = 0; i < ops.size(); i += batchSize) {
-      write(ops.subList(i, Math.min(ops.size(), i + batchSize)));
-    }
-    written.forEach((k, v) -> {
-      if (v == null) {
-        lastWritten.remove(k);
-      } else {
-        lastWritten.put(k, v);
-      }
-    });
-    previousLease = 0;
+    int written = writer.reconcile(leaseId, want);
     synchronized (this) {
-      published += ops.size();
-    }
-    log.info("catalog: node {} reconciled with etcd: {} put, {} deleted, {} unchanged", nodeId, ops.size() - deletes,
-        deletes, unchanged);
-  }
-
-  /** The keys that are this node's plugin keys. */
-  private java.util.Set<String> ours(List<ByteString> keyList) {
-    java.util.Set<String> out = new java.util.HashSet<>();
-    for (ByteString k : keyList) {
-      String key = k.toStringUtf8();
-      var path = keys.parsePluginKey(key);
-      if (path.isPresent() && path.get().nodeId().equals(nodeId)) {
-        out.add(key);
-      }
-    }
-    return out;
-  }
-
-  /**
-   * Writes {@code ops} in one transaction, only if the node key is still as this connection put it. A write
-   * whose answer was lost (a stopped member, a dead leader) may yet be applied later, after newer ones; every
-   * connection puts the node key again, so such a late write of an earlier connection changes nothing. Its keys
-   * are forgotten from {@link #lastWritten}: the reconcile after the failure writes them again, whatever landed.
-   * Failing the check ourselves means the node key was written behind our back (a late write of an earlier
-   * connection, or another process with this node id): what etcd holds can no longer be trusted, so the
-   * publisher reconnects and rewrites every key.
-   */
-  private void write(List<RequestOp> ops) {
-    TxnRequest txn = TxnRequest.newBuilder()
-        .addCompare(Compare.newBuilder().setKey(EtcdClient.bytes(keys.nodeKey(nodeId))).setTarget(Compare.CompareTarget.MOD)
-            .setResult(Compare.CompareResult.EQUAL).setModRevision(nodeKeyRevision))
-        .addAllSuccess(ops).build();
-    TxnResponse r;
-    try {
-      r = client.txn(txn);
-    } catch (EtcdException e) {
-      for (RequestOp op : ops) {
-        lastWritten.remove((op.hasRequestPut() ? op.getRequestPut().getKey() : op.getRequestDeleteRange().getKey()).toStringUtf8());
-      }
-      throw e;
-    }
-    if (!r.getSucceeded()) {
-      lastWritten.clear();
-      throw new EtcdException("etcd " + client.endpoint() + ": node key " + keys.nodeKey(nodeId) + " changed behind the"
-          + " publisher's back (a late write of an earlier connection, or another agent with node id " + nodeId
-          + "); writing every key again", "NODE_KEY_CHANGED", null);
+      published += written;
     }
   }
 
   /** Writes up to {@link #batchSize} dirty keys in one transaction; false when nothing was left. */
   private boolean flushBatch() {
-    Map<String, Instant> batch = new LinkedHashMap<>();
-    List<RequestOp> ops = new ArrayList<>();
+    List<DesiredImage.Change> batch;
     synchronized (this) {
-      if (dirty.isEmpty() || needReconcile) {
+      if (image.backlogEmpty() || needReconcile) {
         return false;
       }
-      Iterator<Map.Entry<String, Instant>> it = dirty.entrySet().iterator();
-      while (it.hasNext() && batch.size() < batchSize) {
-        Map.Entry<String, Instant> e = it.next();
-        it.remove();
-        batch.put(e.getKey(), e.getValue());
-        ByteString v = desired.get(e.getKey());
-        ops.add(v == null ? delete(e.getKey()) : put(e.getKey(), v));
-      }
+      batch = image.takeBatch(batchSize);
     }
     try {
-      write(ops);
+      writer.writeChanges(leaseId, batch);
     } catch (EtcdException e) {
       synchronized (this) {
-        // Put them back (a newer change of the same key keeps its own, later, time: no harm either way).
-        batch.forEach(dirty::putIfAbsent);
+        image.putBack(batch);
       }
       throw e;
     }
-    for (RequestOp op : ops) {
-      if (op.hasRequestPut()) {
-        lastWritten.put(op.getRequestPut().getKey().toStringUtf8(), op.getRequestPut().getValue());
-      } else {
-        lastWritten.remove(op.getRequestDeleteRange().getKey().toStringUtf8());
-      }
-    }
     Instant now = clock.instant();
-    Instant oldest = batch.values().stream().min(Instant::compareTo).orElse(now);
+    Instant oldest = batch.stream().map(DesiredImage.Change::since).min(Instant::compareTo).orElse(now);
     synchronized (this) {
       published += batch.size();
       lastPublishLag = Duration.between(oldest, now).isNegative() ? Duration.ZERO : Duration.between(oldest, now);
@@ -491,19 +341,10 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
     return true;
   }
 
-  private RequestOp put(String key, ByteString value) {
-    return RequestOp.newBuilder().setRequestPut(PutRequest.newBuilder()
-        .setKey(EtcdClient.bytes(key)).setValue(value).setLease(leaseId)).build();
-  }
-
-  private static RequestOp delete(String key) {
-    return RequestOp.newBuilder().setRequestDeleteRange(DeleteRangeRequest.newBuilder().setKey(EtcdClient.bytes(key))).build();
-  }
-
   @Override
   public synchronized boolean awaitInSync(Duration timeout) throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
-    while (!(connected && dirty.isEmpty() && !needReconcile && reconciles > 0)) {
+    while (!(connected && image.backlogEmpty() && !needReconcile && reconciles > 0)) {
       long left = deadline - System.nanoTime();
       if (left <= 0 || state.get() == State.CLOSED) {
         return false;
@@ -517,14 +358,9 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
 
   @Override
   public synchronized PublisherStatus status() {
-    Instant now = clock.instant();
-    Duration oldest = Duration.ZERO;
-    if (!dirty.isEmpty()) {
-      Instant first = dirty.values().stream().min(Instant::compareTo).orElse(now);
-      oldest = Duration.between(first, now).isNegative() ? Duration.ZERO : Duration.between(first, now);
-    }
-    return new PublisherStatus(connected, client.endpoint().toString(), leaseId, leaseTtlLeft(), dirty.size(), oldest,
-        lastPublishLag, published, etcdErrors, reconciles, overflows, lastError);
+    Duration oldest = image.oldestWait(clock.instant());
+    return new PublisherStatus(connected, client.endpoint().toString(), leaseId, leaseTtlLeft(), image.backlog(), oldest,
+        lastPublishLag, published, etcdErrors, reconciles, image.overflows(), lastError);
   }
 
   /** The lease's TTL at its last keep-alive answer, less the time since; zero without a lease or an answer. */
