@@ -3,42 +3,29 @@ package dev.csisupervisor.agent;
 import static java.util.Objects.requireNonNull;
 
 import dev.csisupervisor.agent.TaskStatus.ProcessState;
-import dev.csisupervisor.tasks.artifact.ArtifactException;
 import dev.csisupervisor.tasks.artifact.ArtifactStore;
-import dev.csisupervisor.tasks.artifact.Revision;
-import dev.csisupervisor.agent.config.ConfigLoader;
 import dev.csisupervisor.agent.config.Interpolation;
 import dev.csisupervisor.agent.config.PluginSpec;
-import dev.csisupervisor.agent.metrics.AgentMetrics;
 import dev.csisupervisor.tasks.resources.ResourceMonitor;
 import dev.csisupervisor.tasks.resources.ResourceSample;
-import dev.csisupervisor.tasks.process.ExitReason;
 import dev.csisupervisor.tasks.process.LaunchedProcess;
 import dev.csisupervisor.tasks.process.ProcessRecords;
-import dev.csisupervisor.tasks.process.RestartTracker;
 import dev.csisupervisor.tasks.process.RotatingLog;
-import dev.csisupervisor.common.Durations;
 import dev.csisupervisor.supervisor.CsiPluginSupervisorHook;
 import dev.csisupervisor.supervisor.PoststartRequest;
 import dev.csisupervisor.supervisor.PrestartRequest;
 import dev.csisupervisor.supervisor.PrestartResponse;
-import dev.csisupervisor.supervisor.StopRequest;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Clock;
-import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -60,14 +47,18 @@ import org.slf4j.LoggerFactory;
  * running, then stops it and launches the new one under the same supervision hook, so the
  * registration is updated, not replaced; if the new revision cannot be fetched, the old process
  * keeps running. Older revisions are removed once a probe sent after the launch finds the new
- * process ready. The revisions' bookkeeping is {@link ArtifactRevisions}'; what the process runs,
- * {@link LaunchCommand}'s.
+ * process ready. The revisions' bookkeeping is {@link ArtifactRevisions}'; the fetch and the swap,
+ * {@link ArtifactSwap}'s; what the process runs, {@link LaunchCommand}'s.
  *
  * <p><b>Resources.</b> The process is sampled by the agent's {@link ResourceMonitor}; a plugin
  * that stays over a limit is stopped and goes through the restart path.
  *
- * <p>Thread-safe: every transition happens under {@link #lock}; exits and timers hop onto the
- * agent's scheduler. Nothing here blocks on a process.
+ * <p><b>Restarts.</b> The restart policy, restart requests and limit restarts are
+ * {@link TaskRestarts}'; stopping and detaching, {@link TaskStop}'s.
+ *
+ * <p>Thread-safe: every transition happens under {@link #lock}, which also guards the task's
+ * {@link ArtifactRevisions}, {@link ArtifactSwap}, {@link TaskRestarts} and {@link TaskStop};
+ * exits and timers hop onto the agent's scheduler. Nothing here blocks on a process.
  */
 final class PluginTask {
   private static final Logger log = LoggerFactory.getLogger(PluginTask.class);
@@ -77,11 +68,8 @@ final class PluginTask {
   private final ScheduledExecutorService scheduler;
   private final Clock clock;
   private final ProcessRecords records;
-  private final Duration grace;
   private final Consumer<AgentEvent> events;
-  private final AgentMetrics metrics;
   private final ResourceMonitor monitor;
-  private final RestartTracker tracker;
 
   private final Object lock = new Object();
   // Written under lock; volatile so that id, type and kind (which an update never changes) can
@@ -91,14 +79,14 @@ final class PluginTask {
   private ProcessState state = ProcessState.NEW;
   private LaunchedProcess process;
   private ScheduledFuture<?> pendingStart;
-  private boolean restartRequested;
-  private int restarts;
-  private int limitRestarts;
-  private CompletableFuture<Void> stopped;
-  /** The process is being stopped to launch a new revision or command: no restart policy. */
-  private boolean swapping;
   /** Which revision to launch, which one runs, the fetch in flight. */
   private final ArtifactRevisions artifact;
+  /** Fetching before a launch; stopping the process for a new revision or config. */
+  private final ArtifactSwap swap;
+  /** The restart policy, restart requests and limit restarts. */
+  private final TaskRestarts restarts;
+  /** Stopping or detaching, once. */
+  private final TaskStop stopping;
   /** Why the process last failed to start or exited on its own, and when; null if never. */
   private String lastFailure;
   private java.time.Instant lastFailureTime;
@@ -120,17 +108,17 @@ final class PluginTask {
     this.scheduler = services.scheduler();
     this.clock = services.clock();
     this.records = services.records();
-    this.grace = services.grace();
     this.events = services.events();
-    this.metrics = services.metrics();
     this.monitor = services.monitor();
     this.artifact = new ArtifactRevisions(spec.id(), services.artifacts(), scheduler,
         services.io(), lock);
-    this.tracker = new RestartTracker(spec.restart());
+    this.swap = new ArtifactSwap(this, artifact, services, lock);
+    this.restarts = new TaskRestarts(this, swap, spec.restart(), services, lock);
+    this.stopping = new TaskStop(this, artifact, services, lock);
     if (spec.launched()) {
       requireNonNull(logFile, "logFile");
       if (monitor != null) {
-        monitor.track(spec.id(), () -> currentPid, spec.limits(), this::limitExceeded);
+        monitor.track(spec.id(), () -> currentPid, spec.limits(), restarts::limitExceeded);
       }
     } else {
       state = ProcessState.EXTERNAL;
@@ -187,10 +175,11 @@ final class PluginTask {
     }
   }
 
-  private void launchLocked() {
+  /** Launches the current spec's process (its artifact fetched first if it is not ready). */
+  void launchLocked() {
     pendingStart = null;
     if (spec.artifact() != null && !artifact.isCurrent(spec.artifact())) {
-      fetchLocked(false);
+      swap.fetchLocked(false);
       return;
     }
     state = ProcessState.STARTING;
@@ -257,97 +246,13 @@ final class PluginTask {
     failed(reason);
     emit(AgentEvent.START_FAILED, reason);
     process = null;
-    decideRestart("failed to start: " + reason);
+    restarts.decideLocked("failed to start: " + reason);
   }
 
   /** Keeps {@code reason} as the last failure, shown by status until a later one. */
-  private void failed(String reason) {
+  void failed(String reason) {
     lastFailure = reason;
     lastFailureTime = clock.instant();
-  }
-
-  // ---- artifact ----------------------------------------------------------------------------
-
-  /**
-   * Makes the spec's artifact ready, then launches it; {@code whileRunning}: the current
-   * process keeps running until then (an update).
-   */
-  private void fetchLocked(boolean whileRunning) {
-    if (!whileRunning) {
-      state = ProcessState.FETCHING;
-    }
-    artifact.fetch(spec.artifact(), msg -> {
-      log.info("plugin={} alloc={}: {}", spec.id(), spec.allocId(), msg);
-      emit(AgentEvent.ARTIFACT_FETCHING, msg);
-    }, this::fetched);
-  }
-
-  private void fetched(Revision rev, Throwable error, boolean downloaded) {
-    if (state == ProcessState.STOPPING || state == ProcessState.STOPPED
-        || state == ProcessState.DETACHED) {
-      return; // stopped meanwhile
-    }
-    if (error != null) {
-      artifactFailed(error);
-      return;
-    }
-    artifact.ready(rev);
-    if (downloaded) {
-      metrics.artifactInstalled(spec.id());
-      emit(AgentEvent.ARTIFACT_READY, "revision " + rev.name() + " verified and installed");
-    }
-    if (process != null) {
-      swapLocked("new revision " + rev.name());
-    } else if (state == ProcessState.FETCHING || state == ProcessState.NEW) {
-      launchLocked();
-    }
-  }
-
-  private void artifactFailed(Throwable error) {
-    Throwable t = error;
-    while (t instanceof CompletionException && t.getCause() != null) {
-      t = t.getCause();
-    }
-    String reason = t instanceof ArtifactException ae ? ae.reason().label() : "io";
-    String msg = t.getMessage() == null ? t.toString() : t.getMessage();
-    artifact.failed(msg);
-    metrics.artifactFailure(spec.id(), reason);
-    if (process != null) {
-      // An update: the revision that runs now stays.
-      log.error("plugin={} alloc={}: the new artifact cannot be used, pid {} keeps running"
-          + " revision {}: {}", spec.id(), spec.allocId(), process.pid(),
-          artifact.running() == null ? "(none)" : artifact.running().name(), msg);
-      emit(AgentEvent.ARTIFACT_FAILED, msg + " (pid " + process.pid() + " keeps running "
-          + (artifact.running() == null ? "its command"
-              : "revision " + artifact.running().name()) + ")");
-      return;
-    }
-    state = ProcessState.FAILED;
-    log.error("plugin={} type={} alloc={}: artifact failed, not starting: {}", spec.id(),
-        kind(), spec.allocId(), msg);
-    emit(AgentEvent.ARTIFACT_FAILED, msg);
-  }
-
-  /** Stops the current process to launch the current spec (and revision) at once. */
-  private void swapLocked(String why) {
-    if (process == null) {
-      if (pendingStart != null) {
-        pendingStart.cancel(false);
-      }
-      launchLocked();
-      return;
-    }
-    if (swapping) {
-      return; // already stopping it; the exit launches what is current then
-    }
-    swapping = true;
-    String msg = "stopping pid " + process.pid() + " to start " + why;
-    log.info("plugin={} alloc={}: {}", spec.id(), spec.allocId(), msg);
-    emit(AgentEvent.RESTARTING_FOR_UPDATE, msg);
-    // Its registration must not look healthy while the process goes away and the new one
-    // starts: marked now, not a probe interval later.
-    hook.replacingProcess(msg);
-    process.terminate(grace, scheduler);
   }
 
   /**
@@ -363,8 +268,7 @@ final class PluginTask {
         throw new IllegalArgumentException("plugin " + spec.id() + ": " + next
             + " needs a new task, not an update");
       }
-      if (state == ProcessState.STOPPING || state == ProcessState.STOPPED
-          || state == ProcessState.DETACHED) {
+      if (stoppingLocked()) {
         return;
       }
       PluginSpec old = spec;
@@ -373,28 +277,7 @@ final class PluginTask {
         monitor.setLimits(next.id(), next.limits());
         log.info("plugin={}: resource limits now {}", next.id(), next.limits());
       }
-      boolean processChanged = !Objects.equals(old.command(), next.command())
-          || !old.args().equals(next.args()) || !old.env().equals(next.env())
-          || !Objects.equals(old.artifact(), next.artifact());
-      if (!processChanged) {
-        return;
-      }
-      if (next.artifact() != null && !artifact.isCurrent(next.artifact())) {
-        if (process != null) {
-          fetchLocked(true);
-        } else {
-          if (pendingStart != null) {
-            pendingStart.cancel(false);
-          }
-          fetchLocked(false);
-        }
-        return;
-      }
-      if (next.artifact() == null) {
-        artifact.dropped();
-      }
-      artifact.cancelFetch(); // a fetch for the previous config is no longer wanted
-      swapLocked("the new config");
+      swap.updatedLocked(old, next);
     }
   }
 
@@ -403,106 +286,33 @@ final class PluginTask {
    * sent after the current process was launched proves its revision: older ones are removed.
    */
   void probed(boolean ready, long sentNanos) {
-    Revision keep;
-    synchronized (lock) {
-      if (!ready || process == null || !spec.launched() || !artifact.confirmedBy(sentNanos)) {
-        return;
-      }
-      keep = artifact.running();
-    }
-    // keep == null: the plugin no longer runs an artifact, none of its revisions is needed.
-    artifact.pruneAllBut(keep);
+    swap.probed(ready, sentNanos);
   }
 
-  // ---- resource limits ---------------------------------------------------------------------
-
-  private void limitExceeded(String pluginId, ResourceMonitor.Breach breach) {
-    synchronized (lock) {
-      if (process == null || process.pid() != breach.pid() || state != ProcessState.RUNNING
-          || swapping) {
-        return;
-      }
-      limitRestarts++;
-      metrics.limitRestart(spec.id(), breach.resource().label());
-      String msg = breach.message() + "; stopping pid " + process.pid();
-      log.warn("plugin={} type={} alloc={}: {}", spec.id(), kind(), spec.allocId(), msg);
-      emit(AgentEvent.LIMIT_EXCEEDED, msg);
-      restartRequested = true;
-      process.terminate(grace, scheduler);
-    }
-  }
-
-  // ---- exit and restart --------------------------------------------------------------------
+  // ---- exit --------------------------------------------------------------------------------
 
   private void exited(LaunchedProcess p, int code) {
     synchronized (lock) {
       if (p != process) {
         return;
       }
-      process = null;
-      currentPid = 0;
+      forgetProcessLocked();
       try {
         records.remove(spec.id(), p.pid());
       } catch (IOException e) {
         log.warn("plugin={}: cannot remove process record: {}", spec.id(), e.toString());
       }
       String how = code < 0 ? "exited" : "exited with code " + code;
-      if (state == ProcessState.STOPPING || state == ProcessState.STOPPED
-          || state == ProcessState.DETACHED) {
+      if (stoppingLocked()) {
         return;
       }
-      if (swapping) {
+      if (swap.swappingLocked()) {
         // Stopped for a new config or revision: start that now, outside the restart policy.
-        swapping = false;
-        restartRequested = false;
-        emit(AgentEvent.PROCESS_EXITED, "pid " + p.pid() + " " + how);
-        restarts++;
-        metrics.restart(spec.id());
-        launchLocked();
+        swap.swappedLocked();
+        restarts.swapExitedLocked(p, how);
         return;
       }
-      boolean requested = restartRequested;
-      restartRequested = false;
-      log.warn("plugin={} type={} alloc={}: pid {} {}{}", spec.id(), kind(),
-          spec.allocId(), p.pid(), how, requested ? " (restart requested)" : "");
-      if (!requested) {
-        failed("pid " + p.pid() + " " + how + ExitReason.signal(code) + lastLogLine());
-      }
-      emit(AgentEvent.PROCESS_EXITED, "pid " + p.pid() + " " + how);
-      decideRestart("pid " + p.pid() + " " + how);
-    }
-  }
-
-  private void decideRestart(String why) {
-    RestartTracker.Decision d = tracker.onExit(clock.instant());
-    if (d instanceof RestartTracker.Decision.Restart r) {
-      state = ProcessState.RESTARTING;
-      String msg = "restarting in " + Durations.format(r.delay()) + " (attempt " + r.attempt()
-          + " of " + spec.restart().attempts() + " within "
-          + Durations.format(spec.restart().interval())
-          + (r.waitedForInterval() ? ", attempts used up: waited for the interval to end" : "")
-          + ")";
-      log.info("plugin={} alloc={}: {}", spec.id(), spec.allocId(), msg);
-      emit(AgentEvent.RESTART_SCHEDULED, msg);
-      pendingStart = scheduler.schedule(this::restartNow, r.delay().toNanos(),
-          TimeUnit.NANOSECONDS);
-    } else {
-      String reason = ((RestartTracker.Decision.GiveUp) d).reason();
-      state = ProcessState.FAILED;
-      log.error("plugin={} type={} alloc={}: not restarting after {}: {}", spec.id(), kind(),
-          spec.allocId(), why, reason);
-      emit(AgentEvent.NOT_RESTARTING, reason);
-    }
-  }
-
-  private void restartNow() {
-    synchronized (lock) {
-      if (state != ProcessState.RESTARTING) {
-        return;
-      }
-      restarts++;
-      metrics.restart(spec.id());
-      launchLocked();
+      restarts.exitedLocked(p, code, how);
     }
   }
 
@@ -511,21 +321,7 @@ final class PluginTask {
    * the process; its exit then takes the restart path.
    */
   void requestRestart(String reason) {
-    synchronized (lock) {
-      if (!spec.launched()) {
-        log.warn("plugin={} alloc={}: restart requested ({}), but the agent does not run this"
-            + " external plugin's process", spec.id(), spec.allocId(), reason);
-        emit(AgentEvent.RESTART_REQUESTED, "restart requested but the plugin is external: "
-            + reason);
-        return;
-      }
-      if (state != ProcessState.RUNNING || process == null) {
-        return; // already exiting, restarting, failed or stopping
-      }
-      restartRequested = true;
-      emit(AgentEvent.RESTART_REQUESTED, "stopping pid " + process.pid() + ": " + reason);
-      process.terminate(grace, scheduler);
-    }
+    restarts.requestRestart(reason);
   }
 
   // ---- stop --------------------------------------------------------------------------------
@@ -535,85 +331,15 @@ final class PluginTask {
    * the grace period). Completes when the process has exited. Idempotent.
    */
   CompletableFuture<Void> stop(String reason) {
-    LaunchedProcess p;
-    synchronized (lock) {
-      if (stopped != null) {
-        return stopped;
-      }
-      if (pendingStart != null) {
-        pendingStart.cancel(false);
-      }
-      p = process;
-      if (state != ProcessState.EXTERNAL) {
-        state = ProcessState.STOPPING;
-      }
-      artifact.cancelFetch();
-      stopped = new CompletableFuture<>();
-    }
-    if (monitor != null) {
-      monitor.untrack(spec.id());
-    }
-    try {
-      hook.stop(StopRequest.because(reason));
-    } catch (RuntimeException e) {
-      log.error("plugin={}: stopping supervision failed", spec.id(), e);
-    }
-    if (p == null) {
-      finishStop(null);
-      return stopped;
-    }
-    p.terminate(grace, scheduler).whenComplete((code, error) -> finishStop(p));
-    return stopped;
-  }
-
-  private void finishStop(LaunchedProcess p) {
-    synchronized (lock) {
-      if (spec.launched()) {
-        state = ProcessState.STOPPED;
-        try {
-          // Only this task's own record: the plugin may have been configured again since, and
-          // the new task's process recorded under the same id.
-          if (p != null) {
-            records.remove(spec.id(), p.pid());
-          }
-        } catch (IOException e) {
-          log.warn("plugin={}: cannot remove process record: {}", spec.id(), e.toString());
-        }
-        if (p != null) {
-          log.info("plugin={} alloc={}: stopped pid {}", spec.id(), spec.allocId(), p.pid());
-          emit(AgentEvent.PROCESS_STOPPED, "stopped pid " + p.pid());
-        }
-      }
-      process = null;
-      currentPid = 0;
-    }
-    stopped.complete(null);
+    return stopping.stop(reason);
   }
 
   /**
-   * Leaves the process running and its record in place, for the next agent start to re-attach.
-   * Supervision is not stopped here (that would deregister the plugin): the agent shuts the
-   * scheduler and the registry down instead, keeping the registrations in the state file.
+   * Leaves the process running and its record in place, for the next agent start to re-attach
+   * (see {@link TaskStop#detach}).
    */
   void detach() {
-    synchronized (lock) {
-      if (pendingStart != null) {
-        pendingStart.cancel(false);
-      }
-      artifact.cancelFetch();
-      if (monitor != null) {
-        monitor.untrack(spec.id());
-      }
-      if (process != null) {
-        log.info("plugin={} alloc={}: leaving pid {} running", spec.id(), spec.allocId(),
-            process.pid());
-        state = ProcessState.DETACHED;
-      } else if (state != ProcessState.EXTERNAL) {
-        state = ProcessState.STOPPED;
-      }
-    }
-    // Close the channel and end probing, but keep the registrations for the next start.
-    hook.detach("agent shutting down with leave_running");
+    stopping.detach();
   }
 
   // ---- status ------------------------------------------------------------------------------
@@ -623,29 +349,12 @@ final class PluginTask {
         : monitor.history(spec().id());
     synchronized (lock) {
       return new TaskStatus(spec.id(), spec.type(), spec.allocId(), spec.launched(), state,
-          process == null ? 0 : process.pid(), restarts,
+          process == null ? 0 : process.pid(), restarts.restartsLocked(),
           process != null && process.reattached(), hook.phase(), hook.healthy(),
           hook.socketPath(), logFile == null ? null : logFile.file(), false,
           artifact.running() == null ? null : artifact.running().name(), artifact.error(),
           spec.limits(),
-          limitRestarts, samples, lastFailure, lastFailureTime);
-    }
-  }
-
-  /**
-   * The last line the process wrote to its log, as a hint of why it exited:
-   * {@code "; last log line: <line>"}, or empty.
-   */
-  private String lastLogLine() {
-    if (logFile == null) {
-      return "";
-    }
-    try {
-      return ExitReason.lastLogLine(logFile.file());
-    } catch (IOException | RuntimeException e) {
-      log.debug("plugin={}: cannot read the end of {}: {}", spec.id(), logFile.file(),
-          e.toString());
-      return "";
+          restarts.limitRestartsLocked(), samples, lastFailure, lastFailureTime);
     }
   }
 
@@ -662,7 +371,50 @@ final class PluginTask {
     }
   }
 
-  private void emit(String type, String message) {
+  // ---- for ArtifactSwap, TaskRestarts and TaskStop, holding the lock -----------------------
+
+  ProcessState stateLocked() {
+    return state;
+  }
+
+  void stateLocked(ProcessState next) {
+    state = next;
+  }
+
+  /** Whether the task is being stopped, stopped or detached: nothing is launched any more. */
+  boolean stoppingLocked() {
+    return state == ProcessState.STOPPING || state == ProcessState.STOPPED
+        || state == ProcessState.DETACHED;
+  }
+
+  /** The current process; null if none runs. */
+  LaunchedProcess processLocked() {
+    return process;
+  }
+
+  /** The current process exited or was stopped. */
+  void forgetProcessLocked() {
+    process = null;
+    currentPid = 0;
+  }
+
+  /** A start scheduled for later (a restart's). */
+  void pendingStartLocked(ScheduledFuture<?> start) {
+    pendingStart = start;
+  }
+
+  void cancelPendingStartLocked() {
+    if (pendingStart != null) {
+      pendingStart.cancel(false);
+    }
+  }
+
+  /** Where a launched plugin's output goes; null for a socket-only plugin. */
+  RotatingLog logFile() {
+    return logFile;
+  }
+
+  void emit(String type, String message) {
     try {
       events.accept(new AgentEvent(clock.instant(), spec.id(), type, message));
     } catch (RuntimeException e) {
@@ -671,7 +423,7 @@ final class PluginTask {
   }
 
   /** controller, node or monolith, for log lines. */
-  private String kind() {
+  String kind() {
     return spec.type().dirName();
   }
 }

@@ -2,33 +2,18 @@ package dev.csisupervisor.agent.discovery;
 
 import static java.util.Objects.requireNonNull;
 
-import dev.csisupervisor.client.CsiErrorKind;
-import dev.csisupervisor.client.CsiException;
 import dev.csisupervisor.client.PluginKind;
-import dev.csisupervisor.common.PluginIds;
-import dev.csisupervisor.common.SocketPaths;
-import dev.csisupervisor.common.Backoff;
-import dev.csisupervisor.common.ExponentialBackoff;
 import dev.csisupervisor.common.FileWatcher;
 import dev.csisupervisor.common.FileWatcher.DirectoryEvent;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.Objects;
-import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -60,11 +45,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread-safe. Lifecycle {@code NEW → RUNNING → CLOSED}. All state changes and every
  * callback ({@link Supervision}, {@link Listener}) run on the scheduler, in order, under one
- * lock; the file watcher's thread hands watch events to the scheduler.
+ * lock; the file watcher's thread hands watch events to the scheduler. This class watches and
+ * lists the directory; each socket's way from found to supervised is {@link DiscoveredSockets}',
+ * guarded by the same lock.
  */
 public final class DiscoveryDir implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(DiscoveryDir.class);
-  private static final String SUFFIX = ".sock";
 
   /** What the agent does with a classified socket. */
   public interface Supervision {
@@ -124,35 +110,23 @@ public final class DiscoveryDir implements AutoCloseable {
 
   private final Path dir;
   private final ScheduledExecutorService scheduler;
-  private final SocketClassifier classifier;
-  private final Supervision supervision;
-  private final Predicate<String> reserved;
-  private final Listener listener;
-  private final Duration initialBackoff;
-  private final Duration maxBackoff;
   private final Duration rescanInterval;
-  private final Random random;
   private final FileWatcher watcher;
   private final boolean ownsWatcher;
 
   private final Object lock = new Object();
   private final AtomicReference<Lifecycle> lifecycle = new AtomicReference<>(Lifecycle.NEW);
-  // Guarded by lock.
-  private final Map<String, Known> known = new LinkedHashMap<>();
+  // Guarded by lock: the sockets' state, the watch and the re-listing.
+  private final DiscoveredSockets sockets;
   private FileWatcher.Watch watch;
   private ScheduledFuture<?> rescan;
 
   private DiscoveryDir(Builder b) {
     this.dir = requireNonNull(b.dir, "dir").toAbsolutePath().normalize();
     this.scheduler = requireNonNull(b.scheduler, "scheduler");
-    this.classifier = requireNonNull(b.classifier, "classifier");
-    this.supervision = requireNonNull(b.supervision, "supervision");
-    this.reserved = requireNonNull(b.reserved, "reserved");
-    this.listener = requireNonNull(b.listener, "listener");
-    this.initialBackoff = requireNonNull(b.initialBackoff, "initialBackoff");
-    this.maxBackoff = requireNonNull(b.maxBackoff, "maxBackoff");
+    this.sockets = new DiscoveredSockets(dir, scheduler, b, lock,
+        () -> lifecycle.get() == Lifecycle.RUNNING);
     this.rescanInterval = requireNonNull(b.rescanInterval, "rescanInterval");
-    this.random = requireNonNull(b.random, "random");
     this.ownsWatcher = b.watcher == null;
     this.watcher = ownsWatcher ? new FileWatcher("csi-agent-discovery") : b.watcher;
   }
@@ -192,24 +166,14 @@ public final class DiscoveryDir implements AutoCloseable {
    */
   public Set<String> candidateIds() {
     synchronized (lock) {
-      Set<String> ids = new HashSet<>();
-      for (Known k : known.values()) {
-        if (k.state != State.IGNORED) {
-          ids.add(k.id);
-        }
-      }
-      return ids;
+      return sockets.candidateIdsLocked();
     }
   }
 
   /** Every socket of the directory the agent knows of, by file name. */
   public List<Entry> entries() {
     synchronized (lock) {
-      List<Entry> out = new ArrayList<>();
-      for (Known k : known.values()) {
-        out.add(new Entry(k.socket, k.id, k.state, k.kind, k.message));
-      }
-      return out;
+      return sockets.entriesLocked();
     }
   }
 
@@ -230,12 +194,12 @@ public final class DiscoveryDir implements AutoCloseable {
               dir, rescanInterval.toMillis());
           case DELETED -> {
             if (!name.startsWith(".")) {
-              removedLocked(name, "socket " + dir.resolve(name) + " removed");
+              sockets.goneLocked(name);
             }
           }
           case CREATED -> {
             if (!name.startsWith(".")) {
-              appearedLocked(name);
+              sockets.appearedLocked(name);
             }
           }
         }
@@ -265,203 +229,7 @@ public final class DiscoveryDir implements AutoCloseable {
       log.warn("cannot list discovery directory {}: {}", dir, e.toString());
       return;
     }
-    for (String name : new ArrayList<>(known.keySet())) {
-      if (!present.contains(name)) {
-        removedLocked(name, "socket " + dir.resolve(name) + " removed");
-      }
-    }
-    for (String name : present) {
-      appearedLocked(name);
-    }
-  }
-
-  // ---- one file ----------------------------------------------------------------------------
-
-  private void appearedLocked(String name) {
-    Path socket = dir.resolve(name);
-    Object fileKey = socketKey(socket);
-    Known k = known.get(name);
-    if (k != null) {
-      if (fileKey != null && Objects.equals(fileKey, k.fileKey)) {
-        return; // the same socket, already handled
-      }
-      removedLocked(name, "socket " + socket + " replaced");
-    }
-    if (fileKey == null) {
-      log.debug("discovery: {} is not a socket; skipped", socket);
-      return;
-    }
-    String id = name.endsWith(SUFFIX) && name.length() > SUFFIX.length()
-        ? name.substring(0, name.length() - SUFFIX.length()) : name;
-    Known nk = new Known(name, id, socket, fileKey,
-        ExponentialBackoff.doubling(initialBackoff, maxBackoff, random));
-    known.put(name, nk);
-    String problem = problem(nk);
-    if (problem != null) {
-      ignoreLocked(nk, problem);
-      return;
-    }
-    log.info("discovery: found socket {} (plugin id {}); classifying it", socket, id);
-    classifyLocked(nk);
-  }
-
-  private String problem(Known k) {
-    Optional<String> badId = PluginIds.problem(k.id);
-    if (badId.isPresent()) {
-      return "plugin id " + badId.get() + " (from the file name " + k.name + ")";
-    }
-    if (reserved.test(k.id)) {
-      return "plugin id \"" + k.id + "\" is already used by a plugin in the config";
-    }
-    for (Known other : known.values()) {
-      if (other != k && other.id.equals(k.id) && other.state != State.IGNORED) {
-        return "plugin id \"" + k.id + "\" is already used by the socket " + other.socket;
-      }
-    }
-    if (!SocketPaths.fits(k.socket)) {
-      return SocketPaths.tooLong("its path", k.socket);
-    }
-    return null;
-  }
-
-  private void ignoreLocked(Known k, String why) {
-    k.state = State.IGNORED;
-    k.message = why;
-    log.warn("discovery: ignoring {}: {}", k.socket, why);
-    emit(k.id, IGNORED, "ignoring " + k.socket + ": " + why);
-  }
-
-  private void classifyLocked(Known k) {
-    k.state = k.attempts == 0 ? State.CLASSIFYING : State.RETRYING;
-    long generation = ++k.generation;
-    k.attempts++;
-    CompletableFuture<PluginKind> f;
-    try {
-      f = classifier.classify(k.socket);
-    } catch (RuntimeException e) {
-      f = CompletableFuture.failedFuture(e);
-    }
-    f.whenCompleteAsync((kind, error) -> classified(k, generation, kind, error), scheduler);
-  }
-
-  private void classified(Known k, long generation, PluginKind kind, Throwable error) {
-    synchronized (lock) {
-      if (lifecycle.get() != Lifecycle.RUNNING || known.get(k.name) != k
-          || generation != k.generation) {
-        return; // removed, replaced or closed meanwhile
-      }
-      if (error != null) {
-        notAnswering(k, error);
-        return;
-      }
-      Handle h;
-      try {
-        h = supervision.supervise(k.id, kind, k.socket);
-      } catch (RuntimeException e) {
-        ignoreLocked(k, "cannot be supervised: " + e.getMessage());
-        return;
-      }
-      k.handle = h;
-      k.kind = kind;
-      k.state = State.SUPERVISED;
-      k.message = "";
-      log.info("discovery: supervising {} as {} plugin {}", k.socket, kind, k.id);
-      emit(k.id, DISCOVERED, "supervising " + k.socket + " as a " + kind.dirName()
-          + " plugin");
-    }
-  }
-
-  private void notAnswering(Known k, Throwable error) {
-    String why = describe(error);
-    Duration delay = k.backoff.next();
-    k.state = State.RETRYING;
-    k.message = why + "; next try in " + delay.toMillis() + " ms";
-    if (!why.equals(k.lastReported)) {
-      // Reported when it starts failing, or fails differently; retries are not repeated.
-      k.lastReported = why;
-      log.warn("discovery: {} is not usable yet: {}; retrying with backoff", k.socket, why);
-      emit(k.id, NOT_ANSWERING, k.socket + ": " + why + "; retrying with backoff");
-    } else {
-      log.debug("discovery: {} still not usable: {}", k.socket, why);
-    }
-    long generation = k.generation;
-    k.retry = scheduler.schedule(() -> {
-      synchronized (lock) {
-        if (lifecycle.get() == Lifecycle.RUNNING && known.get(k.name) == k
-            && generation == k.generation) {
-          classifyLocked(k);
-        }
-      }
-    }, delay.toNanos(), TimeUnit.NANOSECONDS);
-  }
-
-  private void removedLocked(String name, String reason) {
-    Known k = known.remove(name);
-    if (k == null) {
-      return;
-    }
-    k.generation++;
-    if (k.retry != null) {
-      k.retry.cancel(false);
-    }
-    if (k.handle != null) {
-      try {
-        k.handle.stop(reason);
-      } catch (RuntimeException e) {
-        log.error("discovery: stopping supervision of {} failed", k.socket, e);
-      }
-      log.info("discovery: {}: plugin {} deregistered", reason, k.id);
-      emit(k.id, REMOVED, reason + ": plugin " + k.id + " deregistered");
-    } else if (k.state != State.IGNORED) {
-      log.info("discovery: {} before it could be classified", reason);
-    }
-    // A socket that was ignored because this one held its id may now take it.
-    for (Known other : new ArrayList<>(known.values())) {
-      if (other.state == State.IGNORED && other.id.equals(k.id) && k.state != State.IGNORED) {
-        known.remove(other.name);
-        appearedLocked(other.name);
-      }
-    }
-  }
-
-  // ---- helpers -----------------------------------------------------------------------------
-
-  /** The file's identity if it is a unix socket (not following links), else null. */
-  private static Object socketKey(Path p) {
-    try {
-      Object mode = Files.getAttribute(p, "unix:mode", LinkOption.NOFOLLOW_LINKS);
-      if (mode instanceof Integer m && (m & 0170000) == 0140000) {
-        // Device and inode: a chmod of the socket is the same socket, a new bind is not.
-        Object dev = Files.getAttribute(p, "unix:dev", LinkOption.NOFOLLOW_LINKS);
-        Object ino = Files.getAttribute(p, "unix:ino", LinkOption.NOFOLLOW_LINKS);
-        return List.of(dev, ino);
-      }
-      return null;
-    } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
-      return null;
-    }
-  }
-
-  private void emit(String id, String type, String message) {
-    try {
-      listener.onEvent(id, type, message);
-    } catch (RuntimeException e) {
-      log.error("discovery listener threw on {} {}", id, type, e);
-    }
-  }
-
-  private static String describe(Throwable error) {
-    Throwable t = error;
-    while ((t instanceof CompletionException || t instanceof ExecutionException)
-        && t.getCause() != null) {
-      t = t.getCause();
-    }
-    if (CsiException.find(t).map(e -> e.kind() == CsiErrorKind.CONNECTION_REFUSED)
-        .orElse(false)) {
-      return "stale socket: nothing is accepting connections on it";
-    }
-    String m = t.getMessage();
-    return m == null || m.isBlank() ? t.getClass().getSimpleName() : m;
+    sockets.listedLocked(present);
   }
 
   // ---- close -------------------------------------------------------------------------------
@@ -475,15 +243,14 @@ public final class DiscoveryDir implements AutoCloseable {
     if (was == Lifecycle.CLOSED) {
       return;
     }
-    List<Known> all;
+    List<DiscoveredSockets.Known> all;
     FileWatcher.Watch w;
     synchronized (lock) {
       w = watch;
       if (rescan != null) {
         rescan.cancel(false);
       }
-      all = new ArrayList<>(known.values());
-      known.clear();
+      all = sockets.takeAllLocked();
     }
     if (w != null) {
       w.cancel();
@@ -491,23 +258,7 @@ public final class DiscoveryDir implements AutoCloseable {
     if (ownsWatcher) {
       watcher.close();
     }
-    for (Known k : all) {
-      k.generation++;
-      if (k.retry != null) {
-        k.retry.cancel(false);
-      }
-      if (k.handle != null) {
-        try {
-          if (keepRegistrations) {
-            k.handle.detach("agent shutting down with leave_running");
-          } else {
-            k.handle.stop("agent shutting down");
-          }
-        } catch (RuntimeException e) {
-          log.error("discovery: ending supervision of {} failed", k.socket, e);
-        }
-      }
-    }
+    DiscoveredSockets.end(all, keepRegistrations);
   }
 
   /** {@link #close(boolean) close(false)}: deregisters every discovered plugin. */
@@ -516,44 +267,20 @@ public final class DiscoveryDir implements AutoCloseable {
     close(false);
   }
 
-  /** One file of the directory; guarded by the directory's lock. */
-  private static final class Known {
-    final String name;
-    final String id;
-    final Path socket;
-    final Object fileKey;
-    final Backoff backoff;
-    State state = State.CLASSIFYING;
-    PluginKind kind;
-    String message = "";
-    String lastReported;
-    long generation;
-    int attempts;
-    ScheduledFuture<?> retry;
-    Handle handle;
-
-    Known(String name, String id, Path socket, Object fileKey, Backoff backoff) {
-      this.name = name;
-      this.id = id;
-      this.socket = socket;
-      this.fileKey = fileKey;
-      this.backoff = backoff;
-    }
-  }
-
   /** Builder; the scheduler, the classifier and the supervision are required. */
   public static final class Builder {
-    private final Path dir;
-    private ScheduledExecutorService scheduler;
-    private SocketClassifier classifier;
-    private Supervision supervision;
-    private Predicate<String> reserved = id -> false;
-    private Listener listener = (id, type, message) -> { };
-    private Duration initialBackoff = Duration.ofMillis(500);
-    private Duration maxBackoff = Duration.ofSeconds(30);
-    private Duration rescanInterval = Duration.ofSeconds(30);
-    private Random random = new Random();
-    private FileWatcher watcher;
+    // Read by DiscoveryDir and DiscoveredSockets.
+    final Path dir;
+    ScheduledExecutorService scheduler;
+    SocketClassifier classifier;
+    Supervision supervision;
+    Predicate<String> reserved = id -> false;
+    Listener listener = (id, type, message) -> { };
+    Duration initialBackoff = Duration.ofMillis(500);
+    Duration maxBackoff = Duration.ofSeconds(30);
+    Duration rescanInterval = Duration.ofSeconds(30);
+    Random random = new Random();
+    FileWatcher watcher;
 
     private Builder(Path dir) {
       this.dir = dir;

@@ -1,0 +1,124 @@
+package dev.csisupervisor.agent.demo;
+
+import dev.csisupervisor.admin.v1.VolumeInfo;
+import dev.csisupervisor.cli.AdminClient;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The csi-agent processes of one demo step, children of the demo (the way the agent runs in
+ * production), one after the other on the same data dir: their config, their start, and what the
+ * demo asks them over their admin socket.
+ *
+ * <p>Under {@code dir}: {@code agent.yaml}, {@code data/} (the data dir, with the admin socket),
+ * and each agent's stdout and log as {@code <name>.out} and {@code <name>.log}. Used by one
+ * thread.
+ */
+final class ChildAgents {
+  private final Path dir;
+  private final Path config;
+  private final Path socket;
+  private final List<Process> started = new ArrayList<>();
+
+  ChildAgents(Path dir) {
+    this.dir = dir;
+    this.config = dir.resolve("agent.yaml");
+    this.socket = dir.resolve("data/agent.sock");
+  }
+
+  /** The agents' admin socket. */
+  Path socket() {
+    return socket;
+  }
+
+  /** Where the agent started as {@code name} logs. */
+  Path log(String name) {
+    return dir.resolve(name + ".log");
+  }
+
+  /**
+   * Creates the directory and writes the agents' config: a quiet agent (no metrics, a 2 s
+   * shutdown grace) probing every 200 ms ({@code fast}) or 500 ms, with {@code plugins} (YAML
+   * list items, one a line).
+   */
+  void writeConfig(boolean fast, String plugins) throws IOException {
+    Files.createDirectories(dir);
+    Files.writeString(config, "data_dir: data\nmetrics_address: off\nshutdown_grace: 2s\n"
+        + "defaults: {probe_interval: " + (fast ? "200ms" : "500ms") + "}\nplugins:\n"
+        + plugins);
+  }
+
+  /** Starts an agent on the config; it is killed by {@link #destroyAll} if still running. */
+  Process start(String name) throws IOException {
+    List<String> cmd = new ArrayList<>(List.of(
+        Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-XX:+UseSerialGC",
+        "-XX:TieredStopAtLevel=1", "-cp", absoluteClassPath(),
+        "dev.csisupervisor.agent.commands.Main", "run", "--config", config.toString()));
+    Process p = new ProcessBuilder(cmd)
+        .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+        .redirectOutput(dir.resolve(name + ".out").toFile())
+        .redirectError(log(name).toFile())
+        .start();
+    started.add(p);
+    return p;
+  }
+
+  /** Kills (SIGKILL) every agent started that still runs. */
+  void destroyAll() {
+    started.forEach(Process::destroyForcibly);
+  }
+
+  private static String absoluteClassPath() {
+    List<String> parts = new ArrayList<>();
+    for (String p : System.getProperty("java.class.path").split(java.io.File.pathSeparator)) {
+      if (!p.isEmpty()) {
+        parts.add(Path.of(p).toAbsolutePath().toString());
+      }
+    }
+    return String.join(java.io.File.pathSeparator, parts);
+  }
+
+  /** Healthy registrations at the agent's admin socket (all instances); confirmed ones only. */
+  int registered(boolean confirmedOnly) {
+    try (var c = AdminClient.connect(socket)) {
+      var it = c.watch(dev.csisupervisor.admin.v1.PluginType.PLUGIN_TYPE_UNSPECIFIED);
+      int n = 0;
+      for (int i = 0; i < 2; i++) {
+        for (var p : it.next().getSnapshot().getPluginsList()) {
+          if (p.getHealth().getHealthy() && !(confirmedOnly && p.getRestored())) {
+            n++;
+          }
+        }
+      }
+      return n;
+    } catch (Exception e) {
+      return -1; // not up (yet)
+    }
+  }
+
+  /** The agent's plugin processes: pid by plugin id, or none if it does not answer (yet). */
+  Map<String, Long> pluginPids() {
+    try (var c = AdminClient.connect(socket)) {
+      Map<String, Long> pids = new java.util.TreeMap<>();
+      for (var t : c.status().getTasksList()) {
+        pids.put(t.getId(), t.getPid());
+      }
+      return pids;
+    } catch (Exception e) {
+      return Map.of();
+    }
+  }
+
+  /** The agent's volumes, or none if it does not answer (yet). */
+  List<VolumeInfo> volumes() {
+    try (AdminClient c = AdminClient.connect(socket)) {
+      return c.listVolumes().getVolumesList();
+    } catch (AdminClient.AdminException e) {
+      return List.of();
+    }
+  }
+}
