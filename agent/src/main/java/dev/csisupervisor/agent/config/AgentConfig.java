@@ -39,6 +39,9 @@ public record AgentConfig(Path source, Path dataDir, Path csiRoot, Path adminSoc
     long logMaxBytes, int logMaxFiles, List<PluginSpec> plugins, Path discoveryDir,
     Duration resourceInterval, int resourceHistory, ProbeSettings discoveryProbe,
     Duration volumeMountWait, Duration volumeHealthInterval) {
+  /** The file in the data dir that records the launched plugin processes. */
+  public static final String PROCESSES_FILE = "processes.json";
+
 
   public static final String DEFAULT_ADMIN_SOCKET = "agent.sock";
   public static final String DEFAULT_CSI_ROOT = "csi";
@@ -126,7 +129,7 @@ public record AgentConfig(Path source, Path dataDir, Path csiRoot, Path adminSoc
 
   /** {@code <dataDir>/processes.json}: the launched processes, for re-attaching after a restart. */
   public Path processesFile() {
-    return dataDir.resolve("processes.json");
+    return dataDir.resolve(PROCESSES_FILE);
   }
 
   /** {@code <dataDir>/plugins}: downloaded plugin artifacts, one directory per revision. */

@@ -1,13 +1,19 @@
 package dev.csisupervisor.agent.demo;
 
 import dev.csisupervisor.admin.v1.VolumeInfo;
+import dev.csisupervisor.agent.config.AgentConfig;
 import dev.csisupervisor.cli.AdminClient;
+import dev.csisupervisor.tasks.process.LaunchedProcess;
+import dev.csisupervisor.tasks.process.ProcessRecord;
+import dev.csisupervisor.tasks.process.ProcessRecords;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The csi-agent processes of one demo step, children of the demo (the way the agent runs in
@@ -19,6 +25,9 @@ import java.util.Map;
  * thread.
  */
 final class ChildAgents {
+  /** The agents' shutdown grace ({@code shutdown_grace: 2s} in their config) and a margin. */
+  private static final Duration AGENT_STOP = Duration.ofSeconds(5);
+
   private final Path dir;
   private final Path config;
   private final Path socket;
@@ -67,9 +76,34 @@ final class ChildAgents {
     return p;
   }
 
-  /** Kills (SIGKILL) every agent started that still runs. */
+  /**
+   * Ends every agent started here and every plugin process they launched, so that a step that fails
+   * half-way leaves nothing running. An agent still running gets SIGTERM (it stops its plugins, re-attached
+   * ones too) and its shutdown grace plus a few seconds, then SIGKILL. A plugin launched by an agent that was
+   * killed outlives it (re-parented) and is named in the data dir's {@code processes.json}: each process
+   * recorded there that is still the same process (pid and start time) gets SIGKILL.
+   */
   void destroyAll() {
-    started.forEach(Process::destroyForcibly);
+    for (Process p : started) {
+      if (p.isAlive()) {
+        p.destroy();
+        try {
+          if (!p.waitFor(AGENT_STOP.toMillis(), TimeUnit.MILLISECONDS)) {
+            p.destroyForcibly();
+          }
+        } catch (InterruptedException e) {
+          p.destroyForcibly();
+          Thread.currentThread().interrupt();
+        }
+      }
+    }
+    try {
+      for (ProcessRecord r : ProcessRecords.read(dir.resolve("data").resolve(AgentConfig.PROCESSES_FILE)).values()) {
+        LaunchedProcess.reattach(r).flatMap(lp -> ProcessHandle.of(lp.pid())).ifPresent(ProcessHandle::destroyForcibly);
+      }
+    } catch (IOException e) {
+      // Unreadable: nothing more to find; the demo says its step failed either way.
+    }
   }
 
   private static String absoluteClassPath() {
