@@ -1,5 +1,6 @@
 package dev.csisupervisor.agent;
 
+import dev.csisupervisor.common.Futures;
 import dev.csisupervisor.agent.TaskStatus.ProcessState;
 import dev.csisupervisor.agent.config.PluginSpec;
 import dev.csisupervisor.agent.metrics.AgentMetrics;
@@ -8,7 +9,6 @@ import dev.csisupervisor.tasks.artifact.Revision;
 import dev.csisupervisor.tasks.process.LaunchedProcess;
 import java.time.Duration;
 import java.util.Objects;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ScheduledExecutorService;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -96,10 +96,7 @@ final class ArtifactSwap {
   private void artifactFailed(Throwable error) {
     PluginSpec spec = task.spec();
     LaunchedProcess process = task.processLocked();
-    Throwable t = error;
-    while (t instanceof CompletionException && t.getCause() != null) {
-      t = t.getCause();
-    }
+    Throwable t = Futures.unwrap(error);
     String reason = t instanceof ArtifactException ae ? ae.reason().label() : "io";
     String msg = t.getMessage() == null ? t.toString() : t.getMessage();
     artifact.failed(msg);

@@ -1,9 +1,8 @@
 package dev.csisupervisor.supervisor;
 
+import dev.csisupervisor.common.Futures;
 import dev.csisupervisor.client.CsiException;
 import java.util.Optional;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 
 /** How a failed probe or fingerprint reads: its message for people, and its kind for the hook's decisions. */
 final class ProbeFailures {
@@ -25,7 +24,7 @@ final class ProbeFailures {
     }
     Optional<CsiException> csi = CsiException.find(error);
     if (csi.isEmpty()) {
-      return unwrap(error).getClass().getName();
+      return Futures.unwrap(error).getClass().getName();
     }
     return switch (csi.get().kind()) {
       case SOCKET_NOT_FOUND, CONNECTION_REFUSED, CONNECTION_LOST -> NOTHING_SERVING;
@@ -35,16 +34,8 @@ final class ProbeFailures {
 
   /** The failure's own message, out of the wrappers futures put around it (its class name if it has none). */
   static String describe(Throwable error) {
-    Throwable t = unwrap(error);
+    Throwable t = Futures.unwrap(error);
     String m = t.getMessage();
     return m == null || m.isBlank() ? t.getClass().getSimpleName() : m;
-  }
-
-  private static Throwable unwrap(Throwable error) {
-    Throwable t = error;
-    while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
-      t = t.getCause();
-    }
-    return t;
   }
 }

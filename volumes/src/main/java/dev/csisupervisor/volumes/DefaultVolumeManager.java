@@ -1,5 +1,6 @@
 package dev.csisupervisor.volumes;
 
+import dev.csisupervisor.common.Futures;
 import dev.csisupervisor.client.CapacityRange;
 import dev.csisupervisor.client.ControllerPublishRequest;
 import dev.csisupervisor.client.CsiCapabilities;
@@ -229,7 +230,7 @@ final class DefaultVolumeManager implements VolumeManager {
           emit(VolumeEvent.Kind.MOUNTED, key, c.allocId(), target.toString());
           return mounted(done, c.allocId(), usage);
         })
-        .exceptionallyCompose(failure -> undoMount(node, key, c, unwrap(failure)));
+        .exceptionallyCompose(failure -> undoMount(node, key, c, Futures.unwrap(failure)));
   }
 
   /** A mount failed after (or while) committing its intent: undo what it did, then fail with its error. */
@@ -285,7 +286,7 @@ final class DefaultVolumeManager implements VolumeManager {
     }).whenComplete((v, e) -> {
       if (e != null) {
         // The intent could not be committed: nothing was done, the caller must know.
-        unmountWaiters.fail(key, allocId, gone, unwrap(e));
+        unmountWaiters.fail(key, allocId, gone, Futures.unwrap(e));
       }
     });
     return gone;
@@ -334,7 +335,7 @@ final class DefaultVolumeManager implements VolumeManager {
     return committer.commit(List.of(change)).handle((v, e) -> {
       if (e != null) {
         throw new java.util.concurrent.CompletionException(new VolumeException(Reason.STATE_ERROR,
-            "volume " + key + ": the state could not be committed, nothing was done: " + unwrap(e).getMessage(), unwrap(e)));
+            "volume " + key + ": the state could not be committed, nothing was done: " + Futures.unwrap(e).getMessage(), Futures.unwrap(e)));
       }
       if (next == null || next.isEmpty()) {
         records.remove(key);
@@ -438,9 +439,5 @@ final class DefaultVolumeManager implements VolumeManager {
 
   private static VolumeException closedError() {
     return new VolumeException(Reason.CLOSED, "volume manager is closed; pending operations stay recorded for the next start");
-  }
-
-  private static Throwable unwrap(Throwable t) {
-    return VolumeContext.unwrap(t);
   }
 }

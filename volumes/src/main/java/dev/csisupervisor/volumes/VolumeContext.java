@@ -8,14 +8,4 @@ import java.util.Map;
  * retries, and the listeners.
  */
 record VolumeContext(Map<VolumeKey, VolumeRecord> records, Plugins plugins, VolumeLanes lanes, CsiCalls calls,
-    VolumeEvents events) {
-
-  /** A failure's own cause, out of the wrappers futures put around it. */
-  static Throwable unwrap(Throwable t) {
-    while ((t instanceof java.util.concurrent.CompletionException || t instanceof java.util.concurrent.ExecutionException)
-        && t.getCause() != null) {
-      t = t.getCause();
-    }
-    return t;
-  }
-}
+    VolumeEvents events) {}

@@ -1,5 +1,6 @@
 package dev.csisupervisor.volumes;
 
+import dev.csisupervisor.common.Futures;
 import dev.csisupervisor.client.CsiCapabilities;
 import dev.csisupervisor.client.VolumeStats;
 import dev.csisupervisor.volumes.Plugins.NodePlugin;
@@ -110,7 +111,7 @@ final class VolumeHealth {
       VolumeKey key = r.key();
       ctx.lanes().submit(key, () -> statsOnLane(key, Optional.empty())).whenComplete((stats, e) -> {
         if (e != null) {
-          log.debug("condition of {} not read: {}", key, VolumeContext.unwrap(e).getMessage());
+          log.debug("condition of {} not read: {}", key, Futures.unwrap(e).getMessage());
           return;
         }
         stats.condition().ifPresent(c -> {

@@ -1,5 +1,6 @@
 package dev.csisupervisor.volumes;
 
+import dev.csisupervisor.common.Futures;
 import dev.csisupervisor.client.Secrets;
 import dev.csisupervisor.volumes.Plugins.ControllerPlugin;
 import dev.csisupervisor.volumes.Plugins.NodePlugin;
@@ -90,7 +91,7 @@ final class VolumeSettler {
     }
     chain = chain.thenCompose(x -> unstageUnused(node, p, what));
     chain = chain.thenCompose(x -> controllerUnpublishIfUnused(p, what));
-    return chain.handle((x, failure) -> failure == null ? null : VolumeContext.unwrap(failure))
+    return chain.handle((x, failure) -> failure == null ? null : Futures.unwrap(failure))
         .thenCompose(failure -> {
           VolumeRecord end = p.record;
           CompletableFuture<VolumeRecord> saved = end.equals(start)
@@ -101,7 +102,7 @@ final class VolumeSettler {
             }
             VolumeRecord now = ctx.records().get(key);
             if (failure != null || commitFailure != null) {
-              Throwable why = failure != null ? failure : VolumeContext.unwrap(commitFailure);
+              Throwable why = failure != null ? failure : Futures.unwrap(commitFailure);
               log.warn("volume {}: pending work left ({}); retrying", key, why.getMessage());
               ctx.events().emit(VolumeEvent.Kind.PENDING, key, "", String.valueOf(why.getMessage()));
               retries.schedule(key);

@@ -1,5 +1,6 @@
 package dev.csisupervisor.agent.admin;
 
+import dev.csisupervisor.common.Futures;
 import dev.csisupervisor.admin.v1.CreateVolumeRequest;
 import dev.csisupervisor.admin.v1.CreateVolumeResponse;
 import dev.csisupervisor.admin.v1.DeleteVolumeRequest;
@@ -29,7 +30,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -174,7 +174,7 @@ public final class VolumeAdminService extends VolumeAdminGrpc.VolumeAdminImplBas
 
   /** A failed volume operation as a gRPC status; the message is the manager's (it names the RPC, code, plugin). */
   static Status status(Throwable failure) {
-    Throwable t = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+    Throwable t = Futures.unwrap(failure);
     Optional<VolumeException> v = VolumeException.find(t);
     if (v.isEmpty()) {
       if (t instanceof IllegalArgumentException) {

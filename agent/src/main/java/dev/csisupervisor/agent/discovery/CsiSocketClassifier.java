@@ -2,6 +2,7 @@ package dev.csisupervisor.agent.discovery;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.csisupervisor.common.Futures;
 import dev.csisupervisor.client.CsiCapabilities;
 import dev.csisupervisor.client.CsiClient;
 import dev.csisupervisor.client.CsiClientOptions;
@@ -48,14 +49,14 @@ public final class CsiSocketClassifier implements SocketClassifier {
     CompletableFuture<CsiNodeInfo> node = client.nodeInfoAsync();
     CompletableFuture<PluginKind> result = caps.handle((c, capsError) -> {
       if (capsError != null) {
-        throw new CompletionException(unwrap(capsError));
+        throw new CompletionException(Futures.unwrap(capsError));
       }
       return c;
     }).thenCombine(node.handle((n, nodeError) -> nodeError), (c, nodeError) -> {
       boolean controller = c.contains(CsiCapabilities.CONTROLLER_SERVICE);
       boolean isNode = nodeError == null;
       if (nodeError != null && !unimplemented(nodeError)) {
-        throw new CompletionException(unwrap(nodeError));
+        throw new CompletionException(Futures.unwrap(nodeError));
       }
       if (controller && isNode) {
         return PluginKind.MONOLITH;
@@ -79,10 +80,4 @@ public final class CsiSocketClassifier implements SocketClassifier {
         && s.code() == StatusCode.UNIMPLEMENTED).isPresent();
   }
 
-  private static Throwable unwrap(Throwable t) {
-    while (t instanceof CompletionException && t.getCause() != null) {
-      t = t.getCause();
-    }
-    return t;
-  }
 }

@@ -2,6 +2,7 @@ package dev.csisupervisor.agent.discovery;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.csisupervisor.common.Futures;
 import dev.csisupervisor.agent.discovery.DiscoveryDir.Entry;
 import dev.csisupervisor.agent.discovery.DiscoveryDir.Handle;
 import dev.csisupervisor.agent.discovery.DiscoveryDir.Listener;
@@ -29,8 +30,6 @@ import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -330,11 +329,7 @@ final class DiscoveredSockets {
   }
 
   private static String describe(Throwable error) {
-    Throwable t = error;
-    while ((t instanceof CompletionException || t instanceof ExecutionException)
-        && t.getCause() != null) {
-      t = t.getCause();
-    }
+    Throwable t = Futures.unwrap(error);
     if (CsiException.find(t).map(e -> e.kind() == CsiErrorKind.CONNECTION_REFUSED)
         .orElse(false)) {
       return "stale socket: nothing is accepting connections on it";
