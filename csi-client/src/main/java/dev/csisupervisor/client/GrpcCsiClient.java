@@ -47,6 +47,12 @@ final class GrpcCsiClient implements CsiClient {
     T map(R response) throws CsiException;
   }
 
+  /**
+   * How long the re-asked HTTP/2 preface may wait for the peer's first bytes. It runs on a Netty I/O thread
+   * that every plugin's calls share, so it is short: a server that broke the handshake answered at once.
+   */
+  private static final Duration PREFACE_ANSWER_WAIT = Duration.ofMillis(250);
+
   private final Path socket;
   private final CsiClientOptions options;
   private final StatusTranslator translator;
@@ -56,7 +62,7 @@ final class GrpcCsiClient implements CsiClient {
     this.socket = socket;
     this.options = options;
     this.translator = new StatusTranslator(socket, options, SocketInspector::tryConnect,
-        peer -> SocketInspector.answerToHttp2Preface(peer, StatusTranslator.FIRST_BYTES, options.callTimeout()));
+        peer -> SocketInspector.answerToHttp2Preface(peer, StatusTranslator.FIRST_BYTES, PREFACE_ANSWER_WAIT));
     this.channels = new PluginChannel(socket, options.maxInboundMessageBytes());
   }
 
@@ -293,7 +299,8 @@ final class GrpcCsiClient implements CsiClient {
           result.completeExceptionally(new CallCancelledException(socket, name, "the client is closed"));
           return;
         }
-        if (!connected && mayRetry && ch.isShutdown() && status.getCode() == Status.Code.UNAVAILABLE) {
+        if (!connected && mayRetry && ch.isShutdown() && status.getCode() == Status.Code.UNAVAILABLE
+            && status.getCause() == null) { // gRPC's own "channel shut down", not a refusal of this call
           // Another call replaced this channel between our getting it and starting: use the new one.
           start(method, request, mapper, result, deadline, timeout, false);
           return;
