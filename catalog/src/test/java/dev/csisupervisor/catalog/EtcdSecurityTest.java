@@ -3,6 +3,7 @@ package dev.csisupervisor.catalog;
 import static dev.csisupervisor.catalog.Plugins.plugin;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -121,15 +122,16 @@ class EtcdSecurityTest {
         long t0 = System.nanoTime();
         long errors0 = p.status().etcdErrors();
         await().atMost(Duration.ofSeconds(5)).until(() -> System.nanoTime() - t0 > Duration.ofSeconds(2).toNanos());
-        // At most one failed attempt (one log line) per backoff step of 200-400 ms (±20%): no retry storm.
+        // At most one failed attempt (one log line) per backoff step of 200-400 ms (±20%): no retry storm. Only
+        // the storm is bounded: how many steps a loaded machine fits into 2 s is not this test's business.
         long perStep = p.status().etcdErrors() - errors0;
-        assertTrue(perStep >= 3 && perStep <= 2000 / 160, "errors in 2 s: " + perStep);
+        assertTrue(perStep >= 1 && perStep <= 2000 / 160, "errors in 2 s: " + perStep);
         String e = p.status().lastError();
         assertTrue(e.contains("authenticate as 'csi' failed") && e.contains("invalid user ID or password"), e);
         assertEquals(e.indexOf("invalid user ID or password"), e.lastIndexOf("invalid user ID or password"), "said once: " + e);
-        assertTrue(!e.contains("not-the-password"), e);
+        assertFalse(e.contains("not-the-password"), e);
         assertEquals(1, r.listAll(PluginType.CSI_NODE).size(), "the registry is not held up");
-        assertTrue(!p.status().connected());
+        assertFalse(p.status().connected());
       } finally {
         r.close();
       }

@@ -23,7 +23,7 @@ public final class ExponentialBackoff implements Backoff {
   private final Random random;
   private double nextNanos;
 
-  public ExponentialBackoff(
+  ExponentialBackoff(
       Duration initial, Duration max, double multiplier, double jitter, Random random) {
     requireNonNull(initial, "initial");
     requireNonNull(max, "max");

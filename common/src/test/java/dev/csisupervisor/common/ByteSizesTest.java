@@ -24,5 +24,10 @@ class ByteSizesTest {
     assertEquals(123, ByteSizes.parse("123"));
     assertThrows(IllegalArgumentException.class, () -> ByteSizes.parse("99999999999999999999"));
     assertThrows(IllegalArgumentException.class, () -> ByteSizes.parse("1TiB"));
+    assertThrows(IllegalArgumentException.class, () -> ByteSizes.parse("9999999999999GiB"), "overflow when multiplied");
+    for (String bad : new String[] {"", " ", "1.5MiB", "-1", "MiB", "10 MiB extra"}) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ByteSizes.parse(bad), bad);
+      assertEquals("'" + bad + "' is not a size (use bytes or 512KiB, 10MiB, 1GiB)", e.getMessage());
+    }
   }
 }

@@ -39,5 +39,10 @@ class ExponentialBackoffTest {
         () -> ExponentialBackoff.doubling(Duration.ZERO, Duration.ofSeconds(1), new Random(1))).getMessage());
     assertEquals("max PT1S must be >= initial PT2S", assertThrows(IllegalArgumentException.class,
         () -> ExponentialBackoff.doubling(Duration.ofSeconds(2), Duration.ofSeconds(1), new Random(1))).getMessage());
+    // The constructor's own rules, for the presets to come: a factor that grows, a jitter below 1.
+    assertThrows(IllegalArgumentException.class, () -> new ExponentialBackoff(
+        Duration.ofMillis(1), Duration.ofSeconds(1), 0.5, 0.2, new Random(1)));
+    assertThrows(IllegalArgumentException.class, () -> new ExponentialBackoff(
+        Duration.ofMillis(1), Duration.ofSeconds(1), 2, 1.0, new Random(1)));
   }
 }

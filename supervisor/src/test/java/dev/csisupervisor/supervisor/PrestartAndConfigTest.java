@@ -1,6 +1,5 @@
 package dev.csisupervisor.supervisor;
 
-import dev.csisupervisor.common.ExponentialBackoff;
 import dev.csisupervisor.testing.FakeScheduler;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -164,15 +163,5 @@ class PrestartAndConfigTest {
     assertTrue(e.getMessage().startsWith("allocId"), e.getMessage());
     e = assertThrows(IllegalArgumentException.class, () -> new TaskContext("a\u0001", "t"));
     assertTrue(e.getMessage().contains("control characters"), e.getMessage());
-  }
-
-  @Test
-  void exponentialBackoff_rejectsBadArguments() {
-    assertThrows(IllegalArgumentException.class, () -> new ExponentialBackoff(Duration.ZERO,
-        Duration.ofSeconds(1), 2, 0.2, new Random()));
-    assertThrows(IllegalArgumentException.class, () -> new ExponentialBackoff(
-        Duration.ofMillis(1), Duration.ofSeconds(1), 0.5, 0.2, new Random()));
-    assertThrows(IllegalArgumentException.class, () -> new ExponentialBackoff(
-        Duration.ofMillis(1), Duration.ofSeconds(1), 2, 1.0, new Random()));
   }
 }
