@@ -29,7 +29,7 @@ final class AdminProtos {
 
   private AdminProtos() {}
 
-  /** {@code GetAgentStatus}: the agent, its tasks and the discovery directory. */
+  /** The cluster catalog publisher's state, for {@code GetAgentStatus}. */
   static CatalogPublisherStatus catalogProto(ClusterNode n) {
     PublisherStatus s = n.status();
     return CatalogPublisherStatus.newBuilder()
@@ -51,6 +51,7 @@ final class AdminProtos {
         .build();
   }
 
+  /** {@code GetAgentStatus}: the agent, its tasks and the discovery directory. */
   static GetAgentStatusResponse agentStatus(Agent agent) {
     AgentConfig config = agent.config();
     InetSocketAddress metrics = agent.metricsAddress().orElse(null);

@@ -496,7 +496,6 @@ public final class Agent implements AutoCloseable {
     return registry;
   }
 
-  /** The volume manager (for embedding and tests); null before start. */
   /**
    * The agent's cluster catalog membership: {@link ClusterMembership#apply} with the config's {@code cluster:}
    * section after {@link #start()}; a reload from the file applies it again.
@@ -517,6 +516,7 @@ public final class Agent implements AutoCloseable {
     return c == null ? Optional.empty() : c.node();
   }
 
+  /** The volume manager (for embedding and tests); null before start. */
   public VolumeManager volumes() {
     return volumes;
   }

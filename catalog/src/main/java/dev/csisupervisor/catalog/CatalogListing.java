@@ -4,7 +4,6 @@ import com.google.protobuf.ByteString;
 import dev.csisupervisor.catalog.etcdpb.KeyValue;
 import dev.csisupervisor.catalog.etcdpb.RangeRequest;
 import dev.csisupervisor.catalog.etcdpb.RangeResponse;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Map;
 import org.slf4j.Logger;
@@ -34,9 +33,7 @@ final class CatalogListing {
             Map<String, CatalogEntry> p = new HashMap<>();
             Map<String, NodeEntry> n = new HashMap<>();
             long rev = list(c, keys, p, n, serializable);
-            Map<String, NodeEntry> byId = new HashMap<>();
-            n.values().forEach(e -> byId.put(e.nodeId(), e));
-            ClusterSnapshot s = new ClusterSnapshot(rev, byId, new ArrayList<>(p.values()));
+            ClusterSnapshot s = ClusterSnapshot.of(rev, n.values(), p.values());
             String endpoint = c.endpoint().toString();
             return new ClusterRead(s, serializable
                 ? new ViewFreshness(rev, null, true, null, endpoint, first.getMessage())

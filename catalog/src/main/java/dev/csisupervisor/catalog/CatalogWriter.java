@@ -25,7 +25,9 @@ import org.slf4j.LoggerFactory;
  * passes.
  *
  * <p>Not thread-safe and takes no lock: only the publisher's io thread calls it, one etcd call at a time.
- * Failures are the {@link EtcdException}s of the etcd calls, thrown after what was written is noted.
+ * Failures are the {@link EtcdException}s of the etcd calls, thrown as they come: a key whose write is not
+ * noted as written (a failed batch, or the batches of a reconcile that failed later) is written again by the
+ * next reconcile.
  */
 final class CatalogWriter {
   private static final Logger log = LoggerFactory.getLogger(CatalogWriter.class);

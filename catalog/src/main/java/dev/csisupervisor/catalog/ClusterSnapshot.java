@@ -33,6 +33,13 @@ public record ClusterSnapshot(long revision, Map<String, NodeEntry> nodes, List<
     entries = List.copyOf(sorted);
   }
 
+  /** A snapshot of the mirror's values: node entries (keyed here by node id) and registrations, in any order. */
+  static ClusterSnapshot of(long revision, java.util.Collection<NodeEntry> nodes, java.util.Collection<CatalogEntry> entries) {
+    Map<String, NodeEntry> byId = new TreeMap<>();
+    nodes.forEach(n -> byId.put(n.nodeId(), n));
+    return new ClusterSnapshot(revision, byId, new ArrayList<>(entries));
+  }
+
   /** Every plugin name's counts, sorted by name; with {@code type} non-null only names that have that type. */
   public List<PluginSummary> plugins(PluginType type) {
     TreeSet<String> names = new TreeSet<>();

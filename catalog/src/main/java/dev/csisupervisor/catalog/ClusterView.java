@@ -1,7 +1,9 @@
 package dev.csisupervisor.catalog;
 
 import dev.csisupervisor.common.Bounds;
+import java.time.Clock;
 import java.time.Duration;
+import java.util.Objects;
 import java.util.concurrent.Executor;
 
 /**
@@ -31,7 +33,7 @@ public interface ClusterView extends AutoCloseable {
    * @throws EtcdException if etcd cannot be read
    */
   static ClusterSnapshot read(EtcdOptions etcd, String prefix) {
-    return CatalogListing.read(etcd, CatalogKeys.of(prefix), false, java.time.Clock.systemUTC()).snapshot();
+    return CatalogListing.read(etcd, CatalogKeys.of(prefix), false, Clock.systemUTC()).snapshot();
   }
 
   /**
@@ -42,7 +44,7 @@ public interface ClusterView extends AutoCloseable {
    * @throws EtcdException if no member can be read at all
    */
   static ClusterRead readAllowingStale(EtcdOptions etcd, String prefix) {
-    return CatalogListing.read(etcd, CatalogKeys.of(prefix), true, java.time.Clock.systemUTC());
+    return CatalogListing.read(etcd, CatalogKeys.of(prefix), true, Clock.systemUTC());
   }
 
   /**
@@ -80,7 +82,7 @@ public interface ClusterView extends AutoCloseable {
   /** Builds a {@link ClusterView}. Not thread-safe. */
   final class Builder extends EtcdClientSettings<Builder> {
     int maxSubscriberBacklog = 100_000;
-    java.time.Clock clock = java.time.Clock.systemUTC();
+    Clock clock = Clock.systemUTC();
 
     Builder() {}
 
@@ -96,8 +98,8 @@ public interface ClusterView extends AutoCloseable {
     }
 
     /** The wall clock of {@link ViewFreshness} times (default UTC system clock). */
-    public Builder clock(java.time.Clock clock) {
-      this.clock = java.util.Objects.requireNonNull(clock, "clock");
+    public Builder clock(Clock clock) {
+      this.clock = Objects.requireNonNull(clock, "clock");
       return this;
     }
 

@@ -111,10 +111,7 @@ final class EtcdClusterView implements ClusterView {
   @Override
   public synchronized ClusterSnapshot snapshot() {
     if (cached == null) {
-      List<CatalogEntry> entries = new ArrayList<>(plugins.values());
-      Map<String, NodeEntry> byId = new HashMap<>();
-      nodes.values().forEach(n -> byId.put(n.nodeId(), n));
-      cached = new ClusterSnapshot(revision, byId, entries);
+      cached = ClusterSnapshot.of(revision, nodes.values(), plugins.values());
     }
     return cached;
   }

@@ -32,7 +32,7 @@ import org.slf4j.LoggerFactory;
  * on disk: the socket of every supervised plugin ({@link #watchFile}), so a plugin whose socket
  * appears is probed at once instead of at its next backoff tick or steady probe, and a directory
  * whose entries come and go ({@link #watchDirectory}), such as the agent's discovery directory.
- * A host makes one and hands it to each user ({@link CsiPluginSupervisor.Builder#fileWatcher});
+ * A host makes one and hands it to each user (the supervisor's builder takes it as {@code fileWatcher});
  * every directory is watched once, however many users wait on it.
  *
  * <p>A file whose directory does not exist yet is followed from the <em>nearest existing

@@ -1,5 +1,6 @@
 package dev.csisupervisor.mockplugin;
 
+import dev.csisupervisor.common.CsiEndpoint;
 import dev.csisupervisor.common.Bounds;
 import dev.csisupervisor.csi.v1.ControllerServiceCapability;
 import dev.csisupervisor.csi.v1.NodeServiceCapability;
@@ -207,7 +208,7 @@ public final class MockCsiPlugin extends ScriptedPlugin implements AutoCloseable
 
   /** The target string a gRPC channel builder accepts: {@code unix:///abs/path}. */
   public String target() {
-    return "unix://" + socket;
+    return CsiEndpoint.of(socket);
   }
 
   public MockMode mode() {

@@ -21,8 +21,7 @@ import java.util.function.Consumer;
  * the only one that changes the sequences, reads {@link #lastSequence} without it. Not thread-safe on its own.
  */
 final class EventStreams {
-  private final int maxBacklog;
-  private final Duration closeTimeout;
+  private final Subscriber.Limits limits;
   private final Map<PluginType, Long> sequences; // guarded by stateLock; changed only by the committer
   private final Map<PluginType, List<Subscriber>> subscribers = new EnumMap<>(PluginType.class); // guarded by stateLock
 
@@ -33,8 +32,7 @@ final class EventStreams {
    */
   EventStreams(Map<PluginType, Long> sequences, int maxBacklog, Duration closeTimeout) {
     this.sequences = sequences;
-    this.maxBacklog = maxBacklog;
-    this.closeTimeout = closeTimeout;
+    this.limits = new Subscriber.Limits(maxBacklog, closeTimeout);
     for (PluginType t : PluginType.values()) {
       subscribers.put(t, new ArrayList<>());
     }
@@ -67,7 +65,7 @@ final class EventStreams {
    */
   Subscriber add(PluginType type, PluginListener listener, Executor executor, List<PluginInfo> snapshot,
       Consumer<Subscriber> unregister) {
-    Subscriber s = new Subscriber(type, listener, executor, new Subscriber.Limits(maxBacklog, closeTimeout),
+    Subscriber s = new Subscriber(type, listener, executor, limits,
         new Subscriber.Start(snapshot, sequences.get(type)), unregister);
     subscribers.get(type).add(s);
     return s;

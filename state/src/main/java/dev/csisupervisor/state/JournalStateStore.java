@@ -104,7 +104,7 @@ public final class JournalStateStore implements StateStore {
   private final Object lock = new Object();
   private final ExecutorService segmentPreparer; // the pipeline's own thread, or null when a test gave one
   private final JournalWriter writer; // guarded by lock
-  private final Checkpointer checkpoints; // guarded by lock
+  private final Checkpointer checkpoints; // its methods are called holding lock
   private boolean closed; // guarded by lock
   /** What open() replayed, kept for the first loadAll() (a restore, right after open); dropped by a change. */
   private Map<String, byte[]> openedRecords; // guarded by lock

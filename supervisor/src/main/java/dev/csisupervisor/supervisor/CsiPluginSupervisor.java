@@ -31,15 +31,7 @@ public final class CsiPluginSupervisor implements AutoCloseable {
   static final int REGISTRY_THREADS = 4;
 
   private final Path csiRoot;
-  private final PluginRegistry registry;
-  private final ScheduledExecutorService scheduler;
-  private final Executor registryExecutor;
   private final ExecutorService ownedRegistryExecutor;
-  private final Clock clock;
-  private final Random random;
-  private final PluginConnection.Connector connector;
-  private final ProbeObserver probeObserver;
-  private final LongSupplier nanoTicker;
   private final FileWatcher watcher;
   private final boolean ownsWatcher;
   private final AtomicReference<State> state = new AtomicReference<>(State.RUNNING);
@@ -50,10 +42,11 @@ public final class CsiPluginSupervisor implements AutoCloseable {
     if (!csiRoot.isAbsolute()) {
       throw new IllegalArgumentException("csiRoot must be an absolute path, got " + csiRoot);
     }
-    this.registry = requireNonNull(b.registry, "registry");
-    this.scheduler = requireNonNull(b.scheduler, "scheduler");
+    PluginRegistry registry = requireNonNull(b.registry, "registry");
+    ScheduledExecutorService scheduler = requireNonNull(b.scheduler, "scheduler");
+    Executor registryExecutor;
     if (b.registryExecutor != null) {
-      this.registryExecutor = b.registryExecutor;
+      registryExecutor = b.registryExecutor;
       this.ownedRegistryExecutor = null;
     } else {
       ThreadPoolExecutor pool = new ThreadPoolExecutor(REGISTRY_THREADS, REGISTRY_THREADS, 0,
@@ -63,18 +56,15 @@ public final class CsiPluginSupervisor implements AutoCloseable {
             return t;
           });
       pool.prestartAllCoreThreads();
-      this.registryExecutor = pool;
+      registryExecutor = pool;
       this.ownedRegistryExecutor = pool;
     }
-    this.clock = requireNonNull(b.clock, "clock");
-    this.random = requireNonNull(b.random, "random");
-    this.connector = b.connector != null ? b.connector : CsiClientConnection::open;
-    this.probeObserver = requireNonNull(b.probeObserver, "probeObserver");
-    this.nanoTicker = requireNonNull(b.nanoTicker, "nanoTicker");
     this.ownsWatcher = b.fileWatcher == null;
     this.watcher = ownsWatcher ? new FileWatcher() : b.fileWatcher;
-    this.services = new SupervisorServices(csiRoot, registry, registryExecutor, scheduler, clock, nanoTicker,
-        random, connector, watcher, probeObserver);
+    this.services = new SupervisorServices(csiRoot, registry, registryExecutor, scheduler,
+        requireNonNull(b.clock, "clock"), requireNonNull(b.nanoTicker, "nanoTicker"), requireNonNull(b.random, "random"),
+        b.connector != null ? b.connector : CsiClientConnection::open, watcher,
+        requireNonNull(b.probeObserver, "probeObserver"));
   }
 
   public static Builder builder() {

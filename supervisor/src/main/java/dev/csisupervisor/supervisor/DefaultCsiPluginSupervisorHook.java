@@ -38,8 +38,8 @@ import org.slf4j.LoggerFactory;
  * <p>Registry writes (registrations, health updates, deregistrations) are durable commits: they
  * never run under {@link #lock} nor on the scheduler. The state machine only changes the
  * <em>desired</em> registrations ({@link #registered}) and asks {@link RegistrationSync} on the registry
- * executor to bring the registry there; {@link #commitLock} keeps one hook's writes in order.
- * Lock order: {@code commitLock} before {@code lock}, never the other way round. Task events and
+ * executor to bring the registry there; its commit lock keeps one hook's writes in order.
+ * Lock order: RegistrationSync's commit lock before {@code lock}, never the other way round. Task events and
  * lifecycle calls go through {@link #notifications}: in order, on the scheduler, outside every
  * lock.
  */
@@ -567,7 +567,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
 
   // ---- registry writes: off the scheduler, outside lock ------------------------------------
 
-  /** A sync of desired version {@code version} finished. Called under lock (and commitLock). */
+  /** A sync of desired version {@code version} finished. Called under lock (and RegistrationSync's commit lock). */
   private void synced(long version, RuntimeException failure) {
     if (phase == Phase.STOPPED) {
       return;

@@ -90,11 +90,6 @@ final class ProbeLoop {
     inFlight = false;
   }
 
-  /** Whether a probe was asked for while another was in flight or the host was busy. */
-  boolean requested() {
-    return requested;
-  }
-
   /** After a failed probe: a quick retry if any is left, else the backoff (or, when healthy, the interval). */
   void retry(boolean starting) {
     if (requested) {
@@ -129,11 +124,8 @@ final class ProbeLoop {
 
   /** A new process behind the socket: the first steps of the backoff again, after a few quick retries. */
   void processReplaced(boolean registered) {
-    backoff.reset();
+    restartBackoff(registered);
     quickRetries = SOCKET_APPEARED_RETRIES;
-    if (registered) {
-      fastPath = true;
-    }
   }
 
   /**

@@ -1,11 +1,11 @@
 package dev.csisupervisor.volumes;
 
+import dev.csisupervisor.common.Values;
 import dev.csisupervisor.client.Secrets;
 import dev.csisupervisor.client.VolumeCapability;
 import dev.csisupervisor.common.Printable;
 import java.util.Map;
 import java.util.Objects;
-import java.util.TreeMap;
 
 /**
  * A task's claim on a volume: what {@link VolumeManager#mount} mounts.
@@ -33,8 +33,8 @@ public record VolumeClaim(String pluginId, String volumeId, String allocId, Volu
       throw new IllegalArgumentException("readOnly must be true for access mode " + capability.accessMode()
           + " (volume " + Printable.quote(volumeId) + ")");
     }
-    volumeContext = copy(volumeContext, "volumeContext");
-    publishContext = copy(publishContext, "publishContext");
+    volumeContext = Values.copyOf(volumeContext, "volumeContext");
+    publishContext = Values.copyOf(publishContext, "publishContext");
     Objects.requireNonNull(secrets, "secrets");
   }
 
@@ -61,17 +61,5 @@ public record VolumeClaim(String pluginId, String volumeId, String allocId, Volu
 
   VolumeKey key() {
     return new VolumeKey(pluginId, volumeId);
-  }
-
-  private static Map<String, String> copy(Map<String, String> map, String field) {
-    Objects.requireNonNull(map, field);
-    TreeMap<String, String> copy = new TreeMap<>();
-    map.forEach((k, v) -> {
-      if (k == null || v == null) {
-        throw new IllegalArgumentException(field + " must not contain null keys or values");
-      }
-      copy.put(k, v);
-    });
-    return java.util.Collections.unmodifiableSortedMap(copy);
   }
 }

@@ -166,7 +166,8 @@ public record ClusterConfig(EtcdOptions etcd, String nodeId, String prefix, Dura
     }
     String user = text(c, "user", problems);
     String password = text(c, "password", problems);
-    if (c.hasNonNull("password_file")) {
+    boolean hasPasswordFile = c.hasNonNull("password_file");
+    if (hasPasswordFile) {
       if (password != null) {
         problems.add("cluster.password_file: give password or password_file, not both");
       }
@@ -174,9 +175,9 @@ public record ClusterConfig(EtcdOptions etcd, String nodeId, String prefix, Dura
     }
     if (user != null && user.isBlank()) {
       problems.add("cluster.user: must not be empty");
-    } else if (user == null && c.hasNonNull("password_file")) {
+    } else if (user == null && hasPasswordFile) {
       problems.add("cluster.user: required with password_file");
-    } else if ((user == null) != (password == null) && !c.hasNonNull("password_file")) {
+    } else if ((user == null) != (password == null) && !hasPasswordFile) {
       problems.add(user == null ? "cluster.user: required with password" : "cluster.password: required with user"
           + " (or password_file)");
     }

@@ -25,10 +25,12 @@ import java.util.concurrent.TimeUnit;
  * thread.
  */
 final class ChildAgents {
-  /** The agents' shutdown grace ({@code shutdown_grace: 2s} in their config) and a margin. */
-  private static final Duration AGENT_STOP = Duration.ofSeconds(5);
+  /** The agents' {@code shutdown_grace}: how long a stopping agent gives its plugins. */
+  private static final Duration GRACE = Duration.ofSeconds(2);
 
   private final Path dir;
+  /** The agents' data dir, {@code data} under {@code dir} (relative in the config, which lies in {@code dir}). */
+  private final Path dataDir;
   private final Path config;
   private final Path socket;
   private final List<Process> started = new ArrayList<>();
@@ -36,7 +38,8 @@ final class ChildAgents {
   ChildAgents(Path dir) {
     this.dir = dir;
     this.config = dir.resolve("agent.yaml");
-    this.socket = dir.resolve("data/agent.sock");
+    this.dataDir = dir.resolve("data");
+    this.socket = dataDir.resolve("agent.sock");
   }
 
   /** The agents' admin socket. */
@@ -50,13 +53,14 @@ final class ChildAgents {
   }
 
   /**
-   * Creates the directory and writes the agents' config: a quiet agent (no metrics, a 2 s
-   * shutdown grace) probing every 200 ms ({@code fast}) or 500 ms, with {@code plugins} (YAML
+   * Creates the directory and writes the agents' config: a quiet agent (no metrics, a
+   * {@link #GRACE} shutdown grace) probing every 200 ms ({@code fast}) or 500 ms, with {@code plugins} (YAML
    * list items, one a line).
    */
   void writeConfig(boolean fast, String plugins) throws IOException {
     Files.createDirectories(dir);
-    Files.writeString(config, "data_dir: data\nmetrics_address: off\nshutdown_grace: 2s\n"
+    Files.writeString(config, "data_dir: " + dir.relativize(dataDir) + "\nmetrics_address: off\nshutdown_grace: "
+        + GRACE.toSeconds() + "s\n"
         + "defaults: {probe_interval: " + (fast ? "200ms" : "500ms") + "}\nplugins:\n"
         + plugins);
   }
@@ -88,7 +92,7 @@ final class ChildAgents {
       if (p.isAlive()) {
         p.destroy();
         try {
-          if (!p.waitFor(AGENT_STOP.toMillis(), TimeUnit.MILLISECONDS)) {
+          if (!p.waitFor(GRACE.plusSeconds(3).toMillis(), TimeUnit.MILLISECONDS)) {
             p.destroyForcibly();
           }
         } catch (InterruptedException e) {
@@ -98,7 +102,7 @@ final class ChildAgents {
       }
     }
     try {
-      for (ProcessRecord r : ProcessRecords.read(dir.resolve("data").resolve(AgentConfig.PROCESSES_FILE)).values()) {
+      for (ProcessRecord r : ProcessRecords.read(dataDir.resolve(AgentConfig.PROCESSES_FILE)).values()) {
         LaunchedProcess.reattach(r).flatMap(lp -> ProcessHandle.of(lp.pid())).ifPresent(ProcessHandle::destroyForcibly);
       }
     } catch (IOException e) {

@@ -92,8 +92,10 @@ final class VolumeCrash {
 
       console.section("starting a new agent on the same data dir...");
       Process second = agents.start("agent2");
-      if (!console.await("the interrupted mount rolled back", () -> agents.registered(true) == 2
-          && agents.volumes().size() == 1 && !agents.volumes().get(0).getPending())) {
+      if (!console.await("the interrupted mount rolled back", () -> {
+        List<VolumeInfo> now = agents.volumes();
+        return agents.registered(true) == 2 && now.size() == 1 && !now.get(0).getPending();
+      })) {
         return false;
       }
       String recovery = Files.readAllLines(agents.log("agent2")).stream()

@@ -3,7 +3,6 @@ package dev.csisupervisor.tasks.artifact;
 import static java.util.Objects.requireNonNull;
 
 import dev.csisupervisor.tasks.artifact.ArtifactException.Reason;
-import dev.csisupervisor.tasks.artifact.ArtifactSpec;
 import java.io.IOException;
 import java.net.http.HttpClient;
 import java.nio.file.AtomicMoveNotSupportedException;

@@ -3,7 +3,6 @@ package dev.csisupervisor.tasks.artifact;
 import static java.util.Objects.requireNonNull;
 
 import dev.csisupervisor.tasks.artifact.ArtifactException.Reason;
-import dev.csisupervisor.tasks.artifact.ArtifactSpec;
 import dev.csisupervisor.common.Backoff;
 import dev.csisupervisor.common.ExponentialBackoff;
 import java.io.IOException;

@@ -1,7 +1,6 @@
 package dev.csisupervisor.tasks.artifact;
 
 import dev.csisupervisor.tasks.artifact.ArtifactException.Reason;
-import dev.csisupervisor.tasks.artifact.ArtifactSpec;
 import java.io.BufferedInputStream;
 import java.io.IOException;
 import java.io.InputStream;

@@ -2,7 +2,6 @@ package dev.csisupervisor.tasks.process;
 
 import static java.util.Objects.requireNonNull;
 
-import dev.csisupervisor.tasks.process.RestartPolicy;
 import java.time.Duration;
 import java.time.Instant;
 

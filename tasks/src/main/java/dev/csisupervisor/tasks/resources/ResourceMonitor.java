@@ -4,7 +4,6 @@ import dev.csisupervisor.common.Bounds;
 import dev.csisupervisor.common.ByteSizes;
 import static java.util.Objects.requireNonNull;
 
-import dev.csisupervisor.tasks.resources.ResourceLimits;
 import dev.csisupervisor.tasks.resources.ProcReader.ProcCounters;
 import java.time.Clock;
 import java.time.Duration;

@@ -15,7 +15,6 @@ import dev.csisupervisor.testing.ArtifactServer;
 import dev.csisupervisor.testing.TestArchives;
 
 import dev.csisupervisor.tasks.artifact.ArtifactException.Reason;
-import dev.csisupervisor.tasks.artifact.ArtifactSpec;
 import dev.csisupervisor.tasks.artifact.ArtifactSpec.Unpack;
 import java.io.IOException;
 import java.net.ServerSocket;

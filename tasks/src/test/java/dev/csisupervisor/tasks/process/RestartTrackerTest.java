@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.csisupervisor.tasks.process.RestartPolicy;
 import dev.csisupervisor.tasks.process.RestartTracker.Decision;
 import java.time.Duration;
 import java.time.Instant;

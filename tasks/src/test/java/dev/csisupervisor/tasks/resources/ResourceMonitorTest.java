@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.csisupervisor.tasks.resources.ResourceLimits;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
