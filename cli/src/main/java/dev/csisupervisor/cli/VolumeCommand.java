@@ -19,6 +19,7 @@ import dev.csisupervisor.admin.v1.VolumeInfo;
 import dev.csisupervisor.admin.v1.VolumeUsageInfo;
 import dev.csisupervisor.admin.v1.VolumeUsageStat;
 import dev.csisupervisor.common.ByteSizes;
+import dev.csisupervisor.common.SecretsFiles;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -106,34 +107,21 @@ final class VolumeCommand implements Runnable {
    * @throws CommandLine.ParameterException naming the file and line
    */
   static Map<String, String> readSecrets(Path file, PrintWriter err) {
-    List<String> lines;
-    try {
-      lines = Files.readAllLines(file);
-    } catch (IOException e) {
-      throw new IllegalArgumentException("--secrets-file " + file + ": cannot read it: " + e.getMessage());
-    }
     try {
       Set<PosixFilePermission> mode = Files.getPosixFilePermissions(file);
       if (mode.contains(PosixFilePermission.OTHERS_READ) || mode.contains(PosixFilePermission.GROUP_READ)) {
         err.println("csi-agent: warning: secrets file " + file + " is readable by others; chmod 600 it");
       }
     } catch (IOException | UnsupportedOperationException e) {
-      // not a POSIX file system: nothing to warn about
+      // not readable (said below) or not a POSIX file system: nothing to warn about
     }
-    Map<String, String> secrets = new LinkedHashMap<>();
-    for (int i = 0; i < lines.size(); i++) {
-      String line = lines.get(i).strip();
-      if (line.isEmpty() || line.startsWith("#")) {
-        continue;
-      }
-      int eq = line.indexOf('=');
-      if (eq <= 0) {
-        throw new IllegalArgumentException("--secrets-file " + file + " line " + (i + 1)
-            + ": expected key=value (the line is not shown: it may hold a secret)");
-      }
-      secrets.put(line.substring(0, eq).strip(), line.substring(eq + 1));
+    try {
+      return SecretsFiles.read(file);
+    } catch (IOException e) {
+      throw new IllegalArgumentException("--secrets-file " + file + ": cannot read it: " + e.getCause().getMessage());
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("--secrets-file: " + e.getMessage());
     }
-    return secrets;
   }
 
   /** {@code k=v} options into a map. */

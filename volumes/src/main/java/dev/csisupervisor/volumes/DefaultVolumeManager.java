@@ -73,6 +73,8 @@ final class DefaultVolumeManager implements VolumeManager {
   private final VolumeHealth health;
   private final ProvisioningOperations provisioning;
   private final VolumeSettler settler;
+  private final HostMounts mounts;
+  private final VolumeSecrets secrets = new VolumeSecrets();
 
   private final Map<String, byte[]> givenRecords;
 
@@ -93,7 +95,9 @@ final class DefaultVolumeManager implements VolumeManager {
         };
     this.plugins = new Plugins(b.registry, b.csiRoot, factory, b.scheduler, this::nodeReady);
     this.events = new VolumeEvents(b.clock);
-    VolumeContext ctx = new VolumeContext(records, plugins, lanes, calls, events);
+    this.mounts = new HostMounts(b.mountTable);
+    VolumeContext ctx = new VolumeContext(records, plugins, lanes, calls, events,
+        new VolumeContext.Services(mounts, secrets));
     this.retries = new SettleRetries(b.scheduler, b.initialBackoff, b.pendingRetryMax, b.random, this::settle);
     this.health = new VolumeHealth(ctx, b.scheduler, b.healthInterval);
     this.provisioning = new ProvisioningOperations(ctx);
@@ -104,9 +108,67 @@ final class DefaultVolumeManager implements VolumeManager {
     DefaultVolumeManager m = new DefaultVolumeManager(b);
     m.recovered.addAll(VolumeRestore.restore(
         m.givenRecords != null ? m.givenRecords : m.store.loadAll(VolumeKey.STORE_PREFIX), m.records));
+    m.reconcileWithMountTable();
     m.plugins.start();
     m.health.start();
     return m;
+  }
+
+  /**
+   * At start, before any plugin is followed: every record against the mount table. What it lost is marked so
+   * (committed in one group) and mounted again once its plugin is ready; orphan mounts are reported, empty
+   * directories no record names removed.
+   */
+  private void reconcileWithMountTable() {
+    Optional<MountPoints> table;
+    try {
+      table = mounts.read();
+    } catch (VolumeException e) {
+      log.error("VOLUMES NOT CHECKED against the mount table: {}; recorded paths are checked again before "
+          + "they are handed back", e.getMessage());
+      recovered.add("mount table not read at start: " + e.getMessage());
+      return;
+    }
+    if (table.isEmpty()) {
+      return;
+    }
+    MountPoints m = table.get();
+    Map<VolumeKey, VolumeRecord> lost = new TreeMap<>(Comparator.comparing(VolumeKey::toString));
+    for (VolumeRecord r : records.values()) {
+      VolumeRecord marked = MountReconciler.markLost(r, m);
+      if (!marked.equals(r)) {
+        lost.put(r.key(), marked);
+      }
+    }
+    if (!lost.isEmpty()) {
+      List<StateChange> changes = lost.values().stream()
+          .<StateChange>map(r -> new StateChange.Put(r.key().storeKey(), VolumeRecordCodec.encode(r))).toList();
+      try {
+        committer.commit(changes).get();
+        records.putAll(lost);
+        for (VolumeRecord r : lost.values()) {
+          String line = MountReconciler.describeLost(r);
+          log.warn("MOUNT LOST: {}", line);
+          recovered.add(line);
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        log.error("interrupted while marking {} lost volume(s); they are checked again before their paths are "
+            + "handed back", lost.size());
+      } catch (java.util.concurrent.ExecutionException e) {
+        log.error("{} volume(s) found lost could not be marked so ({}); they are checked again before their paths "
+            + "are handed back", lost.size(), Futures.unwrap(e).getMessage());
+      }
+    }
+    for (Path orphan : MountReconciler.orphans(csiRoot, records.values(), m)) {
+      String line = "orphan mount " + orphan + ": no volume record names it; csi-agent volume gc lists it, "
+          + "csi-agent volume gc --yes unmounts it";
+      log.warn("{}", line);
+      recovered.add(line);
+    }
+    for (Path d : MountReconciler.removeEmptyOrphanDirectories(csiRoot, records.values(), m)) {
+      log.info("removed empty directory {}: no volume record names it", d);
+    }
   }
 
   // ---- mount ----
@@ -130,9 +192,10 @@ final class DefaultVolumeManager implements VolumeManager {
     }
     NodePlugin node = found.get();
     VolumeRecord rec = records.get(c.key());
-    // Step 1: finish what an earlier operation left (a crash, a failed rollback), so the rules see the truth.
+    // Step 1: finish what an earlier operation left (a crash, a failed rollback) and mount again what the mount
+    // table lost (this claim's own publication with its secrets), so the rules see the truth.
     CompletableFuture<VolumeRecord> settled = rec != null && rec.hasWork()
-        ? settler.settle(node, rec) : CompletableFuture.completedFuture(rec);
+        ? settler.settle(Optional.of(node), rec, Optional.of(c)) : CompletableFuture.completedFuture(rec);
     return settled.thenCompose(r -> mountSettled(node, c, r));
   }
 
@@ -142,7 +205,19 @@ final class DefaultVolumeManager implements VolumeManager {
     VolumeRecord base = rec != null ? rec : VolumeRecord.empty(key, plugins.pluginDir(node.info()));
     UsageRecord existing = base.usages().get(usage);
     if (existing != null && existing.allocs().get(c.allocId()) == AllocPhase.PUBLISHED) {
-      return CompletableFuture.completedFuture(mounted(base, c.allocId(), usage)); // idempotent: nothing called
+      return handBack(node, c, rec, existing);
+    }
+    if (existing != null && existing.stage() == StageState.STAGED && existing.stagingMounted()) {
+      // A new allocation of a staged usage: never published from a staging the mount table lost.
+      try {
+        if (!mounts.isMounted(base.stagingPath(usage))) {
+          log.warn("staging {} of {} is no longer mounted: staged again before alloc {} is published",
+              base.stagingPath(usage), key, c.allocId());
+          existing = existing.withStage(StageState.LOST);
+        }
+      } catch (VolumeException e) {
+        return CompletableFuture.failedFuture(e);
+      }
     }
     // Step 2: the rules on this node, before any call.
     Optional<VolumeException> refused = admission.check(node, c, rec);
@@ -179,7 +254,14 @@ final class DefaultVolumeManager implements VolumeManager {
     if (stage) {
       u = u.withStage(StageState.STAGING);
     }
+    u = u.withNeedsClaim(u.needsClaim() || c.redoNeedsClaim());
     VolumeRecord intent = base.withUsage(u.withAlloc(c.allocId(), AllocPhase.PUBLISHING));
+    if (intent.volumeContext().isEmpty() && !c.volumeContext().isEmpty()) {
+      intent = intent.withVolumeContext(c.volumeContext());
+    }
+    if (c.secretsFile().isPresent()) {
+      intent = intent.withSecretsFile(c.secretsFile());
+    }
     if (controllerPublish) {
       intent = intent.withController(ControllerState.PUBLISHING, node.nodeId(), Map.of());
     }
@@ -217,6 +299,9 @@ final class DefaultVolumeManager implements VolumeManager {
           if (du.stage() == StageState.STAGING) {
             du = du.withStage(StageState.STAGED);
           }
+          if (stage) {
+            du = du.withStagingMounted(mounts.isMountedNow(staging));
+          }
           done = done.withUsage(du);
           if (controllerPublish) {
             done = done.withController(ControllerState.PUBLISHED, node.nodeId(), publishContext);
@@ -239,9 +324,47 @@ final class DefaultVolumeManager implements VolumeManager {
     log.warn("mount of {} for alloc {} failed: {}", key, c.allocId(), message);
     emit(VolumeEvent.Kind.MOUNT_FAILED, key, c.allocId(), String.valueOf(message));
     VolumeRecord now = records.get(key);
-    CompletableFuture<?> undo = now != null && now.hasWork() ? settler.settle(node, now)
+    CompletableFuture<?> undo = now != null && now.hasWork() ? settler.settle(Optional.of(node), now, Optional.empty())
         : CompletableFuture.completedFuture(null);
     return undo.handle((r, e) -> null).thenCompose(x -> CompletableFuture.failedFuture(failure));
+  }
+
+  /**
+   * The claim's allocation is recorded as published: its path is handed back only if the mount table still has
+   * it (and its staging, if that was a mount); otherwise it is lost, marked so, and mounted again with the claim.
+   */
+  private CompletableFuture<MountedVolume> handBack(NodePlugin node, VolumeClaim c, VolumeRecord rec, UsageRecord u) {
+    VolumeUsage usage = u.usage();
+    Path target = rec.targetPath(c.allocId(), usage);
+    boolean targetLost;
+    boolean stagingLost;
+    try {
+      targetLost = mounts.verifies() && !mounts.isMounted(target);
+      stagingLost = mounts.verifies() && u.stagingMounted() && !mounts.isMounted(rec.stagingPath(usage));
+    } catch (VolumeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    if (!targetLost && !stagingLost) {
+      return CompletableFuture.completedFuture(mounted(rec, c.allocId(), usage)); // idempotent: nothing called
+    }
+    UsageRecord lostUsage = u.withAlloc(c.allocId(), AllocPhase.LOST);
+    if (stagingLost) {
+      lostUsage = lostUsage.withStage(StageState.LOST);
+    }
+    VolumeRecord lost = rec.withUsage(lostUsage);
+    log.warn("MOUNT LOST: {}", MountReconciler.describeLost(lost));
+    emit(VolumeEvent.Kind.LOST, c.key(), c.allocId(), target + " is not mounted; mounted again");
+    return commit(c.key(), rec, lost)
+        .thenCompose(r -> settler.settle(Optional.of(node), r, Optional.of(c)))
+        .thenCompose(r -> {
+          UsageRecord now = r == null ? null : r.usages().get(usage);
+          if (now != null && now.allocs().get(c.allocId()) == AllocPhase.PUBLISHED) {
+            return CompletableFuture.completedFuture(mounted(r, c.allocId(), usage));
+          }
+          return CompletableFuture.failedFuture(new VolumeException(Reason.PLUGIN_UNAVAILABLE, "volume " + c.key()
+              + " was lost from the mount table and is not mounted again yet: "
+              + settler.waitingFor().getOrDefault(c.key().toString(), "pending")));
+        });
   }
 
   private static MountedVolume mounted(VolumeRecord r, String allocId, VolumeUsage usage) {
@@ -253,18 +376,22 @@ final class DefaultVolumeManager implements VolumeManager {
   // ---- unmount ----
 
   @Override
-  public CompletableFuture<Void> unmount(String pluginId, String volumeId, String allocId) {
-    VolumeKey key = new VolumeKey(VolumeIds.checkPlugin(pluginId), VolumeIds.check("volumeId", volumeId));
-    VolumeIds.check("allocId", allocId);
+  public CompletableFuture<Void> unmount(UnmountRequest request) {
+    java.util.Objects.requireNonNull(request, "request");
     if (closed.get()) {
       return CompletableFuture.failedFuture(closedError());
     }
+    VolumeKey key = request.key();
+    String allocId = request.allocId();
     CompletableFuture<Void> gone = new CompletableFuture<>();
-    unmountWaiters.add(key, allocId, gone);
+    VolumeRecord known = records.get(key);
+    unmountWaiters.add(key, allocId, known == null ? Optional.empty() : known.usageOf(allocId).map(UsageRecord::usage),
+        gone);
+    secrets.giveController(key, request.controllerSecrets());
     lanes.submit(key, () -> {
       VolumeRecord rec = records.get(key);
       if (rec == null || rec.usageOf(allocId).isEmpty()) {
-        unmountWaiters.recordChanged(key, rec);
+        unmountWaiters.nothingToDo(key, allocId, gone);
         return CompletableFuture.completedFuture(null);
       }
       VolumeRecord intent = rec;
@@ -273,16 +400,18 @@ final class DefaultVolumeManager implements VolumeManager {
           intent = intent.withUsage(u.withAlloc(allocId, AllocPhase.UNPUBLISHING));
         }
       }
-      return commit(key, rec, intent).thenCompose(r -> {
-        Optional<NodePlugin> node = plugins.readyNode(pluginId);
-        if (node.isEmpty()) {
-          log.warn("unmount of {} for alloc {} is pending: node plugin {} is not ready; it is finished when it is",
-              key, allocId, pluginId);
-          emit(VolumeEvent.Kind.PENDING, key, allocId, "node plugin " + pluginId + " is not ready");
-          return CompletableFuture.completedFuture(null);
-        }
-        return settler.settle(node.get(), r).thenApply(x -> null);
-      });
+      if (request.secretsFile().isPresent()) {
+        intent = intent.withSecretsFile(request.secretsFile());
+      }
+      if (request.force() && !rec.forced()) {
+        log.warn("unmount of {} for alloc {} is FORCED: what node plugin {} cannot do, the agent does itself",
+            key, allocId, key.pluginId());
+        intent = intent.withForced(true);
+      }
+      CompletableFuture<VolumeRecord> committed = intent.equals(rec) ? CompletableFuture.completedFuture(rec)
+          : commit(key, rec, intent);
+      return committed.thenCompose(r -> settler.settle(plugins.readyNode(key.pluginId()), r, Optional.empty()))
+          .thenApply(r -> (Void) null);
     }).whenComplete((v, e) -> {
       if (e != null) {
         // The intent could not be committed: nothing was done, the caller must know.
@@ -290,6 +419,64 @@ final class DefaultVolumeManager implements VolumeManager {
       }
     });
     return gone;
+  }
+
+  @Override
+  public CompletableFuture<List<String>> releaseAlloc(String allocId, boolean force) {
+    VolumeIds.check("allocId", allocId);
+    List<VolumeRecord> holding = list().stream().filter(r -> r.usageOf(allocId).isPresent()).toList();
+    List<CompletableFuture<Void>> all = new ArrayList<>();
+    for (VolumeRecord r : holding) {
+      UnmountRequest u = UnmountRequest.of(r.pluginId(), r.volumeId(), allocId);
+      all.add(unmount(force ? u.forced() : u));
+    }
+    List<String> names = holding.stream().map(r -> r.key().toString()).toList();
+    return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).thenApply(x -> names);
+  }
+
+  @Override
+  public CompletableFuture<List<String>> retainAllocs(java.util.Set<String> live) {
+    java.util.Objects.requireNonNull(live, "live");
+    java.util.SortedSet<String> dead = new java.util.TreeSet<>();
+    records.values().forEach(r -> r.allocs().stream().filter(a -> !live.contains(a)).forEach(dead::add));
+    if (!dead.isEmpty()) {
+      log.info("releasing the volumes of {} allocation(s) the task runner no longer runs: {}", dead.size(), dead);
+    }
+    List<CompletableFuture<List<String>>> all = dead.stream().map(a -> releaseAlloc(a, false)).toList();
+    return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).thenApply(x -> List.copyOf(dead));
+  }
+
+  @Override
+  public CompletableFuture<List<OrphanMount>> collectOrphans(boolean remove) {
+    Optional<MountPoints> table;
+    try {
+      table = mounts.read();
+    } catch (VolumeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    if (table.isEmpty()) {
+      return CompletableFuture.completedFuture(List.of());
+    }
+    List<Path> found = MountReconciler.orphans(csiRoot, records.values(), table.get());
+    if (!remove) {
+      return CompletableFuture.completedFuture(
+          found.stream().map(p -> new OrphanMount(p, false, Optional.empty())).toList());
+    }
+    List<CompletableFuture<OrphanMount>> done = found.stream().map(p -> mounts.unmount(p).handle((x, e) -> {
+      if (e == null) {
+        log.warn("unmounted orphan mount {} (no volume record named it)", p);
+        return new OrphanMount(p, true, Optional.empty());
+      }
+      return new OrphanMount(p, false, Optional.of(Futures.unwrap(e).getMessage()));
+    })).toList();
+    return CompletableFuture.allOf(done.toArray(CompletableFuture[]::new)).thenApply(x -> {
+      try {
+        MountReconciler.removeEmptyOrphanDirectories(csiRoot, records.values(), mounts.read().orElseThrow());
+      } catch (VolumeException e) {
+        log.warn("empty orphan directories not removed: {}", e.getMessage());
+      }
+      return done.stream().map(CompletableFuture::join).toList();
+    });
   }
 
   // ---- settling: rollback, finishing unmounts, recovery ----
@@ -301,15 +488,13 @@ final class DefaultVolumeManager implements VolumeManager {
       if (closed.get() || rec == null || !rec.hasWork()) {
         return CompletableFuture.completedFuture(null);
       }
-      Optional<NodePlugin> node = plugins.readyNode(key.pluginId());
-      if (node.isEmpty()) {
-        return CompletableFuture.completedFuture(null); // nodeReady() brings it back here
-      }
-      return settler.settle(node.get(), rec).thenApply(r -> null);
+      // Without a ready node plugin only the controller step (and a forced record's own unmounts) can go on;
+      // nodeReady() brings the rest back here.
+      return settler.settle(plugins.readyNode(key.pluginId()), rec, Optional.empty()).thenApply(r -> null);
     });
   }
 
-  /** A node plugin is ready (again): settle every volume of it with pending work, now. */
+  /** The node or the controller plugin {@code pluginId} is ready (again): settle every volume of it with work, now. */
   private void nodeReady(String pluginId) {
     if (closed.get()) {
       return;
@@ -340,6 +525,8 @@ final class DefaultVolumeManager implements VolumeManager {
       if (next == null || next.isEmpty()) {
         records.remove(key);
         health.forget(key);
+        secrets.forget(key);
+        settler.forget(key);
       } else {
         records.put(key, next);
       }
@@ -348,7 +535,7 @@ final class DefaultVolumeManager implements VolumeManager {
     });
   }
 
-  private static void makeDirectories(Path dir, String what) {
+  static void makeDirectories(Path dir, String what) {
     try {
       Files.createDirectories(dir);
     } catch (IOException e) {
@@ -402,6 +589,16 @@ final class DefaultVolumeManager implements VolumeManager {
   }
 
   @Override
+  public Map<String, String> waitingFor() {
+    Map<String, String> out = new TreeMap<>(settler.waitingFor());
+    out.keySet().retainAll(pending().stream().map(r -> r.key().toString()).toList());
+    for (VolumeRecord r : pending()) {
+      out.putIfAbsent(r.key().toString(), "in progress: " + VolumeSettler.describe(r));
+    }
+    return out;
+  }
+
+  @Override
   public Map<String, String> abnormal() {
     return health.abnormal();
   }
@@ -435,6 +632,7 @@ final class DefaultVolumeManager implements VolumeManager {
     unmountWaiters.failAll(closedError());
     plugins.close();
     committer.close();
+    mounts.close();
   }
 
   private static VolumeException closedError() {

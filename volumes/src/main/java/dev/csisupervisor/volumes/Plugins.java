@@ -67,7 +67,7 @@ final class Plugins implements AutoCloseable {
   private final Path csiRoot;
   private final Function<Path, CsiClient> clients;
   private final ScheduledExecutorService scheduler;
-  private final Consumer<String> onNodeReady;
+  private final Consumer<String> onReady;
 
   private final Object lock = new Object();
   private final Map<Path, CsiClient> clientsBySocket = new HashMap<>(); // guarded by lock
@@ -76,16 +76,16 @@ final class Plugins implements AutoCloseable {
   private boolean closed; // guarded by lock
 
   /**
-   * @param onNodeReady called with a node plugin's id each time it becomes (or is again) ready,
-   *     outside every lock of this class
+   * @param onReady called with a plugin's id each time its node plugin becomes (or is again) ready, or its
+   *     controller plugin does, outside every lock of this class
    */
   Plugins(PluginRegistry registry, Path csiRoot, Function<Path, CsiClient> clients, ScheduledExecutorService scheduler,
-      Consumer<String> onNodeReady) {
+      Consumer<String> onReady) {
     this.registry = registry;
     this.csiRoot = csiRoot;
     this.clients = clients;
     this.scheduler = scheduler;
-    this.onNodeReady = onNodeReady;
+    this.onReady = onReady;
   }
 
   /** Subscribes to both types; every node plugin already ready is announced. */
@@ -103,9 +103,11 @@ final class Plugins implements AutoCloseable {
     };
     subscriptions.add(registry.subscribe(PluginType.CSI_NODE, listener, Runnable::run));
     subscriptions.add(registry.subscribe(PluginType.CSI_CONTROLLER, listener, Runnable::run));
-    for (PluginInfo info : registry.list(PluginType.CSI_NODE)) {
-      if (isReady(info)) {
-        onNodeReady.accept(info.name());
+    for (PluginType type : PluginType.values()) {
+      for (PluginInfo info : registry.list(type)) {
+        if (isReady(info)) {
+          onReady.accept(info.name());
+        }
       }
     }
   }
@@ -114,10 +116,14 @@ final class Plugins implements AutoCloseable {
     if (event.kind() == PluginEvent.Kind.DEREGISTERED) {
       closeUnusedClients();
     }
-    if (event.type() != PluginType.CSI_NODE) {
+    String id = event.plugin().name();
+    if (event.type() == PluginType.CSI_CONTROLLER) {
+      // Work that waits only for the controller (its unpublish) goes on when it is ready.
+      if (readyController(id).isPresent()) {
+        onReady.accept(id);
+      }
       return;
     }
-    String id = event.plugin().name();
     Optional<NodePlugin> ready = readyNode(id);
     if (ready.isEmpty()) {
       return;
@@ -129,7 +135,7 @@ final class Plugins implements AutoCloseable {
     if (woken != null) {
       woken.forEach(w -> w.complete(ready.get()));
     }
-    onNodeReady.accept(id);
+    onReady.accept(id);
   }
 
   static boolean isReady(PluginInfo info) {
@@ -146,6 +152,11 @@ final class Plugins implements AutoCloseable {
   Optional<ControllerPlugin> readyController(String id) {
     return registry.find(PluginType.CSI_CONTROLLER, id).filter(Plugins::isReady)
         .map(info -> new ControllerPlugin(info, client(info.socketPath())));
+  }
+
+  /** The node plugin's newest registration, ready or not. */
+  Optional<PluginInfo> registeredNode(String id) {
+    return registry.find(PluginType.CSI_NODE, id);
   }
 
   /** The controller plugin's newest registration, ready or not. */

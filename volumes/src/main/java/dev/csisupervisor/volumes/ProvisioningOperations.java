@@ -55,7 +55,8 @@ final class ProvisioningOperations {
       VolumeRecord r = ctx.records().get(key);
       if (r != null) {
         return CompletableFuture.failedFuture(new VolumeException(Reason.IN_USE, "volume " + key
-            + " is in use on this node (allocs " + r.allocs() + "); unmount it first"));
+            + " is in use on this node (allocs " + r.allocs() + "); unmount it first (csi-agent volume unmount,"
+            + " with --force if its node plugin is gone for good)"));
       }
       ControllerPlugin controller;
       try {

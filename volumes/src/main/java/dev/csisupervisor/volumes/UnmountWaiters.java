@@ -4,27 +4,45 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * The callers of {@code unmount} waiting for their allocation to be gone from a volume's record, with nothing
- * of the volume left in flight (an unstage or a controller unpublish that follows the last unpublish is part of
- * the unmount). Futures complete outside the monitor. Thread-safe (its own monitor).
+ * The callers of {@code unmount} waiting for their allocation to be gone from a volume's record. Each allocation
+ * is on its own: its waiter completes when <em>its</em> publication is gone, whatever other allocations of the
+ * volume are doing; only the last user of a staging also waits for the unstage, and the last user of the volume
+ * for the controller unpublish, which are part of its unmount. Futures complete outside the monitor.
+ * Thread-safe (its own monitor).
  */
 final class UnmountWaiters {
-  /** (volume, alloc) -> the futures waiting for it. */
-  private final Map<VolumeKey, Map<String, List<CompletableFuture<Void>>>> waiting = new HashMap<>();
+  private record Waiter(Optional<VolumeUsage> usage, CompletableFuture<Void> future) {}
 
-  synchronized void add(VolumeKey key, String allocId, CompletableFuture<Void> waiter) {
-    waiting.computeIfAbsent(key, k -> new HashMap<>()).computeIfAbsent(allocId, k -> new ArrayList<>()).add(waiter);
+  /** (volume, alloc) -> the futures waiting for it. */
+  private final Map<VolumeKey, Map<String, List<Waiter>>> waiting = new HashMap<>();
+
+  /** @param usage the allocation's usage of the volume, if it was known when the unmount was asked */
+  synchronized void add(VolumeKey key, String allocId, Optional<VolumeUsage> usage, CompletableFuture<Void> waiter) {
+    waiting.computeIfAbsent(key, k -> new HashMap<>()).computeIfAbsent(allocId, k -> new ArrayList<>())
+        .add(new Waiter(usage, waiter));
+  }
+
+  /** {@code waiter}'s allocation holds nothing of the volume: it is done at once. */
+  void nothingToDo(VolumeKey key, String allocId, CompletableFuture<Void> waiter) {
+    remove(key, allocId, waiter);
+    waiter.complete(null);
   }
 
   /** {@code waiter}'s unmount could not start (its intent did not commit): it fails with {@code failure}. */
   void fail(VolumeKey key, String allocId, CompletableFuture<Void> waiter, Throwable failure) {
+    remove(key, allocId, waiter);
+    waiter.completeExceptionally(failure);
+  }
+
+  private void remove(VolumeKey key, String allocId, CompletableFuture<Void> waiter) {
     synchronized (this) {
-      Map<String, List<CompletableFuture<Void>>> byAlloc = waiting.get(key);
+      Map<String, List<Waiter>> byAlloc = waiting.get(key);
       if (byAlloc != null && byAlloc.containsKey(allocId)) {
-        byAlloc.get(allocId).remove(waiter);
+        byAlloc.get(allocId).removeIf(w -> w.future() == waiter);
         if (byAlloc.get(allocId).isEmpty()) {
           byAlloc.remove(allocId);
         }
@@ -33,23 +51,31 @@ final class UnmountWaiters {
         }
       }
     }
-    waiter.completeExceptionally(failure);
   }
 
-  /** {@code key}'s record is now {@code r} (null: gone): completes the waiters of every allocation it lacks. */
+  /**
+   * {@code key}'s record is now {@code r} (null: gone): completes the waiters of every allocation it lacks whose
+   * unstage and controller unpublish, if it was their last user, are done too.
+   */
   void recordChanged(VolumeKey key, VolumeRecord r) {
     List<CompletableFuture<Void>> done = new ArrayList<>();
     synchronized (this) {
-      Map<String, List<CompletableFuture<Void>>> byAlloc = waiting.get(key);
+      Map<String, List<Waiter>> byAlloc = waiting.get(key);
       if (byAlloc == null) {
         return;
       }
       byAlloc.entrySet().removeIf(e -> {
-        if (r == null || (r.usageOf(e.getKey()).isEmpty() && !r.hasWork())) {
-          done.addAll(e.getValue());
-          return true;
+        if (r != null && r.usageOf(e.getKey()).isPresent()) {
+          return false;
         }
-        return false;
+        e.getValue().removeIf(w -> {
+          if (r == null || !tailLeft(r, w.usage())) {
+            done.add(w.future());
+            return true;
+          }
+          return false;
+        });
+        return e.getValue().isEmpty();
       });
       if (byAlloc.isEmpty()) {
         waiting.remove(key);
@@ -58,11 +84,19 @@ final class UnmountWaiters {
     done.forEach(f -> f.complete(null));
   }
 
+  /** Whether an unstage of the allocation's usage, or the controller unpublish of the volume, is still due. */
+  private static boolean tailLeft(VolumeRecord r, Optional<VolumeUsage> usage) {
+    if (usage.isEmpty()) {
+      return r.usages().isEmpty() && r.controller() != VolumeRecord.ControllerState.NONE;
+    }
+    return r.hasTrailingWork(usage.get());
+  }
+
   /** Fails every waiter with {@code failure} (the manager closes). */
   void failAll(Throwable failure) {
     List<CompletableFuture<Void>> all = new ArrayList<>();
     synchronized (this) {
-      waiting.values().forEach(m -> m.values().forEach(all::addAll));
+      waiting.values().forEach(m -> m.values().forEach(l -> l.forEach(w -> all.add(w.future()))));
       waiting.clear();
     }
     all.forEach(w -> w.completeExceptionally(failure));

@@ -4,7 +4,9 @@ import dev.csisupervisor.common.Values;
 import dev.csisupervisor.client.Secrets;
 import dev.csisupervisor.client.VolumeCapability;
 import dev.csisupervisor.common.Printable;
+import java.nio.file.Path;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Objects;
 
 /**
@@ -20,9 +22,13 @@ import java.util.Objects;
  * @param publishContext a publish context obtained elsewhere (by a scheduler's controller publish);
  *     ignored when this node's agent makes the controller publish itself
  * @param secrets stage and publish secrets; passed to the plugin, never written or logged
+ * @param secretsFile where {@code secrets} came from, if from a file of {@code key=value} lines: the record
+ *     keeps this path (never the values) and reads the file again when a later step needs secrets (the mount
+ *     done again after a reboot, the controller unpublish)
  */
 public record VolumeClaim(String pluginId, String volumeId, String allocId, VolumeCapability capability,
-    boolean readOnly, Map<String, String> volumeContext, Map<String, String> publishContext, Secrets secrets) {
+    boolean readOnly, Map<String, String> volumeContext, Map<String, String> publishContext, Secrets secrets,
+    Optional<Path> secretsFile) {
 
   public VolumeClaim {
     VolumeIds.checkPlugin(pluginId);
@@ -36,6 +42,19 @@ public record VolumeClaim(String pluginId, String volumeId, String allocId, Volu
     volumeContext = Values.copyOf(volumeContext, "volumeContext");
     publishContext = Values.copyOf(publishContext, "publishContext");
     Objects.requireNonNull(secrets, "secrets");
+    Objects.requireNonNull(secretsFile, "secretsFile");
+    secretsFile.ifPresent(f -> {
+      if (!f.isAbsolute()) {
+        throw new IllegalArgumentException("secretsFile must be an absolute path (the agent reads it later), got "
+            + Printable.quote(f.toString()));
+      }
+    });
+  }
+
+  /** A claim whose secrets are given by value only. */
+  public VolumeClaim(String pluginId, String volumeId, String allocId, VolumeCapability capability, boolean readOnly,
+      Map<String, String> volumeContext, Map<String, String> publishContext, Secrets secrets) {
+    this(pluginId, volumeId, allocId, capability, readOnly, volumeContext, publishContext, secrets, Optional.empty());
   }
 
   /** A claim without contexts or secrets. */
@@ -44,14 +63,30 @@ public record VolumeClaim(String pluginId, String volumeId, String allocId, Volu
     return new VolumeClaim(pluginId, volumeId, allocId, capability, readOnly, Map.of(), Map.of(), Secrets.none());
   }
 
-  /** The same claim with these secrets. */
+  /** The same claim with these secrets (by value: no file). */
   public VolumeClaim withSecrets(Secrets secrets) {
-    return new VolumeClaim(pluginId, volumeId, allocId, capability, readOnly, volumeContext, publishContext, secrets);
+    return new VolumeClaim(pluginId, volumeId, allocId, capability, readOnly, volumeContext, publishContext, secrets,
+        Optional.empty());
+  }
+
+  /** The same claim with these secrets, read from {@code file} (an absolute path), which the record keeps. */
+  public VolumeClaim withSecretsFile(Secrets secrets, Path file) {
+    return new VolumeClaim(pluginId, volumeId, allocId, capability, readOnly, volumeContext, publishContext, secrets,
+        Optional.of(file));
   }
 
   /** The same claim with this volume context. */
   public VolumeClaim withVolumeContext(Map<String, String> volumeContext) {
-    return new VolumeClaim(pluginId, volumeId, allocId, capability, readOnly, volumeContext, publishContext, secrets);
+    return new VolumeClaim(pluginId, volumeId, allocId, capability, readOnly, volumeContext, publishContext, secrets,
+        secretsFile);
+  }
+
+  /**
+   * Whether a stage or publish of this claim done again later (after a reboot) needs the claim itself: it has
+   * mount flags or secrets by value, and neither is ever stored.
+   */
+  boolean redoNeedsClaim() {
+    return !capability.mountFlags().isEmpty() || (!secrets.isEmpty() && secretsFile.isEmpty());
   }
 
   /** How this claim uses the volume. */

@@ -5,7 +5,18 @@ import java.util.Map;
 /**
  * What the volume manager's parts share: the records in memory (changed only by the manager, on a volume's
  * lane, after the change is committed; the parts read them), the plugins, the lanes, the CSI calls with their
- * retries, and the listeners.
+ * retries, the listeners, and the machine's mounts and the secrets of later steps.
  */
 record VolumeContext(Map<VolumeKey, VolumeRecord> records, Plugins plugins, VolumeLanes lanes, CsiCalls calls,
-    VolumeEvents events) {}
+    VolumeEvents events, Services services) {
+  /** The machine's side: its mount table, and where secrets come from. */
+  record Services(HostMounts mounts, VolumeSecrets secrets) {}
+
+  HostMounts mounts() {
+    return services.mounts();
+  }
+
+  VolumeSecrets secrets() {
+    return services.secrets();
+  }
+}

@@ -27,6 +27,13 @@ public record VolumeEvent(Kind kind, String pluginId, String volumeId, String al
     ROLLED_BACK,
     /** A pending unmount or rollback could not be finished yet (plugin absent or failing); retried. */
     PENDING,
+    /**
+     * A mount the journal records is not in the mount table (a reboot, an unmount behind the agent's back): it
+     * is mounted again at the same path as soon as its plugin is ready.
+     */
+    LOST,
+    /** A lost mount was staged and published again at its recorded path. */
+    REMOUNTED,
     /** The plugin reports the volume's condition abnormal. */
     ABNORMAL,
     /** The plugin reports the volume's condition normal again. */

@@ -35,6 +35,8 @@ public final class VolumeException extends Exception {
     STATE_ERROR,
     /** A directory the CO must make (staging path, target's parent) could not be made. */
     LOCAL_IO,
+    /** A path the plugin said it unmounted is still a mount point: the step is not done. */
+    STILL_MOUNTED,
     /** The manager is closed. */
     CLOSED
   }

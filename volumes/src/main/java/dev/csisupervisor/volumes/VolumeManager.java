@@ -42,6 +42,13 @@ import java.util.function.LongSupplier;
  * unmount stays pending (recorded) and is finished when the plugin is ready again; the future
  * completes then.
  *
+ * <p><b>The machine.</b> The journal says what was intended; the mount table ({@link Builder#mountTable})
+ * says what is. At start every record is checked against it: a publication whose target is not mounted
+ * (a reboot) is <em>lost</em> and is staged and published again at the same paths as soon as its plugin
+ * is ready; mounts no record names are reported ({@link #collectOrphans}). Before a recorded path is handed
+ * back it is checked again, and after every unpublish or unstage the plugin reports done: a path still
+ * mounted keeps the operation pending.
+ *
  * <p><b>Durable.</b> Each operation's intent is committed to the state store before its first CSI
  * call and its result after its last, in group commits shared by concurrent operations. After a
  * crash, {@link Builder#build} knows every staged and published volume and every operation in
@@ -71,10 +78,32 @@ public interface VolumeManager extends AutoCloseable {
 
   /**
    * Unmounts the volume from the allocation (every usage it has there). Unknown: done at once. The
-   * future completes once the plugin has unpublished (and unstaged, at the last use); it fails only
-   * if the intent cannot be committed or the manager closes, never because the plugin is away.
+   * future completes once the plugin has unpublished it for this allocation (and, at the last use,
+   * unstaged it and the controller has unpublished it), with the mount table agreeing; other
+   * allocations of the volume neither hold it nor wait for it. It fails only if the intent cannot be
+   * committed or the manager closes, never because the plugin is away: then the unmount stays pending,
+   * and {@link #waitingFor()} says for what.
    */
-  CompletableFuture<Void> unmount(String pluginId, String volumeId, String allocId);
+  default CompletableFuture<Void> unmount(String pluginId, String volumeId, String allocId) {
+    return unmount(UnmountRequest.of(pluginId, volumeId, allocId));
+  }
+
+  /** {@link #unmount(String, String, String)} with secrets for the controller side, or forced. */
+  CompletableFuture<Void> unmount(UnmountRequest request);
+
+  /**
+   * Unmounts every volume of the allocation (forced or not), as {@link #unmount(UnmountRequest)} without
+   * secrets. Completes when all are done; the volumes it found ({@code "<plugin>/<volume>"}), sorted.
+   */
+  CompletableFuture<List<String>> releaseAlloc(String allocId, boolean force);
+
+  /**
+   * The task runner's word on which allocations are alive (after its own restore): every allocation a
+   * record holds that is not in {@code live} is unmounted, as {@link #releaseAlloc}. An allocation that
+   * died while the agent was down keeps no claim, slot or mount. Completes when they are all unmounted;
+   * the allocations released, sorted.
+   */
+  CompletableFuture<List<String>> retainAllocs(java.util.Set<String> live);
 
   /** Every volume this node has staged or published, or has an operation on, by plugin and volume. */
   List<VolumeRecord> list();
@@ -106,6 +135,19 @@ public interface VolumeManager extends AutoCloseable {
 
   /** Volumes with an operation in flight or pending (an unmount waiting for its plugin, a rollback). */
   List<VolumeRecord> pending();
+
+  /**
+   * Per volume with work pending ({@code "<plugin>/<volume>"}): what it waits for, in words — a plugin to be
+   * ready, a call that failed (with the RPC, the code and the plugin's message), a path still mounted.
+   */
+  Map<String, String> waitingFor();
+
+  /**
+   * Mount points below the plugins' {@code staging/} and {@code per-alloc/} directories that no record names,
+   * read from the mount table now; with {@code remove}, each is unmounted (and its empty directories
+   * removed). Without a mount table: none.
+   */
+  CompletableFuture<List<OrphanMount>> collectOrphans(boolean remove);
 
   /** Volumes whose plugin last reported an abnormal condition, with the plugin's message. */
   Map<String, String> abnormal();
@@ -148,8 +190,19 @@ public interface VolumeManager extends AutoCloseable {
     VolumeObserver observer = VolumeObserver.NONE;
     Random random = new Random();
     Map<String, byte[]> records;
+    Optional<MountTable> mountTable = Optional.of(MountTable.proc());
 
     Builder() {}
+
+    /**
+     * The mount table the journal is checked against (default {@link MountTable#proc()}). Empty: not checked,
+     * every recorded path is believed — only for plugins that mount nothing, such as the mock plugin without
+     * root; never for a real driver.
+     */
+    public Builder mountTable(Optional<MountTable> table) {
+      this.mountTable = Objects.requireNonNull(table, "table");
+      return this;
+    }
 
     /**
      * The volume records as the store held them at open ({@code stateStore.loadAll(STORE_PREFIX)}),

@@ -16,15 +16,19 @@ import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 
 /**
  * A {@link VolumeRecord}'s bytes in the state store: a format version, then every field in
- * declaration order, enums by name (so a reordering cannot change a stored meaning), strings as
+ * declaration order (version 2; version 1, without the fields version 2 added, is still read), enums by name (so a reordering cannot change a stored meaning), strings as
  * modified UTF-8. Stateless.
  */
 final class VolumeRecordCodec {
+  /** The first format: no volume context, secrets file, forced flag, staging-mounted or needs-claim flags. */
   static final byte VERSION_1 = 1;
+  /** Adds the volume context, the secrets file's path, the forced flag, and per usage the two flags. */
+  static final byte VERSION_2 = 2;
 
   private VolumeRecordCodec() {}
 
@@ -40,13 +44,16 @@ final class VolumeRecordCodec {
   static byte[] encode(VolumeRecord r) {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream(256);
     try (DataOutputStream out = new DataOutputStream(bytes)) {
-      out.writeByte(VERSION_1);
+      out.writeByte(VERSION_2);
       out.writeUTF(r.pluginId());
       out.writeUTF(r.volumeId());
       out.writeUTF(r.pluginDir().toString());
       out.writeUTF(r.controller().name());
       out.writeUTF(r.controllerNodeId());
       writeMap(out, r.publishContext());
+      writeMap(out, r.volumeContext());
+      out.writeUTF(r.secretsFile().map(Path::toString).orElse(""));
+      out.writeBoolean(r.forced());
       out.writeInt(r.usages().size());
       for (UsageRecord u : r.usages().values()) {
         VolumeCapability c = u.capability();
@@ -56,6 +63,8 @@ final class VolumeRecordCodec {
         out.writeUTF(c.fsType());
         out.writeUTF(c.volumeMountGroup());
         out.writeUTF(u.stage().name());
+        out.writeBoolean(u.stagingMounted());
+        out.writeBoolean(u.needsClaim());
         out.writeInt(u.allocs().size());
         for (Map.Entry<String, AllocPhase> a : u.allocs().entrySet()) {
           out.writeUTF(a.getKey());
@@ -71,15 +80,19 @@ final class VolumeRecordCodec {
   static VolumeRecord decode(String key, byte[] value) throws RecordFormatException {
     try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(value))) {
       int version = in.readUnsignedByte();
-      if (version != VERSION_1) {
-        throw new RecordFormatException("format version " + version + " is not one this agent reads (1)", null);
+      if (version != VERSION_1 && version != VERSION_2) {
+        throw new RecordFormatException("format version " + version + " is not one this agent reads (1, 2)", null);
       }
+      boolean v2 = version == VERSION_2;
       String pluginId = in.readUTF();
       String volumeId = in.readUTF();
       Path pluginDir = Path.of(in.readUTF());
       ControllerState controller = ControllerState.valueOf(in.readUTF());
       String nodeId = in.readUTF();
       Map<String, String> publishContext = readMap(in);
+      Map<String, String> volumeContext = v2 ? readMap(in) : Map.of();
+      String secretsFile = v2 ? in.readUTF() : "";
+      boolean forced = v2 && in.readBoolean();
       TreeMap<VolumeUsage, UsageRecord> usages = new TreeMap<>(VolumeRecord.USAGE_ORDER);
       for (int i = 0, n = count(in); i < n; i++) {
         AccessType type = AccessType.valueOf(in.readUTF());
@@ -88,17 +101,21 @@ final class VolumeRecordCodec {
         String fsType = in.readUTF();
         String group = in.readUTF();
         StageState stage = StageState.valueOf(in.readUTF());
+        boolean stagingMounted = v2 && in.readBoolean();
+        boolean needsClaim = v2 && in.readBoolean();
         TreeMap<String, AllocPhase> allocs = new TreeMap<>();
         for (int j = 0, m = count(in); j < m; j++) {
           allocs.put(VolumeIds.check("allocId", in.readUTF()), AllocPhase.valueOf(in.readUTF()));
         }
         VolumeUsage usage = new VolumeUsage(type, mode, readOnly);
-        usages.put(usage, new UsageRecord(usage, new VolumeCapability(type, fsType, List.of(), group, mode), stage, allocs));
+        usages.put(usage, new UsageRecord(usage, new VolumeCapability(type, fsType, List.of(), group, mode), stage,
+            allocs, stagingMounted, needsClaim));
       }
       if (in.available() > 0) {
         throw new RecordFormatException(in.available() + " unexpected byte(s) after the record", null);
       }
-      VolumeRecord r = new VolumeRecord(pluginId, volumeId, pluginDir, controller, nodeId, publishContext, usages);
+      VolumeRecord r = new VolumeRecord(pluginId, volumeId, pluginDir, controller, nodeId, publishContext, usages,
+          volumeContext, secretsFile.isEmpty() ? Optional.empty() : Optional.of(Path.of(secretsFile)), forced);
       if (!r.key().storeKey().equals(key)) {
         throw new RecordFormatException("it names " + r.key().storeKey() + ", not its key", null);
       }

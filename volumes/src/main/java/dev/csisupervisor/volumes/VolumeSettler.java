@@ -1,7 +1,10 @@
 package dev.csisupervisor.volumes;
 
-import dev.csisupervisor.common.Futures;
+import dev.csisupervisor.client.NodePublishRequest;
+import dev.csisupervisor.client.NodeStageRequest;
 import dev.csisupervisor.client.Secrets;
+import dev.csisupervisor.client.VolumeCapability;
+import dev.csisupervisor.common.Futures;
 import dev.csisupervisor.volumes.Plugins.ControllerPlugin;
 import dev.csisupervisor.volumes.Plugins.NodePlugin;
 import dev.csisupervisor.volumes.VolumeException.Reason;
@@ -15,17 +18,21 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Drives whatever a volume's record says is not final to its end: the same steps undo a failed mount, finish
- * an unmount and recover after a crash (see {@link #settle}). What the calls did is committed, whether they all
- * succeeded or not; pending work left is tried again by {@link SettleRetries}. Runs on the volume's lane.
+ * an unmount, mount again what the mount table lost, and recover after a crash (see {@link #settle}). Each
+ * allocation is on its own: one that cannot be unpublished does not hold the others. What the calls did is
+ * committed, whether they all succeeded or not; what is left says what it waits for ({@link #waitingFor}) and
+ * is tried again by {@link SettleRetries}, or when its plugin is ready. Runs on the volume's lane.
  */
 final class VolumeSettler {
   private static final Logger log = LoggerFactory.getLogger(VolumeSettler.class);
@@ -39,6 +46,8 @@ final class VolumeSettler {
   private final VolumeContext ctx;
   private final Commit commit;
   private final SettleRetries retries;
+  /** Per volume with work left: what it waits for, in words. */
+  private final Map<VolumeKey, String> waiting = new ConcurrentHashMap<>();
 
   VolumeSettler(VolumeContext ctx, Commit commit, SettleRetries retries) {
     this.ctx = ctx;
@@ -46,115 +55,364 @@ final class VolumeSettler {
     this.retries = retries;
   }
 
-  /** Progress of one settle: the record as the calls so far have made it, and what to report. */
+  /** Progress of one settle: the record as the steps so far have made it, what to report, what is left. */
   private static final class Progress {
     VolumeRecord record;
     final List<Runnable> events = new ArrayList<>();
+    /** What could not be done, each in words; nothing left undone: empty. */
+    final List<String> left = new ArrayList<>();
+    /** Whether something left may succeed on its own with time (a failed call): then a timer is set. */
+    boolean retry;
 
     Progress(VolumeRecord record) {
       this.record = record;
     }
+
+    void failed(String what, Throwable why) {
+      Throwable t = Futures.unwrap(why);
+      left.add(what + ": " + t.getMessage());
+      retry = true;
+    }
+  }
+
+  /** Per volume, what its pending work waits for ({@code "<plugin>/<volume>"} to words). */
+  Map<String, String> waitingFor() {
+    Map<String, String> out = new java.util.TreeMap<>();
+    waiting.forEach((k, why) -> out.put(k.toString(), why));
+    return out;
+  }
+
+  /** The volume's record is gone or has no work: it waits for nothing. */
+  void forget(VolumeKey key) {
+    waiting.remove(key);
   }
 
   /**
-   * Drives every non-final part of {@code start} to its end. Step 1: NodeUnpublishVolume for every
-   * allocation not PUBLISHED. Step 2: NodeUnstageVolume for every staging no allocation uses.
-   * Step 3: ControllerUnpublishVolume if no usage is left. Stops at the first failure; commits what
-   * was done either way; on a failure schedules another try. Runs on the volume's lane.
+   * Drives every non-final part of {@code start} to its end, each allocation on its own:
+   * Step 1: NodeUnpublishVolume for every allocation being mounted or unmounted, and the target checked in the
+   * mount table (still mounted: not done). Step 2: what the mount table lost, staged and published again.
+   * Step 3: NodeUnstageVolume for every staging no allocation uses, checked the same way. Step 4:
+   * ControllerUnpublishVolume once no usage is left. Without a ready node plugin only step 4 runs (and, for a
+   * forced record, the agent's own unmounts of steps 1 and 3). Commits what was done; what is left is retried.
+   *
+   * @param node the ready node plugin, if it is
+   * @param claim the claim of an allocation being mounted now: its secrets and mount flags let a lost
+   *     publication of it be done again even when the record alone cannot
    */
-  CompletableFuture<VolumeRecord> settle(NodePlugin node, VolumeRecord start) {
+  CompletableFuture<VolumeRecord> settle(Optional<NodePlugin> node, VolumeRecord start, Optional<VolumeClaim> claim) {
     VolumeKey key = start.key();
     Progress p = new Progress(start);
-    String what = "cleanup of " + start.volumeId();
     CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
+    if (node.isEmpty() && !start.forced() && needsNode(start)) {
+      p.left.add(nodeAbsence(key.pluginId()));
+    }
     for (UsageRecord u : start.usages().values()) {
       for (Map.Entry<String, AllocPhase> a : u.allocs().entrySet()) {
-        if (a.getValue() == AllocPhase.PUBLISHED) {
-          continue;
+        if (a.getValue() == AllocPhase.PUBLISHING || a.getValue() == AllocPhase.UNPUBLISHING) {
+          String alloc = a.getKey();
+          chain = chain.thenCompose(x -> unpublish(node, p, u.usage(), alloc, a.getValue() == AllocPhase.PUBLISHING));
         }
-        String alloc = a.getKey();
-        Path target = start.targetPath(alloc, u.usage());
-        boolean rollback = a.getValue() == AllocPhase.PUBLISHING;
-        chain = chain.thenCompose(x -> ctx.calls().call("NodeUnpublishVolume", (rollback ? "rollback of the mount of "
-                : "unmount of ") + start.volumeId() + " for alloc " + alloc, true,
-            () -> node.client().nodeUnpublishVolumeAsync(start.volumeId(), target)))
-            .thenRun(() -> {
-              UsageRecord now = p.record.usages().get(u.usage());
-              p.record = p.record.withUsage(now.withoutAlloc(alloc));
-              removeEmptyDirectories(target.getParent(), start.pluginDir().resolve("per-alloc"));
-              p.events.add(() -> {
-                log.info("{} {} for alloc {}", rollback ? "rolled back the mount of" : "unmounted", key, alloc);
-                ctx.events().emit(rollback ? VolumeEvent.Kind.ROLLED_BACK : VolumeEvent.Kind.UNMOUNTED, key, alloc, target.toString());
-              });
-            });
       }
     }
-    chain = chain.thenCompose(x -> unstageUnused(node, p, what));
-    chain = chain.thenCompose(x -> controllerUnpublishIfUnused(p, what));
-    return chain.handle((x, failure) -> failure == null ? null : Futures.unwrap(failure))
-        .thenCompose(failure -> {
+    if (node.isPresent() && !start.forced()) {
+      chain = chain.thenCompose(x -> redoLost(node.get(), p, claim));
+    }
+    chain = chain.thenCompose(x -> unstageUnused(node, p));
+    chain = chain.thenCompose(x -> controllerUnpublishIfUnused(p));
+    return chain.handle((x, failure) -> {
+          if (failure != null) {
+            p.failed("cleanup of " + key, failure); // a bug in a step: still commit what was done
+          }
+          return null;
+        })
+        .thenCompose(x -> {
           VolumeRecord end = p.record;
           CompletableFuture<VolumeRecord> saved = end.equals(start)
               ? CompletableFuture.completedFuture(start) : commit.commit(key, start, end);
           return saved.handle((r, commitFailure) -> {
             if (commitFailure == null) {
               p.events.forEach(Runnable::run);
+            } else {
+              p.failed("commit", commitFailure);
             }
             VolumeRecord now = ctx.records().get(key);
-            if (failure != null || commitFailure != null) {
-              Throwable why = failure != null ? failure : Futures.unwrap(commitFailure);
-              log.warn("volume {}: pending work left ({}); retrying", key, why.getMessage());
-              ctx.events().emit(VolumeEvent.Kind.PENDING, key, "", String.valueOf(why.getMessage()));
-              retries.schedule(key);
-            } else {
+            if (now == null || !now.hasWork()) {
+              waiting.remove(key);
               retries.clear(key);
+            } else {
+              String why = p.left.isEmpty() ? "work left: " + describe(now) : String.join("; ", p.left);
+              String before = waiting.put(key, why);
+              if (!why.equals(before)) {
+                log.warn("volume {}: pending: {}", key, why);
+                ctx.events().emit(VolumeEvent.Kind.PENDING, key, "", why);
+              }
+              if (p.retry) {
+                retries.schedule(key);
+              }
             }
             return now;
           });
         });
   }
 
-  private CompletableFuture<Void> unstageUnused(NodePlugin node, Progress p, String what) {
+  /** Whether the record's work needs the node plugin (anything but the controller step). */
+  private static boolean needsNode(VolumeRecord r) {
+    return !r.usages().isEmpty();
+  }
+
+  /** Why a node step waits: the node plugin is not ready, or not even registered. */
+  String nodeAbsence(String pluginId) {
+    return ctx.plugins().registeredNode(pluginId).isPresent()
+        ? "waiting for node plugin " + pluginId + " to be ready"
+        : "node plugin " + pluginId + " is not registered (removed from the config?); "
+            + "csi-agent volume unmount --force unmounts without it";
+  }
+
+  // ---- step 1: unpublish ----
+
+  private CompletableFuture<Void> unpublish(Optional<NodePlugin> node, Progress p, VolumeUsage usage, String alloc,
+      boolean rollback) {
+    Path target = p.record.targetPath(alloc, usage);
+    String what = (rollback ? "rollback of the mount of " : "unmount of ") + p.record.volumeId() + " for alloc " + alloc;
+    CompletableFuture<Void> done;
+    if (node.isPresent()) {
+      done = ctx.calls().call("NodeUnpublishVolume", what, true,
+              () -> node.get().client().nodeUnpublishVolumeAsync(p.record.volumeId(), target))
+          .thenRun(() -> requireUnmounted(target, "NodeUnpublishVolume"));
+      if (p.record.forced()) {
+        done = done.exceptionallyCompose(e -> agentUnmount(target, true));
+      }
+    } else if (p.record.forced()) {
+      done = agentUnmount(target, true);
+    } else {
+      return CompletableFuture.completedFuture(null); // said in p.left already
+    }
+    boolean forced = p.record.forced();
+    return done.handle((x, failure) -> {
+      if (failure != null) {
+        p.failed(what, failure);
+        return null;
+      }
+      UsageRecord now = p.record.usages().get(usage);
+      p.record = p.record.withUsage(now.withoutAlloc(alloc));
+      removeEmptyDirectories(target.getParent(), p.record.pluginDir().resolve("per-alloc"));
+      p.events.add(() -> {
+        log.info("{} {} for alloc {}{}", rollback ? "rolled back the mount of" : "unmounted", p.record.key(), alloc,
+            forced ? " (forced)" : "");
+        ctx.events().emit(rollback ? VolumeEvent.Kind.ROLLED_BACK : VolumeEvent.Kind.UNMOUNTED, p.record.key(), alloc,
+            target.toString());
+      });
+      return null;
+    });
+  }
+
+  /** The plugin said the path is unmounted: the mount table must agree, or the step is not done. */
+  private void requireUnmounted(Path path, String rpc) {
+    if (ctx.mounts().isMountedNow(path)) {
+      throw new java.util.concurrent.CompletionException(new VolumeException(Reason.STILL_MOUNTED,
+          path + " is still a mount point after " + rpc + " answered done"));
+    }
+  }
+
+  /**
+   * The agent unmounts {@code path} itself (forced), then, if {@code remove}, removes it if it is an empty
+   * directory (a target the plugin made; a file or a directory with data in it is left, and reported by gc).
+   */
+  private CompletableFuture<Void> agentUnmount(Path path, boolean remove) {
+    return ctx.mounts().unmount(path).thenRun(() -> {
+      if (remove && Files.isDirectory(path, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+        try {
+          Files.deleteIfExists(path);
+        } catch (IOException e) {
+          log.debug("left {}: {}", path, e.toString());
+        }
+      }
+    });
+  }
+
+  // ---- step 2: mount again what the mount table lost ----
+
+  private CompletableFuture<Void> redoLost(NodePlugin node, Progress p, Optional<VolumeClaim> claim) {
+    CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
+    for (UsageRecord u : p.record.usages().values()) {
+      List<String> lost = u.allocsIn(AllocPhase.LOST);
+      boolean stageLost = u.stage() == StageState.LOST && !u.allocs().isEmpty();
+      if (lost.isEmpty() && !stageLost) {
+        continue;
+      }
+      Optional<VolumeClaim> own = claim.filter(c -> c.usage().equals(u.usage()) && u.allocs().containsKey(c.allocId()));
+      if (u.needsClaim() && own.isEmpty()) {
+        p.left.add("lost mount of " + u.usage() + " for alloc(s) " + u.allocs().keySet()
+            + " waits for the allocation's mount: its mount flags or secrets are not stored");
+        continue;
+      }
+      chain = chain.thenCompose(x -> redoUsage(node, p, u.usage(), own));
+    }
+    return chain;
+  }
+
+  private CompletableFuture<Void> redoUsage(NodePlugin node, Progress p, VolumeUsage usage, Optional<VolumeClaim> claim) {
+    VolumeRecord r = p.record;
+    UsageRecord u = r.usages().get(usage);
+    String what = "mount again of " + r.volumeId() + " (" + usage + ")";
+    Secrets secrets;
+    try {
+      secrets = claim.map(VolumeClaim::secrets).orElse(ctx.secrets().forNode(r));
+    } catch (VolumeException e) {
+      p.failed(what, e);
+      return CompletableFuture.completedFuture(null);
+    }
+    VolumeCapability capability = claim.map(VolumeClaim::capability).orElse(u.capability());
+    Map<String, String> volumeContext = claim.map(VolumeClaim::volumeContext).orElse(r.volumeContext());
+    Path staging = r.stagingPath(usage);
+    CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
+    if (u.stage() == StageState.LOST) {
+      boolean live = u.hasPublished();
+      if (!live) {
+        // Nothing of it is mounted: the plugin may still believe it staged (its own state survived), so it
+        // is unstaged first and staged afresh; with a live publication the spec forbids the unstage.
+        chain = chain.thenCompose(x -> ctx.calls().call("NodeUnstageVolume", what, true,
+            () -> node.client().nodeUnstageVolumeAsync(r.volumeId(), staging)));
+      }
+      chain = chain.thenCompose(x -> {
+        DefaultVolumeManager.makeDirectories(staging, "staging path");
+        return ctx.calls().call("NodeStageVolume", what, false, () -> node.client().nodeStageVolumeAsync(
+            new NodeStageRequest(r.volumeId(), r.publishContext(), staging, capability, secrets, volumeContext)));
+      }).thenRun(() -> {
+        boolean mounted = ctx.mounts().isMountedNow(staging);
+        UsageRecord now = p.record.usages().get(usage);
+        p.record = p.record.withUsage(now.withStage(StageState.STAGED).withStagingMounted(mounted));
+      });
+    }
+    for (String alloc : u.allocsIn(AllocPhase.LOST)) {
+      Path target = r.targetPath(alloc, usage);
+      boolean readOnly = claim.filter(c -> c.allocId().equals(alloc)).map(VolumeClaim::readOnly)
+          .orElse(usage.readOnly());
+      chain = chain.thenCompose(x -> ctx.calls().call("NodeUnpublishVolume", what + " for alloc " + alloc, true,
+              () -> node.client().nodeUnpublishVolumeAsync(r.volumeId(), target)))
+          .thenCompose(x -> {
+            DefaultVolumeManager.makeDirectories(target.getParent(), "target's parent directory");
+            return ctx.calls().call("NodePublishVolume", what + " for alloc " + alloc, false,
+                () -> node.client().nodePublishVolumeAsync(new NodePublishRequest(r.volumeId(), r.publishContext(),
+                    u.staged() ? Optional.of(staging) : Optional.empty(), target, capability, readOnly, secrets,
+                    volumeContext)));
+          })
+          .thenRun(() -> {
+            UsageRecord now = p.record.usages().get(usage);
+            p.record = p.record.withUsage(now.withAlloc(alloc, AllocPhase.PUBLISHED));
+            p.events.add(() -> {
+              log.info("mounted {} again for alloc {} at {} (the mount table had lost it)", p.record.key(), alloc, target);
+              ctx.events().emit(VolumeEvent.Kind.REMOUNTED, p.record.key(), alloc, target.toString());
+            });
+          });
+    }
+    return chain.handle((x, failure) -> {
+      if (failure != null) {
+        p.failed(what, failure);
+      }
+      return null;
+    });
+  }
+
+  // ---- step 3: unstage what nothing uses ----
+
+  private CompletableFuture<Void> unstageUnused(Optional<NodePlugin> node, Progress p) {
     CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
     for (UsageRecord u : p.record.usages().values()) {
       if (!u.allocs().isEmpty()) {
         continue;
       }
-      if (u.stage() == StageState.NOT_STAGED) {
-        chain = chain.thenRun(() -> p.record = p.record.withoutUsage(u.usage()));
+      VolumeUsage usage = u.usage();
+      if (!u.staged()) {
+        chain = chain.thenRun(() -> p.record = p.record.withoutUsage(usage));
         continue;
       }
-      Path staging = p.record.stagingPath(u.usage());
-      chain = chain.thenCompose(x -> ctx.calls().call("NodeUnstageVolume", what, true,
-          () -> node.client().nodeUnstageVolumeAsync(p.record.volumeId(), staging)))
-          .thenRun(() -> {
-            p.record = p.record.withoutUsage(u.usage());
+      Path staging = p.record.stagingPath(usage);
+      String what = "unstage of " + p.record.volumeId() + " (" + usage + ")";
+      chain = chain.thenCompose(x -> {
+        CompletableFuture<Void> done;
+        if (node.isPresent()) {
+          done = ctx.calls().call("NodeUnstageVolume", what, true,
+                  () -> node.get().client().nodeUnstageVolumeAsync(p.record.volumeId(), staging))
+              .thenRun(() -> requireUnmounted(staging, "NodeUnstageVolume"));
+          if (p.record.forced()) {
+            done = done.exceptionallyCompose(e -> agentUnmount(staging, false));
+          }
+        } else if (p.record.forced()) {
+          done = agentUnmount(staging, false);
+        } else {
+          return CompletableFuture.completedFuture(null); // said in p.left already
+        }
+        return done.handle((y, failure) -> {
+          if (failure != null) {
+            p.failed(what, failure);
+          } else {
+            p.record = p.record.withoutUsage(usage);
             removeEmptyDirectories(staging, p.record.pluginDir().resolve("staging"));
-          });
+          }
+          return null;
+        });
+      });
     }
     return chain;
   }
 
-  private CompletableFuture<Void> controllerUnpublishIfUnused(Progress p, String what) {
+  // ---- step 4: the controller side ----
+
+  private CompletableFuture<Void> controllerUnpublishIfUnused(Progress p) {
     VolumeRecord r = p.record;
     if (!r.usages().isEmpty() || r.controller() == ControllerState.NONE) {
       return CompletableFuture.completedFuture(null);
     }
+    String what = "controller unpublish of " + r.volumeId() + " from " + r.controllerNodeId();
     Optional<ControllerPlugin> controller = ctx.plugins().readyController(r.pluginId());
     if (controller.isEmpty()) {
-      return CompletableFuture.failedFuture(new VolumeException(Reason.PLUGIN_UNAVAILABLE,
-          "controller plugin " + r.pluginId() + " must unpublish " + r.volumeId() + " from " + r.controllerNodeId()
-              + " but is not ready"));
+      p.left.add(what + ": waiting for controller plugin " + r.pluginId() + " to be ready");
+      return CompletableFuture.completedFuture(null); // its readiness brings the volume back here
     }
-    // No secrets here: the unmount must work with what the node has (CSI makes them optional).
+    Secrets secrets;
+    try {
+      secrets = ctx.secrets().forController(r);
+    } catch (VolumeException e) {
+      p.failed(what, e);
+      return CompletableFuture.completedFuture(null);
+    }
     return ctx.calls().call("ControllerUnpublishVolume", what, true, () -> controller.get().client()
-            .controllerUnpublishVolumeAsync(r.volumeId(), r.controllerNodeId(), Secrets.none()))
-        .thenRun(() -> p.record = p.record.withController(ControllerState.NONE, "", Map.of()));
+            .controllerUnpublishVolumeAsync(r.volumeId(), r.controllerNodeId(), secrets))
+        .handle((x, failure) -> {
+          if (failure != null) {
+            p.failed(what, failure);
+          } else {
+            p.record = p.record.withController(ControllerState.NONE, "", Map.of());
+          }
+          return null;
+        });
   }
 
-  /** Removes {@code dir} and its parents up to (not including) {@code stop} while they are empty; quietly. */
-  private static void removeEmptyDirectories(Path dir, Path stop) {
-    for (Path d = dir; d != null && d.startsWith(stop) && !d.equals(stop); d = d.getParent()) {
+  /** What a record still has to do, in words (for a pending volume whose last settle left nothing said). */
+  static String describe(VolumeRecord r) {
+    Map<String, String> parts = new LinkedHashMap<>();
+    for (UsageRecord u : r.usages().values()) {
+      u.allocs().forEach((alloc, phase) -> {
+        if (phase != AllocPhase.PUBLISHED) {
+          parts.put(alloc, phase.name().toLowerCase(java.util.Locale.ROOT) + " for alloc " + alloc);
+        }
+      });
+      if (u.stage() == StageState.LOST) {
+        parts.put("stage " + u.usage(), "staging " + u.usage() + " lost");
+      } else if (u.allocs().isEmpty() && u.staged()) {
+        parts.put("stage " + u.usage(), "unstage of " + u.usage());
+      }
+    }
+    if (r.usages().isEmpty() && r.controller() != ControllerState.NONE) {
+      parts.put("controller", "controller unpublish from " + r.controllerNodeId());
+    }
+    return String.join(", ", parts.values());
+  }
+
+  /** Removes {@code path} and its parents up to (not including) {@code stop} while they are empty; quietly. */
+  static void removeEmptyDirectories(Path path, Path stop) {
+    for (Path d = path; d != null && d.startsWith(stop) && !d.equals(stop); d = d.getParent()) {
       try {
         Files.deleteIfExists(d);
       } catch (DirectoryNotEmptyException | NoSuchFileException e) {

@@ -43,9 +43,30 @@ final class FaultyClient extends ForwardingCsiClient {
   private final List<String> log = new ArrayList<>(); // guarded by this
   volatile Consumer<String> beforeCall = rpc -> {};
   volatile VolumeStats.Condition condition;
+  /** The table a successful stage or publish mounts into and an unstage or unpublish unmounts from. */
+  private final FakeMountTable mounts;
+  /** The plugin answers an unpublish or unstage done but leaves the mount (it lost its state). */
+  volatile boolean leavesMounts;
 
-  FaultyClient(CsiClient real) {
+  FaultyClient(CsiClient real, FakeMountTable mounts) {
     this.real = real;
+    this.mounts = mounts;
+  }
+
+  private <T> CompletableFuture<T> mounting(CompletableFuture<T> call, Path path) {
+    return call.thenApply(v -> {
+      mounts.mount(path);
+      return v;
+    });
+  }
+
+  private <T> CompletableFuture<T> unmounting(CompletableFuture<T> call, Path path) {
+    return call.thenApply(v -> {
+      if (!leavesMounts) {
+        mounts.pluginUnmounted(path);
+      }
+      return v;
+    });
   }
 
   /** The next {@code times} calls of {@code rpc} fail with {@code code} without reaching the plugin. */
@@ -105,22 +126,22 @@ final class FaultyClient extends ForwardingCsiClient {
 
   @Override
   public CompletableFuture<Void> nodeStageVolumeAsync(NodeStageRequest r) {
-    return call("NodeStageVolume", r.volumeId(), () -> real.nodeStageVolumeAsync(r));
+    return call("NodeStageVolume", r.volumeId(), () -> mounting(real.nodeStageVolumeAsync(r), r.stagingPath()));
   }
 
   @Override
   public CompletableFuture<Void> nodeUnstageVolumeAsync(String v, Path p) {
-    return call("NodeUnstageVolume", v, () -> real.nodeUnstageVolumeAsync(v, p));
+    return call("NodeUnstageVolume", v, () -> unmounting(real.nodeUnstageVolumeAsync(v, p), p));
   }
 
   @Override
   public CompletableFuture<Void> nodePublishVolumeAsync(NodePublishRequest r) {
-    return call("NodePublishVolume", r.volumeId(), () -> real.nodePublishVolumeAsync(r));
+    return call("NodePublishVolume", r.volumeId(), () -> mounting(real.nodePublishVolumeAsync(r), r.targetPath()));
   }
 
   @Override
   public CompletableFuture<Void> nodeUnpublishVolumeAsync(String v, Path p) {
-    return call("NodeUnpublishVolume", v, () -> real.nodeUnpublishVolumeAsync(v, p));
+    return call("NodeUnpublishVolume", v, () -> unmounting(real.nodeUnpublishVolumeAsync(v, p), p));
   }
 
   @Override

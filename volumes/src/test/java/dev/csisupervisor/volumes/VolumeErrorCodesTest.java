@@ -24,6 +24,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Every gRPC status code from every CSI RPC the manager makes, scripted in the real mock plugin
@@ -109,20 +110,34 @@ class VolumeErrorCodesTest {
 
   @ParameterizedTest(name = "{0} {1}")
   @MethodSource("undoCases")
-  void anUndoingRpcsCode_keepsTheUnmountPendingUntilItWorks_orIsDoneOnNotFound(String rpc, StatusCode code) {
+  void anUndoingRpcsCode_keepsTheUnmountPendingUntilItWorks_andNotFoundIsCheckedAgainstTheMountTable(String rpc, StatusCode code) {
     kit.drive(manager.mount(VolumeClaim.of("mock", vol, "a1", RWO, false)));
     fail(rpc, code, 1);
     long before = plugin.callCount(rpc);
     CompletableFuture<Void> unmount = manager.unmount("mock", vol, "a1");
     kit.drive(unmount);
     assertTrue(manager.list().isEmpty());
-    if (code == StatusCode.NOT_FOUND) {
-      assertEquals(before + 1, plugin.callCount(rpc), "NOT_FOUND: nothing left to undo");
+    if (code == StatusCode.NOT_FOUND && rpc.equals("ControllerUnpublishVolume")) {
+      assertEquals(before + 1, plugin.callCount(rpc), "NOT_FOUND: the volume is gone, nothing left to undo");
     } else {
+      // NOT_FOUND of a node RPC too: the plugin did nothing, the path is still a mount, so it is not believed.
       assertEquals(before + 2, plugin.callCount(rpc), "failed once, tried again, done");
-      assertEquals(Map.of(), plugin.stagedPaths());
-      assertEquals(Map.of(), plugin.publishedPaths());
     }
+    assertEquals(Map.of(), plugin.stagedPaths());
+    assertEquals(Map.of(), plugin.publishedPaths());
+    assertEquals(java.util.Set.of(), kit.mounts.all());
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"NodeUnpublishVolume", "NodeUnstageVolume"})
+  void notFound_whenThePathIsReallyUnmounted_isDoneAtOnce(String rpc) {
+    MountedVolume m = kit.drive(manager.mount(VolumeClaim.of("mock", vol, "a1", RWO, false)));
+    kit.mounts.lose(rpc.equals("NodeUnpublishVolume") ? m.targetPath() : m.stagingPath().orElseThrow());
+    fail(rpc, StatusCode.NOT_FOUND, 1);
+    long before = plugin.callCount(rpc);
+    kit.drive(manager.unmount("mock", vol, "a1"));
+    assertTrue(manager.list().isEmpty());
+    assertEquals(before + 1, plugin.callCount(rpc), "NOT_FOUND and not mounted: nothing left to undo");
   }
 
   @ParameterizedTest(name = "{0} {1}")

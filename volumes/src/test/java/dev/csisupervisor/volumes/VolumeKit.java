@@ -47,6 +47,7 @@ final class VolumeKit implements AutoCloseable {
   final ShortTempDir dir = new ShortTempDir("vk");
   final Path csiRoot = dir.resolve("csi");
   final FakeScheduler scheduler = new FakeScheduler();
+  final FakeMountTable mounts = new FakeMountTable();
   final StateStore store;
   final PluginRegistry registry;
   final Map<Path, FaultyClient> clients = new ConcurrentHashMap<>();
@@ -114,9 +115,10 @@ final class VolumeKit implements AutoCloseable {
         .pendingRetryMax(Duration.ofSeconds(30))
         .mountWait(Duration.ofSeconds(30))
         .random(new Random(42))
+        .mountTable(Optional.of(mounts))
         .clientFactory(socket -> clients.computeIfAbsent(socket, s -> {
           try {
-            return new FaultyClient(CsiClient.create(s));
+            return new FaultyClient(CsiClient.create(s), mounts);
           } catch (Exception e) {
             throw new IllegalStateException(e);
           }
