@@ -100,7 +100,7 @@ final class VolumeCrashLoop {
         try (JournalStateStore store = JournalStateStore.open(data);
             PluginRegistry registry = PluginRegistry.builder().stateStore(store).build()) {
           VolumeManager m = VolumeManager.builder().registry(registry).stateStore(store).csiRoot(csi)
-              .scheduler(scheduler).build();
+              .scheduler(scheduler).mountTable(java.util.Optional.empty()).build(); // the mock mounts nothing
           interrupted += m.recovered().size();
           registry.register(node(socket));
           long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
@@ -163,7 +163,7 @@ final class VolumeCrashLoop {
     JournalStateStore store = JournalStateStore.open(data);
     PluginRegistry registry = PluginRegistry.builder().stateStore(store).build();
     VolumeManager m = VolumeManager.builder().registry(registry).stateStore(store).csiRoot(csi)
-        .scheduler(Executors.newScheduledThreadPool(1)).build();
+        .scheduler(Executors.newScheduledThreadPool(1)).mountTable(java.util.Optional.empty()).build(); // the mock mounts nothing
     registry.register(node(socket));
     System.out.println("READY");
     System.out.flush();

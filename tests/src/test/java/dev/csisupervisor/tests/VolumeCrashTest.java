@@ -93,8 +93,9 @@ class VolumeCrashTest {
   private VolumeRecord restartAndSettle(boolean expectRecord) {
     try (JournalStateStore store = JournalStateStore.open(dataDir);
         PluginRegistry registry = PluginRegistry.builder().stateStore(store).build()) {
+      // The mock plugin mounts nothing here: the mount table is not the truth of this test (RealMountRebootTest's).
       VolumeManager manager = VolumeManager.builder().registry(registry).stateStore(store).csiRoot(csiRoot)
-          .scheduler(scheduler).build();
+          .scheduler(scheduler).mountTable(java.util.Optional.empty()).build();
       recovered = manager.recovered();
       try {
         registry.register(VolumeHostMain.nodePlugin(socket)); // the supervisor confirms the plugin

@@ -50,7 +50,7 @@ public final class VolumeHostMain {
     PluginRegistry registry = PluginRegistry.builder().stateStore(store).build();
     registry.register(nodePlugin(socket));
     VolumeManager manager = VolumeManager.builder().registry(registry).stateStore(store).csiRoot(csiRoot)
-        .scheduler(Executors.newScheduledThreadPool(1))
+        .scheduler(Executors.newScheduledThreadPool(1)).mountTable(java.util.Optional.empty()) // the mock mounts nothing
         .clientFactory(s -> new Stopping(create(s), stop)).build();
     System.out.println("READY");
     CompletableFuture<?> f = op.equals("mount")

@@ -24,6 +24,11 @@ public interface MountTable {
 
   /** The real table: {@code /proc/self/mountinfo}, unmounted with {@code umount} (util-linux). */
   static MountTable proc() {
-    return new ProcMountTable(Path.of("/proc/self/mountinfo"), Duration.ofSeconds(30));
+    return readFrom(Path.of("/proc/self/mountinfo"));
+  }
+
+  /** A table read from a file in {@code mountinfo} format (another process's, or a benchmark's copy). */
+  static MountTable readFrom(Path mountinfo) {
+    return new ProcMountTable(mountinfo, Duration.ofSeconds(30));
   }
 }

@@ -61,9 +61,13 @@ final class VolumeRestore {
           parts.add("interrupted mount for alloc " + alloc + " (" + u.usage() + "): rolled back");
         } else if (phase == AllocPhase.UNPUBLISHING) {
           parts.add("interrupted unmount for alloc " + alloc + " (" + u.usage() + "): finished");
+        } else if (phase == AllocPhase.LOST) {
+          parts.add("lost mount for alloc " + alloc + " (" + u.usage() + "): mounted again");
         }
       });
-      if (u.allocs().isEmpty() && u.stage() != StageState.NOT_STAGED) {
+      if (u.stage() == StageState.LOST && !u.allocs().isEmpty()) {
+        parts.add("lost staging " + u.usage() + ": staged again");
+      } else if (u.allocs().isEmpty() && u.stage() != StageState.NOT_STAGED) {
         parts.add("staging " + u.usage() + " used by no allocation: unstaged");
       }
     }

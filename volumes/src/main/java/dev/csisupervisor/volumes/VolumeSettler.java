@@ -219,6 +219,10 @@ final class VolumeSettler {
    * directory (a target the plugin made; a file or a directory with data in it is left, and reported by gc).
    */
   private CompletableFuture<Void> agentUnmount(Path path, boolean remove) {
+    if (!ctx.mounts().verifies()) {
+      log.warn("forced: {} is not unmounted by the agent: mounts are not checked here (no mount table), so it "
+          + "cannot tell whether it is a mount; check it by hand", path);
+    }
     return ctx.mounts().unmount(path).thenRun(() -> {
       if (remove && Files.isDirectory(path, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
         try {
