@@ -18,7 +18,7 @@ import dev.csisupervisor.csi.v1.NodeGrpc;
  *       answer correctly if called.
  *   <li>Node: every Node RPC of CSI v1.12.0, by the {@link InMemoryDriver}'s {@link DriverNode}.
  *       Publishing creates the target path (and unpublishing removes it), as the spec asks of a
- *       plugin; nothing is mounted.
+ *       plugin; nothing is mounted unless the plugin has {@link RealMounts}.
  * </ul>
  *
  * <p>Which services are bound on the socket is the plugin's {@link MockMode}.

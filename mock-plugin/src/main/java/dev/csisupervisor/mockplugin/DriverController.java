@@ -167,6 +167,7 @@ final class DriverController {
       }
       driver.removeVolume(r.getVolumeId()); // unknown: already deleted, OK
       driver.persistLocked();
+      driver.deleteVolumeData(r.getVolumeId()); // after the save: a failed save keeps volume and data
     }
     return DeleteVolumeResponse.getDefaultInstance();
   }

@@ -30,10 +30,13 @@ import java.util.List;
 
 /**
  * The Node side of the {@link InMemoryDriver}: which volumes are staged and published where on
- * this node, with the CSI spec v1.12.0's error codes and idempotency rules. Nothing is mounted:
- * publishing creates the target path the spec asks the plugin to create (a directory for a mount
- * volume, a file for a block volume) and unpublishing removes it; staging is bookkeeping only.
- * Every call runs under the driver's lock and saves a change before it answers. Thread-safe.
+ * this node, with the CSI spec v1.12.0's error codes and idempotency rules. By default nothing is
+ * mounted: publishing creates the target path the spec asks the plugin to create (a directory for
+ * a mount volume, a file for a block volume) and unpublishing removes it; staging is bookkeeping
+ * only. With {@link RealMounts} the volume's data is also bind-mounted at the staging and target
+ * paths and unmounted again; whether a path is mounted is asked of the kernel. Every call
+ * runs under the driver's lock and saves a change before it answers; with real mounts, that
+ * includes running {@code mount} or {@code umount} (milliseconds, on the event loop). Thread-safe.
  */
 final class DriverNode {
 
@@ -50,10 +53,13 @@ final class DriverNode {
 
   private final InMemoryDriver driver;
   private final Script script;
+  /** Null: nothing is mounted. */
+  private final RealMounts realMounts;
 
-  DriverNode(InMemoryDriver driver, Script script) {
+  DriverNode(InMemoryDriver driver, Script script, RealMounts realMounts) {
     this.driver = driver;
     this.script = script;
+    this.realMounts = realMounts;
   }
 
   NodeStageVolumeResponse nodeStage(NodeStageVolumeRequest r) {
@@ -62,8 +68,10 @@ final class DriverNode {
     requireCapability(r.hasVolumeCapability(), r.getVolumeCapability());
     synchronized (driver.lock()) {
       VolumeState v = driver.volume(r.getVolumeId());
+      boolean mounted = realMounts != null
+          && realMounts.stage(v, Path.of(r.getStagingTargetPath()), r.getVolumeCapability().hasBlock());
       v.stagedAt.add(r.getStagingTargetPath());
-      driver.persistLocked();
+      persistOrUnmount(mounted, r.getStagingTargetPath());
     }
     return NodeStageVolumeResponse.getDefaultInstance();
   }
@@ -73,7 +81,10 @@ final class DriverNode {
     requireId("staging_target_path", r.getStagingTargetPath());
     synchronized (driver.lock()) {
       VolumeState v = driver.findVolume(r.getVolumeId());
-      if (v != null) {
+      if (v != null && v.stagedAt.contains(r.getStagingTargetPath())) {
+        if (realMounts != null) {
+          realMounts.unmount(v, Path.of(r.getStagingTargetPath())); // failing: still staged
+        }
         v.stagedAt.remove(r.getStagingTargetPath());
       }
       driver.persistLocked();
@@ -85,8 +96,10 @@ final class DriverNode {
     requireId("volume_id", r.getVolumeId());
     requireId("target_path", r.getTargetPath());
     requireCapability(r.hasVolumeCapability(), r.getVolumeCapability());
+    boolean block = r.getVolumeCapability().hasBlock();
     synchronized (driver.lock()) {
       VolumeState v = driver.volume(r.getVolumeId());
+      Path stagedMount = null; // where a stage mounted the volume, the source of a real mount
       if (script.hasNodeCapability(NodeServiceCapability.RPC.Type.STAGE_UNSTAGE_VOLUME)) {
         if (r.getStagingTargetPath().isEmpty()) {
           throw Status.FAILED_PRECONDITION.withDescription(
@@ -96,15 +109,21 @@ final class DriverNode {
           throw Status.FAILED_PRECONDITION.withDescription("volume " + v.id + " is not staged at "
               + r.getStagingTargetPath()).asRuntimeException();
         }
+        if (realMounts != null && !block) {
+          stagedMount = Path.of(r.getStagingTargetPath());
+          realMounts.requireStaged(v, stagedMount);
+        }
       }
       Boolean readonly = v.publishedAt.get(r.getTargetPath());
       if (readonly != null && readonly != r.getReadonly()) {
         throw Status.ALREADY_EXISTS.withDescription("volume " + v.id + " is already published at "
             + r.getTargetPath() + " with readonly=" + readonly).asRuntimeException();
       }
-      createTarget(Path.of(r.getTargetPath()), r.getVolumeCapability().hasBlock());
+      Path target = Path.of(r.getTargetPath());
+      createTarget(target, block);
+      boolean mounted = realMounts != null && realMounts.publish(v, stagedMount, target, block, r.getReadonly());
       v.publishedAt.put(r.getTargetPath(), r.getReadonly());
-      driver.persistLocked();
+      persistOrUnmount(mounted, r.getTargetPath());
     }
     return NodePublishVolumeResponse.getDefaultInstance();
   }
@@ -114,11 +133,16 @@ final class DriverNode {
     requireId("target_path", r.getTargetPath());
     synchronized (driver.lock()) {
       VolumeState v = driver.findVolume(r.getVolumeId());
-      if (v != null && v.publishedAt.remove(r.getTargetPath()) != null) {
-        // Forgotten first, so a crash between the two leaves a stray directory, not a volume
-        // published at a path that no longer exists.
+      if (v != null && v.publishedAt.containsKey(r.getTargetPath())) {
+        Path target = Path.of(r.getTargetPath());
+        if (realMounts != null) {
+          realMounts.unmount(v, target); // failing: still published
+        }
+        // Forgotten before the target goes, so a crash between the two leaves a stray directory,
+        // not a volume published at a path that no longer exists.
+        v.publishedAt.remove(r.getTargetPath());
         driver.persistLocked();
-        removeTarget(Path.of(r.getTargetPath()));
+        removeTarget(target);
       }
     }
     return NodeUnpublishVolumeResponse.getDefaultInstance();
@@ -129,9 +153,10 @@ final class DriverNode {
     requireId("volume_path", r.getVolumePath());
     synchronized (driver.lock()) {
       VolumeState v = volumeAt(r.getVolumeId(), r.getVolumePath());
+      long used = realMounts != null ? Math.min(realMounts.usedBytes(v.id), v.capacity) : 0;
       return NodeGetVolumeStatsResponse.newBuilder()
           .addUsage(VolumeUsage.newBuilder().setUnit(VolumeUsage.Unit.BYTES)
-              .setTotal(v.capacity).setUsed(0).setAvailable(v.capacity))
+              .setTotal(v.capacity).setUsed(used).setAvailable(v.capacity - used))
           .setVolumeCondition(healthy())
           .build();
     }
@@ -158,6 +183,21 @@ final class DriverNode {
       throw notFound("volume " + v.id + " is not published or staged at " + path);
     }
     return v;
+  }
+
+  /**
+   * Under the lock, after a change: saves it; if the save fails, the mount this call made (if
+   * {@code mounted}) is undone too, so that a failed call changes nothing.
+   */
+  private void persistOrUnmount(boolean mounted, String path) {
+    try {
+      driver.persistLocked();
+    } catch (RuntimeException e) {
+      if (mounted) {
+        realMounts.unmountQuietly(Path.of(path));
+      }
+      throw e;
+    }
   }
 
   private static void createTarget(Path target, boolean block) {

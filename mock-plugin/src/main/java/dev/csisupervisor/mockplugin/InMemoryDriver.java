@@ -27,11 +27,14 @@ import java.util.Set;
  * {@link DriverController} (volumes and snapshots: create, delete, publish to a node, list, expand)
  * and {@link DriverNode} (stage and publish on this node), both over this state.
  *
- * <p>Nothing is mounted: NodePublishVolume creates the target path the spec asks the plugin to
- * create (a directory for a mount volume, a file for a block volume) and NodeUnpublishVolume
- * removes it; staging is bookkeeping only. The only node this controller knows is its own
+ * <p>By default nothing is mounted: NodePublishVolume creates the target path the spec asks the
+ * plugin to create (a directory for a mount volume, a file for a block volume) and
+ * NodeUnpublishVolume removes it; staging is bookkeeping only. With {@link RealMounts} each volume
+ * has its data in a directory (or, for a block volume, a file) that stage and publish bind-mount,
+ * and DeleteVolume removes it. The only node this controller knows is its own
  * (NodeGetInfo's node id). Thread-safe: every operation runs under one lock ({@link #lock()}),
- * quickly; handlers call it on the event loop. The methods below "under the lock" must only be
+ * quickly (with real mounts, a Node call also waits for its mount or umount); handlers call it on
+ * the event loop. The methods below "under the lock" must only be
  * called holding it.
  *
  * <p>With a {@link DriverStateFile}, volumes (with their controller publications, stages and
@@ -96,22 +99,27 @@ final class InMemoryDriver {
   /** The image last saved (guarded by lock): the file's content, and what a failed save rolls back to. */
   private DriverStateFile.Image savedImage = DriverStateFile.Image.EMPTY;
   private String savedText = DriverStateFile.encode(DriverStateFile.Image.EMPTY);
+  /** Where volumes' data is, and the kernel's mounts of it; null: nothing is mounted. */
+  private final RealMounts realMounts;
   private final DriverController controller;
   private final DriverNode node;
 
   InMemoryDriver(Script script, Clock clock) {
-    this(script, clock, null);
+    this(script, clock, null, null);
   }
 
   /**
    * @param script the node id and node capabilities the calls follow
    * @param clock the creation time of snapshots
    * @param stateFile where to keep the state across restarts; null for memory only
+   * @param realMounts where volumes' data is, to be mounted by stage and publish; null to mount
+   *     nothing
    */
-  InMemoryDriver(Script script, Clock clock, DriverStateFile stateFile) {
+  InMemoryDriver(Script script, Clock clock, DriverStateFile stateFile, RealMounts realMounts) {
     this.stateFile = stateFile;
+    this.realMounts = realMounts;
     this.controller = new DriverController(this, script, clock);
-    this.node = new DriverNode(this, script);
+    this.node = new DriverNode(this, script, realMounts);
   }
 
   /** The Controller calls over this state. */
@@ -127,6 +135,18 @@ final class InMemoryDriver {
   /** The lock every read and change of the state holds. */
   Object lock() {
     return lock;
+  }
+
+  /**
+   * Before the plugin serves, with real mounts: checks that it may mount and creates the data
+   * directory. A no-op without them.
+   *
+   * @throws IOException naming the option if the process is not root, or naming the directory
+   */
+  void prepareRealMounts() throws IOException {
+    if (realMounts != null) {
+      realMounts.prepare();
+    }
   }
 
   // ---- state file ---------------------------------------------------------------------------
@@ -246,6 +266,13 @@ final class InMemoryDriver {
 
   void removeVolume(String id) {
     volumes.remove(id);
+  }
+
+  /** After a deleted volume is saved as gone: its data, with real mounts, goes too. */
+  void deleteVolumeData(String id) {
+    if (realMounts != null) {
+      realMounts.deleteData(id);
+    }
   }
 
   /** The bytes all volumes take together. */

@@ -97,8 +97,9 @@ public final class MockCsiPlugin extends ScriptedPlugin implements AutoCloseable
    * @return this plugin, running
    * @throws IOException naming the path: the parent directory is missing, a regular file,
    *     directory, symbolic link or live socket is at the path, or binding failed; or naming the
-   *     {@link Builder#stateFile state file} (and line) if it cannot be read or is malformed. The
-   *     plugin stays {@code NEW} and may be started again.
+   *     {@link Builder#stateFile state file} (and line) if it cannot be read or is malformed; or
+   *     naming the option if {@link Builder#realMounts real mounts} were asked for and the process
+   *     is not root. The plugin stays {@code NEW} and may be started again.
    * @throws IllegalStateException if the plugin was already started or stopped
    */
   public MockCsiPlugin start() throws IOException {
@@ -111,6 +112,7 @@ public final class MockCsiPlugin extends ScriptedPlugin implements AutoCloseable
         throw new IOException("epoll transport is unavailable, cannot serve unix socket " + socket,
             Epoll.unavailabilityCause());
       }
+      driver.prepareRealMounts();
       driver.loadState(); // before binding: no client sees the driver without its saved volumes
       SocketFiles.prepare(socket, createParentDirs);
       EventLoopGroup group = sharedGroup != null ? sharedGroup : PluginServer.newOwnedGroup(socket);
@@ -259,6 +261,8 @@ public final class MockCsiPlugin extends ScriptedPlugin implements AutoCloseable
     EventLoopGroup eventLoopGroup;
     LongSupplier ticker = System::nanoTime;
     Path stateFile;
+    Path realMountsDir;
+    RealMounts.UidSource uidSource = RealMounts::effectiveUid;
 
     private Builder() {
     }
@@ -438,6 +442,36 @@ public final class MockCsiPlugin extends ScriptedPlugin implements AutoCloseable
      */
     public Builder stateFile(Path file) {
       this.stateFile = Objects.requireNonNull(file, "stateFile").toAbsolutePath().normalize();
+      return this;
+    }
+
+    /**
+     * Real-mount mode, as kubernetes-csi hostpath: each volume's data is a directory
+     * {@code volumeDataDir/<sha256 of the volume id>} (mode 0700; for a block volume, a sparse
+     * file {@code <sha256>.img} of the volume's capacity), made on its first stage or publish and
+     * removed by DeleteVolume. NodeStageVolume bind-mounts a mount volume's directory on the
+     * staging path (which the CO creates; missing is FAILED_PRECONDITION); NodePublishVolume
+     * creates the target and bind-mounts the staging path there (without STAGE_UNSTAGE_VOLUME the
+     * data directory; for a block volume, its file onto a file), remounted read-only if asked.
+     * Publishing a mount volume whose staging path is not a mount point is FAILED_PRECONDITION.
+     * NodeUnpublishVolume and NodeUnstageVolume unmount; if umount fails (busy) the call fails
+     * INTERNAL with its message and the volume stays published or staged. Whether a path is
+     * mounted is read from {@code /proc/self/mountinfo}, so a mount that is already there is not
+     * made twice and one that vanished (a reboot) is made again. NodeGetVolumeStats reports the
+     * bytes in the data directory as used. Mounting runs {@code mount} / {@code umount} from
+     * util-linux on the event loop, under the driver's lock.
+     *
+     * <p>Needs root: {@link MockCsiPlugin#start()} fails otherwise. The directory is created by
+     * start if missing. Default: off, nothing is mounted.
+     */
+    public Builder realMounts(Path volumeDataDir) {
+      this.realMountsDir = Objects.requireNonNull(volumeDataDir, "realMounts").toAbsolutePath().normalize();
+      return this;
+    }
+
+    /** Where {@link #realMounts} reads the process's effective uid; tests give a fake one. */
+    Builder uidSource(RealMounts.UidSource source) {
+      this.uidSource = Objects.requireNonNull(source, "uidSource");
       return this;
     }
 

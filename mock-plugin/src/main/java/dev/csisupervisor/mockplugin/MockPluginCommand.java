@@ -34,7 +34,7 @@ import picocli.CommandLine.Spec;
  * <p>In process mode (from {@code main}) a shutdown hook stops the plugin gracefully on
  * SIGTERM/SIGINT and {@code crash} halts the JVM, leaving the socket file; otherwise (tests) the
  * command only crashes the plugin and returns {@link #CRASH_EXIT_CODE}. Exit codes: 0 stopped,
- * 1 the socket could not be bound, 2 bad arguments, 3 crashed.
+ * 1 it could not start (see the footer), 2 bad arguments, 3 crashed.
  */
 @Command(name = "csi-mock-plugin", mixinStandardHelpOptions = true,
     versionProvider = MockPluginCommand.Version.class,
@@ -53,7 +53,8 @@ import picocli.CommandLine.Spec;
         "  delay RPC DURATION  (e.g. 500ms, 2s; 0 ends it) | clear-faults",
         "  calls RPC  (answers 'OK calls RPC N', the calls received)",
         "",
-        "Exit codes: 0 stopped, 1 cannot bind (path occupied, no parent dir), 2 bad arguments,",
+        "Exit codes: 0 stopped, 1 cannot start (path occupied, no parent dir, bad state file,",
+        "--real-mounts without root), 2 bad arguments,",
         "3 crashed (crash, --crash-after-ms)."})
 final class MockPluginCommand implements Callable<Integer> {
 
@@ -140,6 +141,12 @@ final class MockPluginCommand implements Callable<Integer> {
           "saved after every change (atomic rename), so a restart after SIGKILL keeps them."})
   private Path stateFile;
 
+  @Option(names = "--real-mounts", paramLabel = "DIR",
+      description = {"Mount for real (needs root), as kubernetes-csi hostpath: each volume's data is DIR/<sha256 of",
+          "its id> (block: a sparse DIR/<sha256>.img); stage and publish bind-mount it, read-only if asked,",
+          "unpublish and unstage unmount it; whether a path is mounted is read from /proc/self/mountinfo."})
+  private Path realMounts;
+
   @Option(names = "--hang-after-ready-ms", paramLabel = "MS",
       description = "Probe hangs once the plugin has been ready for MS (a plugin that hangs after registration).")
   private Long hangAfterReadyMs;
@@ -191,6 +198,9 @@ final class MockPluginCommand implements Callable<Integer> {
     }
     if (stateFile != null) {
       builder.stateFile(stateFile);
+    }
+    if (realMounts != null) {
+      builder.realMounts(realMounts);
     }
     if (allCapabilities) {
       builder.allCapabilities();

@@ -46,7 +46,8 @@ abstract sealed class ScriptedPlugin permits MockCsiPlugin {
   ScriptedPlugin(MockCsiPlugin.Builder b) {
     this.script = new Script(b.ticker);
     this.driver = new InMemoryDriver(script, Clock.systemUTC(),
-        b.stateFile != null ? new DriverStateFile(b.stateFile) : null);
+        b.stateFile != null ? new DriverStateFile(b.stateFile) : null,
+        b.realMountsDir != null ? new RealMounts(b.realMountsDir, b.uidSource) : null);
     script.updatePluginInfo(info -> info
         .setName(b.name)
         .setVendorVersion(b.vendorVersion)

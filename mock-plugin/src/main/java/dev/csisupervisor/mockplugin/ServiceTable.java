@@ -19,8 +19,9 @@ import java.util.function.Supplier;
  * Every call first meets the per-RPC {@link CallFaults} (counted, its request kept, then failed,
  * hung, answered with a scripted response, or delayed), and only then reaches its handler: a
  * failed, hung or scripted call never touches the driver. Answers go through the {@link Responder} (scripted latency, failures as
- * statuses). Handlers run on the event loop and must not block. Not thread-safe while rows are
- * added; build the services before serving them.
+ * statuses). Handlers run on the event loop and must not block (the one exception: with
+ * {@link RealMounts}, the Node calls wait for {@code mount} and {@code umount}). Not thread-safe
+ * while rows are added; build the services before serving them.
  *
  * <p>A delayed call on a volume is an operation in progress, as in a real driver that is slow: until
  * its handler has run, any other call on the same volume id fails with ABORTED, as the CSI spec

@@ -4,6 +4,7 @@ import dev.csisupervisor.csi.v1.ControllerGrpc;
 import dev.csisupervisor.csi.v1.IdentityGrpc;
 import dev.csisupervisor.csi.v1.NodeGrpc;
 import dev.csisupervisor.csi.v1.ProbeRequest;
+import dev.csisupervisor.csi.v1.VolumeCapability;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
@@ -52,6 +53,12 @@ final class Csi implements AutoCloseable {
       throw new AssertionError("Probe response without an explicit ready field: " + response);
     }
     return response.getReady().getValue();
+  }
+
+  /** {@code capability} (its access type set) with access mode SINGLE_NODE_WRITER. */
+  static VolumeCapability singleNodeWriter(VolumeCapability.Builder capability) {
+    return capability.setAccessMode(VolumeCapability.AccessMode.newBuilder()
+        .setMode(VolumeCapability.AccessMode.Mode.SINGLE_NODE_WRITER)).build();
   }
 
   static Status.Code codeOf(Executable call) {

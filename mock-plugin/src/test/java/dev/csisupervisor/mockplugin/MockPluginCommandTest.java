@@ -5,9 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.csisupervisor.csi.v1.CreateVolumeRequest;
 import dev.csisupervisor.csi.v1.GetPluginInfoRequest;
 import dev.csisupervisor.csi.v1.NodeGetInfoRequest;
+import dev.csisupervisor.csi.v1.NodeStageVolumeRequest;
 import dev.csisupervisor.csi.v1.ProbeRequest;
+import dev.csisupervisor.csi.v1.VolumeCapability;
 import io.grpc.Status;
 import java.io.ByteArrayInputStream;
 import java.io.PipedInputStream;
@@ -45,6 +48,11 @@ class MockPluginCommandTest {
     if (stdin != null) {
       stdin.close();
     }
+  }
+
+  @AfterEach
+  void unmountLeftovers() {
+    TestMounts.unmountAllUnder(dir); // --real-mounts: a failed test leaves no mount behind
   }
 
   private int runToCompletion(Map<String, String> env, String... args) {
@@ -318,6 +326,40 @@ class MockPluginCommandTest {
       Status status = Csi.statusOf(() -> csi.identity().probe(ProbeRequest.getDefaultInstance()));
       assertEquals(Status.Code.UNAVAILABLE, status.getCode());
       assertEquals("warming up", status.getDescription());
+    }
+    assertEquals("OK stop", send("stop"));
+    assertEquals(0, exit.get(WAIT.toSeconds(), TimeUnit.SECONDS));
+  }
+
+  @Test
+  void realMounts_mountAsRoot_andWithoutRootExit1NamingTheOption() throws Exception {
+    StringWriter help = new StringWriter();
+    CommandLine helpCommand = MockPluginCommand.commandLine(new MockPluginCommand(Map.of(), out.stream(),
+        new ByteArrayInputStream(new byte[0]), false, code -> { }));
+    helpCommand.setOut(new PrintWriter(help, true));
+    assertEquals(0, helpCommand.execute("--help"));
+    assertTrue(help.toString().contains("--real-mounts=DIR"), help.toString());
+
+    Path socket = dir.resolve("csi.sock");
+    Path data = dir.resolve("data");
+    if (!TestMounts.isRoot()) {
+      assertEquals(1, runToCompletion(Map.of(), "--endpoint", socket.toString(), "--real-mounts", data.toString()));
+      assertTrue(err.toString().contains("--real-mounts DIR) need root"), err.toString());
+      return;
+    }
+    Path staging = Files.createDirectory(dir.resolve("staging"));
+    CompletableFuture<Integer> exit = runControlled(Map.of(), "--endpoint", socket.toString(), "--stdin-control",
+        "--real-mounts", data.toString());
+    assertEquals("READY-TO-SERVE " + socket, out.next(WAIT));
+    try (Csi csi = new Csi(socket)) {
+      VolumeCapability mount = Csi.singleNodeWriter(VolumeCapability.newBuilder()
+          .setMount(VolumeCapability.MountVolume.getDefaultInstance()));
+      String volume = csi.controller().createVolume(CreateVolumeRequest.newBuilder().setName("v")
+          .addVolumeCapabilities(mount).build()).getVolume().getVolumeId();
+      csi.node().nodeStageVolume(NodeStageVolumeRequest.newBuilder().setVolumeId(volume)
+          .setStagingTargetPath(staging.toString()).setVolumeCapability(mount).build());
+      assertTrue(TestMounts.isMountPoint(staging));
+      assertTrue(Files.isDirectory(data.resolve(RealMounts.sha256(volume))));
     }
     assertEquals("OK stop", send("stop"));
     assertEquals(0, exit.get(WAIT.toSeconds(), TimeUnit.SECONDS));
