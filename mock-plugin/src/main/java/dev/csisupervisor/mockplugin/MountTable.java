@@ -1,12 +1,9 @@
 package dev.csisupervisor.mockplugin;
 
-import java.io.ByteArrayOutputStream;
+import dev.csisupervisor.common.MountInfo;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 
@@ -41,44 +38,13 @@ final class MountTable {
 
   /** @throws IllegalArgumentException naming the line if one has fewer than 6 fields */
   static MountTable parse(byte[] mountinfo) {
-    // Latin-1 keeps every byte as one char, so a UTF-8 path survives until unescape decodes it.
-    String text = new String(mountinfo, StandardCharsets.ISO_8859_1);
-    List<Mount> mounts = new ArrayList<>();
-    for (String line : text.split("\n")) {
-      if (line.isEmpty()) {
-        continue;
-      }
-      String[] f = line.split(" ");
-      if (f.length < 6) {
-        throw new IllegalArgumentException("mountinfo line with fewer than 6 fields: '" + line + "'");
-      }
-      mounts.add(new Mount(unescape(f[4]), Arrays.asList(f[5].split(",")).contains("ro")));
-    }
-    return new MountTable(mounts);
+    return new MountTable(MountInfo.parse(mountinfo).stream()
+        .map(m -> new Mount(m.mountPoint(), m.readOnly())).toList());
   }
 
   /** A path as the kernel wrote it: every {@code \} and three octal digits is that byte. */
   static String unescape(String field) {
-    ByteArrayOutputStream bytes = new ByteArrayOutputStream(field.length());
-    for (int i = 0; i < field.length(); i++) {
-      char c = field.charAt(i);
-      if (c == '\\' && i + 3 < field.length() && isOctal(field, i + 1)) {
-        bytes.write(Integer.parseInt(field.substring(i + 1, i + 4), 8));
-        i += 3;
-      } else {
-        bytes.write(c);
-      }
-    }
-    return bytes.toString(StandardCharsets.UTF_8);
-  }
-
-  private static boolean isOctal(String s, int from) {
-    for (int i = from; i < from + 3; i++) {
-      if (s.charAt(i) < '0' || s.charAt(i) > '7') {
-        return false;
-      }
-    }
-    return true;
+    return MountInfo.unescape(field);
   }
 
   /** Every mount, in the kernel's order (a mount after the one it covers). */

@@ -1,11 +1,9 @@
 package dev.csisupervisor.mockplugin;
 
+import dev.csisupervisor.common.MountInfo;
 import java.io.IOException;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.concurrent.TimeUnit;
 
 /**
  * {@code mount} and {@code umount} from util-linux, run as child processes: how the
@@ -36,29 +34,8 @@ final class Mounter {
     run(TIMEOUT, "umount", target.toString());
   }
 
-  /** Runs {@code command}, its stderr and stdout in one stream, and waits up to {@code timeout}. */
+  /** Runs {@code command} ({@link MountInfo#run}). */
   static void run(Duration timeout, String... command) throws IOException {
-    String line = String.join(" ", command);
-    Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-    process.getOutputStream().close();
-    try {
-      // Read after the exit: mount and umount print a line or two, far below a pipe's buffer.
-      if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-        process.destroyForcibly();
-        throw new IOException("'" + line + "' did not finish within " + timeout.toMillis() + " ms: killed");
-      }
-    } catch (InterruptedException e) {
-      process.destroyForcibly();
-      Thread.currentThread().interrupt();
-      throw new IOException("'" + line + "' interrupted", e);
-    }
-    String output;
-    try (InputStream out = process.getInputStream()) {
-      output = new String(out.readAllBytes(), StandardCharsets.UTF_8).strip();
-    }
-    if (process.exitValue() != 0) {
-      throw new IOException("'" + line + "' failed (exit " + process.exitValue() + ")"
-          + (output.isEmpty() ? "" : ": " + output));
-    }
+    MountInfo.run(timeout, command);
   }
 }

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -27,12 +28,12 @@ class ProcMountTableTest {
   void theFifthFieldIsTheMountPoint_withTheKernelsOctalEscapesUndone() throws IOException {
     assertEquals(List.of("/", "/mnt/with space", "/csi/node/p/per-alloc/a1/v/mount-rw",
             "/csi/node/p/per-alloc/a1/v/block-rw", "/tab\tand\nnewline\\back", "/café"),
-        ProcMountTable.parse(SAMPLE));
+        ProcMountTable.parse(SAMPLE.getBytes(StandardCharsets.UTF_8)));
   }
 
   @Test
   void mountsBelowAPath_andAFileBindMount_areFound() throws IOException {
-    MountPoints m = MountPoints.ofStrings(ProcMountTable.parse(SAMPLE));
+    MountPoints m = MountPoints.ofStrings(ProcMountTable.parse(SAMPLE.getBytes(StandardCharsets.UTF_8)));
     assertTrue(m.isMountPoint(Path.of("/csi/node/p/per-alloc/a1/v/block-rw")), "a block volume's file target");
     assertEquals(List.of(Path.of("/csi/node/p/per-alloc/a1/v/block-rw"), Path.of("/csi/node/p/per-alloc/a1/v/mount-rw")),
         m.below(Path.of("/csi/node/p")));
@@ -44,13 +45,13 @@ class ProcMountTableTest {
 
   @Test
   void aLineWithTooFewFields_isAnErrorNamingTheLine() {
-    IOException e = assertThrows(IOException.class, () -> ProcMountTable.parse("22 1 254:0 /\n"));
+    IOException e = assertThrows(IOException.class, () -> ProcMountTable.parse("22 1 254:0 /\n".getBytes(StandardCharsets.UTF_8)));
     assertTrue(e.getMessage().contains("line 1"), e.getMessage());
   }
 
   @Test
   void aBackslashNotFollowedByThreeOctalDigits_staysAsItIs() {
-    assertEquals("/a\\9b\\04", ProcMountTable.unescape("/a\\9b\\04"));
+    assertEquals("/a\\9b\\04", dev.csisupervisor.common.MountInfo.unescape("/a\\9b\\04"));
   }
 
   @Test
