@@ -233,7 +233,7 @@ public record VolumeRecord(String pluginId, String volumeId, Path pluginDir, Con
   }
 
   /** The allocation's usage, if the volume is (being) published to it. */
-  Optional<UsageRecord> usageOf(String allocId) {
+  public Optional<UsageRecord> usageOf(String allocId) {
     return usages.values().stream().filter(u -> u.allocs().containsKey(allocId)).findFirst();
   }
 
