@@ -114,12 +114,15 @@ final class VolumeCrashLoop {
             Optional<VolumeRecord> r = m.find(PLUGIN, v);
             Set<String> recordedTargets = new HashSet<>();
             Set<String> recordedStagings = new HashSet<>();
-            r.ifPresent(rec -> rec.usages().values().forEach(u -> {
-              if (u.stage() == VolumeRecord.StageState.STAGED) {
-                recordedStagings.add(rec.stagingPath(u.usage()).toString());
-              }
-              u.allocs().keySet().forEach(a -> recordedTargets.add(rec.targetPath(a, u.usage()).toString()));
-            }));
+            r.ifPresent(rec -> {
+              rec.stagings().forEach((name, st) -> {
+                if (st.state() == VolumeRecord.StageState.STAGED) {
+                  recordedStagings.add(rec.stagingPath(name).toString());
+                }
+              });
+              rec.usages().values().forEach(u ->
+                  u.allocs().keySet().forEach(a -> recordedTargets.add(rec.targetPath(a, u.usage()).toString())));
+            });
             Set<String> p = published.getOrDefault(v, Set.of());
             Set<String> s = staged.getOrDefault(v, Set.of());
             lost += recordedTargets.stream().filter(t -> !p.contains(t)).count();

@@ -243,10 +243,8 @@ final class VolumeMounts {
           .scheduler(scheduler).mountTable(Optional.empty())
           .records(s.loadAll(VolumeManager.STORE_PREFIX)).build()) {
         for (VolumeRecord v : vm.list()) {
-          v.usages().values().forEach(u -> {
-            paths.add(v.stagingPath(u.usage()));
-            u.allocs().keySet().forEach(a -> paths.add(v.targetPath(a, u.usage())));
-          });
+          v.stagings().keySet().forEach(name -> paths.add(v.stagingPath(name)));
+          v.usages().values().forEach(u -> u.allocs().keySet().forEach(a -> paths.add(v.targetPath(a, u.usage()))));
         }
       }
       r.close();

@@ -45,6 +45,8 @@ public final class CsiCapabilities {
   public static final String PUBLISH_UNPUBLISH_VOLUME = "PUBLISH_UNPUBLISH_VOLUME";
   /** Controller and Node capability: volume expansion RPCs. */
   public static final String EXPAND_VOLUME = "EXPAND_VOLUME";
+  /** Controller: ControllerPublishVolume honours {@code readonly}; without it the CO must send {@code false}. */
+  public static final String PUBLISH_READONLY = "PUBLISH_READONLY";
 
   /** Node capability: NodeStageVolume / NodeUnstageVolume. */
   public static final String STAGE_UNSTAGE_VOLUME = "STAGE_UNSTAGE_VOLUME";

@@ -94,6 +94,8 @@ final class InMemoryDriver {
   private final Map<String, VolumeState> volumes = new LinkedHashMap<>();
   private final Map<String, SnapshotState> snapshots = new LinkedHashMap<>();
   private long nextId = 1;
+  /** What a new volume's id starts with ({@code vol-} by default; a cloud's form, with {@code /}, for tests). */
+  private volatile String volumeIdPrefix = "vol-";
   /** Where the state is saved after each change; null: in memory only. */
   private final DriverStateFile stateFile;
   /** The image last saved (guarded by lock): the file's content, and what a failed save rolls back to. */
@@ -256,9 +258,13 @@ final class InMemoryDriver {
     return volumes.values();
   }
 
+  void volumeIdPrefix(String prefix) {
+    this.volumeIdPrefix = prefix;
+  }
+
   /** A new volume with the next id; not saved yet. */
   VolumeState addVolume(String name, long capacity, VolumeContentSource source) {
-    String id = "vol-" + (nextId++);
+    String id = volumeIdPrefix + (nextId++);
     VolumeState v = new VolumeState(id, name, capacity, source);
     volumes.put(id, v);
     return v;

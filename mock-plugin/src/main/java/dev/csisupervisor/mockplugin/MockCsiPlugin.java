@@ -262,6 +262,7 @@ public final class MockCsiPlugin extends ScriptedPlugin implements AutoCloseable
     LongSupplier ticker = System::nanoTime;
     Path stateFile;
     Path realMountsDir;
+    String volumeIdPrefix = "vol-";
     RealMounts.UidSource uidSource = RealMounts::effectiveUid;
 
     private Builder() {
@@ -442,6 +443,20 @@ public final class MockCsiPlugin extends ScriptedPlugin implements AutoCloseable
      */
     public Builder stateFile(Path file) {
       this.stateFile = Objects.requireNonNull(file, "stateFile").toAbsolutePath().normalize();
+      return this;
+    }
+
+    /**
+     * What the ids of created volumes start with (default {@code vol-}): e.g. {@code projects/p/zones/z/disks/}
+     * for ids like a cloud's, with {@code /} in them (CSI allows any id up to 128 bytes).
+     */
+    public Builder volumeIdPrefix(String prefix) {
+      Objects.requireNonNull(prefix, "volumeIdPrefix");
+      if (prefix.isEmpty() || prefix.indexOf('\0') >= 0 || prefix.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 100) {
+        throw new IllegalArgumentException("volumeIdPrefix must be 1 to 100 bytes without NUL, got " + prefix.length()
+            + " chars");
+      }
+      this.volumeIdPrefix = prefix;
       return this;
     }
 

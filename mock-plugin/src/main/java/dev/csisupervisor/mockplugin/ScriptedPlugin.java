@@ -48,6 +48,7 @@ abstract sealed class ScriptedPlugin permits MockCsiPlugin {
     this.driver = new InMemoryDriver(script, Clock.systemUTC(),
         b.stateFile != null ? new DriverStateFile(b.stateFile) : null,
         b.realMountsDir != null ? new RealMounts(b.realMountsDir, b.uidSource) : null);
+    driver.volumeIdPrefix(b.volumeIdPrefix);
     script.updatePluginInfo(info -> info
         .setName(b.name)
         .setVendorVersion(b.vendorVersion)

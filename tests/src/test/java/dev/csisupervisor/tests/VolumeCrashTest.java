@@ -110,11 +110,11 @@ class VolumeCrashTest {
   }
 
   private Path target() {
-    return socket.getParent().resolve("per-alloc/a1/" + volume + "/mount-single-node-writer-rw");
+    return socket.getParent().resolve("per-alloc/a1/" + VolumeRecord.directoryName(volume) + "/mount-single-node-writer-rw");
   }
 
   private Path staging() {
-    return socket.getParent().resolve("staging/" + volume + "/mount-single-node-writer-rw");
+    return socket.getParent().resolve("staging/" + VolumeRecord.directoryName(volume)); // one staging per volume
   }
 
   private void assertNoSecretOnDisk() throws IOException {

@@ -19,6 +19,7 @@ import dev.csisupervisor.volumes.VolumeException.Reason;
 import dev.csisupervisor.volumes.VolumeRecord.AllocPhase;
 import dev.csisupervisor.volumes.VolumeRecord.ControllerState;
 import dev.csisupervisor.volumes.VolumeRecord.StageState;
+import dev.csisupervisor.volumes.VolumeRecord.Staging;
 import dev.csisupervisor.volumes.VolumeRecord.UsageRecord;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -207,20 +208,25 @@ final class DefaultVolumeManager implements VolumeManager {
     if (existing != null && existing.allocs().get(c.allocId()) == AllocPhase.PUBLISHED) {
       return handBack(node, c, rec, existing);
     }
-    if (existing != null && existing.stage() == StageState.STAGED && existing.stagingMounted()) {
-      // A new allocation of a staged usage: never published from a staging the mount table lost.
+    // One staging per volume (CSI): the usage's own if it has one, else the volume's.
+    String stagingName = existing != null && existing.staged() ? existing.staging()
+        : node.stages() ? base.stagingNameFor(usage) : "";
+    Staging staging = stagingName.isEmpty() ? null : base.stagings().get(stagingName);
+    if (staging != null && staging.state() == StageState.STAGED && staging.mounted()) {
+      // A new allocation of a staged volume: never published from a staging the mount table lost.
       try {
-        if (!mounts.isMounted(base.stagingPath(usage))) {
+        if (!mounts.isMounted(base.stagingPath(stagingName))) {
           log.warn("staging {} of {} is no longer mounted: staged again before alloc {} is published",
-              base.stagingPath(usage), key, c.allocId());
-          existing = existing.withStage(StageState.LOST);
+              base.stagingPath(stagingName), key, c.allocId());
+          staging = staging.withState(StageState.LOST);
         }
       } catch (VolumeException e) {
         return CompletableFuture.failedFuture(e);
       }
     }
     // Step 2: the rules on this node, before any call.
-    Optional<VolumeException> refused = admission.check(node, c, rec);
+    Optional<VolumeException> refused = admission.check(node, c, rec)
+        .or(() -> admission.checkStaging(c, base, stagingName));
     if (refused.isPresent()) {
       return CompletableFuture.failedFuture(refused.get());
     }
@@ -236,7 +242,7 @@ final class DefaultVolumeManager implements VolumeManager {
         return CompletableFuture.failedFuture(full.get());
       }
     }
-    boolean stage = node.stages() && (existing == null || existing.stage() != StageState.STAGED);
+    boolean stage = !stagingName.isEmpty() && (staging == null || staging.state() != StageState.STAGED);
     Optional<ControllerPlugin> controller = plugins.readyController(c.pluginId())
         .filter(p -> p.has(CsiCapabilities.PUBLISH_UNPUBLISH_VOLUME));
     if (controller.isEmpty() && base.controller() != ControllerState.PUBLISHED
@@ -246,64 +252,66 @@ final class DefaultVolumeManager implements VolumeManager {
       return CompletableFuture.failedFuture(new VolumeException(Reason.PLUGIN_UNAVAILABLE,
           "controller plugin " + c.pluginId() + " must publish " + c.volumeId() + " to this node but is not ready"));
     }
-    boolean controllerPublish = controller.isPresent() && base.controller() != ControllerState.PUBLISHED;
+    // ControllerPublishVolume for every claim, with its own capability and read-only flag (idempotent for the
+    // same arguments; a publication they are not compatible with is the plugin's ALREADY_EXISTS).
+    boolean controllerPublish = controller.isPresent();
+    boolean firstPublish = controllerPublish && base.controller() != ControllerState.PUBLISHED;
+    boolean readOnlyPublish = c.readOnly() && controller.map(p -> p.has(CsiCapabilities.PUBLISH_READONLY)).orElse(false);
 
     // Step 3: the intent, committed before the first call.
-    UsageRecord u = existing != null ? existing
-        : new UsageRecord(usage, c.capability(), node.stages() ? StageState.STAGING : StageState.NOT_STAGED, new TreeMap<>());
-    if (stage) {
-      u = u.withStage(StageState.STAGING);
-    }
+    UsageRecord u = existing != null ? existing : new UsageRecord(usage, c.capability(), stagingName, new TreeMap<>(), false);
     u = u.withNeedsClaim(u.needsClaim() || c.redoNeedsClaim());
     VolumeRecord intent = base.withUsage(u.withAlloc(c.allocId(), AllocPhase.PUBLISHING));
+    if (stage) {
+      intent = intent.withStaging(stagingName, new Staging(StageState.STAGING, false,
+          staging != null ? staging.compatibility() : VolumeRecord.compatibility(c.capability())));
+    }
     if (intent.volumeContext().isEmpty() && !c.volumeContext().isEmpty()) {
       intent = intent.withVolumeContext(c.volumeContext());
     }
     if (c.secretsFile().isPresent()) {
       intent = intent.withSecretsFile(c.secretsFile());
     }
-    if (controllerPublish) {
+    if (firstPublish) {
       intent = intent.withController(ControllerState.PUBLISHING, node.nodeId(), Map.of());
     }
     VolumeRecord committedIntent = intent;
     String what = "mount of " + c.volumeId() + " for alloc " + c.allocId();
-    Path staging = base.stagingPath(usage);
+    Path stagingPath = stagingName.isEmpty() ? null : base.stagingPath(stagingName);
+    Optional<Path> pluginStaging = Optional.ofNullable(stagingPath).map(node::pluginPath);
     return commit(key, rec, intent)
         .whenComplete((r, e) -> admission.release(newVolume, c.pluginId()))
         .thenCompose(r -> controllerPublish
             ? calls.call("ControllerPublishVolume", what, false, () -> controller.get().client()
                 .controllerPublishVolumeAsync(new ControllerPublishRequest(c.volumeId(), node.nodeId(), c.capability(),
-                    c.readOnly(), c.secrets(), c.volumeContext())))
+                    readOnlyPublish, c.secrets(), c.volumeContext())))
+                .exceptionallyCompose(e -> CompletableFuture.failedFuture(incompatiblePublication(e, c)))
             : CompletableFuture.completedFuture(base.controller() == ControllerState.PUBLISHED
                 ? base.publishContext() : c.publishContext()))
         .thenCompose(publishContext -> {
           if (!stage) {
             return CompletableFuture.completedFuture(publishContext);
           }
-          makeDirectories(staging, "staging path");
+          makeDirectories(stagingPath, "staging path");
           return calls.call("NodeStageVolume", what, false, () -> node.client().nodeStageVolumeAsync(
-              new NodeStageRequest(c.volumeId(), publishContext, staging, c.capability(), c.secrets(),
-                  c.volumeContext()))).thenApply(x -> publishContext);
+              new NodeStageRequest(c.volumeId(), publishContext, pluginStaging.orElseThrow(), c.capability(),
+                  c.secrets(), c.volumeContext()))).thenApply(x -> publishContext);
         })
         .thenCompose(publishContext -> {
           makeDirectories(target.getParent(), "target's parent directory");
           return calls.call("NodePublishVolume", what, false, () -> node.client().nodePublishVolumeAsync(
-              new NodePublishRequest(c.volumeId(), publishContext,
-                  node.stages() ? Optional.of(staging) : Optional.empty(), target, c.capability(), c.readOnly(),
-                  c.secrets(), c.volumeContext()))).thenApply(x -> publishContext);
+              new NodePublishRequest(c.volumeId(), publishContext, pluginStaging, node.pluginPath(target),
+                  c.capability(), c.readOnly(), c.secrets(), c.volumeContext()))).thenApply(x -> publishContext);
         })
         // Step 4: the result.
         .thenCompose(publishContext -> {
           VolumeRecord done = committedIntent;
-          UsageRecord du = done.usages().get(usage).withAlloc(c.allocId(), AllocPhase.PUBLISHED);
-          if (du.stage() == StageState.STAGING) {
-            du = du.withStage(StageState.STAGED);
-          }
+          done = done.withUsage(done.usages().get(usage).withAlloc(c.allocId(), AllocPhase.PUBLISHED));
           if (stage) {
-            du = du.withStagingMounted(mounts.isMountedNow(staging));
+            done = done.withStaging(stagingName, done.stagings().get(stagingName).withState(StageState.STAGED)
+                .withMounted(mounts.isMountedNow(stagingPath)));
           }
-          done = done.withUsage(du);
-          if (controllerPublish) {
+          if (firstPublish) {
             done = done.withController(ControllerState.PUBLISHED, node.nodeId(), publishContext);
           } else if (done.controller() == ControllerState.NONE) {
             done = done.withController(ControllerState.NONE, "", publishContext);
@@ -316,6 +324,18 @@ final class DefaultVolumeManager implements VolumeManager {
           return mounted(done, c.allocId(), usage);
         })
         .exceptionallyCompose(failure -> undoMount(node, key, c, Futures.unwrap(failure)));
+  }
+
+  /** A controller publish's ALREADY_EXISTS: the volume is published to this node in a way this claim is not. */
+  private static Throwable incompatiblePublication(Throwable failure, VolumeClaim c) {
+    Throwable t = Futures.unwrap(failure);
+    Optional<VolumeException> v = VolumeException.find(t);
+    if (v.isPresent() && v.get().code().filter(code -> code == dev.csisupervisor.client.StatusCode.ALREADY_EXISTS)
+        .isPresent()) {
+      return v.get().as(Reason.ACCESS_CONFLICT, "volume " + c.volumeId() + " is already published to this node in"
+          + " a way incompatible with alloc " + c.allocId() + "'s claim (" + c.usage() + "): ");
+    }
+    return t;
   }
 
   /** A mount failed after (or while) committing its intent: undo what it did, then fail with its error. */
@@ -338,20 +358,21 @@ final class DefaultVolumeManager implements VolumeManager {
     Path target = rec.targetPath(c.allocId(), usage);
     boolean targetLost;
     boolean stagingLost;
+    Staging staging = u.staged() ? rec.stagings().get(u.staging()) : null;
     try {
       targetLost = mounts.verifies() && !mounts.isMounted(target);
-      stagingLost = mounts.verifies() && u.stagingMounted() && !mounts.isMounted(rec.stagingPath(usage));
+      stagingLost = mounts.verifies() && staging != null && staging.mounted()
+          && !mounts.isMounted(rec.stagingPath(u.staging()));
     } catch (VolumeException e) {
       return CompletableFuture.failedFuture(e);
     }
     if (!targetLost && !stagingLost) {
       return CompletableFuture.completedFuture(mounted(rec, c.allocId(), usage)); // idempotent: nothing called
     }
-    UsageRecord lostUsage = u.withAlloc(c.allocId(), AllocPhase.LOST);
+    VolumeRecord lost = rec.withUsage(u.withAlloc(c.allocId(), AllocPhase.LOST));
     if (stagingLost) {
-      lostUsage = lostUsage.withStage(StageState.LOST);
+      lost = lost.withStaging(u.staging(), staging.withState(StageState.LOST));
     }
-    VolumeRecord lost = rec.withUsage(lostUsage);
     log.warn("MOUNT LOST: {}", MountReconciler.describeLost(lost));
     emit(VolumeEvent.Kind.LOST, c.key(), c.allocId(), target + " is not mounted; mounted again");
     return commit(c.key(), rec, lost)
@@ -370,7 +391,7 @@ final class DefaultVolumeManager implements VolumeManager {
   private static MountedVolume mounted(VolumeRecord r, String allocId, VolumeUsage usage) {
     UsageRecord u = r.usages().get(usage);
     return new MountedVolume(r.pluginId(), r.volumeId(), allocId, usage, r.targetPath(allocId, usage),
-        u.stage() == StageState.NOT_STAGED ? Optional.empty() : Optional.of(r.stagingPath(usage)));
+        r.stagingPathOf(u));
   }
 
   // ---- unmount ----
@@ -385,8 +406,8 @@ final class DefaultVolumeManager implements VolumeManager {
     String allocId = request.allocId();
     CompletableFuture<Void> gone = new CompletableFuture<>();
     VolumeRecord known = records.get(key);
-    unmountWaiters.add(key, allocId, known == null ? Optional.empty() : known.usageOf(allocId).map(UsageRecord::usage),
-        gone);
+    unmountWaiters.add(key, allocId, known == null ? Optional.empty()
+        : known.usageOf(allocId).filter(UsageRecord::staged).map(UsageRecord::staging), gone);
     secrets.giveController(key, request.controllerSecrets());
     lanes.submit(key, () -> {
       VolumeRecord rec = records.get(key);
@@ -548,14 +569,14 @@ final class DefaultVolumeManager implements VolumeManager {
 
   @Override
   public CompletableFuture<VolumeStats> stats(String pluginId, String volumeId, Optional<String> allocId) {
-    VolumeKey key = new VolumeKey(VolumeIds.checkPlugin(pluginId), VolumeIds.check("volumeId", volumeId));
+    VolumeKey key = new VolumeKey(VolumeIds.checkPlugin(pluginId), VolumeIds.checkVolume("volumeId", volumeId));
     allocId.ifPresent(a -> VolumeIds.check("allocId", a));
     return health.stats(key, allocId);
   }
 
   @Override
   public CompletableFuture<Long> expand(String pluginId, String volumeId, CapacityRange range, Secrets secrets) {
-    return provisioning.expand(new VolumeKey(VolumeIds.checkPlugin(pluginId), VolumeIds.check("volumeId", volumeId)),
+    return provisioning.expand(new VolumeKey(VolumeIds.checkPlugin(pluginId), VolumeIds.checkVolume("volumeId", volumeId)),
         range, secrets);
   }
 
@@ -567,7 +588,7 @@ final class DefaultVolumeManager implements VolumeManager {
 
   @Override
   public CompletableFuture<Void> delete(String pluginId, String volumeId, Secrets secrets) {
-    return provisioning.delete(new VolumeKey(VolumeIds.checkPlugin(pluginId), VolumeIds.check("volumeId", volumeId)),
+    return provisioning.delete(new VolumeKey(VolumeIds.checkPlugin(pluginId), VolumeIds.checkVolume("volumeId", volumeId)),
         secrets);
   }
 

@@ -2,6 +2,7 @@ package dev.csisupervisor.volumes;
 
 import dev.csisupervisor.volumes.VolumeRecord.AllocPhase;
 import dev.csisupervisor.volumes.VolumeRecord.StageState;
+import dev.csisupervisor.volumes.VolumeRecord.Staging;
 import dev.csisupervisor.volumes.VolumeRecord.UsageRecord;
 import java.io.IOException;
 import java.nio.file.DirectoryNotEmptyException;
@@ -13,6 +14,7 @@ import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Stream;
@@ -46,12 +48,16 @@ final class MountReconciler {
           nu = nu.withAlloc(alloc, AllocPhase.LOST);
         }
       }
-      if (u.stage() == StageState.STAGED && !u.allocs().isEmpty() && !mounts.isMountPoint(r.stagingPath(u.usage()))
-          && (u.stagingMounted() || !nu.hasPublished())) {
-        nu = nu.withStage(StageState.LOST);
-      }
       if (nu != u) {
         out = out.withUsage(nu);
+      }
+    }
+    for (Map.Entry<String, Staging> e : r.stagings().entrySet()) {
+      Staging s = e.getValue();
+      List<UsageRecord> users = out.usersOf(e.getKey());
+      if (s.state() == StageState.STAGED && !users.isEmpty() && !mounts.isMountPoint(r.stagingPath(e.getKey()))
+          && (s.mounted() || users.stream().noneMatch(UsageRecord::hasPublished))) {
+        out = out.withStaging(e.getKey(), s.withState(StageState.LOST));
       }
     }
     return out;
@@ -64,10 +70,12 @@ final class MountReconciler {
       for (String alloc : u.allocsIn(AllocPhase.LOST)) {
         parts.add("alloc " + alloc + "'s target " + after.targetPath(alloc, u.usage()) + " is not mounted");
       }
-      if (u.stage() == StageState.LOST) {
-        parts.add("staging " + after.stagingPath(u.usage()) + " is not mounted");
-      }
     }
+    after.stagings().forEach((name, s) -> {
+      if (s.state() == StageState.LOST) {
+        parts.add("staging " + after.stagingPath(name) + " is not mounted");
+      }
+    });
     return "volume " + after.key() + ": " + String.join("; ", parts) + " (a reboot, or an unmount behind the agent's"
         + " back): mounted again at the same paths once plugin " + after.pluginId() + " is ready";
   }

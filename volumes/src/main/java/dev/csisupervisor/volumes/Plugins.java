@@ -33,10 +33,27 @@ import org.slf4j.LoggerFactory;
 final class Plugins implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Plugins.class);
 
-  /** A ready node plugin. */
-  record NodePlugin(PluginInfo info, CsiClient client, Path pluginDir) {
+  /**
+   * A ready node plugin.
+   *
+   * @param pluginDir its directory on the host, where the manager makes staging and target paths
+   * @param mountPoint the same directory as the plugin sees it (a containerised plugin's mount point, registered
+   *     as {@code container_mount_point}); the host directory for a plugin that runs on the host
+   */
+  record NodePlugin(PluginInfo info, CsiClient client, Path pluginDir, Path mountPoint) {
     String id() {
       return info.name();
+    }
+
+    /**
+     * {@code hostPath} as the plugin sees it: CSI's staging and target paths are "in the root filesystem of the
+     * process serving this request". A path outside the plugin directory is passed as it is.
+     */
+    Path pluginPath(Path hostPath) {
+      if (mountPoint.equals(pluginDir) || !hostPath.startsWith(pluginDir)) {
+        return hostPath;
+      }
+      return mountPoint.resolve(pluginDir.relativize(hostPath));
     }
 
     boolean has(String capability) {
@@ -145,7 +162,7 @@ final class Plugins implements AutoCloseable {
   /** The node plugin {@code id} if it is ready now. */
   Optional<NodePlugin> readyNode(String id) {
     return registry.find(PluginType.CSI_NODE, id).filter(Plugins::isReady)
-        .map(info -> new NodePlugin(info, client(info.socketPath()), pluginDir(info)));
+        .map(info -> new NodePlugin(info, client(info.socketPath()), pluginDir(info), mountPoint(info)));
   }
 
   /** The controller plugin {@code id} if it is ready now. */
@@ -219,6 +236,22 @@ final class Plugins implements AutoCloseable {
       return socketDir;
     }
     return csiRoot.resolve("node").resolve(info.name());
+  }
+
+  /**
+   * Where the plugin sees its directory: the registered {@code container_mount_point} when the registered
+   * {@code mount_point} (the host side) is its directory, else the host directory itself (a plugin on the host).
+   */
+  Path mountPoint(PluginInfo info) {
+    Path dir = pluginDir(info);
+    String container = info.options().get("container_mount_point");
+    String host = info.options().get("mount_point");
+    if (container == null || container.isBlank() || host == null
+        || !Path.of(host).toAbsolutePath().normalize().equals(dir)) {
+      return dir;
+    }
+    Path c = Path.of(container);
+    return c.isAbsolute() ? c.normalize() : dir;
   }
 
   private CsiClient client(Path socket) {

@@ -36,7 +36,7 @@ final class ProvisioningOperations {
   CompletableFuture<CsiVolume> create(String pluginId, String name, Optional<CapacityRange> capacity,
       List<VolumeCapability> capabilities, Map<String, String> parameters, Secrets secrets) {
     VolumeIds.checkPlugin(pluginId);
-    CreateVolumeRequest request = new CreateVolumeRequest(VolumeIds.check("name", name), capacity, capabilities,
+    CreateVolumeRequest request = new CreateVolumeRequest(VolumeIds.checkVolume("name", name), capacity, capabilities,
         parameters, secrets);
     ControllerPlugin controller;
     try {
@@ -102,7 +102,7 @@ final class ProvisioningOperations {
         UsageRecord u = usage.get();
         String alloc = u.allocs().entrySet().stream().filter(a -> a.getValue() == AllocPhase.PUBLISHED)
             .findFirst().orElseThrow().getKey();
-        Optional<Path> staging = u.stage() == StageState.NOT_STAGED ? Optional.empty() : Optional.of(r.stagingPath(u.usage()));
+        Optional<Path> staging = r.stagingPathOf(u);
         return ctx.calls().call("NodeExpandVolume", what, false, () -> node.get().client().nodeExpandVolumeAsync(
             new NodeExpandRequest(volumeId, r.targetPath(alloc, u.usage()), range, staging, capability, secrets)))
             .thenApply(bytes -> bytes != 0 ? bytes : result.capacityBytes());

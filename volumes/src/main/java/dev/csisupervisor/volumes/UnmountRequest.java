@@ -25,7 +25,7 @@ public record UnmountRequest(String pluginId, String volumeId, String allocId, S
 
   public UnmountRequest {
     VolumeIds.checkPlugin(pluginId);
-    VolumeIds.check("volumeId", volumeId);
+    VolumeIds.checkVolume("volumeId", volumeId);
     VolumeIds.check("allocId", allocId);
     Objects.requireNonNull(controllerSecrets, "controllerSecrets");
     Objects.requireNonNull(secretsFile, "secretsFile");

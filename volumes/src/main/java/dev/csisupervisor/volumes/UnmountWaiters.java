@@ -15,15 +15,15 @@ import java.util.concurrent.CompletableFuture;
  * Thread-safe (its own monitor).
  */
 final class UnmountWaiters {
-  private record Waiter(Optional<VolumeUsage> usage, CompletableFuture<Void> future) {}
+  private record Waiter(Optional<String> staging, CompletableFuture<Void> future) {}
 
   /** (volume, alloc) -> the futures waiting for it. */
   private final Map<VolumeKey, Map<String, List<Waiter>>> waiting = new HashMap<>();
 
-  /** @param usage the allocation's usage of the volume, if it was known when the unmount was asked */
-  synchronized void add(VolumeKey key, String allocId, Optional<VolumeUsage> usage, CompletableFuture<Void> waiter) {
+  /** @param staging the name of the staging the allocation is published from, if it was known when asked */
+  synchronized void add(VolumeKey key, String allocId, Optional<String> staging, CompletableFuture<Void> waiter) {
     waiting.computeIfAbsent(key, k -> new HashMap<>()).computeIfAbsent(allocId, k -> new ArrayList<>())
-        .add(new Waiter(usage, waiter));
+        .add(new Waiter(staging, waiter));
   }
 
   /** {@code waiter}'s allocation holds nothing of the volume: it is done at once. */
@@ -69,7 +69,7 @@ final class UnmountWaiters {
           return false;
         }
         e.getValue().removeIf(w -> {
-          if (r == null || !tailLeft(r, w.usage())) {
+          if (r == null || !r.hasTrailingWork(w.staging())) {
             done.add(w.future());
             return true;
           }
@@ -82,14 +82,6 @@ final class UnmountWaiters {
       }
     }
     done.forEach(f -> f.complete(null));
-  }
-
-  /** Whether an unstage of the allocation's usage, or the controller unpublish of the volume, is still due. */
-  private static boolean tailLeft(VolumeRecord r, Optional<VolumeUsage> usage) {
-    if (usage.isEmpty()) {
-      return r.usages().isEmpty() && r.controller() != VolumeRecord.ControllerState.NONE;
-    }
-    return r.hasTrailingWork(usage.get());
   }
 
   /** Fails every waiter with {@code failure} (the manager closes). */

@@ -57,6 +57,45 @@ final class VolumeAdmission {
     return Optional.empty();
   }
 
+  /**
+   * Why {@code c} may not use the volume's staging {@code name} of {@code rec}, if it may not: CSI allows one
+   * staging per volume, so a second usage must share its access type, fs type, mount group and mount flags.
+   */
+  Optional<VolumeException> checkStaging(VolumeClaim c, VolumeRecord rec, String name) {
+    VolumeRecord.Staging s = name.isEmpty() ? null : rec.stagings().get(name);
+    if (s == null) {
+      return Optional.empty();
+    }
+    String wanted = VolumeRecord.compatibility(c.capability());
+    if (wanted.equals(s.compatibility())) {
+      return Optional.empty();
+    }
+    String holders = rec.usersOf(name).stream().flatMap(u -> u.allocs().keySet().stream()).sorted().toList().toString();
+    return Optional.of(new VolumeException(Reason.ACCESS_CONFLICT, "volume " + c.volumeId() + " of plugin "
+        + c.pluginId() + " is staged on this node for alloc(s) " + holders + " with " + differing(s.compatibility(), wanted)
+        + "; one staging per volume (CSI), so alloc " + c.allocId() + " is refused"));
+  }
+
+  /** Which parts of two compatibility strings differ, named as a user knows them. */
+  private static String differing(String staged, String wanted) {
+    String[] a = staged.split("\\|", -1);
+    String[] b = wanted.split("\\|", -1);
+    String[] names = {"access type", "fs_type", "volume_mount_group", "mount_flags"};
+    java.util.List<String> out = new java.util.ArrayList<>();
+    for (int i = 0; i < Math.min(a.length, b.length) && i < names.length; i++) {
+      if (!a[i].equals(b[i])) {
+        out.add(i == 3 ? "other mount_flags" : names[i] + " " + value(a[i]) + " (asked: " + value(b[i]) + ")");
+      }
+    }
+    return out.isEmpty() ? "another capability" : String.join(", ", out);
+  }
+
+  private static String value(String part) {
+    int eq = part.indexOf('=');
+    String v = eq < 0 ? part : part.substring(eq + 1);
+    return v.isEmpty() ? "(none)" : v;
+  }
+
   private static VolumeException conflict(VolumeClaim c, String holder, String why) {
     return new VolumeException(Reason.ACCESS_CONFLICT, "volume " + c.volumeId() + " of plugin " + c.pluginId()
         + " is held by alloc " + holder + " on this node and " + why + "; alloc " + c.allocId() + " is refused");

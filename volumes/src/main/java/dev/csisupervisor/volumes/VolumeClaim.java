@@ -32,7 +32,7 @@ public record VolumeClaim(String pluginId, String volumeId, String allocId, Volu
 
   public VolumeClaim {
     VolumeIds.checkPlugin(pluginId);
-    VolumeIds.check("volumeId", volumeId);
+    VolumeIds.checkVolume("volumeId", volumeId);
     VolumeIds.check("allocId", allocId);
     Objects.requireNonNull(capability, "capability");
     if (!readOnly && !capability.accessMode().writable()) {

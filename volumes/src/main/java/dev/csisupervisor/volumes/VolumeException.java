@@ -65,6 +65,11 @@ public final class VolumeException extends Exception {
     return new VolumeException(Reason.CSI_ERROR, what + ": " + rpc + " failed: " + describe(e), rpc, e, e);
   }
 
+  /** This CSI failure seen as {@code reason}, its message after {@code prefix}; the RPC and the code are kept. */
+  VolumeException as(Reason reason, String prefix) {
+    return new VolumeException(reason, prefix + getMessage(), rpc, csiCause, this);
+  }
+
   /** {@code CODE: message} for a plugin status, else the client's own message. */
   static String describe(CsiException e) {
     if (e instanceof CsiStatusException s) {

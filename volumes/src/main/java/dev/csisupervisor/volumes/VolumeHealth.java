@@ -73,7 +73,7 @@ final class VolumeHealth {
     }
     UsageRecord u = published.get().getValue();
     Path target = r.targetPath(published.get().getKey(), u.usage());
-    Optional<Path> staging = u.stage() == StageState.NOT_STAGED ? Optional.empty() : Optional.of(r.stagingPath(u.usage()));
+    Optional<Path> staging = r.stagingPathOf(u);
     return ctx.calls().call("NodeGetVolumeStats", "stats of " + key, false,
         () -> node.get().client().nodeGetVolumeStatsAsync(key.volumeId(), target, staging));
   }

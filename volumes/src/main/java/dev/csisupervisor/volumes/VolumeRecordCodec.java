@@ -5,6 +5,8 @@ import dev.csisupervisor.client.VolumeCapability;
 import dev.csisupervisor.client.VolumeCapability.AccessType;
 import dev.csisupervisor.volumes.VolumeRecord.AllocPhase;
 import dev.csisupervisor.volumes.VolumeRecord.ControllerState;
+import dev.csisupervisor.volumes.VolumeRecord.Layout;
+import dev.csisupervisor.volumes.VolumeRecord.Staging;
 import dev.csisupervisor.volumes.VolumeRecord.StageState;
 import dev.csisupervisor.volumes.VolumeRecord.UsageRecord;
 import java.io.ByteArrayInputStream;
@@ -25,10 +27,12 @@ import java.util.TreeMap;
  * modified UTF-8. Stateless.
  */
 final class VolumeRecordCodec {
-  /** The first format: no volume context, secrets file, forced flag, staging-mounted or needs-claim flags. */
+  /** The first format: per-usage stagings; no volume context, secrets file or forced flag. */
   static final byte VERSION_1 = 1;
-  /** Adds the volume context, the secrets file's path, the forced flag, and per usage the two flags. */
+  /** Adds the volume context, the secrets file's path, the forced flag, and per usage two flags. */
   static final byte VERSION_2 = 2;
+  /** One staging per volume: the layout, the stagings by name, and per usage the name of its staging. */
+  static final byte VERSION_3 = 3;
 
   private VolumeRecordCodec() {}
 
@@ -44,7 +48,7 @@ final class VolumeRecordCodec {
   static byte[] encode(VolumeRecord r) {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream(256);
     try (DataOutputStream out = new DataOutputStream(bytes)) {
-      out.writeByte(VERSION_2);
+      out.writeByte(VERSION_3);
       out.writeUTF(r.pluginId());
       out.writeUTF(r.volumeId());
       out.writeUTF(r.pluginDir().toString());
@@ -54,6 +58,14 @@ final class VolumeRecordCodec {
       writeMap(out, r.volumeContext());
       out.writeUTF(r.secretsFile().map(Path::toString).orElse(""));
       out.writeBoolean(r.forced());
+      out.writeUTF(r.layout().name());
+      out.writeInt(r.stagings().size());
+      for (Map.Entry<String, Staging> e : r.stagings().entrySet()) {
+        out.writeUTF(e.getKey());
+        out.writeUTF(e.getValue().state().name());
+        out.writeBoolean(e.getValue().mounted());
+        out.writeUTF(e.getValue().compatibility());
+      }
       out.writeInt(r.usages().size());
       for (UsageRecord u : r.usages().values()) {
         VolumeCapability c = u.capability();
@@ -62,8 +74,7 @@ final class VolumeRecordCodec {
         out.writeBoolean(u.usage().readOnly());
         out.writeUTF(c.fsType());
         out.writeUTF(c.volumeMountGroup());
-        out.writeUTF(u.stage().name());
-        out.writeBoolean(u.stagingMounted());
+        out.writeUTF(u.staging());
         out.writeBoolean(u.needsClaim());
         out.writeInt(u.allocs().size());
         for (Map.Entry<String, AllocPhase> a : u.allocs().entrySet()) {
@@ -80,19 +91,25 @@ final class VolumeRecordCodec {
   static VolumeRecord decode(String key, byte[] value) throws RecordFormatException {
     try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(value))) {
       int version = in.readUnsignedByte();
-      if (version != VERSION_1 && version != VERSION_2) {
-        throw new RecordFormatException("format version " + version + " is not one this agent reads (1, 2)", null);
+      if (version < VERSION_1 || version > VERSION_3) {
+        throw new RecordFormatException("format version " + version + " is not one this agent reads (1 to 3)", null);
       }
-      boolean v2 = version == VERSION_2;
       String pluginId = in.readUTF();
       String volumeId = in.readUTF();
       Path pluginDir = Path.of(in.readUTF());
       ControllerState controller = ControllerState.valueOf(in.readUTF());
       String nodeId = in.readUTF();
       Map<String, String> publishContext = readMap(in);
-      Map<String, String> volumeContext = v2 ? readMap(in) : Map.of();
-      String secretsFile = v2 ? in.readUTF() : "";
-      boolean forced = v2 && in.readBoolean();
+      Map<String, String> volumeContext = version >= VERSION_2 ? readMap(in) : Map.of();
+      String secretsFile = version >= VERSION_2 ? in.readUTF() : "";
+      boolean forced = version >= VERSION_2 && in.readBoolean();
+      Layout layout = version >= VERSION_3 ? Layout.valueOf(in.readUTF()) : Layout.PER_USAGE;
+      TreeMap<String, Staging> stagings = new TreeMap<>();
+      if (version >= VERSION_3) {
+        for (int i = 0, n = count(in); i < n; i++) {
+          stagings.put(in.readUTF(), new Staging(StageState.valueOf(in.readUTF()), in.readBoolean(), in.readUTF()));
+        }
+      }
       TreeMap<VolumeUsage, UsageRecord> usages = new TreeMap<>(VolumeRecord.USAGE_ORDER);
       for (int i = 0, n = count(in); i < n; i++) {
         AccessType type = AccessType.valueOf(in.readUTF());
@@ -100,22 +117,35 @@ final class VolumeRecordCodec {
         boolean readOnly = in.readBoolean();
         String fsType = in.readUTF();
         String group = in.readUTF();
-        StageState stage = StageState.valueOf(in.readUTF());
-        boolean stagingMounted = v2 && in.readBoolean();
-        boolean needsClaim = v2 && in.readBoolean();
+        VolumeUsage usage = new VolumeUsage(type, mode, readOnly);
+        VolumeCapability capability = new VolumeCapability(type, fsType, List.of(), group, mode);
+        String staging;
+        boolean needsClaim;
+        if (version >= VERSION_3) {
+          staging = in.readUTF();
+          needsClaim = in.readBoolean();
+        } else {
+          // The previous versions staged once per usage, at staging/<volume>/<usage>.
+          StageState stage = StageState.valueOf(in.readUTF());
+          boolean stagingMounted = version >= VERSION_2 && in.readBoolean();
+          needsClaim = version >= VERSION_2 && in.readBoolean();
+          staging = stage == StageState.NOT_STAGED ? "" : volumeId + "/" + usage.dirName();
+          if (!staging.isEmpty()) {
+            stagings.put(staging, new Staging(stage, stagingMounted, VolumeRecord.compatibility(capability)));
+          }
+        }
         TreeMap<String, AllocPhase> allocs = new TreeMap<>();
         for (int j = 0, m = count(in); j < m; j++) {
           allocs.put(VolumeIds.check("allocId", in.readUTF()), AllocPhase.valueOf(in.readUTF()));
         }
-        VolumeUsage usage = new VolumeUsage(type, mode, readOnly);
-        usages.put(usage, new UsageRecord(usage, new VolumeCapability(type, fsType, List.of(), group, mode), stage,
-            allocs, stagingMounted, needsClaim));
+        usages.put(usage, new UsageRecord(usage, capability, staging, allocs, needsClaim));
       }
       if (in.available() > 0) {
         throw new RecordFormatException(in.available() + " unexpected byte(s) after the record", null);
       }
       VolumeRecord r = new VolumeRecord(pluginId, volumeId, pluginDir, controller, nodeId, publishContext, usages,
-          volumeContext, secretsFile.isEmpty() ? Optional.empty() : Optional.of(Path.of(secretsFile)), forced);
+          volumeContext, secretsFile.isEmpty() ? Optional.empty() : Optional.of(Path.of(secretsFile)), forced,
+          layout, stagings);
       if (!r.key().storeKey().equals(key)) {
         throw new RecordFormatException("it names " + r.key().storeKey() + ", not its key", null);
       }

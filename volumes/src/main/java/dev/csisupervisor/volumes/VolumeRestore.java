@@ -65,13 +65,18 @@ final class VolumeRestore {
           parts.add("lost mount for alloc " + alloc + " (" + u.usage() + "): mounted again");
         }
       });
-      if (u.stage() == StageState.LOST && !u.allocs().isEmpty()) {
-        parts.add("lost staging " + u.usage() + ": staged again");
-      } else if (u.allocs().isEmpty() && u.stage() != StageState.NOT_STAGED) {
-        parts.add("staging " + u.usage() + " used by no allocation: unstaged");
-      }
     }
-    if (r.controller() == ControllerState.PUBLISHING || (r.controller() == ControllerState.PUBLISHED && r.usages().isEmpty())) {
+    r.stagings().forEach((name, s) -> {
+      if (r.usersOf(name).isEmpty()) {
+        parts.add("staging " + r.stagingPath(name) + " used by no allocation: unstaged");
+      } else if (s.state() == StageState.LOST) {
+        parts.add("lost staging " + r.stagingPath(name) + ": staged again");
+      } else if (s.state() == StageState.STAGING) {
+        parts.add("interrupted stage at " + r.stagingPath(name) + ": finished or undone");
+      }
+    });
+    if (r.controller() == ControllerState.PUBLISHING
+        || (r.controller() == ControllerState.PUBLISHED && r.usages().isEmpty() && r.stagings().isEmpty())) {
       parts.add("controller publication to " + r.controllerNodeId() + " unused: unpublished");
     }
     return "volume " + r.key() + ": " + String.join("; ", parts) + " once plugin " + r.pluginId() + " is ready";

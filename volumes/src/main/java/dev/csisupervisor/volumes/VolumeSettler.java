@@ -157,7 +157,7 @@ final class VolumeSettler {
 
   /** Whether the record's work needs the node plugin (anything but the controller step). */
   private static boolean needsNode(VolumeRecord r) {
-    return !r.usages().isEmpty();
+    return !r.usages().isEmpty() || !r.stagings().isEmpty();
   }
 
   /** Why a node step waits: the node plugin is not ready, or not even registered. */
@@ -177,7 +177,7 @@ final class VolumeSettler {
     CompletableFuture<Void> done;
     if (node.isPresent()) {
       done = ctx.calls().call("NodeUnpublishVolume", what, true,
-              () -> node.get().client().nodeUnpublishVolumeAsync(p.record.volumeId(), target))
+              () -> node.get().client().nodeUnpublishVolumeAsync(p.record.volumeId(), node.get().pluginPath(target)))
           .thenRun(() -> requireUnmounted(target, "NodeUnpublishVolume"));
       if (p.record.forced()) {
         done = done.exceptionallyCompose(e -> agentUnmount(target, true));
@@ -204,6 +204,20 @@ final class VolumeSettler {
       });
       return null;
     });
+  }
+
+  /** A staging whose plugin no longer offers an unstage: done if it is not mounted, else it says what to do. */
+  private CompletableFuture<Void> notMountedAfterCapabilityDropped(Path staging, String pluginId) {
+    try {
+      if (!ctx.mounts().isMounted(staging)) {
+        return CompletableFuture.completedFuture(null);
+      }
+    } catch (VolumeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    return CompletableFuture.failedFuture(new VolumeException(Reason.STILL_MOUNTED, staging + " is still a mount point"
+        + " and node plugin " + pluginId + " no longer offers STAGE_UNSTAGE_VOLUME to unstage it; "
+        + "csi-agent volume unmount --force unmounts it"));
   }
 
   /** The plugin said the path is unmounted: the mount table must agree, or the step is not done. */
@@ -237,28 +251,42 @@ final class VolumeSettler {
   // ---- step 2: mount again what the mount table lost ----
 
   private CompletableFuture<Void> redoLost(NodePlugin node, Progress p, Optional<VolumeClaim> claim) {
-    CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
+    // Grouped by staging: a staging is redone once, before every lost publication from it.
+    Map<String, List<UsageRecord>> groups = new LinkedHashMap<>();
     for (UsageRecord u : p.record.usages().values()) {
-      List<String> lost = u.allocsIn(AllocPhase.LOST);
-      boolean stageLost = u.stage() == StageState.LOST && !u.allocs().isEmpty();
-      if (lost.isEmpty() && !stageLost) {
-        continue;
+      boolean stagingLost = p.record.stageOf(u) == StageState.LOST;
+      if (!u.allocsIn(AllocPhase.LOST).isEmpty() || (stagingLost && !u.allocs().isEmpty())) {
+        groups.computeIfAbsent(u.staged() ? u.staging() : "usage " + u.usage(), k -> new ArrayList<>()).add(u);
       }
-      Optional<VolumeClaim> own = claim.filter(c -> c.usage().equals(u.usage()) && u.allocs().containsKey(c.allocId()));
-      if (u.needsClaim() && own.isEmpty()) {
-        p.left.add("lost mount of " + u.usage() + " for alloc(s) " + u.allocs().keySet()
+    }
+    CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
+    for (List<UsageRecord> group : groups.values()) {
+      List<UsageRecord> waiting = group.stream().filter(u -> u.needsClaim() && !claimCovers(claim, u)).toList();
+      if (!waiting.isEmpty()) {
+        p.left.add("lost mount of " + p.record.volumeId() + " for alloc(s) "
+            + waiting.stream().flatMap(u -> u.allocs().keySet().stream()).sorted().toList()
             + " waits for the allocation's mount: its mount flags or secrets are not stored");
         continue;
       }
-      chain = chain.thenCompose(x -> redoUsage(node, p, u.usage(), own));
+      chain = chain.thenCompose(x -> redoGroup(node, p, group, claim));
     }
     return chain;
   }
 
-  private CompletableFuture<Void> redoUsage(NodePlugin node, Progress p, VolumeUsage usage, Optional<VolumeClaim> claim) {
+  private static boolean claimCovers(Optional<VolumeClaim> claim, UsageRecord u) {
+    return claim.isPresent() && claim.get().usage().equals(u.usage()) && u.allocs().containsKey(claim.get().allocId());
+  }
+
+  /**
+   * Mounts again the lost publications of {@code group} (the usages of one staging, or one unstaged usage): each
+   * lost target unpublished first (a driver whose own state survived must forget it), then the staging, if it
+   * is lost, unstaged (when nothing of it is mounted) and staged afresh, then each lost target published.
+   */
+  private CompletableFuture<Void> redoGroup(NodePlugin node, Progress p, List<UsageRecord> group,
+      Optional<VolumeClaim> claim) {
     VolumeRecord r = p.record;
-    UsageRecord u = r.usages().get(usage);
-    String what = "mount again of " + r.volumeId() + " (" + usage + ")";
+    UsageRecord first = group.get(0);
+    String what = "mount again of " + r.volumeId();
     Secrets secrets;
     try {
       secrets = claim.map(VolumeClaim::secrets).orElse(ctx.secrets().forNode(r));
@@ -266,49 +294,60 @@ final class VolumeSettler {
       p.failed(what, e);
       return CompletableFuture.completedFuture(null);
     }
-    VolumeCapability capability = claim.map(VolumeClaim::capability).orElse(u.capability());
     Map<String, String> volumeContext = claim.map(VolumeClaim::volumeContext).orElse(r.volumeContext());
-    Path staging = r.stagingPath(usage);
     CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
-    if (u.stage() == StageState.LOST) {
-      boolean live = u.hasPublished();
+    for (UsageRecord u : group) {
+      for (String alloc : u.allocsIn(AllocPhase.LOST)) {
+        Path target = node.pluginPath(r.targetPath(alloc, u.usage()));
+        chain = chain.thenCompose(x -> ctx.calls().call("NodeUnpublishVolume", what + " for alloc " + alloc, true,
+            () -> node.client().nodeUnpublishVolumeAsync(r.volumeId(), target)));
+      }
+    }
+    if (r.stageOf(first) == StageState.LOST) {
+      String name = first.staging();
+      Path staging = r.stagingPath(name);
+      VolumeCapability capability = group.stream().filter(u -> claimCovers(claim, u)).findFirst()
+          .map(u -> claim.get().capability()).orElse(first.capability());
+      boolean live = r.usersOf(name).stream().anyMatch(UsageRecord::hasPublished);
       if (!live) {
         // Nothing of it is mounted: the plugin may still believe it staged (its own state survived), so it
         // is unstaged first and staged afresh; with a live publication the spec forbids the unstage.
         chain = chain.thenCompose(x -> ctx.calls().call("NodeUnstageVolume", what, true,
-            () -> node.client().nodeUnstageVolumeAsync(r.volumeId(), staging)));
+            () -> node.client().nodeUnstageVolumeAsync(r.volumeId(), node.pluginPath(staging))));
       }
       chain = chain.thenCompose(x -> {
         DefaultVolumeManager.makeDirectories(staging, "staging path");
         return ctx.calls().call("NodeStageVolume", what, false, () -> node.client().nodeStageVolumeAsync(
-            new NodeStageRequest(r.volumeId(), r.publishContext(), staging, capability, secrets, volumeContext)));
+            new NodeStageRequest(r.volumeId(), r.publishContext(), node.pluginPath(staging), capability, secrets,
+                volumeContext)));
       }).thenRun(() -> {
         boolean mounted = ctx.mounts().isMountedNow(staging);
-        UsageRecord now = p.record.usages().get(usage);
-        p.record = p.record.withUsage(now.withStage(StageState.STAGED).withStagingMounted(mounted));
+        p.record = p.record.withStaging(name, p.record.stagings().get(name).withState(StageState.STAGED)
+            .withMounted(mounted));
       });
     }
-    for (String alloc : u.allocsIn(AllocPhase.LOST)) {
-      Path target = r.targetPath(alloc, usage);
-      boolean readOnly = claim.filter(c -> c.allocId().equals(alloc)).map(VolumeClaim::readOnly)
-          .orElse(usage.readOnly());
-      chain = chain.thenCompose(x -> ctx.calls().call("NodeUnpublishVolume", what + " for alloc " + alloc, true,
-              () -> node.client().nodeUnpublishVolumeAsync(r.volumeId(), target)))
-          .thenCompose(x -> {
-            DefaultVolumeManager.makeDirectories(target.getParent(), "target's parent directory");
-            return ctx.calls().call("NodePublishVolume", what + " for alloc " + alloc, false,
-                () -> node.client().nodePublishVolumeAsync(new NodePublishRequest(r.volumeId(), r.publishContext(),
-                    u.staged() ? Optional.of(staging) : Optional.empty(), target, capability, readOnly, secrets,
-                    volumeContext)));
-          })
-          .thenRun(() -> {
-            UsageRecord now = p.record.usages().get(usage);
-            p.record = p.record.withUsage(now.withAlloc(alloc, AllocPhase.PUBLISHED));
-            p.events.add(() -> {
-              log.info("mounted {} again for alloc {} at {} (the mount table had lost it)", p.record.key(), alloc, target);
-              ctx.events().emit(VolumeEvent.Kind.REMOUNTED, p.record.key(), alloc, target.toString());
+    for (UsageRecord u : group) {
+      for (String alloc : u.allocsIn(AllocPhase.LOST)) {
+        Path target = r.targetPath(alloc, u.usage());
+        boolean own = claim.filter(c -> c.allocId().equals(alloc) && c.usage().equals(u.usage())).isPresent();
+        VolumeCapability capability = own ? claim.get().capability() : u.capability();
+        chain = chain.thenCompose(x -> {
+              DefaultVolumeManager.makeDirectories(target.getParent(), "target's parent directory");
+              return ctx.calls().call("NodePublishVolume", what + " for alloc " + alloc, false,
+                  () -> node.client().nodePublishVolumeAsync(new NodePublishRequest(r.volumeId(), r.publishContext(),
+                      r.stagingPathOf(u).map(node::pluginPath), node.pluginPath(target), capability,
+                      u.usage().readOnly(), secrets, volumeContext)));
+            })
+            .thenRun(() -> {
+              UsageRecord now = p.record.usages().get(u.usage());
+              p.record = p.record.withUsage(now.withAlloc(alloc, AllocPhase.PUBLISHED));
+              p.events.add(() -> {
+                log.info("mounted {} again for alloc {} at {} (the mount table had lost it)", p.record.key(), alloc,
+                    target);
+                ctx.events().emit(VolumeEvent.Kind.REMOUNTED, p.record.key(), alloc, target.toString());
+              });
             });
-          });
+      }
     }
     return chain.handle((x, failure) -> {
       if (failure != null) {
@@ -321,37 +360,41 @@ final class VolumeSettler {
   // ---- step 3: unstage what nothing uses ----
 
   private CompletableFuture<Void> unstageUnused(Optional<NodePlugin> node, Progress p) {
-    CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
+    // A usage no allocation holds any more holds nothing: its staging, if any, is the volume's.
     for (UsageRecord u : p.record.usages().values()) {
-      if (!u.allocs().isEmpty()) {
+      if (u.allocs().isEmpty()) {
+        p.record = p.record.withoutUsage(u.usage());
+      }
+    }
+    CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
+    for (String name : p.record.stagings().keySet()) {
+      if (!p.record.usersOf(name).isEmpty()) {
         continue;
       }
-      VolumeUsage usage = u.usage();
-      if (!u.staged()) {
-        chain = chain.thenRun(() -> p.record = p.record.withoutUsage(usage));
-        continue;
-      }
-      Path staging = p.record.stagingPath(usage);
-      String what = "unstage of " + p.record.volumeId() + " (" + usage + ")";
+      Path staging = p.record.stagingPath(name);
+      String what = "unstage of " + p.record.volumeId();
       chain = chain.thenCompose(x -> {
         CompletableFuture<Void> done;
-        if (node.isPresent()) {
+        if (node.isPresent() && !node.get().stages()) {
+          // The plugin was registered again without STAGE_UNSTAGE_VOLUME: there is no unstage to ask for.
+          done = notMountedAfterCapabilityDropped(staging, p.record.pluginId());
+        } else if (node.isPresent()) {
           done = ctx.calls().call("NodeUnstageVolume", what, true,
-                  () -> node.get().client().nodeUnstageVolumeAsync(p.record.volumeId(), staging))
+                  () -> node.get().client().nodeUnstageVolumeAsync(p.record.volumeId(), node.get().pluginPath(staging)))
               .thenRun(() -> requireUnmounted(staging, "NodeUnstageVolume"));
-          if (p.record.forced()) {
-            done = done.exceptionallyCompose(e -> agentUnmount(staging, false));
-          }
         } else if (p.record.forced()) {
           done = agentUnmount(staging, false);
         } else {
           return CompletableFuture.completedFuture(null); // said in p.left already
         }
+        if (node.isPresent() && p.record.forced()) {
+          done = done.exceptionallyCompose(e -> agentUnmount(staging, false));
+        }
         return done.handle((y, failure) -> {
           if (failure != null) {
             p.failed(what, failure);
           } else {
-            p.record = p.record.withoutUsage(usage);
+            p.record = p.record.withStaging(name, null);
             removeEmptyDirectories(staging, p.record.pluginDir().resolve("staging"));
           }
           return null;
@@ -365,7 +408,7 @@ final class VolumeSettler {
 
   private CompletableFuture<Void> controllerUnpublishIfUnused(Progress p) {
     VolumeRecord r = p.record;
-    if (!r.usages().isEmpty() || r.controller() == ControllerState.NONE) {
+    if (!r.usages().isEmpty() || !r.stagings().isEmpty() || r.controller() == ControllerState.NONE) {
       return CompletableFuture.completedFuture(null);
     }
     String what = "controller unpublish of " + r.volumeId() + " from " + r.controllerNodeId();
@@ -395,23 +438,25 @@ final class VolumeSettler {
 
   /** What a record still has to do, in words (for a pending volume whose last settle left nothing said). */
   static String describe(VolumeRecord r) {
-    Map<String, String> parts = new LinkedHashMap<>();
+    List<String> parts = new ArrayList<>();
     for (UsageRecord u : r.usages().values()) {
       u.allocs().forEach((alloc, phase) -> {
         if (phase != AllocPhase.PUBLISHED) {
-          parts.put(alloc, phase.name().toLowerCase(java.util.Locale.ROOT) + " for alloc " + alloc);
+          parts.add(phase.name().toLowerCase(java.util.Locale.ROOT) + " for alloc " + alloc);
         }
       });
-      if (u.stage() == StageState.LOST) {
-        parts.put("stage " + u.usage(), "staging " + u.usage() + " lost");
-      } else if (u.allocs().isEmpty() && u.staged()) {
-        parts.put("stage " + u.usage(), "unstage of " + u.usage());
+    }
+    r.stagings().forEach((name, s) -> {
+      if (r.usersOf(name).isEmpty()) {
+        parts.add("unstage of " + r.stagingPath(name));
+      } else if (s.state() != StageState.STAGED) {
+        parts.add("staging " + r.stagingPath(name) + " " + s.state().name().toLowerCase(java.util.Locale.ROOT));
       }
+    });
+    if (r.usages().isEmpty() && r.stagings().isEmpty() && r.controller() != ControllerState.NONE) {
+      parts.add("controller unpublish from " + r.controllerNodeId());
     }
-    if (r.usages().isEmpty() && r.controller() != ControllerState.NONE) {
-      parts.put("controller", "controller unpublish from " + r.controllerNodeId());
-    }
-    return String.join(", ", parts.values());
+    return String.join(", ", parts);
   }
 
   /** Removes {@code path} and its parents up to (not including) {@code stop} while they are empty; quietly. */

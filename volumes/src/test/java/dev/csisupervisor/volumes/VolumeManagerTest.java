@@ -46,12 +46,13 @@ class VolumeManagerTest extends MockNodeVolumeTest {
     assertEquals(1, c.calls("NodeStageVolume"));
     assertEquals(2, c.calls("NodePublishVolume"));
     Path dir = kit.socket("mock").getParent();
-    assertEquals(dir.resolve("per-alloc/a1/" + vol + "/mount-multi-node-multi-writer-rw"), a.targetPath());
-    assertEquals(Optional.of(dir.resolve("staging/" + vol + "/mount-multi-node-multi-writer-rw")), a.stagingPath());
+    String id = VolumeIds.dirName(vol); // a hash of the id: any id the spec allows is a path
+    assertEquals(dir.resolve("per-alloc/a1/" + id + "/mount-multi-node-multi-writer-rw"), a.targetPath());
+    assertEquals(Optional.of(dir.resolve("staging/" + id)), a.stagingPath(), "one staging path per volume");
     assertTrue(Files.isDirectory(a.targetPath()), "the plugin made the target");
     assertTrue(Files.isDirectory(b.targetPath()));
     VolumeRecord r = manager.find("mock", vol).orElseThrow();
-    assertEquals(StageState.STAGED, r.usages().values().iterator().next().stage());
+    assertEquals(StageState.STAGED, r.stageOf(r.usages().values().iterator().next()));
     assertEquals(Map.of("a1", AllocPhase.PUBLISHED, "a2", AllocPhase.PUBLISHED), r.usages().values().iterator().next().allocs());
     assertFalse(r.hasWork());
   }

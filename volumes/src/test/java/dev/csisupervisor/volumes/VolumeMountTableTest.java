@@ -314,7 +314,7 @@ class VolumeMountTableTest extends MockNodeVolumeTest {
     kit.client("mock").fail("NodeUnstageVolume", dev.csisupervisor.client.StatusCode.INTERNAL, 1);
     CompletableFuture<Void> u = first.unmount("mock", vol, "a1");
     org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> first.find("mock", vol)
-        .map(r -> r.allocs().isEmpty() && r.usages().values().iterator().next().stage() == StageState.STAGED)
+        .map(r -> r.allocs().isEmpty() && r.stagings().values().iterator().next().state() == StageState.STAGED)
         .orElse(false));
     kit.mounts.reboot();
     VolumeManager second = restart();

@@ -10,6 +10,8 @@ import dev.csisupervisor.client.AccessMode;
 import dev.csisupervisor.client.VolumeCapability;
 import dev.csisupervisor.volumes.VolumeRecord.AllocPhase;
 import dev.csisupervisor.volumes.VolumeRecord.ControllerState;
+import dev.csisupervisor.volumes.VolumeRecord.Layout;
+import dev.csisupervisor.volumes.VolumeRecord.Staging;
 import dev.csisupervisor.volumes.VolumeRecord.StageState;
 import dev.csisupervisor.volumes.VolumeRecord.UsageRecord;
 import dev.csisupervisor.volumes.VolumeRecordCodec.RecordFormatException;
@@ -26,13 +28,18 @@ class VolumeRecordCodecTest {
     VolumeUsage rw = new VolumeUsage(VolumeCapability.AccessType.MOUNT, AccessMode.MULTI_NODE_MULTI_WRITER, false);
     VolumeUsage block = new VolumeUsage(VolumeCapability.AccessType.BLOCK, AccessMode.SINGLE_NODE_READER_ONLY, true);
     TreeMap<VolumeUsage, UsageRecord> usages = new TreeMap<>(VolumeRecord.USAGE_ORDER);
-    usages.put(rw, new UsageRecord(rw, new VolumeCapability(VolumeCapability.AccessType.MOUNT, "xfs",
-        List.of("noatime", "password=hunter2"), "1000", AccessMode.MULTI_NODE_MULTI_WRITER), StageState.STAGED,
-        new TreeMap<>(Map.of("a1", AllocPhase.PUBLISHED, "a2", AllocPhase.UNPUBLISHING))));
-    usages.put(block, new UsageRecord(block, VolumeCapability.block(AccessMode.SINGLE_NODE_READER_ONLY),
-        StageState.STAGING, new TreeMap<>(Map.of("a3", AllocPhase.PUBLISHING))));
+    VolumeCapability xfs = new VolumeCapability(VolumeCapability.AccessType.MOUNT, "xfs",
+        List.of("noatime", "password=hunter2"), "1000", AccessMode.MULTI_NODE_MULTI_WRITER);
+    String staging = VolumeIds.dirName("vol-ü");
+    usages.put(rw, new UsageRecord(rw, xfs, staging,
+        new TreeMap<>(Map.of("a1", AllocPhase.PUBLISHED, "a2", AllocPhase.UNPUBLISHING)), true));
+    usages.put(block, new UsageRecord(block, VolumeCapability.block(AccessMode.SINGLE_NODE_READER_ONLY), "",
+        new TreeMap<>(Map.of("a3", AllocPhase.PUBLISHING)), false));
+    TreeMap<String, Staging> stagings = new TreeMap<>(Map.of(staging,
+        new Staging(StageState.STAGED, true, VolumeRecord.compatibility(xfs))));
     return new VolumeRecord("p", "vol-ü", Path.of("/csi/node/p"), ControllerState.PUBLISHED, "node-1",
-        Map.of("device", "/dev/xvdf"), usages);
+        Map.of("device", "/dev/xvdf"), usages, Map.of("k", "v"), Optional.of(Path.of("/etc/s")), true,
+        Layout.PER_VOLUME, stagings);
   }
 
   @Test
@@ -50,9 +57,9 @@ class VolumeRecordCodecTest {
     byte[] bytes = VolumeRecordCodec.encode(sample());
     assertThrows(RecordFormatException.class, () -> VolumeRecordCodec.decode("volume/p/other", bytes));
     byte[] newer = bytes.clone();
-    newer[0] = 3;
+    newer[0] = 4;
     assertTrue(assertThrows(RecordFormatException.class, () -> VolumeRecordCodec.decode("volume/p/vol-ü", newer))
-        .getMessage().contains("format version 3"));
+        .getMessage().contains("format version 4"));
     for (int cut = 0; cut < bytes.length; cut += 7) {
       byte[] part = Arrays.copyOf(bytes, cut);
       assertThrows(RecordFormatException.class, () -> VolumeRecordCodec.decode("volume/p/vol-ü", part), "cut " + cut);
@@ -104,20 +111,27 @@ class VolumeRecordCodecTest {
     assertEquals(Optional.empty(), r.secretsFile());
     assertFalse(r.forced());
     UsageRecord u = r.usages().values().iterator().next();
-    assertEquals(StageState.STAGED, u.stage());
-    assertFalse(u.stagingMounted());
+    assertEquals(Layout.PER_USAGE, r.layout(), "the previous layout, kept until the last unmount");
+    assertEquals(StageState.STAGED, r.stageOf(u));
+    assertEquals(Optional.of(Path.of("/csi/node/p/staging/vol-1/mount-single-node-writer-rw")), r.stagingPathOf(u),
+        "unmounted from where it was mounted");
+    assertEquals(Path.of("/csi/node/p/per-alloc/a1/vol-1/mount-single-node-writer-rw"), r.targetPath("a1", u.usage()));
+    assertFalse(r.stagings().values().iterator().next().mounted());
     assertFalse(u.needsClaim());
     assertEquals(Map.of("a1", AllocPhase.PUBLISHED), u.allocs());
-    assertEquals(r, VolumeRecordCodec.decode("volume/p/vol-1", VolumeRecordCodec.encode(r)), "written again as 2");
+    assertEquals(r, VolumeRecordCodec.decode("volume/p/vol-1", VolumeRecordCodec.encode(r)), "written again as 3");
   }
 
   @Test
-  void version2Fields_roundTrip() throws Exception {
-    VolumeRecord r = sample().withVolumeContext(Map.of("k", "v")).withSecretsFile(Optional.of(Path.of("/etc/s")))
-        .withForced(true);
-    UsageRecord u = r.usages().values().iterator().next();
-    r = r.withUsage(u.withStagingMounted(true).withNeedsClaim(true).withStage(StageState.LOST)
-        .withAlloc("a9", AllocPhase.LOST));
+  void lostPhases_andAnyVolumeIdTheSpecAllows_roundTrip() throws Exception {
+    VolumeRecord r = sample();
+    UsageRecord u = r.usages().values().stream().filter(UsageRecord::staged).findFirst().orElseThrow();
+    String name = u.staging();
+    r = r.withUsage(u.withAlloc("a9", AllocPhase.LOST)).withStaging(name, r.stagings().get(name).withState(StageState.LOST));
     assertEquals(r, VolumeRecordCodec.decode(r.key().storeKey(), VolumeRecordCodec.encode(r)));
+    VolumeRecord gce = VolumeRecord.empty(new VolumeKey("p", "projects/p/zones/z/disks/d"), Path.of("/csi/node/p"));
+    assertEquals(gce, VolumeRecordCodec.decode("volume/p/projects/p/zones/z/disks/d", VolumeRecordCodec.encode(gce)));
+    assertEquals(Path.of("/csi/node/p/staging/" + VolumeIds.dirName("projects/p/zones/z/disks/d")),
+        gce.stagingPath(gce.stagingNameFor(u.usage())));
   }
 }

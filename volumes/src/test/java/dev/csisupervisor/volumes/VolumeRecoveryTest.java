@@ -30,10 +30,12 @@ class VolumeRecoveryTest extends MockNodeVolumeTest {
 
   /** A record as a crash at a given step leaves it. */
   private void crashedAt(StageState stage, Map<String, AllocPhase> allocs) {
-    TreeMap<VolumeUsage, UsageRecord> usages = new TreeMap<>(VolumeRecord.USAGE_ORDER);
-    usages.put(USAGE, new UsageRecord(USAGE, RWO, stage, new TreeMap<>(allocs)));
-    VolumeRecord r = new VolumeRecord("mock", vol, kit.socket("mock").getParent(), ControllerState.NONE, "", Map.of(),
-        usages);
+    VolumeRecord r = VolumeRecord.empty(new VolumeKey("mock", vol), kit.socket("mock").getParent());
+    String name = stage == StageState.NOT_STAGED ? "" : r.stagingNameFor(USAGE);
+    r = r.withUsage(new UsageRecord(USAGE, RWO, name, new TreeMap<>(allocs), false));
+    if (!name.isEmpty()) {
+      r = r.withStaging(name, new VolumeRecord.Staging(stage, false, VolumeRecord.compatibility(RWO)));
+    }
     store.put(r.key().storeKey(), VolumeRecordCodec.encode(r));
   }
 
@@ -79,7 +81,8 @@ class VolumeRecoveryTest extends MockNodeVolumeTest {
     VolumeManager m = kit.manager();
     org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> !m.find("mock", vol).orElseThrow().hasWork());
     assertEquals(List.of("a1"), m.find("mock", vol).orElseThrow().allocs());
-    assertEquals(StageState.STAGED, m.find("mock", vol).orElseThrow().usages().get(multi).stage());
+    VolumeRecord found = m.find("mock", vol).orElseThrow();
+    assertEquals(StageState.STAGED, found.stageOf(found.usages().get(multi)));
     assertEquals(unstages, kit.client("mock").calls("NodeUnstageVolume"), "a1 still uses the staging");
   }
 

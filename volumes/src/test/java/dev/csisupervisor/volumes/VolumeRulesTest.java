@@ -29,15 +29,26 @@ class VolumeRulesTest extends MockNodeVolumeTest {
 
   @ParameterizedTest
   @ValueSource(strings = {"a/b", "..", ".", "", " ", "a\0b", "a\nb", "a\u001fb"})
-  void badVolumeOrAllocId_isRefusedBeforeAnyCall_namingTheField(String bad) {
-    IllegalArgumentException v = assertThrows(IllegalArgumentException.class,
-        () -> VolumeClaim.of("mock", bad, "a1", RWO, false));
-    assertTrue(v.getMessage().startsWith("volumeId"), v.getMessage());
+  void badAllocId_isRefusedBeforeAnyCall_namingTheField(String bad) {
     IllegalArgumentException a = assertThrows(IllegalArgumentException.class,
         () -> VolumeClaim.of("mock", "v", bad, RWO, false));
     assertTrue(a.getMessage().startsWith("allocId"), a.getMessage());
-    assertThrows(IllegalArgumentException.class, () -> manager.unmount("mock", bad, "a1"));
     assertThrows(IllegalArgumentException.class, () -> manager.unmount("mock", "v", bad));
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"", "a\0b", "\ud800"})
+  void volumeIdTheSpecDoesNotAllow_isRefusedBeforeAnyCall_namingTheField(String bad) {
+    IllegalArgumentException v = assertThrows(IllegalArgumentException.class,
+        () -> VolumeClaim.of("mock", bad, "a1", RWO, false));
+    assertTrue(v.getMessage().startsWith("volumeId"), v.getMessage());
+    assertThrows(IllegalArgumentException.class, () -> manager.unmount("mock", bad, "a1"));
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"a/b", "..", ".", " ", "a\nb", "/subscriptions/s/resourceGroups/g/providers/Microsoft.Compute/disks/d"})
+  void anyVolumeIdTheSpecAllows_isAClaim(String id) {
+    assertEquals(id, VolumeClaim.of("mock", id, "a1", RWO, false).volumeId());
   }
 
   @Test

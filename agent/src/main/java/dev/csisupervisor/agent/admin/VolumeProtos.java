@@ -8,7 +8,6 @@ import dev.csisupervisor.client.AccessMode;
 import dev.csisupervisor.client.VolumeCapability;
 import dev.csisupervisor.common.Printable;
 import dev.csisupervisor.volumes.VolumeRecord;
-import dev.csisupervisor.volumes.VolumeRecord.StageState;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -59,8 +58,8 @@ public final class VolumeProtos {
         .setPending(r.hasWork()).setAbnormal(abnormal);
     r.usages().values().forEach(u -> {
       VolumeUsageInfo.Builder ub = VolumeUsageInfo.newBuilder().setUsage(u.usage().dirName())
-          .setStage(u.stage().name()).setFsType(u.capability().fsType())
-          .setStagingPath(u.stage() == StageState.NOT_STAGED ? "" : r.stagingPath(u.usage()).toString());
+          .setStage(r.stageOf(u).name()).setFsType(u.capability().fsType())
+          .setStagingPath(r.stagingPathOf(u).map(Object::toString).orElse(""));
       u.allocs().forEach((alloc, phase) -> ub.addAllocs(VolumeAlloc.newBuilder().setAllocId(alloc)
           .setPhase(phase.name()).setTargetPath(r.targetPath(alloc, u.usage()).toString())));
       b.addUsages(ub);
