@@ -81,7 +81,7 @@ final class AdminProtos {
     agent.clusterNode().ifPresent(n -> b.setCluster(catalogProto(n)));
     if (agent.volumes() != null) {
       b.addAllPendingVolumes(dev.csisupervisor.agent.admin.VolumeProtos.volumes(agent.volumes().pending(),
-          agent.volumes().abnormal()));
+          agent.volumes()));
       b.putAllAbnormalVolumes(agent.volumes().abnormal());
     }
     return b.build();

@@ -23,7 +23,9 @@ import dev.csisupervisor.tasks.resources.ResourceMonitor;
 import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.registry.PluginType;
 import dev.csisupervisor.registry.Subscription;
+import dev.csisupervisor.volumes.MountTable;
 import dev.csisupervisor.volumes.VolumeManager;
+import dev.csisupervisor.volumes.VolumeRecord;
 import dev.csisupervisor.state.StateStore;
 import dev.csisupervisor.supervisor.CsiPluginSupervisor;
 import dev.csisupervisor.supervisor.CsiPluginSupervisorHook;
@@ -116,6 +118,7 @@ public final class Agent implements AutoCloseable {
   private StateStore store;
   private PluginRegistry registry;
   private VolumeManager volumes;
+  private AutoCloseable volumeEvents;
   /** The cluster catalog membership (none until {@code cluster:} is applied); closed after the plugins stop. */
   private volatile ClusterMembership cluster;
   private final List<Subscription> subscriptions = new ArrayList<>();
@@ -196,8 +199,17 @@ public final class Agent implements AutoCloseable {
     volumes = VolumeManager.builder().registry(registry).stateStore(store).csiRoot(config.csiRoot())
         .scheduler(threads.scheduler).clock(clock, System::nanoTime).observer(metrics::volumeRpc)
         .mountWait(config.volumeMountWait()).healthInterval(config.volumeHealthInterval())
+        .mountTable(config.volumeVerifyMounts() ? Optional.of(MountTable.proc()) : Optional.empty())
         .records(volumeRecords).build();
-    metrics.watchVolumes(() -> volumeCounts(volumes), () -> volumes.abnormal().size());
+    if (!config.volumeVerifyMounts()) {
+      log.warn("volumes.verify_mounts is false: volume mounts are not checked against the mount table (lost"
+          + " mounts are not mounted again, unmounts not verified, orphan mounts not found); only for plugins"
+          + " that mount nothing, such as the mock plugin");
+    }
+    // A count per event: the listener does nothing that blocks, so it runs where the event is emitted.
+    volumeEvents = volumes.addListener(e -> metrics.volumeEvent(e.kind().name()), Runnable::run);
+    metrics.watchVolumes(() -> volumeCounts(volumes), () -> volumes.abnormal().size(),
+        () -> volumes.list().stream().filter(VolumeRecord::hasLost).count());
     cluster = new ClusterMembership(registry, metrics);
 
     // Step 2: the metrics address, before any plugin process is touched: an address in use fails the
@@ -427,6 +439,7 @@ public final class Agent implements AutoCloseable {
     }
     // Before any plugin stops: a volume operation in flight stays recorded for the next start
     // instead of being retried against plugins that are going away. Mounts stay mounted.
+    closeQuietly(volumeEvents);
     closeQuietly(volumes);
     if (discovered != null) {
       discovered.close(config.leaveRunning());

@@ -214,8 +214,25 @@ public final class AdminClient implements AutoCloseable {
   /** Answers after the unmount or the request's wait (the agent's default 30 s), whichever is first. */
   public dev.csisupervisor.admin.v1.UnmountVolumeResponse unmountVolume(
       dev.csisupervisor.admin.v1.UnmountVolumeRequest request) throws AdminException {
-    long wait = request.getWaitSeconds() == 0 ? 30 : request.getWaitSeconds();
-    return volumes(Duration.ofSeconds(wait + 30), s -> s.unmountVolume(request));
+    return volumes(waitDeadline(request.getWaitSeconds()), s -> s.unmountVolume(request));
+  }
+
+  /** Unmounts every volume of an allocation; answers like {@link #unmountVolume}. */
+  public dev.csisupervisor.admin.v1.ReleaseAllocResponse releaseAlloc(
+      dev.csisupervisor.admin.v1.ReleaseAllocRequest request) throws AdminException {
+    return volumes(waitDeadline(request.getWaitSeconds()), s -> s.releaseAlloc(request));
+  }
+
+  /** Mount points under the CSI root no volume record names; with {@code remove}, unmounted. */
+  public dev.csisupervisor.admin.v1.CollectOrphansResponse collectOrphans(boolean remove) throws AdminException {
+    return volumes(VOLUME_DEADLINE, s -> s.collectOrphans(
+        dev.csisupervisor.admin.v1.CollectOrphansRequest.newBuilder().setRemove(remove).build()));
+  }
+
+  /** The deadline of a call that answers after {@code waitSeconds} at most (0: the agent's 30 s), with margin. */
+  private static Duration waitDeadline(int waitSeconds) {
+    long wait = waitSeconds == 0 ? 30 : Integer.toUnsignedLong(waitSeconds);
+    return Duration.ofSeconds(wait + 30);
   }
 
   public dev.csisupervisor.admin.v1.ListVolumesResponse listVolumes() throws AdminException {

@@ -1,5 +1,6 @@
 package dev.csisupervisor.cli;
 
+import dev.csisupervisor.admin.v1.CollectOrphansResponse;
 import dev.csisupervisor.admin.v1.CreateVolumeRequest;
 import dev.csisupervisor.admin.v1.CreateVolumeResponse;
 import dev.csisupervisor.admin.v1.DeleteVolumeRequest;
@@ -11,6 +12,9 @@ import dev.csisupervisor.admin.v1.GetVolumeStatsResponse;
 import dev.csisupervisor.admin.v1.ListVolumesResponse;
 import dev.csisupervisor.admin.v1.MountVolumeRequest;
 import dev.csisupervisor.admin.v1.MountVolumeResponse;
+import dev.csisupervisor.admin.v1.OrphanMountInfo;
+import dev.csisupervisor.admin.v1.ReleaseAllocRequest;
+import dev.csisupervisor.admin.v1.ReleaseAllocResponse;
 import dev.csisupervisor.admin.v1.UnmountVolumeRequest;
 import dev.csisupervisor.admin.v1.UnmountVolumeResponse;
 import dev.csisupervisor.admin.v1.VolumeAccess;
@@ -35,15 +39,16 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code csi-agent volume create|delete|mount|unmount|list|stats|expand}: the agent's node volumes.
+ * {@code csi-agent volume create|delete|mount|unmount|release|list|stats|expand|gc}: the agent's node volumes.
  * Secrets are read from a file ({@code --secrets-file}: one {@code key=value} per line, {@code #}
  * comments), never taken from the command line, where {@code ps} and shell histories would show them.
  */
 @Command(name = "volume", mixinStandardHelpOptions = true,
-    description = "Create, mount, unmount, list, inspect, expand and delete node volumes through the agent.",
+    description = "Create, mount, unmount, list, inspect, expand and delete node volumes through the agent;"
+        + " release an allocation's volumes; find and unmount orphan mounts.",
     subcommands = {VolumeCommand.Create.class, VolumeCommand.Delete.class, VolumeCommand.Mount.class,
-        VolumeCommand.Unmount.class, VolumeCommand.ListVolumes.class, VolumeCommand.Stats.class,
-        VolumeCommand.Expand.class})
+        VolumeCommand.Unmount.class, VolumeCommand.Release.class, VolumeCommand.ListVolumes.class,
+        VolumeCommand.Stats.class, VolumeCommand.Expand.class, VolumeCommand.Gc.class})
 final class VolumeCommand implements Runnable {
   @CommandLine.Spec
   CommandLine.Model.CommandSpec spec;
@@ -206,23 +211,32 @@ final class VolumeCommand implements Runnable {
   }
 
   @Command(name = "unmount", mixinStandardHelpOptions = true,
-      description = {"Unmount a volume from an allocation (unpublish; unstage at the last use).",
+      description = {"Unmount a volume from an allocation (unpublish; unstage at the last use; controller unpublish"
+          + " at the last use of the volume on this node).",
+          "With --secrets-file, the controller unpublish gets the file's secrets; the agent keeps the file's"
+              + " absolute path (never the values) and reads it again if that step comes later, after a"
+              + " restart too: leave the file in place until the unmount is done.",
           "Exit 0 when done; 3 when it is pending (recorded: it finishes when the plugin is back)."})
   static final class Unmount extends ResponseCommand<UnmountVolumeResponse> {
     static final int PENDING = 3;
     @CommandLine.Mixin Target target = new Target();
     @Option(names = "--alloc", required = true, paramLabel = "ALLOC_ID") String alloc;
-    @Option(names = "--wait", paramLabel = "SECONDS", defaultValue = "30",
-        description = "How long to wait for it to finish (default ${DEFAULT-VALUE}).")
-    int waitSeconds;
+    @CommandLine.Mixin Wait wait = new Wait();
+    @CommandLine.Mixin SecretsFile secrets = new SecretsFile();
+    @Option(names = "--force", description = "For a node plugin that is gone for good: the agent unmounts the"
+        + " targets and the staging itself (what the plugin cannot do) and removes their empty directories, then"
+        + " does the controller side; what it cannot do stays pending and is reported.")
+    boolean force;
 
     @Override
     UnmountVolumeResponse ask(AdminClient client) throws AdminClient.AdminException {
-      if (waitSeconds < 1) {
-        throw new CommandLine.ParameterException(spec.commandLine(), "--wait must be >= 1, got " + waitSeconds);
+      UnmountVolumeRequest.Builder b = UnmountVolumeRequest.newBuilder().setPlugin(target.plugin)
+          .setVolumeId(target.volume).setAllocId(alloc).setWaitSeconds(wait.seconds(spec)).setForce(force);
+      if (secrets.file != null) {
+        b.putAllSecrets(secrets.read(spec.commandLine().getErr()))
+            .setSecretsFile(secrets.file.toAbsolutePath().normalize().toString());
       }
-      return client.unmountVolume(UnmountVolumeRequest.newBuilder().setPlugin(target.plugin)
-          .setVolumeId(target.volume).setAllocId(alloc).setWaitSeconds(waitSeconds).build());
+      return client.unmountVolume(b.build());
     }
 
     @Override
@@ -234,6 +248,97 @@ final class VolumeCommand implements Runnable {
     @Override
     int exitCode(UnmountVolumeResponse r) {
       return r.getDone() ? ExitCodes.OK : PENDING;
+    }
+  }
+
+  /** {@code --wait}: how long an unmount or a release waits before it answers "pending". */
+  static final class Wait {
+    @Option(names = "--wait", paramLabel = "SECONDS", defaultValue = "30",
+        description = "How long to wait for it to finish (default ${DEFAULT-VALUE}).")
+    int seconds;
+
+    /** The wait, checked. */
+    int seconds(CommandLine.Model.CommandSpec spec) {
+      if (seconds < 1) {
+        throw new CommandLine.ParameterException(spec.commandLine(), "--wait must be >= 1, got " + seconds);
+      }
+      return seconds;
+    }
+  }
+
+  @Command(name = "release", mixinStandardHelpOptions = true,
+      description = {"Unmount every volume of one allocation (as unmount, without secrets): an allocation the"
+          + " task runner no longer runs.",
+          "Exit 0 when done; 3 when something is pending (recorded: it finishes when the plugin is back)."})
+  static final class Release extends ResponseCommand<ReleaseAllocResponse> {
+    @Option(names = "--alloc", required = true, paramLabel = "ALLOC_ID") String alloc;
+    @CommandLine.Mixin Wait wait = new Wait();
+    @Option(names = "--force", description = "Each unmount forced (see volume unmount --help): for a node plugin"
+        + " that is gone for good.")
+    boolean force;
+
+    @Override
+    ReleaseAllocResponse ask(AdminClient client) throws AdminClient.AdminException {
+      return client.releaseAlloc(ReleaseAllocRequest.newBuilder().setAllocId(alloc).setForce(force)
+          .setWaitSeconds(wait.seconds(spec)).build());
+    }
+
+    @Override
+    void print(ReleaseAllocResponse r, PrintWriter out, PrintWriter err) {
+      String volumes = String.join(", ", r.getVolumesList());
+      if (r.getVolumesCount() == 0) {
+        out.println("alloc " + alloc + " holds no volume on this node");
+      } else if (r.getDone()) {
+        out.println("released alloc " + alloc + ": unmounted " + volumes);
+      } else {
+        out.println("release of alloc " + alloc + " (" + volumes + ") is " + r.getMessage());
+      }
+    }
+
+    @Override
+    int exitCode(ReleaseAllocResponse r) {
+      return r.getDone() ? ExitCodes.OK : Unmount.PENDING;
+    }
+  }
+
+  @Command(name = "gc", mixinStandardHelpOptions = true,
+      description = {"List the orphan mounts: mount points under the CSI root's staging/ and per-alloc/"
+          + " directories that no volume record names (a crash before the record was written, another agent,"
+          + " a hand); with --yes, unmount them.",
+          "None are found when the agent does not verify mounts (volumes.verify_mounts: false).",
+          "Exit 0; 1 if one could not be unmounted."})
+  static final class Gc extends ResponseCommand<CollectOrphansResponse> {
+    @Option(names = "--yes", description = "Unmount them (and remove their empty directories).")
+    boolean yes;
+
+    @Override
+    CollectOrphansResponse ask(AdminClient client) throws AdminClient.AdminException {
+      return client.collectOrphans(yes);
+    }
+
+    @Override
+    void print(CollectOrphansResponse r, PrintWriter out, PrintWriter err) {
+      if (r.getOrphansCount() == 0) {
+        out.println("no orphan mounts: every mount under the CSI root's staging/ and per-alloc/ directories"
+            + " belongs to a volume");
+        return;
+      }
+      if (!yes) {
+        out.println("orphan mounts (no volume record names them):");
+        r.getOrphansList().forEach(o -> out.println("  " + o.getPath()));
+        out.println("would unmount " + r.getOrphansCount() + " orphan mount(s); to do it: csi-agent volume gc --yes");
+        return;
+      }
+      for (OrphanMountInfo o : r.getOrphansList()) {
+        out.println(o.getRemoved() ? "unmounted " + o.getPath()
+            : "could not unmount " + o.getPath() + ": " + o.getError());
+      }
+    }
+
+    @Override
+    int exitCode(CollectOrphansResponse r) {
+      return r.getOrphansList().stream().allMatch(o -> o.getRemoved() || o.getError().isEmpty())
+          ? ExitCodes.OK : ExitCodes.FAILURE;
     }
   }
 
@@ -251,7 +356,10 @@ final class VolumeCommand implements Runnable {
     }
   }
 
-  /** One row per allocation of a usage (a usage without allocation: one row, alloc "-"). */
+  /**
+   * One row per allocation of a usage (a usage without allocation: one row, alloc "-"); then a line per abnormal
+   * volume, and per pending volume what it waits for.
+   */
   static void table(PrintWriter out, List<VolumeInfo> volumes) {
     List<String[]> rows = new ArrayList<>();
     rows.add(new String[] {"PLUGIN", "VOLUME", "USAGE", "STAGE", "ALLOC", "PHASE", "TARGET"});
@@ -277,6 +385,12 @@ final class VolumeCommand implements Runnable {
     for (VolumeInfo v : volumes) {
       if (!v.getAbnormal().isEmpty()) {
         out.println(v.getPlugin() + "/" + v.getVolumeId() + " is abnormal: " + v.getAbnormal());
+      }
+    }
+    for (VolumeInfo v : volumes) {
+      if (v.getPending()) {
+        out.println(v.getPlugin() + "/" + v.getVolumeId() + " is pending" + (v.getForced() ? " (forced)" : "") + ": "
+            + (v.getWaitingFor().isEmpty() ? "in progress" : v.getWaitingFor()));
       }
     }
   }

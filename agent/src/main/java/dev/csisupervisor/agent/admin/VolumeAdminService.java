@@ -1,6 +1,8 @@
 package dev.csisupervisor.agent.admin;
 
 import dev.csisupervisor.common.Futures;
+import dev.csisupervisor.admin.v1.CollectOrphansRequest;
+import dev.csisupervisor.admin.v1.CollectOrphansResponse;
 import dev.csisupervisor.admin.v1.CreateVolumeRequest;
 import dev.csisupervisor.admin.v1.CreateVolumeResponse;
 import dev.csisupervisor.admin.v1.DeleteVolumeRequest;
@@ -13,6 +15,9 @@ import dev.csisupervisor.admin.v1.ListVolumesRequest;
 import dev.csisupervisor.admin.v1.ListVolumesResponse;
 import dev.csisupervisor.admin.v1.MountVolumeRequest;
 import dev.csisupervisor.admin.v1.MountVolumeResponse;
+import dev.csisupervisor.admin.v1.OrphanMountInfo;
+import dev.csisupervisor.admin.v1.ReleaseAllocRequest;
+import dev.csisupervisor.admin.v1.ReleaseAllocResponse;
 import dev.csisupervisor.admin.v1.UnmountVolumeRequest;
 import dev.csisupervisor.admin.v1.UnmountVolumeResponse;
 import dev.csisupervisor.admin.v1.VolumeAdminGrpc;
@@ -20,13 +25,20 @@ import dev.csisupervisor.admin.v1.VolumeUsageStat;
 import dev.csisupervisor.client.CapacityRange;
 import dev.csisupervisor.client.Secrets;
 import dev.csisupervisor.client.VolumeStats;
+import dev.csisupervisor.common.Printable;
+import dev.csisupervisor.common.SecretsFiles;
+import dev.csisupervisor.volumes.UnmountRequest;
 import dev.csisupervisor.volumes.VolumeClaim;
 import dev.csisupervisor.volumes.VolumeException;
 import dev.csisupervisor.volumes.VolumeManager;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
+import java.io.IOException;
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -40,10 +52,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The admin API's {@code VolumeAdmin} service over the agent's {@link VolumeManager}. Answers when
- * the manager's future completes (no thread waits); an unmount answers after its wait at most, on
- * the agent's scheduler. Bad input is {@code INVALID_ARGUMENT} naming the field; a
- * {@link VolumeException} keeps its reason as a code (see {@link #status}). Secrets go from the
- * request to the plugin only. Thread-safe.
+ * the manager's future completes (no thread waits); an unmount or an allocation's release answers
+ * after its wait at most, on the agent's scheduler. Bad input is {@code INVALID_ARGUMENT} naming the
+ * field; a {@link VolumeException} keeps its reason as a code (see {@link #status}). Secrets go from
+ * the request to the plugin only; of a secrets file the manager keeps the path. Thread-safe.
  */
 public final class VolumeAdminService extends VolumeAdminGrpc.VolumeAdminImplBase {
   private static final Logger log = LoggerFactory.getLogger(VolumeAdminService.class);
@@ -84,25 +96,112 @@ public final class VolumeAdminService extends VolumeAdminGrpc.VolumeAdminImplBas
   public void unmountVolume(UnmountVolumeRequest r, StreamObserver<UnmountVolumeResponse> response) {
     CompletableFuture<Void> unmount;
     try {
-      unmount = volumes.unmount(r.getPlugin(), r.getVolumeId(), r.getAllocId());
+      unmount = volumes.unmount(unmountRequest(r));
     } catch (IllegalArgumentException | NullPointerException e) {
       response.onError(Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asException());
       return;
     }
-    Duration wait = r.getWaitSeconds() == 0 ? DEFAULT_UNMOUNT_WAIT : Duration.ofSeconds(r.getWaitSeconds());
-    CompletableFuture<UnmountVolumeResponse> answer = new CompletableFuture<>();
-    unmount.whenComplete((v, e) -> {
+    Supplier<String> pending = r.getForce()
+        ? () -> "recorded and retried: " + waitingFor(List.of(r.getPlugin() + "/" + r.getVolumeId()))
+        : () -> "it is recorded and finishes when node plugin " + r.getPlugin() + " is ready and answers";
+    answerWithin(response, r.getWaitSeconds(), unmount.thenApply(v -> UnmountVolumeResponse.newBuilder()
+        .setDone(true).build()), wait -> UnmountVolumeResponse.newBuilder().setDone(false)
+        .setMessage("pending after " + wait.toSeconds() + " s: " + pending.get() + "; see csi-agent status")
+        .build());
+  }
+
+  @Override
+  public void releaseAlloc(ReleaseAllocRequest r, StreamObserver<ReleaseAllocResponse> response) {
+    List<String> held = volumes.list().stream().filter(v -> v.allocs().contains(r.getAllocId()))
+        .map(v -> v.pluginId() + "/" + v.volumeId()).toList();
+    CompletableFuture<List<String>> release;
+    try {
+      release = volumes.releaseAlloc(r.getAllocId(), r.getForce());
+    } catch (IllegalArgumentException | NullPointerException e) {
+      response.onError(Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asException());
+      return;
+    }
+    answerWithin(response, r.getWaitSeconds(), release.thenApply(names -> ReleaseAllocResponse.newBuilder()
+        .addAllVolumes(names).setDone(true).build()), wait -> ReleaseAllocResponse.newBuilder()
+        .addAllVolumes(held).setDone(false)
+        .setMessage("pending after " + wait.toSeconds() + " s (recorded and retried): " + waitingFor(held)
+            + "; see csi-agent volume list")
+        .build());
+  }
+
+  @Override
+  public void collectOrphans(CollectOrphansRequest r, StreamObserver<CollectOrphansResponse> response) {
+    answer(response, () -> volumes.collectOrphans(r.getRemove()), orphans -> {
+      CollectOrphansResponse.Builder b = CollectOrphansResponse.newBuilder();
+      orphans.forEach(o -> b.addOrphans(OrphanMountInfo.newBuilder().setPath(o.path().toString())
+          .setRemoved(o.removed()).setError(o.error().orElse(""))));
+      return b.build();
+    });
+  }
+
+  /**
+   * The manager's unmount for the request: secrets by value, or read now from {@code secrets_file} (which the
+   * record keeps, to read again for the controller step); forced.
+   *
+   * @throws IllegalArgumentException naming {@code secrets_file} if it is not an absolute path to a readable
+   *     secrets file
+   */
+  private static UnmountRequest unmountRequest(UnmountVolumeRequest r) {
+    UnmountRequest u = UnmountRequest.of(r.getPlugin(), r.getVolumeId(), r.getAllocId());
+    if (!r.getSecretsFile().isEmpty()) {
+      Path file = secretsFile(r.getSecretsFile());
+      Map<String, String> fromFile;
+      try {
+        fromFile = SecretsFiles.read(file);
+      } catch (IOException | IllegalArgumentException e) {
+        throw new IllegalArgumentException("secrets_file: " + e.getMessage(), e); // the messages show no value
+      }
+      u = u.withSecretsFile(secrets(r.getSecretsCount() > 0 ? r.getSecretsMap() : fromFile), file);
+    } else if (r.getSecretsCount() > 0) {
+      u = u.withSecrets(secrets(r.getSecretsMap()));
+    }
+    return r.getForce() ? u.forced() : u;
+  }
+
+  /** {@code secrets_file} as an absolute path, or why it is none. */
+  private static Path secretsFile(String value) {
+    Path file;
+    try {
+      file = Path.of(value);
+    } catch (InvalidPathException e) {
+      throw new IllegalArgumentException("secrets_file is not a path: " + Printable.quote(value), e);
+    }
+    if (!file.isAbsolute()) {
+      throw new IllegalArgumentException("secrets_file must be an absolute path (the agent reads it again"
+          + " later), got " + Printable.quote(value));
+    }
+    return file.normalize();
+  }
+
+  /** {@code "<plugin>/<volume>: <what it waits for>"} for each of {@code keys} still pending, or "in progress". */
+  private String waitingFor(List<String> keys) {
+    Map<String, String> waiting = volumes.waitingFor();
+    List<String> lines = keys.stream().filter(waiting::containsKey).map(k -> k + ": " + waiting.get(k)).toList();
+    return lines.isEmpty() ? "in progress" : String.join("; ", lines);
+  }
+
+  /**
+   * Answers with {@code done}'s value when it completes, or with {@code pending} after the request's wait
+   * ({@code 0}: {@link #DEFAULT_UNMOUNT_WAIT}), on the scheduler; the work goes on either way.
+   */
+  private <R> void answerWithin(StreamObserver<R> response, int waitSeconds, CompletableFuture<R> done,
+      Function<Duration, R> pending) {
+    Duration wait = waitSeconds == 0 ? DEFAULT_UNMOUNT_WAIT : Duration.ofSeconds(Integer.toUnsignedLong(waitSeconds));
+    CompletableFuture<R> answer = new CompletableFuture<>();
+    done.whenComplete((v, e) -> {
       if (e == null) {
-        answer.complete(UnmountVolumeResponse.newBuilder().setDone(true).build());
+        answer.complete(v);
       } else {
         answer.completeExceptionally(e);
       }
     });
-    ScheduledFuture<?> timer = scheduler.schedule(() -> answer.complete(UnmountVolumeResponse.newBuilder()
-        .setDone(false)
-        .setMessage("pending after " + wait.toSeconds() + " s: it is recorded and finishes when node plugin "
-            + r.getPlugin() + " is ready and answers; see csi-agent status")
-        .build()), wait.toNanos(), TimeUnit.NANOSECONDS);
+    ScheduledFuture<?> timer = scheduler.schedule(() -> answer.complete(pending.apply(wait)), wait.toNanos(),
+        TimeUnit.NANOSECONDS);
     answer.whenComplete((v, e) -> timer.cancel(false));
     reply(response, answer);
   }
@@ -110,7 +209,7 @@ public final class VolumeAdminService extends VolumeAdminGrpc.VolumeAdminImplBas
   @Override
   public void listVolumes(ListVolumesRequest r, StreamObserver<ListVolumesResponse> response) {
     response.onNext(ListVolumesResponse.newBuilder()
-        .addAllVolumes(VolumeProtos.volumes(volumes.list(), volumes.abnormal())).build());
+        .addAllVolumes(VolumeProtos.volumes(volumes.list(), volumes)).build());
     response.onCompleted();
   }
 
@@ -140,7 +239,7 @@ public final class VolumeAdminService extends VolumeAdminGrpc.VolumeAdminImplBas
     return required == 0 && limit == 0 ? Optional.empty() : Optional.of(new CapacityRange(required, limit));
   }
 
-  private static Secrets secrets(java.util.Map<String, String> values) {
+  private static Secrets secrets(Map<String, String> values) {
     return Secrets.of(values);
   }
 

@@ -7,6 +7,7 @@ import dev.csisupervisor.admin.v1.VolumeUsageInfo;
 import dev.csisupervisor.client.AccessMode;
 import dev.csisupervisor.client.VolumeCapability;
 import dev.csisupervisor.common.Printable;
+import dev.csisupervisor.volumes.VolumeManager;
 import dev.csisupervisor.volumes.VolumeRecord;
 import java.util.List;
 import java.util.Locale;
@@ -47,15 +48,24 @@ public final class VolumeProtos {
     };
   }
 
-  /** The records as the admin API shows them (no secret or mount flag is in a record). */
-  public static List<VolumeInfo> volumes(List<VolumeRecord> records, Map<String, String> abnormal) {
-    return records.stream().map(r -> volume(r, abnormal.getOrDefault(r.pluginId() + "/" + r.volumeId(), ""))).toList();
+  /**
+   * The records as the admin API shows them (no secret or mount flag is in a record), with what the manager
+   * says of each now: abnormal, and what its pending work waits for.
+   */
+  public static List<VolumeInfo> volumes(List<VolumeRecord> records, VolumeManager manager) {
+    Map<String, String> abnormal = manager.abnormal();
+    Map<String, String> waitingFor = manager.waitingFor();
+    return records.stream().map(r -> {
+      String key = r.pluginId() + "/" + r.volumeId();
+      return volume(r, abnormal.getOrDefault(key, ""), r.hasWork() ? waitingFor.getOrDefault(key, "") : "");
+    }).toList();
   }
 
-  static VolumeInfo volume(VolumeRecord r, String abnormal) {
+  static VolumeInfo volume(VolumeRecord r, String abnormal, String waitingFor) {
     VolumeInfo.Builder b = VolumeInfo.newBuilder().setPlugin(r.pluginId()).setVolumeId(r.volumeId())
         .setController(r.controller().name()).setControllerNodeId(r.controllerNodeId())
-        .setPending(r.hasWork()).setAbnormal(abnormal);
+        .setPending(r.hasWork()).setAbnormal(abnormal).setWaitingFor(waitingFor).setForced(r.forced())
+        .setLost(r.hasLost());
     r.usages().values().forEach(u -> {
       VolumeUsageInfo.Builder ub = VolumeUsageInfo.newBuilder().setUsage(u.usage().dirName())
           .setStage(r.stageOf(u).name()).setFsType(u.capability().fsType())

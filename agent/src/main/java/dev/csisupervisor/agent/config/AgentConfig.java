@@ -33,12 +33,15 @@ import java.util.Set;
  * @param discoveryProbe how discovered plugins are probed (the config's {@code defaults})
  * @param volumeMountWait how long a volume mount waits for its node plugin to be ready
  * @param volumeHealthInterval how often mounted volumes' conditions are read ({@link Duration#ZERO}: never)
+ * @param volumeVerifyMounts whether the volume manager checks its records against the mount table
+ *                       ({@code /proc/self/mountinfo}): lost mounts are mounted again, unmounts verified, orphan
+ *                       mounts found; false only for plugins that mount nothing (the mock plugin)
  */
 public record AgentConfig(Path source, Path dataDir, Path csiRoot, Path adminSocket,
     InetSocketAddress metricsAddress, boolean leaveRunning, Duration shutdownGrace,
     long logMaxBytes, int logMaxFiles, List<PluginSpec> plugins, Path discoveryDir,
     Duration resourceInterval, int resourceHistory, ProbeSettings discoveryProbe,
-    Duration volumeMountWait, Duration volumeHealthInterval) {
+    Duration volumeMountWait, Duration volumeHealthInterval, boolean volumeVerifyMounts) {
   /** The file in the data dir that records the launched plugin processes. */
   public static final String PROCESSES_FILE = "processes.json";
 
@@ -97,7 +100,7 @@ public record AgentConfig(Path source, Path dataDir, Path csiRoot, Path adminSoc
       Duration resourceInterval, int resourceHistory, ProbeSettings discoveryProbe) {
     this(source, dataDir, csiRoot, adminSocket, metricsAddress, leaveRunning, shutdownGrace, logMaxBytes,
         logMaxFiles, plugins, discoveryDir, resourceInterval, resourceHistory, discoveryProbe,
-        DEFAULT_VOLUME_MOUNT_WAIT, DEFAULT_VOLUME_HEALTH_INTERVAL);
+        DEFAULT_VOLUME_MOUNT_WAIT, DEFAULT_VOLUME_HEALTH_INTERVAL, true);
   }
 
   /** A config without discovery directory, sampling at the default interval. */
@@ -144,25 +147,32 @@ public record AgentConfig(Path source, Path dataDir, Path csiRoot, Path adminSoc
   public AgentConfig withPlugins(List<PluginSpec> plugins) {
     return new AgentConfig(source, dataDir, csiRoot, adminSocket, metricsAddress, leaveRunning,
         shutdownGrace, logMaxBytes, logMaxFiles, plugins, discoveryDir, resourceInterval,
-        resourceHistory, discoveryProbe, volumeMountWait, volumeHealthInterval);
+        resourceHistory, discoveryProbe, volumeMountWait, volumeHealthInterval, volumeVerifyMounts);
   }
 
   public AgentConfig withMetricsAddress(InetSocketAddress metricsAddress) {
     return new AgentConfig(source, dataDir, csiRoot, adminSocket, metricsAddress, leaveRunning,
         shutdownGrace, logMaxBytes, logMaxFiles, plugins, discoveryDir, resourceInterval,
-        resourceHistory, discoveryProbe, volumeMountWait, volumeHealthInterval);
+        resourceHistory, discoveryProbe, volumeMountWait, volumeHealthInterval, volumeVerifyMounts);
   }
 
   public AgentConfig withDiscoveryDir(Path discoveryDir) {
     return new AgentConfig(source, dataDir, csiRoot, adminSocket, metricsAddress, leaveRunning,
         shutdownGrace, logMaxBytes, logMaxFiles, plugins, discoveryDir, resourceInterval,
-        resourceHistory, discoveryProbe, volumeMountWait, volumeHealthInterval);
+        resourceHistory, discoveryProbe, volumeMountWait, volumeHealthInterval, volumeVerifyMounts);
   }
 
   public AgentConfig withResources(Duration interval, int history) {
     return new AgentConfig(source, dataDir, csiRoot, adminSocket, metricsAddress, leaveRunning,
         shutdownGrace, logMaxBytes, logMaxFiles, plugins, discoveryDir, interval, history,
-        discoveryProbe, volumeMountWait, volumeHealthInterval);
+        discoveryProbe, volumeMountWait, volumeHealthInterval, volumeVerifyMounts);
+  }
+
+  /** With the volume manager's mounts checked against the mount table, or not (a plugin that mounts nothing). */
+  public AgentConfig withVolumeVerifyMounts(boolean verify) {
+    return new AgentConfig(source, dataDir, csiRoot, adminSocket, metricsAddress, leaveRunning,
+        shutdownGrace, logMaxBytes, logMaxFiles, plugins, discoveryDir, resourceInterval,
+        resourceHistory, discoveryProbe, volumeMountWait, volumeHealthInterval, verify);
   }
 
   /**
@@ -180,6 +190,7 @@ public record AgentConfig(Path source, Path dataDir, Path csiRoot, Path adminSoc
         && resourceHistory == other.resourceHistory
         && discoveryProbe.equals(other.discoveryProbe)
         && volumeMountWait.equals(other.volumeMountWait)
-        && volumeHealthInterval.equals(other.volumeHealthInterval);
+        && volumeHealthInterval.equals(other.volumeHealthInterval)
+        && volumeVerifyMounts == other.volumeVerifyMounts;
   }
 }

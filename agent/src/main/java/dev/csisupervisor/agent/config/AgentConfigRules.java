@@ -83,6 +83,8 @@ final class AgentConfigRules {
     Duration healthInterval = v != null && isOff(v.healthInterval()) ? Duration.ZERO
         : problems.duration("volumes.health_interval", v == null ? null : v.healthInterval())
             .orElse(AgentConfig.DEFAULT_VOLUME_HEALTH_INTERVAL);
+    // Not true or false: the YAML reading reports it ("volumes.verify_mounts: expected true or false").
+    boolean verifyMounts = v == null || v.verifyMounts() == null || v.verifyMounts();
 
     RawConfig.Supervision d = raw.defaults();
     ProbeSettings defaultProbe = d == null ? ProbeSettings.DEFAULT
@@ -98,7 +100,7 @@ final class AgentConfigRules {
     try {
       return new AgentConfig(file, dataDir, csiRoot, adminSocket, metrics, leaveRunning, grace,
           logMaxBytes, logMaxFiles, plugins, discoveryDir, resourceInterval, resourceHistory,
-          defaultProbe, mountWait, healthInterval);
+          defaultProbe, mountWait, healthInterval, verifyMounts);
     } catch (IllegalArgumentException e) {
       throw new ConfigException(file, e.getMessage());
     }

@@ -50,7 +50,8 @@ final class RawConfig {
   /** {@code volumes:}: the volume manager's settings. */
   record Volumes(
       @JsonProperty("mount_wait") String mountWait,
-      @JsonProperty("health_interval") String healthInterval) {}
+      @JsonProperty("health_interval") String healthInterval,
+      @JsonProperty("verify_mounts") Boolean verifyMounts) {}
 
   record Restart(
       @JsonProperty("attempts") Integer attempts,

@@ -54,13 +54,15 @@ final class ChildAgents {
 
   /**
    * Creates the directory and writes the agents' config: a quiet agent (no metrics, a
-   * {@link #GRACE} shutdown grace) probing every 200 ms ({@code fast}) or 500 ms, with {@code plugins} (YAML
-   * list items, one a line).
+   * {@link #GRACE} shutdown grace) probing every 200 ms ({@code fast}) or 500 ms, its volumes' mounts not
+   * checked against the mount table (the mock plugin mounts nothing), with {@code plugins} (YAML list items,
+   * one a line).
    */
   void writeConfig(boolean fast, String plugins) throws IOException {
     Files.createDirectories(dir);
     Files.writeString(config, "data_dir: " + dir.relativize(dataDir) + "\nmetrics_address: off\nshutdown_grace: "
         + GRACE.toSeconds() + "s\n"
+        + "volumes: {verify_mounts: false}   # the mock plugin mounts nothing: no mount to check\n"
         + "defaults: {probe_interval: " + (fast ? "200ms" : "500ms") + "}\nplugins:\n"
         + plugins);
   }

@@ -51,6 +51,13 @@ import java.util.function.Supplier;
  *   <li>{@code csi_agent_resource_limit_restarts_total{plugin,resource}} — restarts of plugins
  *       that stayed over a limit</li>
  *   <li>{@code csi_agent_discovered_sockets{state}} — sockets of the discovery directory</li>
+ *   <li>{@code csi_agent_volume_rpcs_total{rpc,code}} and {@code csi_agent_volume_rpc_seconds{rpc}} — CSI
+ *       volume calls of the volume manager, by result, and their latency</li>
+ *   <li>{@code csi_agent_volume_events_total{kind}} — the volume manager's events (MOUNTED, UNMOUNTED,
+ *       MOUNT_FAILED, ROLLED_BACK, PENDING, LOST, REMOUNTED, ABNORMAL, NORMAL)</li>
+ *   <li>{@code csi_agent_volumes{state}}, {@code csi_agent_volumes_abnormal} and
+ *       {@code csi_agent_volumes_lost} — volumes by state, volumes reported abnormal, volumes with a mount
+ *       the mount table lost (being mounted again)</li>
  * </ul>
  *
  * <p>Thread-safe.
@@ -67,6 +74,7 @@ public final class AgentMetrics implements AutoCloseable {
   private final Counter artifactFailures;
   private final Counter limitRestarts;
   private final Counter volumeRpcs;
+  private final Counter volumeEvents;
   private final Histogram volumeRpcSeconds;
   private final AtomicReference<HTTPServer> server = new AtomicReference<>();
 
@@ -94,6 +102,9 @@ public final class AgentMetrics implements AutoCloseable {
     volumeRpcs = counter("csi_agent_volume_rpcs_total",
         "CSI volume calls made by the volume manager, by RPC and result (OK, the plugin's code, or the"
             + " client's failure kind)", "rpc", "code");
+    volumeEvents = counter("csi_agent_volume_events_total",
+        "Volume manager events by kind (MOUNTED, UNMOUNTED, MOUNT_FAILED, ROLLED_BACK, PENDING, LOST, REMOUNTED,"
+            + " ABNORMAL, NORMAL)", "kind");
     volumeRpcSeconds = histogram("csi_agent_volume_rpc_seconds",
         "Latency of CSI volume calls made by the volume manager", "rpc",
         0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120);
@@ -105,12 +116,17 @@ public final class AgentMetrics implements AutoCloseable {
     volumeRpcSeconds.labelValues(rpc).observe(latency.toNanos() / 1e9);
   }
 
+  /** Counts one event of the volume manager, by its kind ({@code MOUNTED}, {@code LOST}, ...). */
+  public void volumeEvent(String kind) {
+    volumeEvents.labelValues(kind).inc();
+  }
+
   /**
    * Reports the volume manager's state at each scrape: volumes by state ({@code mounted}: every
    * operation final; {@code pending}: an operation in flight or waiting for its plugin), abnormal
-   * volumes.
+   * volumes, volumes with a mount the mount table lost.
    */
-  public void watchVolumes(Supplier<Map<String, Long>> byState, DoubleSupplier abnormal) {
+  public void watchVolumes(Supplier<Map<String, Long>> byState, DoubleSupplier abnormal, DoubleSupplier lost) {
     requireNonNull(byState, "byState");
     GaugeWithCallback.builder()
         .name("csi_agent_volumes")
@@ -119,6 +135,8 @@ public final class AgentMetrics implements AutoCloseable {
         .callback(cb -> byState.get().forEach((state, n) -> cb.call(n, state)))
         .register(prometheus);
     gaugeOf("csi_agent_volumes_abnormal", "Volumes whose plugin reports an abnormal condition", abnormal);
+    gaugeOf("csi_agent_volumes_lost", "Volumes with a mount the mount table lost (a reboot, an unmount behind the"
+        + " agent's back), being mounted again", lost);
   }
 
   private Counter counter(String name, String help, String... labels) {

@@ -91,6 +91,7 @@ class ConfigLoaderTest {
     assertEquals(List.of("hostpath-controller", "hostpath-node"),
         c.plugins().stream().map(PluginSpec::id).toList());
     assertEquals(RestartPolicy.Mode.FAIL, c.plugins().get(1).restart().mode());
+    assertTrue(c.volumeVerifyMounts());
   }
 
   @Test
@@ -428,6 +429,26 @@ class ConfigLoaderTest {
         plugins: []
         """,
         "mount_wiat");
+  }
+
+  @Test
+  void verifyMounts_defaultsToTrue_andFalseTurnsItOff() throws Exception {
+    assertTrue(ConfigLoader.load(write(dir, "data_dir: /a\nplugins: []\n")).volumeVerifyMounts());
+    assertTrue(ConfigLoader.load(write(dir, "data_dir: /a\nvolumes: {mount_wait: 1m}\nplugins: []\n"))
+        .volumeVerifyMounts());
+    assertTrue(ConfigLoader.load(write(dir, "data_dir: /a\nvolumes: {verify_mounts: true}\nplugins: []\n"))
+        .volumeVerifyMounts());
+    AgentConfig off = ConfigLoader.load(write(dir, "data_dir: /a\nvolumes: {verify_mounts: false}\nplugins: []\n"));
+    assertFalse(off.volumeVerifyMounts());
+    assertFalse(off.sameAgentSettings(off.withVolumeVerifyMounts(true)), "a change needs a restart");
+  }
+
+  @Test
+  void verifyMounts_notABoolean_isNamedWithItsLine() throws Exception {
+    for (String bad : List.of("maybe", "10s", "[true]", "{on: 1}")) {
+      failsToLoad(dir, "data_dir: /a\nvolumes:\n  verify_mounts: " + bad + "\nplugins: []\n",
+          "volumes.verify_mounts: expected true or false (line 3");
+    }
   }
 
   @Test

@@ -41,6 +41,7 @@ class VolumeEndToEndTest {
     socket = dir.resolve("data/agent.sock").toString();
     Path config = dir.resolve("agent.yaml");
     Files.writeString(config, "data_dir: " + dir.resolve("data") + "\nmetrics_address: off\nshutdown_grace: 2s\n"
+        + "volumes: {verify_mounts: false}\n" // the mock plugin mounts nothing
         + "defaults: {probe_interval: 200ms}\nplugins:\n"
         + "  - {id: disk, type: monolith, command: builtin:mock-plugin, args: [--type, monolith, --all-capabilities]}\n");
     Process p = new ProcessBuilder(Cli.command("run", "--config", config.toString()))
