@@ -288,7 +288,7 @@ public final class Agent implements AutoCloseable {
     AtomicReference<PluginTask> self = new AtomicReference<>();
     CsiPluginSupervisorHook hook = supervisor.hook(
         new TaskContext(spec.allocId(), spec.id()),
-        ConfigLoader.toSupervisorConfig(spec),
+        ConfigLoader.toSupervisorConfig(spec, config.csiRoot()),
         event -> events.taskEvent(spec.id(), spec.type(), spec.allocId(), event),
         // Must not block (it runs on the supervisor's scheduler): queue the restart.
         reason -> threads.scheduler.execute(() -> self.get().requestRestart(reason)));

@@ -88,6 +88,15 @@ public record CsiPluginConfig(
   }
 
   /**
+   * The same config with the plugin directory seen by the plugin at {@code mountDir} (registered as its
+   * {@code container_mount_point}): a plugin that runs on the host sees it where the host has it.
+   */
+  public CsiPluginConfig withMountDir(String mountDir) {
+    return new CsiPluginConfig(pluginId, type, mountDir, healthTimeout, probeInterval, probeTimeout, initialBackoff,
+        maxBackoff, externalSocket, fingerprintTimeout);
+  }
+
+  /**
    * The rules for the probe timing components, with this record's messages, for a config that
    * holds them before a {@code CsiPluginConfig} is built (the agent's probe settings): the health
    * timeout not negative, the other durations positive, and the backoff's cap not below its start.

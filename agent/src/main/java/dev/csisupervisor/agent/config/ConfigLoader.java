@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import dev.csisupervisor.supervisor.CsiPluginConfig;
+import dev.csisupervisor.supervisor.PluginLayout;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
@@ -166,8 +167,16 @@ public final class ConfigLoader {
     }
   }
 
-  /** The supervisor's view of a plugin spec. */
-  public static CsiPluginConfig toSupervisorConfig(PluginSpec spec) {
-    return spec.probe().supervisorConfig(spec.id(), spec.type(), spec.socket());
+  /**
+   * The supervisor's view of a plugin spec. A plugin the agent launches runs on the host, so it sees its
+   * directory where the host has it: its mount point (what the volume manager gives it staging and target
+   * paths under) is {@code <csiRoot>/<type>/<id>}, not a container's {@code /csi}.
+   */
+  public static CsiPluginConfig toSupervisorConfig(PluginSpec spec, Path csiRoot) {
+    CsiPluginConfig c = spec.probe().supervisorConfig(spec.id(), spec.type(), spec.socket());
+    if (spec.socket() != null || csiRoot == null) {
+      return c;
+    }
+    return c.withMountDir(PluginLayout.pluginDir(csiRoot, spec.type(), spec.id()).toString());
   }
 }

@@ -134,7 +134,7 @@ final class PluginRules {
       PluginSpec spec = new PluginSpec(id, kind, artifact != null ? null : command, args, env,
           socket, probe, restart, artifact, limits);
       // What the supervisor will be given: its own checks run here, not at launch time.
-      ConfigLoader.toSupervisorConfig(spec);
+      ConfigLoader.toSupervisorConfig(spec, csiRoot);
       return spec;
     } catch (IllegalArgumentException e) {
       problems.add(at, e.getMessage());

@@ -144,11 +144,16 @@ final class FakeVolumeManager implements VolumeManager {
   /** A volume of plugin {@code disk} with one usage, staged as {@code stage}, alloc {@code a} in {@code phase}. */
   static VolumeRecord record(String volume, AllocPhase phase, StageState stage, boolean forced) {
     TreeMap<String, AllocPhase> allocs = new TreeMap<>(Map.of("a", phase));
-    UsageRecord u = new UsageRecord(RWO, VolumeCapability.mount("ext4", List.of(), AccessMode.SINGLE_NODE_WRITER),
-        stage, allocs, true, false);
+    VolumeCapability ext4 = VolumeCapability.mount("ext4", List.of(), AccessMode.SINGLE_NODE_WRITER);
+    String staging = VolumeRecord.directoryName(volume);
+    UsageRecord u = new UsageRecord(RWO, ext4, stage == StageState.NOT_STAGED ? "" : staging, allocs, false);
     TreeMap<VolumeUsage, UsageRecord> usages = new TreeMap<>(Comparator.comparing(VolumeUsage::dirName));
     usages.put(RWO, u);
+    TreeMap<String, VolumeRecord.Staging> stagings = new TreeMap<>();
+    if (stage != StageState.NOT_STAGED) {
+      stagings.put(staging, new VolumeRecord.Staging(stage, true, "MOUNT|fs=ext4|group=|flags="));
+    }
     return new VolumeRecord("disk", volume, Path.of("/csi/node/disk"), ControllerState.NONE, "", Map.of(), usages,
-        Map.of(), Optional.empty(), forced);
+        Map.of(), Optional.empty(), forced, VolumeRecord.Layout.PER_VOLUME, stagings);
   }
 }
