@@ -5,6 +5,7 @@ import dev.csisupervisor.client.CsiException;
 import dev.csisupervisor.client.CsiStatusException;
 import dev.csisupervisor.client.StatusCode;
 import dev.csisupervisor.common.Backoff;
+import dev.csisupervisor.common.Durations;
 import dev.csisupervisor.common.ExponentialBackoff;
 import java.time.Duration;
 import java.util.Random;
@@ -32,6 +33,7 @@ final class CsiCalls {
   private final Duration maxBackoff;
   private final VolumeObserver observer;
   private final LongSupplier nanoTime;
+  private final Duration operationDeadline;
 
   /** With the builder's scheduler, random source, retry bounds ({@code maxAttempts}, backoff), observer and clock. */
   CsiCalls(VolumeManager.Builder b) {
@@ -42,6 +44,17 @@ final class CsiCalls {
     this.maxBackoff = b.maxBackoff;
     this.observer = b.observer;
     this.nanoTime = b.nanoTime;
+    this.operationDeadline = b.operationDeadline;
+  }
+
+  /** Told when an acting call's outcome is uncertain and it is sent again; must be quick. */
+  @FunctionalInterface
+  interface Uncertain {
+    /**
+     * @param message what happened, for the log and the caller: the RPC, its answer, how long it has been
+     *     uncertain, and until when it is tried
+     */
+    void retrying(String message);
   }
 
   /** Whether a failure is worth trying again soon: the spec's transient codes, or a plugin restarting. */
@@ -57,6 +70,67 @@ final class CsiCalls {
 
   static boolean isNotFound(CsiException e) {
     return e instanceof CsiStatusException s && s.code() == StatusCode.NOT_FOUND;
+  }
+
+  /**
+   * A call that acts (NodeStageVolume, NodePublishVolume, ControllerPublishVolume): a transient answer leaves
+   * its outcome <em>uncertain</em> (a stage may be formatting a large disk), so the same call is sent again,
+   * with backoff, until a final answer or the operation deadline ({@link VolumeManager.Builder#operationDeadline},
+   * counted as the backoff waited plus the calls' own time); only a final error is a failure. Each retry is told
+   * to {@code uncertain}.
+   */
+  <T> CompletableFuture<T> callUntilDeadline(String rpc, String what, Uncertain uncertain,
+      Supplier<CompletableFuture<T>> call) {
+    CompletableFuture<T> result = new CompletableFuture<>();
+    untilDeadline(rpc, what, uncertain, call, result, 1, 0,
+        ExponentialBackoff.doubling(initialBackoff, maxBackoff, random));
+    return result;
+  }
+
+  private <T> void untilDeadline(String rpc, String what, Uncertain uncertain, Supplier<CompletableFuture<T>> call,
+      CompletableFuture<T> result, int attempt, long spentNanos, Backoff backoff) {
+    long start = nanoTime.getAsLong();
+    CompletableFuture<T> f;
+    try {
+      f = call.get();
+    } catch (RuntimeException e) {
+      result.completeExceptionally(e);
+      return;
+    }
+    f.whenComplete((value, failure) -> {
+      long took = nanoTime.getAsLong() - start;
+      Duration latency = Duration.ofNanos(took);
+      if (failure == null) {
+        observer.rpcDone(rpc, "OK", latency);
+        result.complete(value);
+        return;
+      }
+      CsiException csi = CsiException.find(failure).orElse(null);
+      if (csi == null) {
+        observer.rpcDone(rpc, "UNKNOWN", latency);
+        result.completeExceptionally(failure);
+        return;
+      }
+      observer.rpcDone(rpc, csi instanceof CsiStatusException s ? s.code().name() : csi.kind().name(), latency);
+      Duration wait = backoff.next();
+      long spent = spentNanos + took;
+      if (!isTransient(csi) || spent + wait.toNanos() > operationDeadline.toNanos()) {
+        String suffix = !isTransient(csi) ? (attempt > 1 ? " (" + attempt + " attempts)" : "")
+            : " (uncertain for " + Durations.format(Duration.ofNanos(spent)) + ", past the operation deadline of "
+                + Durations.format(operationDeadline) + ")";
+        result.completeExceptionally(VolumeException.csi(what + suffix, rpc, csi));
+        return;
+      }
+      uncertain.retrying(rpc + " answered " + VolumeException.describe(csi) + ": its outcome is uncertain, sent again"
+          + " (attempt " + (attempt + 1) + ", " + Durations.format(Duration.ofNanos(spent)) + " so far, until "
+          + Durations.format(operationDeadline) + ")");
+      try {
+        scheduler.schedule(() -> untilDeadline(rpc, what, uncertain, call, result, attempt + 1,
+            spent + wait.toNanos(), backoff), wait.toNanos(), TimeUnit.NANOSECONDS);
+      } catch (RejectedExecutionException e) {
+        result.completeExceptionally(VolumeException.csi(what, rpc, csi));
+      }
+    });
   }
 
   /**

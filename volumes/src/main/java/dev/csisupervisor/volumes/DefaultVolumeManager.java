@@ -66,6 +66,8 @@ final class DefaultVolumeManager implements VolumeManager {
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private final Map<VolumeKey, VolumeRecord> records = new ConcurrentHashMap<>();
+  /** Mounts whose call's outcome is uncertain, sent again: what happened (for waitingFor). */
+  private final Map<VolumeKey, String> inFlight = new ConcurrentHashMap<>();
   private final List<String> recovered = new ArrayList<>();
   private final VolumeEvents events;
   private final VolumeAdmission admission = new VolumeAdmission(records);
@@ -277,12 +279,17 @@ final class DefaultVolumeManager implements VolumeManager {
     }
     VolumeRecord committedIntent = intent;
     String what = "mount of " + c.volumeId() + " for alloc " + c.allocId();
+    CsiCalls.Uncertain uncertain = message -> {
+      log.info("{} in flight: {}", what, message);
+      inFlight.put(key, what + ": " + message);
+      emit(VolumeEvent.Kind.UNCERTAIN, key, c.allocId(), message);
+    };
     Path stagingPath = stagingName.isEmpty() ? null : base.stagingPath(stagingName);
     Optional<Path> pluginStaging = Optional.ofNullable(stagingPath).map(node::pluginPath);
     return commit(key, rec, intent)
         .whenComplete((r, e) -> admission.release(newVolume, c.pluginId()))
         .thenCompose(r -> controllerPublish
-            ? calls.call("ControllerPublishVolume", what, false, () -> controller.get().client()
+            ? calls.callUntilDeadline("ControllerPublishVolume", what, uncertain, () -> controller.get().client()
                 .controllerPublishVolumeAsync(new ControllerPublishRequest(c.volumeId(), node.nodeId(), c.capability(),
                     readOnlyPublish, c.secrets(), c.volumeContext())))
                 .exceptionallyCompose(e -> CompletableFuture.failedFuture(incompatiblePublication(e, c)))
@@ -293,13 +300,13 @@ final class DefaultVolumeManager implements VolumeManager {
             return CompletableFuture.completedFuture(publishContext);
           }
           makeDirectories(stagingPath, "staging path");
-          return calls.call("NodeStageVolume", what, false, () -> node.client().nodeStageVolumeAsync(
+          return calls.callUntilDeadline("NodeStageVolume", what, uncertain, () -> node.client().nodeStageVolumeAsync(
               new NodeStageRequest(c.volumeId(), publishContext, pluginStaging.orElseThrow(), c.capability(),
                   c.secrets(), c.volumeContext()))).thenApply(x -> publishContext);
         })
         .thenCompose(publishContext -> {
           makeDirectories(target.getParent(), "target's parent directory");
-          return calls.call("NodePublishVolume", what, false, () -> node.client().nodePublishVolumeAsync(
+          return calls.callUntilDeadline("NodePublishVolume", what, uncertain, () -> node.client().nodePublishVolumeAsync(
               new NodePublishRequest(c.volumeId(), publishContext, pluginStaging, node.pluginPath(target),
                   c.capability(), c.readOnly(), c.secrets(), c.volumeContext()))).thenApply(x -> publishContext);
         })
@@ -318,6 +325,7 @@ final class DefaultVolumeManager implements VolumeManager {
           }
           return commit(key, committedIntent, done);
         })
+        .whenComplete((done, e) -> inFlight.remove(key))
         .thenApply(done -> {
           log.info("mounted {} for alloc {} at {}", key, c.allocId(), target);
           emit(VolumeEvent.Kind.MOUNTED, key, c.allocId(), target.toString());
@@ -406,12 +414,18 @@ final class DefaultVolumeManager implements VolumeManager {
     String allocId = request.allocId();
     CompletableFuture<Void> gone = new CompletableFuture<>();
     VolumeRecord known = records.get(key);
-    unmountWaiters.add(key, allocId, known == null ? Optional.empty()
-        : known.usageOf(allocId).filter(UsageRecord::staged).map(UsageRecord::staging), gone);
+    // The staging this unmount's end waits for: the allocation's, or, for a forced unmount of an allocation already
+    // gone, the volume's staging nothing uses any more (the tail the operator wants forced).
+    Optional<String> staging = known == null ? Optional.empty() : known.usageOf(allocId).isPresent()
+        ? known.usageOf(allocId).filter(UsageRecord::staged).map(UsageRecord::staging)
+        : request.force() ? known.stagings().keySet().stream().filter(n -> known.usersOf(n).isEmpty()).findFirst()
+        : Optional.empty();
+    unmountWaiters.add(key, allocId, staging, gone);
     secrets.giveController(key, request.controllerSecrets());
     lanes.submit(key, () -> {
       VolumeRecord rec = records.get(key);
-      if (rec == null || rec.usageOf(allocId).isEmpty()) {
+      boolean forcedTail = request.force() && rec != null && rec.hasWork();
+      if (rec == null || (rec.usageOf(allocId).isEmpty() && !forcedTail)) {
         unmountWaiters.nothingToDo(key, allocId, gone);
         return CompletableFuture.completedFuture(null);
       }
@@ -613,6 +627,7 @@ final class DefaultVolumeManager implements VolumeManager {
   public Map<String, String> waitingFor() {
     Map<String, String> out = new TreeMap<>(settler.waitingFor());
     out.keySet().retainAll(pending().stream().map(r -> r.key().toString()).toList());
+    inFlight.forEach((k, why) -> out.putIfAbsent(k.toString(), why));
     for (VolumeRecord r : pending()) {
       out.putIfAbsent(r.key().toString(), "in progress: " + VolumeSettler.describe(r));
     }

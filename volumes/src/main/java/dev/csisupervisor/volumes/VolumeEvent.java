@@ -34,6 +34,11 @@ public record VolumeEvent(Kind kind, String pluginId, String volumeId, String al
     LOST,
     /** A lost mount was staged and published again at its recorded path. */
     REMOUNTED,
+    /**
+     * A stage, publish or controller publish answered DEADLINE_EXCEEDED, ABORTED or UNAVAILABLE: its outcome is
+     * uncertain, and the same call is sent again until a final answer or the operation deadline.
+     */
+    UNCERTAIN,
     /** The plugin reports the volume's condition abnormal. */
     ABNORMAL,
     /** The plugin reports the volume's condition normal again. */

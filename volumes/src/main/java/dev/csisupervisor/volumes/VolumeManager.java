@@ -185,6 +185,7 @@ public interface VolumeManager extends AutoCloseable {
     Duration initialBackoff = Duration.ofMillis(200);
     Duration maxBackoff = Duration.ofSeconds(10);
     Duration pendingRetryMax = Duration.ofMinutes(2);
+    Duration operationDeadline = Duration.ofMinutes(10);
     CsiClientOptions clientOptions = CsiClientOptions.defaults();
     Function<Path, CsiClient> clientFactory;
     VolumeObserver observer = VolumeObserver.NONE;
@@ -263,6 +264,17 @@ public interface VolumeManager extends AutoCloseable {
       this.initialBackoff = Bounds.positive(Objects.requireNonNull(initialBackoff, "initialBackoff"), "initialBackoff");
       this.maxBackoff = Bounds.notBelow(Objects.requireNonNull(maxBackoff, "maxBackoff"), "maxBackoff",
           initialBackoff, "initialBackoff");
+      return this;
+    }
+
+    /**
+     * How long a stage, publish or controller publish whose outcome is uncertain (answered DEADLINE_EXCEEDED,
+     * ABORTED or UNAVAILABLE, or the plugin could not be reached) is sent again before the mount gives up and
+     * is rolled back (default 10 min: a stage may be formatting a large disk).
+     */
+    public Builder operationDeadline(Duration operationDeadline) {
+      this.operationDeadline = Bounds.positive(Objects.requireNonNull(operationDeadline, "operationDeadline"),
+          "operationDeadline");
       return this;
     }
 

@@ -113,6 +113,7 @@ final class VolumeKit implements AutoCloseable {
         .clock(scheduler.clock(), System::nanoTime)
         .retry(3, Duration.ofMillis(100), Duration.ofSeconds(1))
         .pendingRetryMax(Duration.ofSeconds(30))
+        .operationDeadline(Duration.ofSeconds(30))
         .mountWait(Duration.ofSeconds(30))
         .random(new Random(42))
         .mountTable(Optional.of(mounts))

@@ -149,16 +149,35 @@ class VolumeManagerTest extends MockNodeVolumeTest {
   }
 
   @Test
-  void transientCode_pastTheAttemptBound_fails() {
+  void anUncertainStage_pastTheOperationDeadline_fails_andIsRolledBack() {
     kit.drive(manager.mount(claim("w", RWO)));
     kit.drive(manager.unmount("mock", vol, "w"));
     FaultyClient c = kit.client("mock");
-    c.fail("NodeStageVolume", StatusCode.UNAVAILABLE, 10);
+    c.fail("NodeStageVolume", StatusCode.UNAVAILABLE, 1000);
     VolumeException e = kit.failure(manager.mount(claim("a1", RWO)));
     assertEquals(Optional.of(StatusCode.UNAVAILABLE), e.code());
-    assertTrue(e.getMessage().contains("3 attempts"), e.getMessage());
+    assertTrue(e.getMessage().contains("past the operation deadline of 30s"), e.getMessage());
     c.clearFaults();
-    assertTrue(manager.find("mock", vol).isEmpty(), "rolled back: " + manager.find("mock", vol));
+    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> manager.find("mock", vol).isEmpty());
+  }
+
+  @Test
+  void aStageSlowerThanTheOldRetryWindow_isSentAgainUntilItsAnswer_andTheMountCompletes() {
+    kit.drive(manager.mount(claim("w", RWO)));
+    kit.drive(manager.unmount("mock", vol, "w"));
+    FaultyClient c = kit.client("mock");
+    c.fail("NodeStageVolume", StatusCode.DEADLINE_EXCEEDED, 12); // the old bound gave up after 5 attempts
+    int before = c.calls("NodeStageVolume");
+    CompletableFuture<MountedVolume> f = manager.mount(claim("a1", RWO));
+    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> {
+      kit.scheduler.forwardTime(1, java.util.concurrent.TimeUnit.SECONDS);
+      return f.isDone() || manager.waitingFor().getOrDefault("mock/" + vol, "").contains("outcome is uncertain");
+    });
+    kit.drive(f);
+    assertEquals(before + 13, c.calls("NodeStageVolume"), "the same call until its final answer");
+    assertTrue(kit.events.stream().anyMatch(ev -> ev.kind() == VolumeEvent.Kind.UNCERTAIN
+        && ev.message().contains("DEADLINE_EXCEEDED")));
+    assertTrue(manager.waitingFor().isEmpty(), manager.waitingFor().toString());
   }
 
   @Test

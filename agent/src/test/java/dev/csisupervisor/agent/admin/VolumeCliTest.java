@@ -10,6 +10,7 @@ import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.state.InMemoryStateStore;
 import dev.csisupervisor.volumes.OrphanMount;
 import dev.csisupervisor.volumes.UnmountRequest;
+import dev.csisupervisor.volumes.VolumeRecord;
 import dev.csisupervisor.volumes.VolumeRecord.AllocPhase;
 import dev.csisupervisor.volumes.VolumeRecord.StageState;
 import java.io.PrintWriter;
@@ -200,7 +201,8 @@ class VolumeCliTest {
 
     assertEquals("PLUGIN  VOLUME  USAGE                        STAGE   ALLOC  PHASE      TARGET\n"
         + "disk    fine    mount-single-node-writer-rw  STAGED  a      PUBLISHED"
-        + "  /csi/node/disk/per-alloc/a/fine/mount-single-node-writer-rw\n", r.out());
+        + "  /csi/node/disk/per-alloc/a/" + VolumeRecord.directoryName("fine") + "/mount-single-node-writer-rw\n",
+        r.out());
   }
 
   @Test

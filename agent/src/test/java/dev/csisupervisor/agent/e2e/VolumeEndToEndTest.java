@@ -81,7 +81,8 @@ class VolumeEndToEndTest {
     Cli.Result mount = cli("volume", "mount", "--plugin", "disk", "--volume", volume, "--alloc", "web-1",
         "--fs-type", "ext4", "--secrets-file", secrets.toString()).assertExit(0);
     Path target = Path.of(mount.out().strip());
-    assertTrue(target.endsWith("per-alloc/web-1/" + volume + "/mount-single-node-writer-rw"), mount.out());
+    assertTrue(target.endsWith("per-alloc/web-1/" + dev.csisupervisor.volumes.VolumeRecord.directoryName(volume)
+        + "/mount-single-node-writer-rw"), mount.out());
     assertTrue(Files.isDirectory(target), "the plugin made the target");
 
     JsonNode list = new ObjectMapper().readTree(cli("volume", "list", "--json").assertExit(0).out());
@@ -111,8 +112,11 @@ class VolumeEndToEndTest {
 
   @Test
   void badInput_isRefusedNamingTheField_andSecretsComeOnlyFromAFile() throws Exception {
+    cli("volume", "mount", "--plugin", "disk", "--volume", "v", "--alloc", "../etc").assertExit(1,
+        "INVALID_ARGUMENT", "allocId must not contain '/'");
+    // A volume id is whatever CSI allows ('/' included: it never becomes a path); this one does not exist.
     cli("volume", "mount", "--plugin", "disk", "--volume", "../etc", "--alloc", "a").assertExit(1,
-        "INVALID_ARGUMENT", "volumeId must not contain '/'");
+        "NOT_FOUND", "volume '../etc' does not exist");
     cli("volume", "mount", "--plugin", "disk", "--volume", "v", "--alloc", "a", "--access-mode", "sometimes")
         .assertExit(1, "INVALID_ARGUMENT", "access_mode");
     cli("volume", "mount", "--plugin", "disk", "--volume", "v", "--alloc", "a", "--secret", "x=y").assertExit(2,
