@@ -198,10 +198,15 @@ final class VolumeCommand implements Runnable {
 
     @Override
     MountVolumeResponse ask(AdminClient client) throws AdminClient.AdminException {
-      return client.mountVolume(MountVolumeRequest.newBuilder().setPlugin(target.plugin)
+      MountVolumeRequest.Builder b = MountVolumeRequest.newBuilder().setPlugin(target.plugin)
           .setVolumeId(target.volume).setAllocId(alloc).setAccess(access.proto()).setReadOnly(readOnly)
           .putAllVolumeContext(pairs(context)).putAllPublishContext(pairs(publishContext))
-          .putAllSecrets(secrets.read(spec.commandLine().getErr())).build());
+          .putAllSecrets(secrets.read(spec.commandLine().getErr()));
+      if (secrets.file != null) {
+        // The agent keeps the path to read the secrets again if the mount must be done again (after a reboot).
+        b.setSecretsFile(secrets.file.toAbsolutePath().normalize().toString());
+      }
+      return client.mountVolume(b.build());
     }
 
     @Override

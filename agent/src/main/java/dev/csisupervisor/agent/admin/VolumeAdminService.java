@@ -85,9 +85,7 @@ public final class VolumeAdminService extends VolumeAdminGrpc.VolumeAdminImplBas
 
   @Override
   public void mountVolume(MountVolumeRequest r, StreamObserver<MountVolumeResponse> response) {
-    answer(response, () -> volumes.mount(new VolumeClaim(r.getPlugin(), r.getVolumeId(), r.getAllocId(),
-            VolumeProtos.capability(r.getAccess(), "access"), r.getReadOnly(), r.getVolumeContextMap(),
-            r.getPublishContextMap(), secrets(r.getSecretsMap()))),
+    answer(response, () -> volumes.mount(claim(r)),
         m -> MountVolumeResponse.newBuilder().setTargetPath(m.targetPath().toString())
             .setStagingPath(m.stagingPath().map(Object::toString).orElse("")).setUsage(m.usage().dirName()).build());
   }
@@ -140,6 +138,29 @@ public final class VolumeAdminService extends VolumeAdminGrpc.VolumeAdminImplBas
   }
 
   /**
+   * The manager's claim for the request: secrets by value, and, with {@code secrets_file}, the file's path (the
+   * record keeps it) and, when none are given by value, the secrets read from it now.
+   */
+  private static VolumeClaim claim(MountVolumeRequest r) {
+    VolumeClaim c = new VolumeClaim(r.getPlugin(), r.getVolumeId(), r.getAllocId(),
+        VolumeProtos.capability(r.getAccess(), "access"), r.getReadOnly(), r.getVolumeContextMap(),
+        r.getPublishContextMap(), secrets(r.getSecretsMap()));
+    if (r.getSecretsFile().isEmpty()) {
+      return c;
+    }
+    Path file = secretsFile(r.getSecretsFile());
+    return c.withSecretsFile(secrets(r.getSecretsCount() > 0 ? r.getSecretsMap() : readSecrets(file)), file);
+  }
+
+  private static Map<String, String> readSecrets(Path file) {
+    try {
+      return SecretsFiles.read(file);
+    } catch (IOException | IllegalArgumentException e) {
+      throw new IllegalArgumentException("secrets_file: " + e.getMessage(), e); // the messages show no value
+    }
+  }
+
+  /**
    * The manager's unmount for the request: secrets by value, or read now from {@code secrets_file} (which the
    * record keeps, to read again for the controller step); forced.
    *
@@ -150,13 +171,7 @@ public final class VolumeAdminService extends VolumeAdminGrpc.VolumeAdminImplBas
     UnmountRequest u = UnmountRequest.of(r.getPlugin(), r.getVolumeId(), r.getAllocId());
     if (!r.getSecretsFile().isEmpty()) {
       Path file = secretsFile(r.getSecretsFile());
-      Map<String, String> fromFile;
-      try {
-        fromFile = SecretsFiles.read(file);
-      } catch (IOException | IllegalArgumentException e) {
-        throw new IllegalArgumentException("secrets_file: " + e.getMessage(), e); // the messages show no value
-      }
-      u = u.withSecretsFile(secrets(r.getSecretsCount() > 0 ? r.getSecretsMap() : fromFile), file);
+      u = u.withSecretsFile(secrets(r.getSecretsCount() > 0 ? r.getSecretsMap() : readSecrets(file)), file);
     } else if (r.getSecretsCount() > 0) {
       u = u.withSecrets(secrets(r.getSecretsMap()));
     }

@@ -43,6 +43,7 @@ final class FakeVolumeManager implements VolumeManager {
   volatile CompletableFuture<List<String>> release = new CompletableFuture<>();
   volatile List<OrphanMount> orphans = List.of();
   final List<UnmountRequest> unmounts = new CopyOnWriteArrayList<>();
+  final List<VolumeClaim> claims = new CopyOnWriteArrayList<>();
   final List<String> releases = new CopyOnWriteArrayList<>();
   final List<Boolean> orphanRemoves = new CopyOnWriteArrayList<>();
 
@@ -89,7 +90,9 @@ final class FakeVolumeManager implements VolumeManager {
 
   @Override
   public CompletableFuture<MountedVolume> mount(VolumeClaim claim) {
-    throw new UnsupportedOperationException();
+    claims.add(claim);
+    return CompletableFuture.completedFuture(new MountedVolume(claim.pluginId(), claim.volumeId(), claim.allocId(),
+        claim.usage(), Path.of("/csi/node/disk/per-alloc", claim.allocId(), "t"), Optional.empty()));
   }
 
   @Override

@@ -10,6 +10,7 @@ import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.state.InMemoryStateStore;
 import dev.csisupervisor.volumes.OrphanMount;
 import dev.csisupervisor.volumes.UnmountRequest;
+import dev.csisupervisor.volumes.VolumeClaim;
 import dev.csisupervisor.volumes.VolumeRecord;
 import dev.csisupervisor.volumes.VolumeRecord.AllocPhase;
 import dev.csisupervisor.volumes.VolumeRecord.StageState;
@@ -95,6 +96,21 @@ class VolumeCliTest {
     assertEquals(Optional.of(file), sent.secretsFile(), "the file's absolute path, for the agent to read again");
     assertEquals(Map.of("token", SECRET), sent.controllerSecrets().reveal());
     assertTrue(sent.force());
+  }
+
+  @Test
+  void mountWithSecretsFile_sendsItsAbsolutePath_soThatTheAgentCanMountAgainAfterAReboot() throws Exception {
+    Path file = Files.writeString(dir.resolve("node-secrets"), "token=" + SECRET + "\n");
+    Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
+    Path relative = Path.of("").toAbsolutePath().relativize(file);
+
+    Result r = volume("mount", "--plugin", "disk", "--volume", "v", "--alloc", "a", "--secrets-file",
+        relative.toString());
+
+    assertEquals(0, r.code(), r.toString());
+    VolumeClaim sent = volumes.claims.get(0);
+    assertEquals(Optional.of(file), sent.secretsFile(), "the record keeps the path, never the values");
+    assertEquals(Map.of("token", SECRET), sent.secrets().reveal());
   }
 
   @Test
