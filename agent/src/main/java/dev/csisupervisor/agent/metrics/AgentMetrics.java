@@ -54,7 +54,7 @@ import java.util.function.Supplier;
  *   <li>{@code csi_agent_volume_rpcs_total{rpc,code}} and {@code csi_agent_volume_rpc_seconds{rpc}} — CSI
  *       volume calls of the volume manager, by result, and their latency</li>
  *   <li>{@code csi_agent_volume_events_total{kind}} — the volume manager's events (MOUNTED, UNMOUNTED,
- *       MOUNT_FAILED, ROLLED_BACK, PENDING, LOST, REMOUNTED, ABNORMAL, NORMAL)</li>
+ *       MOUNT_FAILED, ROLLED_BACK, PENDING, LOST, REMOUNTED, UNCERTAIN, ABNORMAL, NORMAL)</li>
  *   <li>{@code csi_agent_volumes{state}}, {@code csi_agent_volumes_abnormal} and
  *       {@code csi_agent_volumes_lost} — volumes by state, volumes reported abnormal, volumes with a mount
  *       the mount table lost (being mounted again)</li>
@@ -104,7 +104,7 @@ public final class AgentMetrics implements AutoCloseable {
             + " client's failure kind)", "rpc", "code");
     volumeEvents = counter("csi_agent_volume_events_total",
         "Volume manager events by kind (MOUNTED, UNMOUNTED, MOUNT_FAILED, ROLLED_BACK, PENDING, LOST, REMOUNTED,"
-            + " ABNORMAL, NORMAL)", "kind");
+            + " UNCERTAIN, ABNORMAL, NORMAL)", "kind");
     volumeRpcSeconds = histogram("csi_agent_volume_rpc_seconds",
         "Latency of CSI volume calls made by the volume manager", "rpc",
         0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120);
