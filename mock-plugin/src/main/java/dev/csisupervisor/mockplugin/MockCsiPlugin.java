@@ -452,8 +452,8 @@ public final class MockCsiPlugin extends ScriptedPlugin implements AutoCloseable
      */
     public Builder volumeIdPrefix(String prefix) {
       Objects.requireNonNull(prefix, "volumeIdPrefix");
-      if (prefix.isEmpty() || prefix.indexOf('\0') >= 0 || prefix.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 124) {
-        throw new IllegalArgumentException("volumeIdPrefix must be 1 to 124 bytes without NUL, got " + prefix.length()
+      if (prefix.isEmpty() || prefix.indexOf('\0') >= 0 || prefix.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 127) {
+        throw new IllegalArgumentException("volumeIdPrefix must be 1 to 127 bytes without NUL, got " + prefix.length()
             + " chars");
       }
       this.volumeIdPrefix = prefix;
