@@ -536,7 +536,9 @@ public final class Agent implements AutoCloseable {
 
   private static Map<String, Long> volumeCounts(VolumeManager volumes) {
     long pending = volumes.pending().size();
-    return Map.of("mounted", volumes.list().size() - pending, "pending", pending);
+    // A record that only owes a node expansion is no volume on this node.
+    long onNode = volumes.list().stream().filter(VolumeRecord::onNode).count();
+    return Map.of("mounted", onNode - pending, "pending", pending);
   }
 
   public AgentMetrics metrics() {

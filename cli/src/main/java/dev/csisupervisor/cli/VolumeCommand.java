@@ -16,6 +16,7 @@ import dev.csisupervisor.admin.v1.OrphanMountInfo;
 import dev.csisupervisor.admin.v1.ReleaseAllocRequest;
 import dev.csisupervisor.admin.v1.ReleaseAllocResponse;
 import dev.csisupervisor.admin.v1.UnmountVolumeRequest;
+import dev.csisupervisor.admin.v1.Topology;
 import dev.csisupervisor.admin.v1.UnmountVolumeResponse;
 import dev.csisupervisor.admin.v1.VolumeAccess;
 import dev.csisupervisor.admin.v1.VolumeAlloc;
@@ -145,12 +146,17 @@ final class VolumeCommand implements Runnable {
     @CommandLine.Mixin Access access = new Access();
     @Option(names = "--parameter", paramLabel = "K=V", description = "A plugin parameter (repeatable).")
     Map<String, String> parameters;
+    @Option(names = "--topology", paramLabel = "KEY=VALUE",
+        description = "A topology segment the volume must be accessible from (repeatable; together one segment set,"
+            + " e.g. topology.ebs.csi.aws.com/zone=eu-west-1a). Default: this node's, if the plugin is topology-aware.")
+    Map<String, String> topology;
     @CommandLine.Mixin SecretsFile secrets = new SecretsFile();
 
     @Override
     CreateVolumeResponse ask(AdminClient client) throws AdminClient.AdminException {
       CreateVolumeRequest.Builder b = CreateVolumeRequest.newBuilder().setPlugin(plugin).setName(name)
-          .setAccess(access.proto()).putAllParameters(pairs(parameters)).putAllSecrets(secrets.read(spec.commandLine().getErr()));
+          .setAccess(access.proto()).putAllParameters(pairs(parameters)).putAllTopology(pairs(topology))
+          .putAllSecrets(secrets.read(spec.commandLine().getErr()));
       if (size != null) {
         b.setRequiredBytes(ByteSizes.parse(size));
       }
@@ -161,7 +167,19 @@ final class VolumeCommand implements Runnable {
     void print(CreateVolumeResponse r, PrintWriter out, PrintWriter err) {
       out.println("created volume " + r.getVolumeId() + " (" + (r.getCapacityBytes() == 0 ? "size unknown"
           : Format.bytes(r.getCapacityBytes())) + ")" + (r.getVolumeContextCount() == 0 ? ""
-          : ", context " + r.getVolumeContextMap()));
+          : ", context " + r.getVolumeContextMap()) + (r.getAccessibleTopologyCount() == 0 ? ""
+          : ", accessible from " + topologies(r.getAccessibleTopologyList())));
+    }
+
+    /** {@code k=v,k2=v2} per topology, {@code " or "} between them. */
+    private static String topologies(List<Topology> list) {
+      List<String> each = new ArrayList<>();
+      for (Topology t : list) {
+        List<String> segments = new ArrayList<>();
+        new java.util.TreeMap<>(t.getSegmentsMap()).forEach((k, v) -> segments.add(k + "=" + v));
+        each.add(String.join(",", segments));
+      }
+      return String.join(" or ", each);
     }
   }
 
@@ -363,7 +381,7 @@ final class VolumeCommand implements Runnable {
 
   /**
    * One row per allocation of a usage (a usage without allocation: one row, alloc "-"); then a line per abnormal
-   * volume, and per pending volume what it waits for.
+   * volume, per pending volume what it waits for, and per volume owed a node expansion.
    */
   static void table(PrintWriter out, List<VolumeInfo> volumes) {
     List<String[]> rows = new ArrayList<>();
@@ -371,7 +389,9 @@ final class VolumeCommand implements Runnable {
     for (VolumeInfo v : volumes) {
       String volume = v.getVolumeId() + (v.getAbnormal().isEmpty() ? "" : " (ABNORMAL)");
       if (v.getUsagesCount() == 0) {
-        rows.add(new String[] {v.getPlugin(), volume, "-", "-", "-", "controller " + v.getController(), "-"});
+        boolean onlyOwed = v.getNodeExpansionPending() && v.getController().equals("NONE");
+        rows.add(new String[] {v.getPlugin(), volume, "-", "-", "-",
+            onlyOwed ? "expansion owed" : "controller " + v.getController(), "-"});
       }
       for (VolumeUsageInfo u : v.getUsagesList()) {
         if (u.getAllocsCount() == 0) {
@@ -396,6 +416,13 @@ final class VolumeCommand implements Runnable {
       if (v.getPending()) {
         out.println(v.getPlugin() + "/" + v.getVolumeId() + " is pending" + (v.getForced() ? " (forced)" : "") + ": "
             + (v.getWaitingFor().isEmpty() ? "in progress" : v.getWaitingFor()));
+      }
+    }
+    for (VolumeInfo v : volumes) {
+      if (v.getNodeExpansionPending()) {
+        out.println(v.getPlugin() + "/" + v.getVolumeId() + " is owed a node expansion"
+            + (v.getNodeExpansionRequiredBytes() == 0 ? "" : " to " + Format.bytes(v.getNodeExpansionRequiredBytes()))
+            + ": NodeExpandVolume after its next mount here");
       }
     }
   }
@@ -444,7 +471,9 @@ final class VolumeCommand implements Runnable {
 
     @Override
     void print(ExpandVolumeResponse r, PrintWriter out, PrintWriter err) {
-      out.println("expanded " + target.volume + (r.getCapacityBytes() == 0 ? "" : " to " + Format.bytes(r.getCapacityBytes())));
+      out.println("expanded " + target.volume + (r.getCapacityBytes() == 0 ? "" : " to " + Format.bytes(r.getCapacityBytes()))
+          + (r.getNodeExpansionPending() ? "; the node's part (NodeExpandVolume) is owed: done after its next mount"
+              + " here" : ""));
     }
   }
 }

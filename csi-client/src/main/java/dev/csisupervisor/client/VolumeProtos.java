@@ -89,6 +89,11 @@ final class VolumeProtos {
         .putAllSecrets(r.secrets().reveal());
     r.capacityRange().ifPresent(c -> q.setCapacityRange(range(c)));
     r.capabilities().forEach(c -> q.addVolumeCapabilities(capability(c)));
+    r.accessibilityRequirements().ifPresent(t -> {
+      dev.csisupervisor.csi.v1.TopologyRequirement.Builder req = q.getAccessibilityRequirementsBuilder();
+      t.requisite().forEach(s -> req.addRequisite(Topology.newBuilder().putAllSegments(s)));
+      t.preferred().forEach(s -> req.addPreferred(Topology.newBuilder().putAllSegments(s)));
+    });
     return q.build();
   }
 

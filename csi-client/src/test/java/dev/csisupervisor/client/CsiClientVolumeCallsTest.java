@@ -114,6 +114,25 @@ class CsiClientVolumeCallsTest extends PluginSocketTest {
   }
 
   @Test
+  void createVolume_sendsAccessibilityRequirements_requisiteAndPreferredInOrder() throws Exception {
+    Map<String, String> z1 = Map.of("region", "R1", "zone", "Z1");
+    Map<String, String> z2 = Map.of("region", "R1", "zone", "Z2");
+    await(client.createVolumeAsync(new CreateVolumeRequest("data", Optional.empty(), List.of(BLOCK), Map.of(),
+        Secrets.none(), Optional.of(new TopologyRequirement(List.of(z1, z2), List.of(z2))))));
+
+    var sent = lastRequest(ControllerGrpc.getCreateVolumeMethod()).getAccessibilityRequirements();
+    assertEquals(List.of(z1, z2), sent.getRequisiteList().stream().map(Topology::getSegmentsMap).toList());
+    assertEquals(List.of(z2), sent.getPreferredList().stream().map(Topology::getSegmentsMap).toList());
+  }
+
+  @Test
+  void createVolume_withoutRequirements_leavesThemUnset() throws Exception {
+    await(client.createVolumeAsync(new CreateVolumeRequest("data", Optional.empty(), List.of(BLOCK), Map.of(),
+        Secrets.none())));
+    assertFalse(lastRequest(ControllerGrpc.getCreateVolumeMethod()).hasAccessibilityRequirements());
+  }
+
+  @Test
   void createVolume_withoutCapacityRange_leavesItUnset_andGetsThePluginsDefault() throws Exception {
     CsiVolume v = await(client.createVolumeAsync(new CreateVolumeRequest("data", Optional.empty(), List.of(BLOCK),
         Map.of(), Secrets.none())));

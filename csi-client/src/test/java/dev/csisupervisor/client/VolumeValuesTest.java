@@ -129,6 +129,20 @@ class VolumeValuesTest {
   }
 
   @Test
+  void topologyRequirement_needsOneList_andPreferredWithinRequisite() {
+    Map<String, String> z1 = Map.of("zone", "Z1");
+    Map<String, String> z2 = Map.of("zone", "Z2");
+    assertRejected("requisite or preferred must be given (CSI), got both empty",
+        () -> new TopologyRequirement(List.of(), List.of()));
+    assertRejected("preferred topology {zone=Z2} must also be in requisite [{zone=Z1}] (CSI)",
+        () -> new TopologyRequirement(List.of(z1), List.of(z2)));
+    assertRejected("requisite must not hold an empty topology",
+        () -> new TopologyRequirement(List.of(Map.of()), List.of()));
+    assertEquals(new TopologyRequirement(List.of(z1), List.of(z1)), TopologyRequirement.of(z1));
+    assertEquals(List.of(z2), new TopologyRequirement(List.of(), List.of(z2)).preferred(), "preferred alone is fine");
+  }
+
+  @Test
   void secretsAndMountFlags_neverShow_inAnyRequestsToString() {
     Secrets secrets = Secrets.of(Map.of("password", SECRET_VALUE));
     VolumeCapability flagged = VolumeCapability.mount("ext4", List.of("noatime", SECRET_FLAG),

@@ -37,9 +37,14 @@ import dev.csisupervisor.csi.v1.ListSnapshotsRequest;
 import dev.csisupervisor.csi.v1.ListSnapshotsResponse;
 import dev.csisupervisor.csi.v1.ListVolumesRequest;
 import dev.csisupervisor.csi.v1.ListVolumesResponse;
+import dev.csisupervisor.csi.v1.NodeGetInfoResponse;
 import dev.csisupervisor.csi.v1.NodeServiceCapability;
+import dev.csisupervisor.csi.v1.PluginCapability;
+import dev.csisupervisor.csi.v1.Topology;
+import dev.csisupervisor.csi.v1.TopologyRequirement;
 import dev.csisupervisor.csi.v1.ValidateVolumeCapabilitiesRequest;
 import dev.csisupervisor.csi.v1.ValidateVolumeCapabilitiesResponse;
+import dev.csisupervisor.csi.v1.Volume;
 import dev.csisupervisor.csi.v1.VolumeContentSource;
 import dev.csisupervisor.mockplugin.InMemoryDriver.SnapshotState;
 import dev.csisupervisor.mockplugin.InMemoryDriver.VolumeState;
@@ -47,11 +52,14 @@ import io.grpc.Status;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The Controller side of the {@link InMemoryDriver}: volumes and snapshots, created, deleted,
  * published to the one node it knows (NodeGetInfo's node id), validated, listed in pages, and
- * expanded, with the CSI spec v1.12.0's error codes and idempotency rules. Every call runs under
+ * expanded, with the CSI spec v1.12.0's error codes and idempotency rules. A plugin with a topology of its
+ * own (NodeGetInfo's) creates its volumes there, and refuses a requisite that excludes it; one that expands
+ * offline only refuses to expand a volume in use. Every call runs under
  * the driver's lock and saves a change before it answers. Thread-safe.
  */
 final class DriverController {
@@ -105,16 +113,23 @@ final class DriverController {
     if (limit > 0 && limit < required) {
       throw invalid("capacity_range.limit_bytes " + limit + " is less than required_bytes " + required);
     }
+    boolean accessible = accessibleFrom(r);
     synchronized (driver.lock()) {
       VolumeState existing = driver.findVolumeByName(name);
       if (existing != null) {
         boolean fits = existing.capacity >= required && (limit == 0 || existing.capacity <= limit);
-        if (!fits || !sameSource(existing.source, r)) {
+        if (!fits || !sameSource(existing.source, r) || !accessible) {
           throw Status.ALREADY_EXISTS.withDescription("volume '" + name + "' already exists with "
               + existing.capacity + " bytes" + (existing.source != null ? " from " + existing.source : "")
+              + (accessible ? "" : " at topology " + ownTopology())
               + ", incompatible with this request").asRuntimeException();
         }
-        return CreateVolumeResponse.newBuilder().setVolume(existing.toProto()).build();
+        return CreateVolumeResponse.newBuilder().setVolume(toProto(existing)).build();
+      }
+      if (!accessible) {
+        // CSI's CreateVolume errors: "Unable to provision in accessible_topology".
+        throw Status.RESOURCE_EXHAUSTED.withDescription("this plugin provisions at topology " + ownTopology()
+            + " only, which accessibility_requirements.requisite does not include").asRuntimeException();
       }
       long capacity = required > 0 ? required : (limit > 0 ? Math.min(limit, DEFAULT_VOLUME_BYTES) : DEFAULT_VOLUME_BYTES);
       VolumeContentSource source = null;
@@ -148,8 +163,46 @@ final class DriverController {
       }
       VolumeState v = driver.addVolume(name, capacity, source);
       driver.persistLocked();
-      return CreateVolumeResponse.newBuilder().setVolume(v.toProto()).build();
+      return CreateVolumeResponse.newBuilder().setVolume(toProto(v)).build();
     }
+  }
+
+  /** Its NodeGetInfo accessible_topology segments: where its volumes are; empty: everywhere. */
+  private Map<String, String> ownTopology() {
+    NodeGetInfoResponse info = script.nodeInfo();
+    return info.hasAccessibleTopology() ? info.getAccessibleTopology().getSegmentsMap() : Map.of();
+  }
+
+  /** A volume as this plugin answers it: accessible from its own topology, if it has one. */
+  private Volume toProto(VolumeState v) {
+    Map<String, String> own = ownTopology();
+    Volume proto = v.toProto();
+    return own.isEmpty() ? proto : proto.toBuilder().addAccessibleTopology(Topology.newBuilder().putAllSegments(own))
+        .build();
+  }
+
+  /**
+   * Whether a volume at its own topology satisfies the request's accessibility requirements: a requisite must
+   * include a topology with every segment of its own (preferred topologies are only a wish). Malformed
+   * requirements are INVALID_ARGUMENT. A plugin without a topology is accessible from everywhere.
+   */
+  private boolean accessibleFrom(CreateVolumeRequest r) {
+    if (!r.hasAccessibilityRequirements()) {
+      return true;
+    }
+    TopologyRequirement t = r.getAccessibilityRequirements();
+    if (t.getRequisiteCount() == 0 && t.getPreferredCount() == 0) {
+      throw invalid("accessibility_requirements must have requisite or preferred topologies");
+    }
+    if (t.getRequisiteCount() > 0 && !t.getRequisiteList().containsAll(t.getPreferredList())) {
+      throw invalid("accessibility_requirements.preferred must be a subset of its requisite");
+    }
+    Map<String, String> own = ownTopology();
+    if (own.isEmpty() || t.getRequisiteCount() == 0) {
+      return true;
+    }
+    return t.getRequisiteList().stream()
+        .anyMatch(req -> req.getSegmentsMap().entrySet().containsAll(own.entrySet()));
   }
 
   private static boolean sameSource(VolumeContentSource existing, CreateVolumeRequest r) {
@@ -240,7 +293,7 @@ final class DriverController {
       ListVolumesResponse.Builder out = ListVolumesResponse.newBuilder().setNextToken(page.nextToken());
       for (VolumeState v : page.entries()) {
         out.addEntries(ListVolumesResponse.Entry.newBuilder()
-            .setVolume(v.toProto())
+            .setVolume(toProto(v))
             .setStatus(ListVolumesResponse.VolumeStatus.newBuilder()
                 .addAllPublishedNodeIds(v.publishedTo.keySet())
                 .setVolumeCondition(healthy())));
@@ -330,6 +383,11 @@ final class DriverController {
     }
     synchronized (driver.lock()) {
       VolumeState v = driver.volume(r.getVolumeId());
+      if (offlineExpansionOnly() && (!v.publishedTo.isEmpty() || !v.stagedAt.isEmpty() || !v.publishedAt.isEmpty())) {
+        // CSI's ControllerExpandVolume errors: "Volume in use".
+        throw Status.FAILED_PRECONDITION.withDescription("volume " + v.id + " is published or staged, and this "
+            + "plugin expands volumes offline only (VolumeExpansion OFFLINE)").asRuntimeException();
+      }
       if (limit > 0 && v.capacity > limit) {
         throw Status.OUT_OF_RANGE.withDescription("volume " + v.id + " is already " + v.capacity
             + " bytes, more than limit_bytes " + limit).asRuntimeException();
@@ -353,7 +411,7 @@ final class DriverController {
     synchronized (driver.lock()) {
       VolumeState v = driver.volume(r.getVolumeId());
       return ControllerGetVolumeResponse.newBuilder()
-          .setVolume(v.toProto())
+          .setVolume(toProto(v))
           .setStatus(ControllerGetVolumeResponse.VolumeStatus.newBuilder()
               .addAllPublishedNodeIds(v.publishedTo.keySet())
               .setVolumeCondition(healthy()))
@@ -371,6 +429,19 @@ final class DriverController {
           + " are not supported: this driver has no mutable parameters");
     }
     return ControllerModifyVolumeResponse.getDefaultInstance();
+  }
+
+  /** It advertises VolumeExpansion OFFLINE and not ONLINE: a published or staged volume is not expanded. */
+  private boolean offlineExpansionOnly() {
+    boolean online = false;
+    boolean offline = false;
+    for (PluginCapability c : script.pluginCapabilities()) {
+      if (c.hasVolumeExpansion()) {
+        online |= c.getVolumeExpansion().getType() == PluginCapability.VolumeExpansion.Type.ONLINE;
+        offline |= c.getVolumeExpansion().getType() == PluginCapability.VolumeExpansion.Type.OFFLINE;
+      }
+    }
+    return offline && !online;
   }
 
   private String nodeId() {

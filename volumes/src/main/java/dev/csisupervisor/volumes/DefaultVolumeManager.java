@@ -6,9 +6,11 @@ import dev.csisupervisor.client.ControllerPublishRequest;
 import dev.csisupervisor.client.CsiCapabilities;
 import dev.csisupervisor.client.CsiClient;
 import dev.csisupervisor.client.CsiVolume;
+import dev.csisupervisor.client.NodeExpandRequest;
 import dev.csisupervisor.client.NodePublishRequest;
 import dev.csisupervisor.client.NodeStageRequest;
 import dev.csisupervisor.client.Secrets;
+import dev.csisupervisor.client.TopologyRequirement;
 import dev.csisupervisor.client.VolumeCapability;
 import dev.csisupervisor.client.VolumeStats;
 import dev.csisupervisor.state.StateChange;
@@ -103,7 +105,7 @@ final class DefaultVolumeManager implements VolumeManager {
         new VolumeContext.Services(mounts, secrets));
     this.retries = new SettleRetries(b.scheduler, b.initialBackoff, b.pendingRetryMax, b.random, this::settle);
     this.health = new VolumeHealth(ctx, b.scheduler, b.healthInterval);
-    this.provisioning = new ProvisioningOperations(ctx);
+    this.provisioning = new ProvisioningOperations(ctx, this::commit);
     this.settler = new VolumeSettler(ctx, this::commit, retries);
   }
 
@@ -199,13 +201,52 @@ final class DefaultVolumeManager implements VolumeManager {
     // table lost (this claim's own publication with its secrets), so the rules see the truth.
     CompletableFuture<VolumeRecord> settled = rec != null && rec.hasWork()
         ? settler.settle(Optional.of(node), rec, Optional.of(c)) : CompletableFuture.completedFuture(rec);
-    return settled.thenCompose(r -> mountSettled(node, c, r));
+    return settled.thenCompose(r -> mountSettled(node, c, r))
+        .thenCompose(m -> expandOwed(node, c, m));
+  }
+
+  /**
+   * Step 5: the NodeExpandVolume the volume is owed (ControllerExpandVolume asked for it while it was not
+   * published here), after its NodePublishVolume (CSI), with the claim's secrets; then cleared. A failure leaves
+   * it owed, for the next mount, and the mount stands.
+   */
+  private CompletableFuture<MountedVolume> expandOwed(NodePlugin node, VolumeClaim c, MountedVolume m) {
+    VolumeKey key = c.key();
+    VolumeRecord r = records.get(key);
+    if (r == null || r.nodeExpansion().isEmpty()) {
+      return CompletableFuture.completedFuture(m);
+    }
+    CapacityRange range = r.nodeExpansion().get();
+    if (!node.has(CsiCapabilities.EXPAND_VOLUME)) {
+      log.warn("volume {} was owed a node expansion, but node plugin {} no longer offers EXPAND_VOLUME: dropped",
+          key, c.pluginId());
+      return commit(key, r, r.withNodeExpansion(Optional.empty())).handle((x, e) -> m);
+    }
+    String what = "node expansion of " + key + " owed since its ControllerExpandVolume";
+    return calls.call("NodeExpandVolume", what, false, () -> node.client().nodeExpandVolumeAsync(
+            new NodeExpandRequest(c.volumeId(), node.pluginPath(m.targetPath()), range,
+                m.stagingPath().map(node::pluginPath), Optional.of(c.capability()), c.secrets())))
+        .thenCompose(bytes -> commit(key, r, r.withNodeExpansion(Optional.empty())).thenApply(x -> bytes))
+        .handle((bytes, e) -> {
+          if (e != null) {
+            String why = Futures.unwrap(e).getMessage();
+            log.warn("{} failed, still owed (tried again at its next mount): {}", what, why);
+            emit(VolumeEvent.Kind.NODE_EXPANSION_OWED, key, c.allocId(), "NodeExpandVolume failed: " + why);
+          } else {
+            log.info("{} done at {} for alloc {}{}", what, m.targetPath(), c.allocId(),
+                bytes == 0 ? "" : ": " + bytes + " bytes");
+            emit(VolumeEvent.Kind.NODE_EXPANDED, key, c.allocId(), m.targetPath().toString());
+          }
+          return m;
+        });
   }
 
   private CompletableFuture<MountedVolume> mountSettled(NodePlugin node, VolumeClaim c, VolumeRecord rec) {
     VolumeKey key = c.key();
     VolumeUsage usage = c.usage();
-    VolumeRecord base = rec != null ? rec : VolumeRecord.empty(key, plugins.pluginDir(node.info()));
+    // A record that only owes a node expansion is no volume here yet: it starts afresh, keeping what is owed.
+    VolumeRecord base = rec != null && rec.onNode() ? rec : VolumeRecord.empty(key, plugins.pluginDir(node.info()))
+        .withNodeExpansion(rec == null ? Optional.empty() : rec.nodeExpansion());
     UsageRecord existing = base.usages().get(usage);
     if (existing != null && existing.allocs().get(c.allocId()) == AllocPhase.PUBLISHED) {
       return handBack(node, c, rec, existing);
@@ -237,7 +278,7 @@ final class DefaultVolumeManager implements VolumeManager {
       return CompletableFuture.failedFuture(new IllegalArgumentException(
           "target path " + target + " would lie outside the CSI root " + csiRoot));
     }
-    boolean newVolume = rec == null;
+    boolean newVolume = rec == null || !rec.onNode();
     if (newVolume) {
       Optional<VolumeException> full = admission.reserveSlot(node, c);
       if (full.isPresent()) {
@@ -596,8 +637,9 @@ final class DefaultVolumeManager implements VolumeManager {
 
   @Override
   public CompletableFuture<CsiVolume> create(String pluginId, String name, Optional<CapacityRange> capacity,
-      List<VolumeCapability> capabilities, Map<String, String> parameters, Secrets secrets) {
-    return provisioning.create(pluginId, name, capacity, capabilities, parameters, secrets);
+      List<VolumeCapability> capabilities, Map<String, String> parameters, Secrets secrets,
+      Optional<TopologyRequirement> topology) {
+    return provisioning.create(pluginId, name, capacity, capabilities, parameters, secrets, topology);
   }
 
   @Override

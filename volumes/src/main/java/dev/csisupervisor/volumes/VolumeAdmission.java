@@ -105,7 +105,8 @@ final class VolumeAdmission {
   synchronized Optional<VolumeException> reserveSlot(NodePlugin node, VolumeClaim c) {
     long max = node.maxVolumes();
     if (max > 0) {
-      long used = records.keySet().stream().filter(k -> k.pluginId().equals(c.pluginId())).count()
+      // A record that only owes a node expansion is no volume on this node.
+      long used = records.values().stream().filter(r -> r.pluginId().equals(c.pluginId()) && r.onNode()).count()
           + reservedSlots.getOrDefault(c.pluginId(), 0);
       if (used >= max) {
         return Optional.of(new VolumeException(Reason.LIMIT_REACHED, "node plugin " + c.pluginId()

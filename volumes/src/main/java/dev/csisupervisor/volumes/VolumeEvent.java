@@ -42,7 +42,15 @@ public record VolumeEvent(Kind kind, String pluginId, String volumeId, String al
     /** The plugin reports the volume's condition abnormal. */
     ABNORMAL,
     /** The plugin reports the volume's condition normal again. */
-    NORMAL
+    NORMAL,
+    /**
+     * ControllerExpandVolume asked for a NodeExpandVolume that cannot be sent now (the volume is not published
+     * here, or its node plugin is not ready), or the one sent at a mount failed: recorded, and sent after the
+     * volume's next NodePublishVolume here.
+     */
+    NODE_EXPANSION_OWED,
+    /** The NodeExpandVolume owed to a volume was done after its NodePublishVolume here, and is cleared. */
+    NODE_EXPANDED
   }
 
   public VolumeEvent {

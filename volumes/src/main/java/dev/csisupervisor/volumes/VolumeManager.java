@@ -5,6 +5,7 @@ import dev.csisupervisor.client.CsiClient;
 import dev.csisupervisor.client.CsiClientOptions;
 import dev.csisupervisor.client.CsiVolume;
 import dev.csisupervisor.client.Secrets;
+import dev.csisupervisor.client.TopologyRequirement;
 import dev.csisupervisor.client.VolumeCapability;
 import dev.csisupervisor.client.VolumeStats;
 import dev.csisupervisor.common.Bounds;
@@ -32,10 +33,11 @@ import java.util.function.LongSupplier;
  * <p><b>Mount.</b> {@link #mount} waits for the claim's node plugin to be registered and healthy (up
  * to {@link Builder#mountWait}), then, on the volume's lane: controller publish to this node if a
  * controller plugin of the same id offers {@code PUBLISH_UNPUBLISH_VOLUME}; NodeStageVolume once per
- * volume and usage if the node plugin has {@code STAGE_UNSTAGE_VOLUME}; NodePublishVolume per
- * allocation. Paths: {@code <pluginDir>/staging/<volume>/<usage>} and
- * {@code <pluginDir>/per-alloc/<alloc>/<volume>/<usage>}. The same claim again returns the same path
- * and calls nothing. A publish that fails undoes what the mount did (unstage, controller unpublish).
+ * volume if the node plugin has {@code STAGE_UNSTAGE_VOLUME}; NodePublishVolume per allocation; then
+ * the NodeExpandVolume the volume is owed, if any ({@link #expand}). Paths (see {@link VolumeRecord}):
+ * {@code <pluginDir>/staging/<id>} and {@code <pluginDir>/per-alloc/<alloc>/<id>/<usage>}. The same
+ * claim again returns the same path and calls nothing. A publish that fails undoes what the mount did
+ * (unstage, controller unpublish); an owed expansion that fails stays owed and the mount stands.
  *
  * <p><b>Unmount.</b> {@link #unmount} unpublishes, unstages at the last use of a staging and
  * controller-unpublishes at the last use of the volume. If the plugin is gone or failing the
@@ -123,12 +125,38 @@ public interface VolumeManager extends AutoCloseable {
    * {@code EXPAND_VOLUME}, then NodeExpandVolume where it is published if the controller says so
    * (or there is no controller) and the node plugin offers {@code EXPAND_VOLUME}. The future holds
    * the new size in bytes (0 if the plugin did not say).
+   *
+   * <p>A plugin that expands {@code VOLUME_EXPANSION:OFFLINE} only (not {@code ONLINE}) does not expand a
+   * volume published or staged on this node: {@code IN_USE}, nothing called; neither advertised: no such rule.
+   * When the controller answers {@code node_expansion_required} and the volume is not published here (or its
+   * node plugin is not ready), the NodeExpandVolume is owed: recorded in the volume's record
+   * ({@link VolumeRecord#nodeExpansion()}, a record of its own if the volume is not on this node; such a record
+   * is no mounted volume and does not hold a delete) and sent after the volume's next NodePublishVolume here, with
+   * that claim's secrets, then cleared. Nothing is owed if no node plugin of the id here offers
+   * {@code EXPAND_VOLUME}.
    */
   CompletableFuture<Long> expand(String pluginId, String volumeId, CapacityRange range, Secrets secrets);
 
-  /** CreateVolume through the plugin's controller ({@code CREATE_DELETE_VOLUME}). */
+  /**
+   * CreateVolume through the plugin's controller ({@code CREATE_DELETE_VOLUME}); where the plugin has
+   * {@code VOLUME_ACCESSIBILITY_CONSTRAINTS}, the volume is asked for where this node is (as
+   * {@link #create(String, String, Optional, List, Map, Secrets, Optional)} without a topology).
+   */
+  default CompletableFuture<CsiVolume> create(String pluginId, String name, Optional<CapacityRange> capacity,
+      List<VolumeCapability> capabilities, Map<String, String> parameters, Secrets secrets) {
+    return create(pluginId, name, capacity, capabilities, parameters, secrets, Optional.empty());
+  }
+
+  /**
+   * CreateVolume through the plugin's controller ({@code CREATE_DELETE_VOLUME}), with accessibility
+   * requirements when the plugin has {@code VOLUME_ACCESSIBILITY_CONSTRAINTS}: {@code topology} if given, else
+   * this node's (its node plugin's NodeGetInfo {@code accessible_topology}, as requisite and preferred), none if
+   * this node reported none. A {@code topology} for a plugin without the capability fails {@code UNSUPPORTED}
+   * (CSI forbids it). The volume answered carries its {@link CsiVolume#accessibleTopology()}.
+   */
   CompletableFuture<CsiVolume> create(String pluginId, String name, Optional<CapacityRange> capacity,
-      List<VolumeCapability> capabilities, Map<String, String> parameters, Secrets secrets);
+      List<VolumeCapability> capabilities, Map<String, String> parameters, Secrets secrets,
+      Optional<TopologyRequirement> topology);
 
   /** DeleteVolume through the plugin's controller; refused ({@code IN_USE}) while mounted on this node. */
   CompletableFuture<Void> delete(String pluginId, String volumeId, Secrets secrets);

@@ -1,5 +1,6 @@
 package dev.csisupervisor.volumes;
 
+import dev.csisupervisor.client.CapacityRange;
 import dev.csisupervisor.client.VolumeCapability;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -41,11 +42,15 @@ import java.util.TreeMap;
  * @param forced an operator forced the unmount: the agent unmounts what the node plugin cannot
  * @param layout where the record's paths are
  * @param stagings the stagings by name under {@code staging/} (at most one with {@link Layout#PER_VOLUME})
+ * @param nodeExpansion a NodeExpandVolume owed to the volume (ControllerExpandVolume answered
+ *     {@code node_expansion_required} while it was not published here): the range, sent after the next
+ *     NodePublishVolume of it here, then cleared. A record that holds only this ({@link #onNode()} false) is no
+ *     volume on this node: it takes no slot of {@code max_volumes_per_node} and does not hold a DeleteVolume
  */
 public record VolumeRecord(String pluginId, String volumeId, Path pluginDir, ControllerState controller,
     String controllerNodeId, Map<String, String> publishContext, SortedMap<VolumeUsage, UsageRecord> usages,
     Map<String, String> volumeContext, Optional<Path> secretsFile, boolean forced, Layout layout,
-    SortedMap<String, Staging> stagings) {
+    SortedMap<String, Staging> stagings, Optional<CapacityRange> nodeExpansion) {
 
   /** Usages in a stable order: by directory name. */
   static final Comparator<VolumeUsage> USAGE_ORDER = Comparator.comparing(VolumeUsage::dirName);
@@ -195,12 +200,23 @@ public record VolumeRecord(String pluginId, String volumeId, Path pluginDir, Con
     Objects.requireNonNull(secretsFile, "secretsFile");
     Objects.requireNonNull(layout, "layout");
     stagings = Collections.unmodifiableSortedMap(new TreeMap<>(stagings));
+    Objects.requireNonNull(nodeExpansion, "nodeExpansion");
+  }
+
+  /** A record without a pending node expansion (as the versions before format 4 wrote them). */
+  public VolumeRecord(String pluginId, String volumeId, Path pluginDir, ControllerState controller,
+      String controllerNodeId, Map<String, String> publishContext, SortedMap<VolumeUsage, UsageRecord> usages,
+      Map<String, String> volumeContext, Optional<Path> secretsFile, boolean forced, Layout layout,
+      SortedMap<String, Staging> stagings) {
+    this(pluginId, volumeId, pluginDir, controller, controllerNodeId, publishContext, usages, volumeContext,
+        secretsFile, forced, layout, stagings, Optional.empty());
   }
 
   /** A new record: nothing done yet, this version's layout. */
   static VolumeRecord empty(VolumeKey key, Path pluginDir) {
     return new VolumeRecord(key.pluginId(), key.volumeId(), pluginDir, ControllerState.NONE, "", Map.of(),
-        new TreeMap<>(USAGE_ORDER), Map.of(), Optional.empty(), false, Layout.PER_VOLUME, new TreeMap<>());
+        new TreeMap<>(USAGE_ORDER), Map.of(), Optional.empty(), false, Layout.PER_VOLUME, new TreeMap<>(),
+        Optional.empty());
   }
 
   VolumeKey key() {
@@ -286,9 +302,17 @@ public record VolumeRecord(String pluginId, String volumeId, Path pluginDir, Con
     return paths;
   }
 
+  /**
+   * Whether the volume is on this node: published, staged or controller-published here (or an operation on it
+   * is). False for a record that only owes a node expansion.
+   */
+  public boolean onNode() {
+    return !usages.isEmpty() || !stagings.isEmpty() || controller != ControllerState.NONE;
+  }
+
   /** Whether nothing is left: the record can be deleted. */
   boolean isEmpty() {
-    return usages.isEmpty() && stagings.isEmpty() && controller == ControllerState.NONE;
+    return !onNode() && nodeExpansion.isEmpty();
   }
 
   /** The allocations the volume is published (or being published or unpublished) to, over all usages. */
@@ -306,7 +330,7 @@ public record VolumeRecord(String pluginId, String volumeId, Path pluginDir, Con
     u.putAll(usages);
     u.put(usage.usage(), usage);
     return new VolumeRecord(pluginId, volumeId, pluginDir, controller, controllerNodeId, publishContext, u,
-        volumeContext, secretsFile, forced, layout, stagings);
+        volumeContext, secretsFile, forced, layout, stagings, nodeExpansion);
   }
 
   VolumeRecord withoutUsage(VolumeUsage usage) {
@@ -314,7 +338,7 @@ public record VolumeRecord(String pluginId, String volumeId, Path pluginDir, Con
     u.putAll(usages);
     u.remove(usage);
     return new VolumeRecord(pluginId, volumeId, pluginDir, controller, controllerNodeId, publishContext, u,
-        volumeContext, secretsFile, forced, layout, stagings);
+        volumeContext, secretsFile, forced, layout, stagings, nodeExpansion);
   }
 
   VolumeRecord withStaging(String name, Staging staging) {
@@ -325,26 +349,32 @@ public record VolumeRecord(String pluginId, String volumeId, Path pluginDir, Con
       s.put(name, staging);
     }
     return new VolumeRecord(pluginId, volumeId, pluginDir, controller, controllerNodeId, publishContext, usages,
-        volumeContext, secretsFile, forced, layout, s);
+        volumeContext, secretsFile, forced, layout, s, nodeExpansion);
   }
 
   VolumeRecord withController(ControllerState state, String nodeId, Map<String, String> publishContext) {
     return new VolumeRecord(pluginId, volumeId, pluginDir, state, nodeId, publishContext, usages, volumeContext,
-        secretsFile, forced, layout, stagings);
+        secretsFile, forced, layout, stagings, nodeExpansion);
   }
 
   VolumeRecord withVolumeContext(Map<String, String> context) {
     return new VolumeRecord(pluginId, volumeId, pluginDir, controller, controllerNodeId, publishContext, usages,
-        context, secretsFile, forced, layout, stagings);
+        context, secretsFile, forced, layout, stagings, nodeExpansion);
   }
 
   VolumeRecord withSecretsFile(Optional<Path> file) {
     return new VolumeRecord(pluginId, volumeId, pluginDir, controller, controllerNodeId, publishContext, usages,
-        volumeContext, file, forced, layout, stagings);
+        volumeContext, file, forced, layout, stagings, nodeExpansion);
   }
 
   VolumeRecord withForced(boolean force) {
     return new VolumeRecord(pluginId, volumeId, pluginDir, controller, controllerNodeId, publishContext, usages,
-        volumeContext, secretsFile, force, layout, stagings);
+        volumeContext, secretsFile, force, layout, stagings, nodeExpansion);
+  }
+
+  /** With a node expansion pending ({@code range}), or none ({@code empty}). */
+  VolumeRecord withNodeExpansion(Optional<CapacityRange> range) {
+    return new VolumeRecord(pluginId, volumeId, pluginDir, controller, controllerNodeId, publishContext, usages,
+        volumeContext, secretsFile, forced, layout, stagings, range);
   }
 }

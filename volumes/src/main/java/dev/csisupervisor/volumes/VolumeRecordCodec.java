@@ -1,6 +1,7 @@
 package dev.csisupervisor.volumes;
 
 import dev.csisupervisor.client.AccessMode;
+import dev.csisupervisor.client.CapacityRange;
 import dev.csisupervisor.client.VolumeCapability;
 import dev.csisupervisor.client.VolumeCapability.AccessType;
 import dev.csisupervisor.volumes.VolumeRecord.AllocPhase;
@@ -23,8 +24,8 @@ import java.util.TreeMap;
 
 /**
  * A {@link VolumeRecord}'s bytes in the state store: a format version, then every field in
- * declaration order (version 2; version 1, without the fields version 2 added, is still read), enums by name (so a reordering cannot change a stored meaning), strings as
- * modified UTF-8. Stateless.
+ * declaration order (version 4; versions 1 to 3, without the fields each later one added, are still read),
+ * enums by name (so a reordering cannot change a stored meaning), strings as modified UTF-8. Stateless.
  */
 final class VolumeRecordCodec {
   /** The first format: per-usage stagings; no volume context, secrets file or forced flag. */
@@ -33,6 +34,8 @@ final class VolumeRecordCodec {
   static final byte VERSION_2 = 2;
   /** One staging per volume: the layout, the stagings by name, and per usage the name of its staging. */
   static final byte VERSION_3 = 3;
+  /** Adds, after the usages, a node expansion owed: a flag, then (if set) its required and limit bytes. */
+  static final byte VERSION_4 = 4;
 
   private VolumeRecordCodec() {}
 
@@ -48,7 +51,7 @@ final class VolumeRecordCodec {
   static byte[] encode(VolumeRecord r) {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream(256);
     try (DataOutputStream out = new DataOutputStream(bytes)) {
-      out.writeByte(VERSION_3);
+      out.writeByte(VERSION_4);
       out.writeUTF(r.pluginId());
       out.writeUTF(r.volumeId());
       out.writeUTF(r.pluginDir().toString());
@@ -82,6 +85,11 @@ final class VolumeRecordCodec {
           out.writeUTF(a.getValue().name());
         }
       }
+      out.writeBoolean(r.nodeExpansion().isPresent());
+      if (r.nodeExpansion().isPresent()) {
+        out.writeLong(r.nodeExpansion().get().requiredBytes());
+        out.writeLong(r.nodeExpansion().get().limitBytes());
+      }
     } catch (IOException e) {
       throw new UncheckedIOException(e); // a byte array does not fail
     }
@@ -91,8 +99,8 @@ final class VolumeRecordCodec {
   static VolumeRecord decode(String key, byte[] value) throws RecordFormatException {
     try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(value))) {
       int version = in.readUnsignedByte();
-      if (version < VERSION_1 || version > VERSION_3) {
-        throw new RecordFormatException("format version " + version + " is not one this agent reads (1 to 3)", null);
+      if (version < VERSION_1 || version > VERSION_4) {
+        throw new RecordFormatException("format version " + version + " is not one this agent reads (1 to 4)", null);
       }
       String pluginId = in.readUTF();
       String volumeId = in.readUTF();
@@ -140,12 +148,14 @@ final class VolumeRecordCodec {
         }
         usages.put(usage, new UsageRecord(usage, capability, staging, allocs, needsClaim));
       }
+      Optional<CapacityRange> nodeExpansion = version >= VERSION_4 && in.readBoolean()
+          ? Optional.of(new CapacityRange(in.readLong(), in.readLong())) : Optional.empty();
       if (in.available() > 0) {
         throw new RecordFormatException(in.available() + " unexpected byte(s) after the record", null);
       }
       VolumeRecord r = new VolumeRecord(pluginId, volumeId, pluginDir, controller, nodeId, publishContext, usages,
           volumeContext, secretsFile.isEmpty() ? Optional.empty() : Optional.of(Path.of(secretsFile)), forced,
-          layout, stagings);
+          layout, stagings, nodeExpansion);
       if (!r.key().storeKey().equals(key)) {
         throw new RecordFormatException("it names " + r.key().storeKey() + ", not its key", null);
       }

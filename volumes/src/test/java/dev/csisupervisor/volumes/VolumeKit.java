@@ -101,9 +101,15 @@ final class VolumeKit implements AutoCloseable {
 
   PluginInfo info(PluginType type, String id, Set<String> controllerCaps, Set<String> nodeCaps, long max,
       boolean healthy) {
-    Fingerprint f = new Fingerprint(id, "1.0", Map.of(),
-        type == PluginType.CSI_CONTROLLER ? Set.of("SERVICE:CONTROLLER_SERVICE") : Set.of(),
-        controllerCaps, nodeCaps, type == PluginType.CSI_NODE ? "node-1" : "", max, Map.of());
+    return info(type, id, type == PluginType.CSI_CONTROLLER ? Set.of("SERVICE:CONTROLLER_SERVICE") : Set.of(),
+        controllerCaps, nodeCaps, max, Map.of(), healthy);
+  }
+
+  /** A registration with these plugin capabilities too, and (a node's) accessible topology. */
+  PluginInfo info(PluginType type, String id, Set<String> pluginCaps, Set<String> controllerCaps, Set<String> nodeCaps,
+      long max, Map<String, String> topology, boolean healthy) {
+    Fingerprint f = new Fingerprint(id, "1.0", Map.of(), pluginCaps, controllerCaps, nodeCaps,
+        type == PluginType.CSI_NODE ? "node-1" : "", max, topology);
     return new PluginInfo(type, id, "1.0", "alloc-" + id, socket(id), Map.of(), f,
         healthy ? PluginHealth.healthy(Instant.now()) : PluginHealth.unhealthy("down", Instant.now()), false);
   }

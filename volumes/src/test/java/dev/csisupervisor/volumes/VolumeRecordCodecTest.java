@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.csisupervisor.client.AccessMode;
+import dev.csisupervisor.client.CapacityRange;
 import dev.csisupervisor.client.VolumeCapability;
 import dev.csisupervisor.volumes.VolumeRecord.AllocPhase;
 import dev.csisupervisor.volumes.VolumeRecord.ControllerState;
@@ -57,9 +58,9 @@ class VolumeRecordCodecTest {
     byte[] bytes = VolumeRecordCodec.encode(sample());
     assertThrows(RecordFormatException.class, () -> VolumeRecordCodec.decode("volume/p/other", bytes));
     byte[] newer = bytes.clone();
-    newer[0] = 4;
+    newer[0] = 5;
     assertTrue(assertThrows(RecordFormatException.class, () -> VolumeRecordCodec.decode("volume/p/vol-ü", newer))
-        .getMessage().contains("format version 4"));
+        .getMessage().contains("format version 5"));
     for (int cut = 0; cut < bytes.length; cut += 7) {
       byte[] part = Arrays.copyOf(bytes, cut);
       assertThrows(RecordFormatException.class, () -> VolumeRecordCodec.decode("volume/p/vol-ü", part), "cut " + cut);
@@ -119,7 +120,32 @@ class VolumeRecordCodecTest {
     assertFalse(r.stagings().values().iterator().next().mounted());
     assertFalse(u.needsClaim());
     assertEquals(Map.of("a1", AllocPhase.PUBLISHED), u.allocs());
-    assertEquals(r, VolumeRecordCodec.decode("volume/p/vol-1", VolumeRecordCodec.encode(r)), "written again as 3");
+    assertEquals(r, VolumeRecordCodec.decode("volume/p/vol-1", VolumeRecordCodec.encode(r)), "written again as 4");
+  }
+
+  @Test
+  void aNodeExpansionOwed_roundTrips_inFormat4_andAFormat3RecordHasNone() throws Exception {
+    VolumeRecord r = sample().withNodeExpansion(Optional.of(new CapacityRange(2L << 30, 4L << 30)));
+    byte[] bytes = VolumeRecordCodec.encode(r);
+    assertEquals(4, bytes[0]);
+    assertEquals(r, VolumeRecordCodec.decode(r.key().storeKey(), bytes));
+    // Format 3 is format 4 without the trailing flag.
+    byte[] v4 = VolumeRecordCodec.encode(sample());
+    byte[] v3 = Arrays.copyOf(v4, v4.length - 1);
+    v3[0] = 3;
+    assertEquals(sample(), VolumeRecordCodec.decode("volume/p/vol-ü", v3));
+  }
+
+  @Test
+  void aRecordThatOnlyOwesANodeExpansion_isKept_butIsNoVolumeOnTheNode_andHasNoWork() throws Exception {
+    VolumeRecord owed = VolumeRecord.empty(new VolumeKey("p", "vol-9"), Path.of("/csi/node/p"))
+        .withNodeExpansion(Optional.of(CapacityRange.atLeast(1L << 30)));
+    assertFalse(owed.onNode());
+    assertFalse(owed.isEmpty(), "kept: the expansion is done at the next mount");
+    assertFalse(owed.hasWork(), "nothing for the settler");
+    assertEquals(List.of(), owed.paths());
+    assertEquals(owed, VolumeRecordCodec.decode("volume/p/vol-9", VolumeRecordCodec.encode(owed)));
+    assertTrue(owed.withNodeExpansion(Optional.empty()).isEmpty());
   }
 
   @Test

@@ -31,6 +31,7 @@ import dev.csisupervisor.volumes.UnmountRequest;
 import dev.csisupervisor.volumes.VolumeClaim;
 import dev.csisupervisor.volumes.VolumeException;
 import dev.csisupervisor.volumes.VolumeManager;
+import dev.csisupervisor.volumes.VolumeRecord;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
@@ -72,9 +73,11 @@ public final class VolumeAdminService extends VolumeAdminGrpc.VolumeAdminImplBas
   @Override
   public void createVolume(CreateVolumeRequest r, StreamObserver<CreateVolumeResponse> response) {
     answer(response, () -> volumes.create(r.getPlugin(), r.getName(), range(r.getRequiredBytes(), r.getLimitBytes()),
-            List.of(VolumeProtos.capability(r.getAccess(), "access")), r.getParametersMap(), secrets(r.getSecretsMap())),
+            List.of(VolumeProtos.capability(r.getAccess(), "access")), r.getParametersMap(), secrets(r.getSecretsMap()),
+            VolumeProtos.topology(r.getTopologyMap(), "topology")),
         v -> CreateVolumeResponse.newBuilder().setVolumeId(v.volumeId()).setCapacityBytes(v.capacityBytes())
-            .putAllVolumeContext(v.volumeContext()).build());
+            .putAllVolumeContext(v.volumeContext()).addAllAccessibleTopology(VolumeProtos.topologies(
+                v.accessibleTopology())).build());
   }
 
   @Override
@@ -239,7 +242,9 @@ public final class VolumeAdminService extends VolumeAdminGrpc.VolumeAdminImplBas
     answer(response, () -> volumes.expand(r.getPlugin(), r.getVolumeId(),
             range(r.getRequiredBytes(), r.getLimitBytes()).orElseThrow(() -> new IllegalArgumentException(
                 "required_bytes or limit_bytes must be set")), secrets(r.getSecretsMap())),
-        bytes -> ExpandVolumeResponse.newBuilder().setCapacityBytes(bytes).build());
+        bytes -> ExpandVolumeResponse.newBuilder().setCapacityBytes(bytes)
+            .setNodeExpansionPending(volumes.find(r.getPlugin(), r.getVolumeId())
+                .flatMap(VolumeRecord::nodeExpansion).isPresent()).build());
   }
 
   private static GetVolumeStatsResponse stats(VolumeStats s) {

@@ -1,10 +1,12 @@
 package dev.csisupervisor.agent.admin;
 
+import dev.csisupervisor.admin.v1.Topology;
 import dev.csisupervisor.admin.v1.VolumeAccess;
 import dev.csisupervisor.admin.v1.VolumeAlloc;
 import dev.csisupervisor.admin.v1.VolumeInfo;
 import dev.csisupervisor.admin.v1.VolumeUsageInfo;
 import dev.csisupervisor.client.AccessMode;
+import dev.csisupervisor.client.TopologyRequirement;
 import dev.csisupervisor.client.VolumeCapability;
 import dev.csisupervisor.common.Printable;
 import dev.csisupervisor.volumes.VolumeManager;
@@ -12,6 +14,7 @@ import dev.csisupervisor.volumes.VolumeRecord;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 
 /** The admin API's volume messages to and from the volume manager's values. Stateless. */
 public final class VolumeProtos {
@@ -49,6 +52,29 @@ public final class VolumeProtos {
   }
 
   /**
+   * A create's topology: one segment set, asked as requisite and preferred; none if empty.
+   *
+   * @throws IllegalArgumentException naming {@code field} if a key or value is blank
+   */
+  public static Optional<TopologyRequirement> topology(Map<String, String> segments, String field) {
+    if (segments.isEmpty()) {
+      return Optional.empty();
+    }
+    segments.forEach((k, v) -> {
+      if (k.isBlank() || v.isBlank()) {
+        throw new IllegalArgumentException(field + " must have no blank key or value, got " + Printable.quote(k)
+            + "=" + Printable.quote(v));
+      }
+    });
+    return Optional.of(TopologyRequirement.of(segments));
+  }
+
+  /** A volume's accessible topologies as the admin API shows them. */
+  public static List<Topology> topologies(List<Map<String, String>> accessible) {
+    return accessible.stream().map(t -> Topology.newBuilder().putAllSegments(t).build()).toList();
+  }
+
+  /**
    * The records as the admin API shows them (no secret or mount flag is in a record), with what the manager
    * says of each now: abnormal, and what its pending work waits for.
    */
@@ -66,6 +92,7 @@ public final class VolumeProtos {
         .setController(r.controller().name()).setControllerNodeId(r.controllerNodeId())
         .setPending(r.hasWork()).setAbnormal(abnormal).setWaitingFor(waitingFor).setForced(r.forced())
         .setLost(r.hasLost());
+    r.nodeExpansion().ifPresent(e -> b.setNodeExpansionPending(true).setNodeExpansionRequiredBytes(e.requiredBytes()));
     r.usages().values().forEach(u -> {
       VolumeUsageInfo.Builder ub = VolumeUsageInfo.newBuilder().setUsage(u.usage().dirName())
           .setStage(r.stageOf(u).name()).setFsType(u.capability().fsType())

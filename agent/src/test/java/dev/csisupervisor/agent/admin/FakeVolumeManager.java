@@ -4,6 +4,7 @@ import dev.csisupervisor.client.AccessMode;
 import dev.csisupervisor.client.CapacityRange;
 import dev.csisupervisor.client.CsiVolume;
 import dev.csisupervisor.client.Secrets;
+import dev.csisupervisor.client.TopologyRequirement;
 import dev.csisupervisor.client.VolumeCapability;
 import dev.csisupervisor.client.VolumeStats;
 import dev.csisupervisor.volumes.MountedVolume;
@@ -46,6 +47,9 @@ final class FakeVolumeManager implements VolumeManager {
   final List<VolumeClaim> claims = new CopyOnWriteArrayList<>();
   final List<String> releases = new CopyOnWriteArrayList<>();
   final List<Boolean> orphanRemoves = new CopyOnWriteArrayList<>();
+  /** What create answers; the topology each create was asked with. */
+  volatile CsiVolume created = new CsiVolume("vol-1", 1L << 30, Map.of(), List.of());
+  final List<Optional<TopologyRequirement>> createTopologies = new CopyOnWriteArrayList<>();
 
   @Override
   public CompletableFuture<Void> unmount(UnmountRequest request) {
@@ -117,8 +121,10 @@ final class FakeVolumeManager implements VolumeManager {
 
   @Override
   public CompletableFuture<CsiVolume> create(String pluginId, String name, Optional<CapacityRange> capacity,
-      List<VolumeCapability> capabilities, Map<String, String> parameters, Secrets secrets) {
-    throw new UnsupportedOperationException();
+      List<VolumeCapability> capabilities, Map<String, String> parameters, Secrets secrets,
+      Optional<TopologyRequirement> topology) {
+    createTopologies.add(topology);
+    return CompletableFuture.completedFuture(created);
   }
 
   @Override
@@ -143,6 +149,13 @@ final class FakeVolumeManager implements VolumeManager {
 
   @Override
   public void close() {}
+
+  /** A volume of plugin {@code disk} not on this node, owed a node expansion to {@code bytes}. */
+  static VolumeRecord owed(String volume, long bytes) {
+    return new VolumeRecord("disk", volume, Path.of("/csi/node/disk"), ControllerState.NONE, "", Map.of(),
+        new TreeMap<>(Comparator.comparing(VolumeUsage::dirName)), Map.of(), Optional.empty(), false,
+        VolumeRecord.Layout.PER_VOLUME, new TreeMap<>(), Optional.of(CapacityRange.atLeast(bytes)));
+  }
 
   /** A volume of plugin {@code disk} with one usage, staged as {@code stage}, alloc {@code a} in {@code phase}. */
   static VolumeRecord record(String volume, AllocPhase phase, StageState stage, boolean forced) {

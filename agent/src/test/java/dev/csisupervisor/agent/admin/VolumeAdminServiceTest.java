@@ -7,13 +7,19 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.csisupervisor.admin.v1.CollectOrphansRequest;
 import dev.csisupervisor.admin.v1.CollectOrphansResponse;
+import dev.csisupervisor.admin.v1.CreateVolumeRequest;
+import dev.csisupervisor.admin.v1.CreateVolumeResponse;
 import dev.csisupervisor.admin.v1.ListVolumesRequest;
 import dev.csisupervisor.admin.v1.ListVolumesResponse;
 import dev.csisupervisor.admin.v1.ReleaseAllocRequest;
 import dev.csisupervisor.admin.v1.ReleaseAllocResponse;
+import dev.csisupervisor.admin.v1.Topology;
 import dev.csisupervisor.admin.v1.UnmountVolumeRequest;
 import dev.csisupervisor.admin.v1.UnmountVolumeResponse;
+import dev.csisupervisor.admin.v1.VolumeAccess;
 import dev.csisupervisor.admin.v1.VolumeInfo;
+import dev.csisupervisor.client.CsiVolume;
+import dev.csisupervisor.client.TopologyRequirement;
 import dev.csisupervisor.testing.FakeScheduler;
 import dev.csisupervisor.volumes.OrphanMount;
 import dev.csisupervisor.volumes.UnmountRequest;
@@ -35,7 +41,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The admin API's volume service over a volume manager double: what an unmount request becomes (secrets, secrets
- * file, force), the answers of ReleaseAlloc and CollectOrphans, and what ListVolumes says of a pending volume.
+ * file, force), the answers of ReleaseAlloc and CollectOrphans, what ListVolumes says of a pending volume and of
+ * a node expansion owed, and a create's topology both ways.
  * Time is the fake scheduler's.
  */
 class VolumeAdminServiceTest {
@@ -73,6 +80,49 @@ class VolumeAdminServiceTest {
     VolumeInfo fine = byId.get("fine");
     assertFalse(fine.getPending() || fine.getLost() || fine.getForced());
     assertEquals("", fine.getWaitingFor(), "a volume with no work waits for nothing");
+  }
+
+  @Test
+  void listVolumes_showsANodeExpansionOwed_andNoneWhereNothingIsOwed() {
+    volumes.records = List.of(FakeVolumeManager.owed("owed", 2L << 30),
+        FakeVolumeManager.record("fine", AllocPhase.PUBLISHED, StageState.STAGED, false));
+
+    Map<String, VolumeInfo> byId = new TreeMap<>();
+    call(o -> service.listVolumes(ListVolumesRequest.getDefaultInstance(), o), ListVolumesResponse.class)
+        .getVolumesList().forEach(v -> byId.put(v.getVolumeId(), v));
+
+    assertTrue(byId.get("owed").getNodeExpansionPending());
+    assertEquals(2L << 30, byId.get("owed").getNodeExpansionRequiredBytes());
+    assertFalse(byId.get("owed").getPending(), "owing is not pending work");
+    assertEquals(0, byId.get("owed").getUsagesCount());
+    assertFalse(byId.get("fine").getNodeExpansionPending());
+  }
+
+  @Test
+  void createVolume_withATopology_asksForIt_andAnswersWhereTheVolumeIsAccessibleFrom() {
+    volumes.created = new CsiVolume("vol-z", 1L << 30, Map.of(), List.of(Map.of("zone", "a")));
+
+    CreateVolumeResponse r = call(o -> service.createVolume(CreateVolumeRequest.newBuilder().setPlugin("disk")
+        .setName("z").setAccess(VolumeAccess.newBuilder().setAccessMode("single-node-writer"))
+        .putTopology("zone", "a").build(), o), CreateVolumeResponse.class);
+
+    assertEquals(List.of(Optional.of(TopologyRequirement.of(Map.of("zone", "a")))), volumes.createTopologies);
+    assertEquals(List.of(Map.of("zone", "a")), r.getAccessibleTopologyList().stream()
+        .map(Topology::getSegmentsMap).toList());
+  }
+
+  @Test
+  void createVolume_withoutTopology_leavesItToTheManager_andABlankSegmentIsInvalidArgument() {
+    call(o -> service.createVolume(CreateVolumeRequest.newBuilder().setPlugin("disk").setName("n")
+        .setAccess(VolumeAccess.newBuilder().setAccessMode("single-node-writer")).build(), o),
+        CreateVolumeResponse.class);
+    assertEquals(List.of(Optional.empty()), volumes.createTopologies);
+
+    Status bad = fails(o -> service.createVolume(CreateVolumeRequest.newBuilder().setPlugin("disk").setName("n")
+        .setAccess(VolumeAccess.newBuilder().setAccessMode("single-node-writer")).putTopology("zone", " ").build(), o),
+        CreateVolumeResponse.class);
+    assertEquals(Status.Code.INVALID_ARGUMENT, bad.getCode());
+    assertTrue(bad.getDescription().startsWith("topology must have no blank key or value"), bad.getDescription());
   }
 
   @Test

@@ -233,6 +233,43 @@ class VolumeCliTest {
   }
 
   @Test
+  void list_showsAVolumeOwedANodeExpansion_onItsRowAndInALineAfterTheTable() {
+    volumes.records = List.of(FakeVolumeManager.owed("grown", 2L << 30),
+        FakeVolumeManager.record("fine", AllocPhase.PUBLISHED, StageState.STAGED, false));
+
+    List<String> lines = volume("list").out().lines().toList();
+
+    assertEquals(4, lines.size(), String.join("\n", lines));
+    assertTrue(lines.get(1).matches("disk +grown +- +- +- +expansion owed +-"), lines.get(1));
+    assertEquals("disk/grown is owed a node expansion to 2.0 GiB: NodeExpandVolume after its next mount here",
+        lines.get(3));
+    assertTrue(volume("list", "--json").out().contains("\"node_expansion_pending\" : true"));
+  }
+
+  @Test
+  void create_withTopology_sendsOneSegmentSet_andPrintsWhereTheVolumeIsAccessibleFrom() {
+    volumes.created = new dev.csisupervisor.client.CsiVolume("vol-z", 1L << 30, Map.of(),
+        List.of(Map.of("topology.mock/zone", "a", "region", "r1")));
+
+    Result r = volume("create", "--plugin", "disk", "--name", "z", "--topology", "topology.mock/zone=a",
+        "--topology", "region=r1");
+
+    assertEquals(0, r.code(), r.err());
+    assertEquals(List.of(Optional.of(dev.csisupervisor.client.TopologyRequirement.of(
+        Map.of("topology.mock/zone", "a", "region", "r1")))), volumes.createTopologies);
+    assertEquals("created volume vol-z (1.0 GiB), accessible from region=r1,topology.mock/zone=a\n", r.out());
+    String json = volume("create", "--plugin", "disk", "--name", "z", "--json").out();
+    assertTrue(json.contains("\"accessible_topology\"") && json.contains("\"topology.mock/zone\" : \"a\""), json);
+  }
+
+  @Test
+  void create_withoutTopology_printsAsBefore() {
+    Result r = volume("create", "--plugin", "disk", "--name", "plain");
+    assertEquals("created volume vol-1 (1.0 GiB)\n", r.out());
+    assertEquals(List.of(Optional.empty()), volumes.createTopologies);
+  }
+
+  @Test
   void status_showsPendingVolumesWithWhatTheyWaitFor() {
     volumes.waiting = Map.of("disk/v", "NodeUnpublishVolume failed: UNAVAILABLE: plugin down");
     status = GetAgentStatusResponse.newBuilder().addAllPendingVolumes(VolumeProtos.volumes(
