@@ -72,8 +72,9 @@ final class VolumeHealth {
           "node plugin " + key.pluginId() + " does not offer GET_VOLUME_STATS"));
     }
     UsageRecord u = published.get().getValue();
-    Path target = r.targetPath(published.get().getKey(), u.usage());
-    Optional<Path> staging = r.stagingPathOf(u);
+    // The paths as the plugin sees them (a containerised plugin's mount point), as at stage and publish.
+    Path target = node.get().pluginPath(r.targetPath(published.get().getKey(), u.usage()));
+    Optional<Path> staging = r.stagingPathOf(u).map(node.get()::pluginPath);
     return ctx.calls().call("NodeGetVolumeStats", "stats of " + key, false,
         () -> node.get().client().nodeGetVolumeStatsAsync(key.volumeId(), target, staging));
   }
