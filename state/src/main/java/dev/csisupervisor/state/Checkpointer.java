@@ -161,7 +161,7 @@ final class Checkpointer {
     Path target = dir.checkpointPath(upTo);
     Path written = Checkpoint.writeAside(target, upTo, records, dir);
     if (!background) {
-      publish(written, target, base, segments);
+      publish(written, target, upTo, base, segments);
     } else {
       synchronized (publishing) {
         if (abandoned) {
@@ -170,7 +170,7 @@ final class Checkpointer {
               + " it (the journal holds every change)", dir.path, upTo);
           return;
         }
-        publish(written, target, base, segments);
+        publish(written, target, upTo, base, segments);
       }
     }
     log.debug("checkpoint {} written ({} records); {} journal segment(s) retired", target, records.size(),
@@ -178,11 +178,11 @@ final class Checkpointer {
   }
 
   /** Renames the checkpoint into place, swaps it in, then deletes the segments and the older checkpoint it covers. */
-  private void publish(Path written, Path target, Path base, List<Segment> segments) throws IOException {
+  private void publish(Path written, Path target, long upTo, Path base, List<Segment> segments) throws IOException {
     Checkpoint.publish(written, target, dir);
     synchronized (lock) {
       checkpoint = target;
-      checkpointSequence = StateDirectory.checkpointSequence(target);
+      checkpointSequence = upTo;
       atSegments = 2;
       writer.checkpointed(segments);
     }

@@ -104,15 +104,13 @@ final class JournalReplay {
     boolean stale = false; // an intact frame of an older file: what a power cut leaves past a file's old end
     while (true) {
       Object read = JournalFormat.read(data, pos);
+      if (read instanceof Frame frame && frame.sequence() <= previous) {
+        // Intact, so no bit flip made it, and older than what precedes it, so we never wrote it here: bytes of an
+        // older file that a power cut left visible in a segment that grew without preallocation. The data ends.
+        stale = true;
+        read = Problem.END;
+      }
       if (read instanceof Frame frame) {
-        if (frame.sequence() <= previous) {
-          // Intact, so no bit flip made it, and older than what precedes it, so we never wrote it here: bytes of an
-          // older file that a power cut left visible in a segment that grew without preallocation. The data ends.
-          problem = null;
-          stale = true;
-          failEnd = frame.end();
-          break;
-        }
         if (frame.sequence() != previous + 1) {
           problem = "sequence " + frame.sequence() + " follows " + previous + " (a sequence gap)";
           intactButWrong = true;

@@ -89,7 +89,7 @@ final class JournalWriter {
    */
   long append(List<StateChange> changes) throws IOException {
     if (stopped != null) {
-      throw new IOException("the journal takes no more changes until a restart: " + stopped);
+      throw new IOException("the journal stopped taking changes");
     }
     ByteBuffer frames = encode(changes);
     int length = frames.remaining();

@@ -235,6 +235,29 @@ class PowerCutGapsTest {
     simulate(tmp, run);
   }
 
+  @Test
+  void gap4_whenNeitherASupersedingSegmentNorACutWorks_theJournalStops_untilARestart() throws IOException {
+    PowerCutRun run = new PowerCutRun(tmp.resolve("root"), options(), Map.of());
+    run.open();
+    assertTrue(run.commit(List.of(new StateChange.Put("plugin/a", bytes("acknowledged")))));
+    run.io.failForcesOf("data/state/"); // every file of the store, and its directory: the disk is gone
+    run.io.failDirectorySyncs(true);
+    JournalStateStore store = run.store();
+    StateStoreException e = assertThrows(StateStoreException.class, () -> store.put("plugin/b", bytes("failed")));
+    assertTrue(e.getMessage().contains("takes no more changes until the agent restarts")
+        && e.getMessage().contains("a power cut could bring it back"), e.getMessage());
+    run.io.failForcesOf(null);
+    run.io.failDirectorySyncs(false);
+    e = assertThrows(StateStoreException.class, () -> store.put("plugin/c", bytes("refused")));
+    assertTrue(e.getMessage().contains("takes no more changes until the agent restarts"), e.getMessage());
+    assertEquals(Map.of("plugin/a", "acknowledged"), strings(store.loadAll()), "reads go on");
+    run.close();
+    try (JournalStateStore restarted = JournalStateStore.open(run.data, options())) {
+      restarted.put("plugin/d", bytes("after the restart"));
+      assertEquals(Map.of("plugin/a", "acknowledged", "plugin/d", "after the restart"), strings(restarted.loadAll()));
+    }
+  }
+
   // ---- 5. replay never goes below the checkpoint ----
 
   @Test

@@ -78,6 +78,7 @@ final class PowerCutIo implements StateIo {
   private int failWrite = -1;
   private boolean noRoom;
   private String failForcesOf;
+  private boolean failDirectorySyncs;
   private volatile Consumer<Path> afterOpen = p -> { };
 
   /**
@@ -121,6 +122,11 @@ final class PowerCutIo implements StateIo {
   /** Every force of a file whose name contains {@code name} fails from now on: a region of the disk gone bad. */
   synchronized void failForcesOf(String name) {
     failForcesOf = name;
+  }
+
+  /** Whether every force of a directory fails from now on. */
+  synchronized void failDirectorySyncs(boolean fail) {
+    failDirectorySyncs = fail;
   }
 
   /** Whether preallocations fail for want of room (after writing half their zeros): a small disk. */
@@ -263,6 +269,9 @@ final class PowerCutIo implements StateIo {
     synchronized (this) {
       if (!Files.isDirectory(dir)) {
         throw new IOException("not a directory: " + dir);
+      }
+      if (failDirectorySyncs) {
+        throw new IOException("Input/output error (simulated directory fsync failure)");
       }
       Long inode = live.resolve(relative(dir));
       if (inode != null) {
