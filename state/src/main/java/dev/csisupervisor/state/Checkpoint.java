@@ -5,12 +5,12 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.CRC32C;
 import org.mapdb.DB;
 import org.mapdb.DBMaker;
@@ -37,74 +37,104 @@ final class Checkpoint {
   private static final String CHUNKS = "chunks";
   /** MapDB's page size, as its fileDB uses: 1 MiB. */
   private static final int PAGE_SHIFT = 20;
+  /** Makes each temporary file's name unique in this process. */
+  private static final AtomicLong TEMP_NAMES = new AtomicLong();
 
   private Checkpoint() {}
 
   /** A checkpoint's records and the journal sequence they include. */
   record Image(long sequence, Map<String, byte[]> records) {}
 
-  /**
-   * Writes {@code records} as of {@code sequence} to {@code target} atomically: a temporary file is written,
-   * closed, forced, given mode 0600 and renamed over the target; then the directory is forced.
-   */
+  /** Writes {@code records} as of {@code sequence} to {@code target} atomically: {@link #writeAside}, {@link #publish}. */
   static void write(Path target, long sequence, Map<String, byte[]> records, StateDirectory dir) throws IOException {
-    Path temp = target.resolveSibling(target.getFileName() + StateDirectory.TEMP_SUFFIX);
-    Files.deleteIfExists(temp);
+    publish(writeAside(target, sequence, records, dir), target, dir);
+  }
+
+  /**
+   * Writes {@code records} as of {@code sequence} into a new temporary file beside {@code target}, closes it, forces
+   * it and gives it mode 0600; returns it. Its name is this process's alone ({@code <target>.<n>.tmp}), so two
+   * checkpoints of one sequence (a background one and the final one at close) never write into one file. On
+   * failure the file is deleted.
+   */
+  static Path writeAside(Path target, long sequence, Map<String, byte[]> records, StateDirectory dir)
+      throws IOException {
+    Path temp = target.resolveSibling(target.getFileName() + "." + TEMP_NAMES.incrementAndGet()
+        + StateDirectory.TEMP_SUFFIX);
     ContextClassLoader loader = ContextClassLoader.ensure();
     try {
+      dir.io.delete(temp); // a file an earlier process left under this name: never data
+      dir.io.open(temp, Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)).close();
       // Our own volume, closed in any case: where MapDB fails half-way (a full disk) its own close may not reach
       // the file, and an open descriptor of a deleted file would hold its blocks until the process exits.
       Volume volume = new FileChannelVol(temp.toFile(), false, -1L, PAGE_SHIFT, 0L);
       try {
         DB db = DBMaker.volumeDB(volume, false).make();
         try {
-          HTreeMap<Integer, byte[]> chunks = db.hashMap(CHUNKS, Serializer.INTEGER, Serializer.BYTE_ARRAY).create();
-          ByteBuffer chunk = ByteBuffer.allocate(CHUNK_BYTES);
-          int count = 0;
-          chunk.position(4);
-          for (Map.Entry<String, byte[]> e : records.entrySet()) {
-            byte[] key = e.getKey().getBytes(StandardCharsets.UTF_8);
-            byte[] value = e.getValue();
-            int size = 2 + key.length + 4 + value.length;
-            if (chunk.position() > 4 && chunk.remaining() < size) {
-              chunks.put(count++, seal(chunk));
-              chunk.clear().position(4);
-            }
-            if (chunk.remaining() < size) {
-              chunk = ByteBuffer.allocate(4 + size).position(4);
-            }
-            chunk.putShort((short) key.length).put(key).putInt(value.length).put(value);
-          }
-          if (chunk.position() > 4) {
-            chunks.put(count++, seal(chunk));
-          }
-          HTreeMap<String, Long> meta = db.hashMap(META, Serializer.STRING, Serializer.LONG).create();
-          meta.put("format", (long) FORMAT);
-          meta.put("sequence", sequence);
-          meta.put("records", (long) records.size());
-          meta.put("chunks", (long) count);
+          fill(db, sequence, records);
         } finally {
           db.close();
         }
       } finally {
         volume.close();
       }
-      try (FileChannel channel = FileChannel.open(temp, StandardOpenOption.WRITE)) {
+      try (FileChannel channel = dir.io.open(temp, Set.of(StandardOpenOption.WRITE))) {
         channel.force(true);
       }
       dir.restrictPermissions(temp);
-      Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-      dir.sync();
+      return temp;
     } catch (IOException | RuntimeException e) {
-      try {
-        Files.deleteIfExists(temp);
-      } catch (IOException suppressed) {
-        e.addSuppressed(suppressed);
-      }
+      deleteQuietly(temp, e, dir);
       throw e instanceof IOException io ? io : new IOException("MapDB could not write " + temp + ": " + e, e);
     } finally {
       loader.restore();
     }
+  }
+
+  /** Renames a checkpoint {@link #writeAside} wrote into place and forces the directory; deletes it on failure. */
+  static void publish(Path temp, Path target, StateDirectory dir) throws IOException {
+    try {
+      dir.io.rename(temp, target);
+      dir.sync();
+    } catch (IOException | RuntimeException e) {
+      deleteQuietly(temp, e, dir);
+      throw e;
+    }
+  }
+
+  private static void deleteQuietly(Path temp, Exception cause, StateDirectory dir) {
+    try {
+      dir.io.delete(temp);
+    } catch (IOException suppressed) {
+      cause.addSuppressed(suppressed);
+    }
+  }
+
+  private static void fill(DB db, long sequence, Map<String, byte[]> records) {
+    HTreeMap<Integer, byte[]> chunks = db.hashMap(CHUNKS, Serializer.INTEGER, Serializer.BYTE_ARRAY).create();
+    ByteBuffer chunk = ByteBuffer.allocate(CHUNK_BYTES);
+    int count = 0;
+    chunk.position(4);
+    for (Map.Entry<String, byte[]> e : records.entrySet()) {
+      byte[] key = e.getKey().getBytes(StandardCharsets.UTF_8);
+      byte[] value = e.getValue();
+      int size = 2 + key.length + 4 + value.length;
+      if (chunk.position() > 4 && chunk.remaining() < size) {
+        chunks.put(count++, seal(chunk));
+        chunk.clear().position(4);
+      }
+      if (chunk.remaining() < size) {
+        chunk = ByteBuffer.allocate(4 + size).position(4);
+      }
+      chunk.putShort((short) key.length).put(key).putInt(value.length).put(value);
+    }
+    if (chunk.position() > 4) {
+      chunks.put(count++, seal(chunk));
+    }
+    HTreeMap<String, Long> meta = db.hashMap(META, Serializer.STRING, Serializer.LONG).create();
+    meta.put("format", (long) FORMAT);
+    meta.put("sequence", sequence);
+    meta.put("records", (long) records.size());
+    meta.put("chunks", (long) count);
   }
 
   private static byte[] seal(ByteBuffer chunk) {

@@ -71,8 +71,8 @@ final class JournalFormat {
     return (int) crc.getValue();
   }
 
-  /** One decoded frame; {@code value} is null for a DELETE. */
-  record Frame(long sequence, boolean begin, boolean commit, String key, byte[] value, int end) {}
+  /** One decoded frame at {@code [start, end)}; {@code value} is null for a DELETE. */
+  record Frame(long sequence, boolean begin, boolean commit, String key, byte[] value, int start, int end) {}
 
   /** Why the bytes at an offset are not a frame; {@code END} is the zero-filled end of a segment's data. */
   enum Problem { END, SHORT, BAD_LENGTH, BAD_CRC, BAD_BODY }
@@ -114,7 +114,19 @@ final class JournalFormat {
       value = new byte[valueLength];
       data.get(keyStart + keyLength, value);
     }
-    return new Frame(sequence, (op & BEGIN) != 0, (op & COMMIT) != 0, key, value, bodyStart + bodyLength);
+    return new Frame(sequence, (op & BEGIN) != 0, (op & COMMIT) != 0, key, value, offset, bodyStart + bodyLength);
+  }
+
+  /**
+   * Where the frame at {@code offset} says it ends: past its header by its length word, or at the end of its header
+   * when the length is impossible. Beyond the data's limit when the data ends inside it.
+   */
+  static long declaredEnd(ByteBuffer data, int offset) {
+    if (data.limit() - offset < HEADER) {
+      return offset + HEADER;
+    }
+    int bodyLength = data.getInt(offset);
+    return bodyLength < BODY_FIXED + 1 || bodyLength > MAX_BODY ? offset + HEADER : offset + HEADER + (long) bodyLength;
   }
 
   static boolean isZero(ByteBuffer data, int from, int to) {

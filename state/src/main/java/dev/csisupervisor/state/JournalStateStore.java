@@ -1,10 +1,10 @@
 package dev.csisupervisor.state;
 
 import dev.csisupervisor.state.JournalReplay.Result;
-import dev.csisupervisor.state.JournalWriter.ChannelFactory;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -41,8 +41,14 @@ import org.slf4j.LoggerFactory;
  * files are deleted only after the checkpoint holding their records is durable.
  *
  * <p><b>Failures never wedge the store.</b> A failed write or force fails exactly that call (nothing changed) with
- * an error naming the segment and the cause; the next call starts a fresh segment, which supersedes the failed
- * bytes, and succeeds as soon as the disk lets it: no restart is needed after a full disk is freed.
+ * an error naming the segment and the cause; before the call returns, a fresh segment that supersedes the failed
+ * bytes is made durable, so neither a later call nor a power cut brings them back, and the next call succeeds as
+ * soon as the disk lets it: no restart is needed after a full disk is freed. Only where neither a new segment nor
+ * cutting the batch off its own segment works does the journal stop taking changes until a restart (as etcd stops).
+ *
+ * <p><b>Power cuts.</b> Every name the store creates, renames or deletes is made durable (its directory forced)
+ * before anything acknowledged depends on it, the state directory's own name included; see {@link JournalReplay}
+ * for what counts as a torn write.
  *
  * <p>One process at a time holds the directory's {@code lock} file; the directory is 0700, its files 0600.
  * Thread-safe: calls are serialized on one lock.
@@ -110,7 +116,7 @@ public final class JournalStateStore implements StateStore {
   private Map<String, byte[]> openedRecords; // guarded by lock
 
   /** A store over what {@link StoreOpener} found; it holds the directory's lock file. */
-  JournalStateStore(StateDirectory dir, Options options, ChannelFactory io, StoreOpener.Opened opened) {
+  JournalStateStore(StateDirectory dir, Options options, StateIo io, StoreOpener.Opened opened) {
     this.dir = dir;
     this.options = options;
     this.openedRecords = opened.records();
@@ -130,7 +136,8 @@ public final class JournalStateStore implements StateStore {
     }
     this.writer = new JournalWriter(dir, opened.lastSequence() + 1, opened.segments(), options.segmentBytes(), io,
         new SegmentPipeline(dir, io, preparer));
-    this.checkpoints = new Checkpointer(lock, dir, writer, opened.checkpoint(), opened.checkpointSequence());
+    this.checkpoints = new Checkpointer(lock, dir, writer, opened.checkpoint(), opened.checkpointSequence(),
+        io.checkpointRunner());
   }
 
   /** Opens (or creates) {@code <dataDir>/state/} with {@link Options#defaults()}. */
@@ -147,10 +154,11 @@ public final class JournalStateStore implements StateStore {
    *     out of memory) — never a reason to move files aside
    */
   public static JournalStateStore open(Path dataDir, Options options) {
-    return open(dataDir, options, ChannelFactory.DEFAULT);
+    return open(dataDir, options, StateIo.DEFAULT);
   }
 
-  static JournalStateStore open(Path dataDir, Options options, ChannelFactory io) {
+  /** Opens the store with its file operations going through {@code io} (tests record or fail them). */
+  static JournalStateStore open(Path dataDir, Options options, StateIo io) {
     if (dataDir == null) {
       throw new IllegalArgumentException("dataDir must not be null");
     }
@@ -203,9 +211,11 @@ public final class JournalStateStore implements StateStore {
       } catch (IllegalArgumentException e) {
         throw e; // a key over the limit: misuse, nothing was written
       } catch (IOException | RuntimeException e) {
+        String stopped = writer.stopped();
         throw new StateStoreException("cannot commit " + changes.size() + " change(s) to the state journal in "
-            + dir.path + ": " + StateDirectory.describe(e) + "; nothing changed, and the next change starts a fresh"
-            + " journal segment", e);
+            + dir.path + ": " + StateDirectory.describe(e) + (stopped == null
+                ? "; nothing changed, and the journal goes on in a fresh segment"
+                : "; the journal takes no more changes until the agent restarts (" + stopped + ")"), e);
       } finally {
         if (interrupted) {
           Thread.currentThread().interrupt();
@@ -288,8 +298,13 @@ public final class JournalStateStore implements StateStore {
   }
 
   /** Waits until no background checkpoint runs (for tests that copy the files as a crash would leave them). */
-  void awaitCheckpoint() throws InterruptedException, java.util.concurrent.ExecutionException {
+  void awaitCheckpoint() throws InterruptedException {
     checkpoints.awaitIdle();
+  }
+
+  /** How long {@link #close()} waits for a background checkpoint before it closes without one (tests shorten it). */
+  void checkpointCloseWait(Duration wait) {
+    checkpoints.closeWait(wait);
   }
 
   // ---- lifecycle ----
@@ -307,7 +322,11 @@ public final class JournalStateStore implements StateStore {
     }
   }
 
-  /** Waits for a background checkpoint; then, unless read-only, folds the journal into a final checkpoint. */
+  /**
+   * Waits for a background checkpoint (up to 5 minutes); then, unless read-only, folds the journal into a final
+   * checkpoint. One still running after the wait is abandoned and the final checkpoint skipped: the journal keeps
+   * every change, and the next open replays it.
+   */
   @Override
   public void close() {
     synchronized (lock) {
@@ -316,15 +335,14 @@ public final class JournalStateStore implements StateStore {
       }
       closed = true;
     }
-    checkpoints.shutdown();
+    boolean noCheckpointRuns = checkpoints.awaitBackground();
     if (segmentPreparer != null) {
       segmentPreparer.shutdown();
     }
-    checkpoints.awaitTermination();
     synchronized (lock) {
       try {
         writer.close();
-        if (!options.readOnly()) {
+        if (!options.readOnly() && noCheckpointRuns) {
           checkpoints.finalCheckpoint();
         }
       } catch (IOException | RuntimeException e) {

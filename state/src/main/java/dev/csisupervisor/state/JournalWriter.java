@@ -4,15 +4,11 @@ import dev.csisupervisor.state.JournalReplay.Segment;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.file.Files;
-import java.nio.file.OpenOption;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.Executor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -21,34 +17,24 @@ import org.slf4j.LoggerFactory;
  * preallocated segment, the next of which a {@link SegmentPipeline} prepares in the background. Not thread-safe:
  * the store calls it under its lock.
  *
- * <p>A new segment is started at the first append after open, when a batch does not fit, and after any failed
- * write or force; it is named by its first sequence, which supersedes whatever an older segment holds from that
- * sequence on (see {@link JournalReplay}). So a failed batch never needs to be found and cut out of the old
- * segment: the next batch reuses its sequence numbers in a fresh segment, and the old bytes are dead.
+ * <p>A new segment is started at the first append after open, when a batch does not fit, and at once after any
+ * failed write or force; it is named by its first sequence, which supersedes whatever an older segment holds from
+ * that sequence on (see {@link JournalReplay}). So a failed batch never needs to be found and cut out of the old
+ * segment: the superseding segment is durable before the caller hears of the failure, the next batch reuses its
+ * sequence numbers there, and the old bytes are dead even if a power cut keeps them.
  */
 final class JournalWriter {
   private static final Logger log = LoggerFactory.getLogger(JournalWriter.class);
   private static final long MIN_SEGMENT = 4096;
 
-  /** Opens files; tests wrap the channels to inject faults. */
-  interface ChannelFactory {
-    FileChannel open(Path path, Set<? extends OpenOption> options) throws IOException;
-
-    /**
-     * Where the next segment is prepared: null for the store's own background thread. Tests that count writes
-     * and forces return a direct executor, so that preparations happen at a known point (right after the batch
-     * that started a segment).
-     */
-    default Executor segmentPreparer() {
-      return null;
-    }
-
+  /** The seam's first name, from when it only opened files ({@link StateIo} is the seam): the fault tests use it. */
+  interface ChannelFactory extends StateIo {
     ChannelFactory DEFAULT = FileChannel::open;
   }
 
   private final StateDirectory dir;
   private final long segmentBytes;
-  private final ChannelFactory io;
+  private final StateIo io;
   private final SegmentPipeline pipeline;
   /** Every segment that may hold records after the last checkpoint, the current one last. */
   private final List<Segment> segments;
@@ -57,8 +43,10 @@ final class JournalWriter {
   private long capacity;
   private long nextSequence;
   private ByteBuffer buffer = ByteBuffer.allocateDirect(64 << 10);
+  /** Why the writer takes no more batches: a failed one could not be cut off durably. Null while it works. */
+  private String stopped;
 
-  JournalWriter(StateDirectory dir, long nextSequence, List<Segment> existing, long segmentBytes, ChannelFactory io,
+  JournalWriter(StateDirectory dir, long nextSequence, List<Segment> existing, long segmentBytes, StateIo io,
       SegmentPipeline pipeline) {
     this.dir = dir;
     this.pipeline = pipeline;
@@ -88,13 +76,21 @@ final class JournalWriter {
     return channel == null ? lastSequence() : segments.get(segments.size() - 1).firstSequence() - 1;
   }
 
+  /** Why the writer stopped taking batches, or null if it takes them. */
+  String stopped() {
+    return stopped;
+  }
+
   /**
    * Writes the batch and forces it; returns the sequence of its last record.
    *
-   * @throws IOException if a write, a force or a new segment failed: then nothing of this batch counts, and the
-   *     next append starts a fresh segment
+   * @throws IOException if a write, a force or a new segment failed: then nothing of this batch counts, now or
+   *     after a power cut (unless {@link #stopped()} says otherwise)
    */
   long append(List<StateChange> changes) throws IOException {
+    if (stopped != null) {
+      throw new IOException("the journal stopped taking changes");
+    }
     ByteBuffer frames = encode(changes);
     int length = frames.remaining();
     boolean fresh = false;
@@ -109,7 +105,7 @@ final class JournalWriter {
       }
       channel.force(false);
     } catch (IOException | RuntimeException e) {
-      abandon(fresh, length);
+      cutOff(e);
       throw e;
     }
     position += length;
@@ -143,10 +139,11 @@ final class JournalWriter {
   /**
    * Makes {@code journal-<next sequence>.log} the current segment: the one the pipeline prepared if it is ready,
    * else one made here. Either way the file was written under a temporary name, filled with zeros (so that
-   * forcing a write later flushes no file size or block allocation) and renamed, so a crash never leaves a
-   * half-made segment that would supersede records. Where the disk has no room for the zeros, the segment is
-   * made without them and grows with each batch (each force then flushes its new size too): a small or nearly
-   * full disk still commits as long as the batches fit.
+   * forcing a write later flushes no file size or block allocation), forced, renamed (replacing a segment of the
+   * same name: it held nothing acknowledged) and the directory forced, so a crash never leaves a half-made segment
+   * that would supersede records. Where the disk has no room for the zeros, the segment is made without them and
+   * grows with each batch (each force then flushes its new size too): a small or nearly full disk still commits as
+   * long as the batches fit.
    */
   private void startSegment(long needed) throws IOException {
     closeChannel();
@@ -154,7 +151,7 @@ final class JournalWriter {
     SegmentPipeline.Prepared prepared = pipeline.take(needed);
     if (prepared != null) {
       try {
-        Files.move(prepared.path(), target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        io.rename(prepared.path(), target);
         dir.sync();
       } catch (IOException | RuntimeException e) {
         closeQuietly(prepared.channel());
@@ -168,18 +165,18 @@ final class JournalWriter {
     Path temp = target.resolveSibling(target.getFileName() + StateDirectory.TEMP_SUFFIX);
     FileChannel created = null;
     try {
-      Files.deleteIfExists(temp);
+      io.delete(temp);
       created = io.open(temp, Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE));
       dir.restrictPermissions(temp);
       try {
-        SegmentPipeline.zeroFill(created, 0, size);
+        io.preallocate(created, 0, size);
       } catch (IOException noRoom) {
         created.truncate(0); // give the blocks back: the batches themselves may still fit
         log.info("journal segment {} is made without preallocation: {} bytes of zeros do not fit ({}), so each"
             + " batch extends the file", target.getFileName(), size, StateDirectory.describe(noRoom));
       }
       created.force(true);
-      Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+      io.rename(temp, target);
       dir.sync();
     } catch (IOException | RuntimeException e) {
       if (created != null) {
@@ -212,42 +209,48 @@ final class JournalWriter {
     return Math.max(Math.min(size, segmentBytes), needed);
   }
 
-  private static void deleteQuietly(Path path, Exception cause) {
+  private void deleteQuietly(Path path, Exception cause) {
     try {
-      Files.deleteIfExists(path);
+      io.delete(path);
     } catch (IOException suppressed) {
       cause.addSuppressed(suppressed);
     }
   }
 
   /**
-   * After a failed write or force the segment cannot be trusted (the kernel may have dropped the dirty pages);
-   * the next append starts a fresh one, whose name supersedes this batch's bytes. A segment made for this very
-   * batch holds nothing else, so it is removed at once.
+   * After a failed write or force the batch must never count, not even after a power cut that keeps some of its
+   * bytes (a failed force says nothing of which pages reached the disk, and the kernel may have dropped the rest).
+   * As etcd's {@code cut}: the segment that supersedes it ({@code journal-<its first sequence>.log}) is made at once,
+   * renamed into place and the directory forced, before the caller hears of the failure. Where even that fails (no
+   * inode, an I/O error), the batch is cut off its own segment (truncated, forced). Where that fails too, nothing
+   * proves the batch dead: the writer stops, as etcd does, and a restart replays whatever the disk holds, so that
+   * what the process believes and what the disk holds agree again.
    */
-  private void abandon(boolean freshForThisBatch, int length) {
-    Segment current = segments.get(segments.size() - 1);
-    if (freshForThisBatch) {
-      closeChannel();
-      try {
-        Files.deleteIfExists(current.path());
-        segments.remove(segments.size() - 1);
-        dir.sync();
-      } catch (IOException e) {
-        log.debug("could not remove the journal segment {} of a failed batch (the next segment supersedes it)",
-            current.path(), e);
-      }
-      return;
-    }
-    // Until the next segment exists, only these bytes tell a reopen that the batch is dead: zero them if the
-    // disk lets us (a full disk usually does, the blocks are preallocated).
+  private void cutOff(Exception failure) {
+    FileChannel failed = channel;
+    channel = null;
     try {
-      SegmentPipeline.zeroFill(channel, position, length);
-      channel.force(false);
-    } catch (IOException | RuntimeException e) {
-      log.debug("could not zero the failed batch in {} (the next segment supersedes it)", current.path(), e);
+      try {
+        startSegment(JournalFormat.HEADER);
+        return;
+      } catch (IOException | RuntimeException e) {
+        failure.addSuppressed(e);
+      }
+      try {
+        failed.truncate(position);
+        failed.force(true);
+        log.warn("could not make the journal segment that supersedes a failed batch in {}; cut the batch off its"
+            + " segment instead", dir.path, failure);
+      } catch (IOException | RuntimeException e) {
+        failure.addSuppressed(e);
+        stopped = "a failed batch (" + StateDirectory.describe(failure) + ") could neither be superseded by a new"
+            + " segment nor cut off its own, so a power cut could bring it back";
+        log.error("STATE JOURNAL STOPPED in {}: {}. Restart the agent: it replays what the disk holds.", dir.path,
+            stopped, failure);
+      }
+    } finally {
+      closeQuietly(failed);
     }
-    closeChannel();
   }
 
   /** Forgets segments a checkpoint now covers (the caller deletes the files). */

@@ -1,10 +1,8 @@
 package dev.csisupervisor.state;
 
-import dev.csisupervisor.state.JournalWriter.ChannelFactory;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Set;
@@ -30,7 +28,7 @@ final class SegmentPipeline {
   record Prepared(Path path, FileChannel channel, long size) {}
 
   private final StateDirectory dir;
-  private final ChannelFactory io;
+  private final StateIo io;
   private final Executor executor;
   private Prepared ready; // guarded by this
   private boolean preparing; // guarded by this
@@ -38,7 +36,7 @@ final class SegmentPipeline {
   private long counter; // guarded by this
   private String lastFailure; // guarded by this
 
-  SegmentPipeline(StateDirectory dir, ChannelFactory io, Executor executor) {
+  SegmentPipeline(StateDirectory dir, StateIo io, Executor executor) {
     this.dir = dir;
     this.io = io;
     this.executor = executor;
@@ -104,7 +102,7 @@ final class SegmentPipeline {
       created = io.open(temp, Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
           StandardOpenOption.WRITE));
       dir.restrictPermissions(temp);
-      zeroFill(created, 0, size);
+      io.preallocate(created, 0, size);
       created.force(true);
       synchronized (this) {
         preparing = false;
@@ -131,21 +129,12 @@ final class SegmentPipeline {
     }
   }
 
-  /** Writes {@code length} zero bytes at {@code from}. */
-  static void zeroFill(FileChannel channel, long from, long length) throws IOException {
-    for (long at = from, end = from + length; at < end; ) {
-      ByteBuffer zeros = ZEROS.duplicate();
-      zeros.limit((int) Math.min(zeros.capacity(), end - at));
-      at += channel.write(zeros, at);
-    }
-  }
-
-  private static void discard(Path path, FileChannel channel) {
+  private void discard(Path path, FileChannel channel) {
     try {
       if (channel != null) {
         channel.close();
       }
-      Files.deleteIfExists(path);
+      io.delete(path);
     } catch (IOException e) {
       log.debug("could not delete the unused journal segment {} (the next open deletes it)", path, e);
     }

@@ -8,9 +8,9 @@ import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
@@ -18,6 +18,7 @@ import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.regex.Matcher;
@@ -27,8 +28,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The store's directory ({@code <dataDir>/state}, mode 0700): its lock, its file names and the file-system
- * chores (permissions, directory sync, moving damaged files aside). Files are
- * {@code journal-<first sequence, 16 hex>.log}, {@code checkpoint-<sequence, 16 hex>.db} and {@code lock};
+ * chores (permissions, directory sync, moving damaged files aside), done through the store's {@link StateIo}. Files
+ * are {@code journal-<first sequence, 16 hex>.log}, {@code checkpoint-<sequence, 16 hex>.db} and {@code lock};
  * a name ending in {@code .tmp} is a file being written, never read.
  */
 final class StateDirectory {
@@ -37,16 +38,22 @@ final class StateDirectory {
   private static final Pattern SEGMENT = Pattern.compile("journal-([0-9a-f]{16})\\.log");
   private static final Pattern CHECKPOINT = Pattern.compile("checkpoint-([0-9a-f]{16})\\.db");
   static final Set<PosixFilePermission> FILE_MODE = PosixFilePermissions.fromString("rw-------");
-  private static final Set<PosixFilePermission> DIR_MODE = PosixFilePermissions.fromString("rwx------");
+  static final Set<PosixFilePermission> DIR_MODE = PosixFilePermissions.fromString("rwx------");
   private static final DateTimeFormatter STAMP =
       DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss.SSS'Z'").withZone(ZoneOffset.UTC);
 
   final Path path;
+  final StateIo io;
   private FileChannel lockChannel;
   private FileLock lock;
 
   StateDirectory(Path path) {
+    this(path, StateIo.DEFAULT);
+  }
+
+  StateDirectory(Path path, StateIo io) {
     this.path = path;
+    this.io = io;
   }
 
   Path segmentPath(long firstSequence) {
@@ -57,7 +64,12 @@ final class StateDirectory {
     return path.resolve(String.format("checkpoint-%016x.db", sequence));
   }
 
-  /** Creates the directory (0700) if needed, or checks that it is one. */
+  /**
+   * Creates the directory (0700) if needed, or checks that it is one. As etcd makes its log directory, a new one is
+   * made as {@code state.tmp}, renamed into place and the parent forced: until then a power cut may forget the name
+   * of the directory, and with it every file in it. Missing directories above it are made the same way (each one's
+   * parent forced).
+   */
   void prepare(boolean readOnly) {
     try {
       if (Files.exists(path)) {
@@ -69,14 +81,46 @@ final class StateDirectory {
       if (readOnly) {
         throw new StateStoreException("state directory " + path + " does not exist");
       }
-      try {
-        Files.createDirectories(path, new FileAttribute<?>[] {PosixFilePermissions.asFileAttribute(DIR_MODE)});
-      } catch (UnsupportedOperationException e) {
-        Files.createDirectories(path);
-      }
+      Path parent = path.getParent();
+      makeDirectories(parent);
+      Path temp = parent.resolve(path.getFileName() + TEMP_SUFFIX);
+      deleteTree(temp); // a crash before the rename left it: it never holds data
+      io.createDirectory(temp);
+      io.rename(temp, path);
+      io.syncDirectory(parent);
     } catch (IOException e) {
       throw new StateStoreException("cannot create state directory " + path + ": " + e, e);
     }
+  }
+
+  /** Makes {@code dir} and the missing directories above it, forcing each one's parent. */
+  private void makeDirectories(Path dir) throws IOException {
+    if (Files.isDirectory(dir)) {
+      return;
+    }
+    makeDirectories(dir.getParent());
+    try {
+      io.createDirectory(dir);
+    } catch (FileAlreadyExistsException e) {
+      if (!Files.isDirectory(dir)) {
+        throw e;
+      }
+      return; // made by someone else meanwhile: its parent is theirs to force
+    }
+    io.syncDirectory(dir.getParent());
+  }
+
+  private void deleteTree(Path dir) throws IOException {
+    if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+      io.delete(dir);
+      return;
+    }
+    try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+      for (Path p : entries) {
+        deleteTree(p);
+      }
+    }
+    io.delete(dir);
   }
 
   /** Takes the exclusive lock on {@code lock}, or fails at once with {@link StateFileLockedException}. */
@@ -167,7 +211,7 @@ final class StateDirectory {
     try (DirectoryStream<Path> files = Files.newDirectoryStream(path, "*" + TEMP_SUFFIX)) {
       for (Path p : files) {
         log.info("deleting {}, left half-written by an earlier run", p);
-        Files.delete(p);
+        io.delete(p);
       }
     }
   }
@@ -181,11 +225,24 @@ final class StateDirectory {
     }
   }
 
+  /**
+   * Deletes {@code files} (those that exist), then forces the directories they were in: a deletion a power cut
+   * could undo is not done.
+   */
+  void delete(List<Path> files) throws IOException {
+    Set<Path> parents = new LinkedHashSet<>();
+    for (Path f : files) {
+      io.delete(f);
+      parents.add(f.getParent());
+    }
+    for (Path d : parents) {
+      io.syncDirectory(d);
+    }
+  }
+
   /** Makes renames and deletions durable against a power loss, not just a crash of the process. */
   void sync() throws IOException {
-    try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ)) {
-      channel.force(true);
-    }
+    io.syncDirectory(path);
   }
 
   void restrictPermissions(Path file) throws IOException {
@@ -203,11 +260,17 @@ final class StateDirectory {
     for (int i = 1; Files.exists(target); i++) {
       target = path.resolve(base + "-" + i);
     }
-    Files.createDirectory(target);
+    io.createDirectory(target);
+    Set<Path> from = new LinkedHashSet<>();
     for (Path f : files) {
-      Files.move(f, target.resolve(f.getFileName()));
+      io.rename(f, target.resolve(f.getFileName()));
+      from.add(f.getParent());
     }
-    sync();
+    io.syncDirectory(target); // the names moved in
+    from.add(path); // the new directory's own name
+    for (Path d : from) {
+      io.syncDirectory(d); // the names moved out
+    }
     return target;
   }
 

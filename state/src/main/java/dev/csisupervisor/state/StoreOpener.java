@@ -3,7 +3,6 @@ package dev.csisupervisor.state;
 import dev.csisupervisor.state.JournalReplay.Result;
 import dev.csisupervisor.state.JournalReplay.Segment;
 import dev.csisupervisor.state.JournalStateStore.Options;
-import dev.csisupervisor.state.JournalWriter.ChannelFactory;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -42,12 +41,12 @@ final class StoreOpener {
 
   private final StateDirectory dir;
   private final Options options;
-  private final ChannelFactory io;
+  private final StateIo io;
   private final LegacyStateFiles legacy;
   private final List<Path> damaged = new ArrayList<>();
   private final List<String> damage = new ArrayList<>();
 
-  private StoreOpener(StateDirectory dir, Options options, ChannelFactory io, LegacyStateFiles legacy) {
+  private StoreOpener(StateDirectory dir, Options options, StateIo io, LegacyStateFiles legacy) {
     this.dir = dir;
     this.options = options;
     this.io = io;
@@ -58,12 +57,12 @@ final class StoreOpener {
    * Opens (or creates) the store in {@code <dataDir>/state/}; see {@link JournalStateStore#open(Path, Options)}.
    * The caller checked that neither argument is null.
    */
-  static JournalStateStore open(Path dataDir, Options options, ChannelFactory io) {
+  static JournalStateStore open(Path dataDir, Options options, StateIo io) {
     Path data = dataDir.toAbsolutePath().normalize();
     if (Files.exists(data) && !Files.isDirectory(data)) {
       throw new StateStoreException("data directory " + data + " exists and is not a directory");
     }
-    StateDirectory dir = new StateDirectory(data.resolve(JournalStateStore.DIRECTORY));
+    StateDirectory dir = new StateDirectory(data.resolve(JournalStateStore.DIRECTORY), io);
     LegacyStateFiles legacy = new LegacyStateFiles(data);
     if (options.readOnly() && !Files.isDirectory(dir.path) && legacy.present()) {
       return openLegacyReadOnly(dir, options, legacy);
@@ -88,7 +87,7 @@ final class StoreOpener {
   private static JournalStateStore openLegacyReadOnly(StateDirectory dir, Options options, LegacyStateFiles legacy) {
     try {
       Map<String, byte[]> records = legacy.read();
-      return new JournalStateStore(dir, options, ChannelFactory.DEFAULT,
+      return new JournalStateStore(dir, options, StateIo.DEFAULT,
           new Opened(null, 0, 0, List.of(), records, Optional.empty()));
     } catch (IOException | StateStoreException e) {
       throw new StateFileCorruptException(legacy.file(), e);
@@ -110,7 +109,7 @@ final class StoreOpener {
       if (!options.readOnly()) {
         log.warn("deleting the earlier version's state files {}: this store already holds their records (an"
             + " earlier migration stopped before deleting them)", legacy.allFiles());
-        deleteAll(legacy.allFiles());
+        dir.delete(legacy.allFiles()); // and force the data directory
       }
     }
 
@@ -156,7 +155,7 @@ final class StoreOpener {
       // Keep what reads back, durably, before anything is moved: then a crash here loses nothing more.
       Path keep = dir.checkpointPath(last);
       Checkpoint.write(keep, last, records, dir);
-      deleteAll(live.stream().map(Segment::path).toList());
+      dir.delete(live.stream().map(Segment::path).toList());
       live.clear();
       damaged.remove(keep);
       quarantined = Optional.of(dir.quarantine(damaged, options.clock()));
@@ -168,10 +167,10 @@ final class StoreOpener {
     }
     if (!options.readOnly()) {
       dir.deleteTemporaryFiles(); // half-made files a crash left; after the checks, so a strict failure touches nothing
-      for (Path cp : dir.checkpoints()) {
-        if (!cp.equals(used)) {
-          Files.deleteIfExists(cp); // older ones a crash left before deleting them
-        }
+      List<Path> older = new ArrayList<>(dir.checkpoints());
+      older.remove(used);
+      if (!older.isEmpty()) {
+        dir.delete(older); // older ones a crash left before deleting them
       }
     }
     JournalStateStore store = new JournalStateStore(dir, options, io,
@@ -215,7 +214,7 @@ final class StoreOpener {
         used = dir.checkpointPath(0);
         Checkpoint.write(used, 0, records, dir);
         List<Path> old = legacy.allFiles();
-        deleteAll(old);
+        dir.delete(old); // and force the data directory: the old files must not come back
         log.info("migrated {} record(s) from the earlier state files {} into {} (journal + checkpoints); the old"
             + " files are deleted", records.size(), old, dir.path);
       }
@@ -225,12 +224,5 @@ final class StoreOpener {
 
   private static Segment segmentOf(List<Segment> segments, Path path) {
     return segments.stream().filter(s -> s.path().equals(path)).findFirst().orElseThrow();
-  }
-
-  private void deleteAll(List<Path> files) throws IOException {
-    for (Path p : files) {
-      Files.deleteIfExists(p);
-    }
-    dir.sync();
   }
 }

@@ -267,7 +267,7 @@ class JournalStateStoreTest extends StateStoreContractTest {
 
   // ---- migration from the two-file MapDB store of earlier versions ----
 
-  private static void writeLegacy(Path file, Map<String, String> records) {
+  static void writeLegacy(Path file, Map<String, String> records) {
     DB db = DBMaker.fileDB(file.toFile()).transactionEnable().fileLockDisable().make();
     var map = db.hashMap("records", Serializer.STRING, Serializer.BYTE_ARRAY).createOrOpen();
     records.forEach((k, v) -> map.put(k, bytes(v)));
