@@ -5,13 +5,14 @@ import dev.csisupervisor.volumes.VolumeRecord.StageState;
 import dev.csisupervisor.volumes.VolumeRecord.Staging;
 import dev.csisupervisor.volumes.VolumeRecord.UsageRecord;
 import java.io.IOException;
+import java.nio.file.DirectoryIteratorException;
 import java.nio.file.DirectoryNotEmptyException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -89,12 +90,22 @@ final class MountReconciler {
     TreeSet<Path> out = new TreeSet<>();
     for (Path dir : volumeDirectories(csiRoot, records)) {
       for (Path m : mounts.below(dir)) {
-        if (!known.contains(m) && known.stream().noneMatch(m::startsWith)) {
+        if (!atOrBelowKnown(m, dir, known)) {
           out.add(m);
         }
       }
     }
     return List.copyOf(out);
+  }
+
+  /** Whether {@code p} or one of its parents up to {@code top} is a known path: O(depth), not O(known). */
+  private static boolean atOrBelowKnown(Path p, Path top, Set<Path> known) {
+    for (Path q = p; q != null && q.startsWith(top); q = q.getParent()) {
+      if (known.contains(q)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**
@@ -104,35 +115,69 @@ final class MountReconciler {
    */
   static List<Path> removeEmptyOrphanDirectories(Path csiRoot, Collection<VolumeRecord> records, MountPoints mounts) {
     Set<Path> known = knownPaths(records);
+    Set<Path> aboveKnown = new HashSet<>();
+    for (Path k : known) {
+      for (Path q = k.getParent(); q != null && aboveKnown.add(q); q = q.getParent()) {
+        // every directory a known path lies in, once
+      }
+    }
     List<Path> removed = new ArrayList<>();
     for (Path base : volumeDirectories(csiRoot, records)) {
-      if (!Files.isDirectory(base, LinkOption.NOFOLLOW_LINKS)) {
-        continue;
-      }
-      List<Path> dirs;
-      try (Stream<Path> walk = Files.walk(base, 3)) {
-        dirs = walk.filter(d -> !d.equals(base) && Files.isDirectory(d, LinkOption.NOFOLLOW_LINKS))
-            .sorted(Comparator.comparingInt(Path::getNameCount).reversed()).toList();
-      } catch (IOException | java.io.UncheckedIOException e) {
-        log.debug("cannot walk {}: {}", base, e.toString());
-        continue;
-      }
-      for (Path d : dirs) {
-        boolean namedOrAbove = known.stream().anyMatch(k -> k.startsWith(d) || d.startsWith(k));
-        if (namedOrAbove || mounts.hasMountAtOrBelow(d)) {
-          continue;
-        }
-        try {
-          Files.delete(d);
-          removed.add(d);
-        } catch (DirectoryNotEmptyException e) {
-          // something is in it: not ours to remove
-        } catch (IOException e) {
-          log.debug("left {}: {}", d, e.toString());
-        }
+      if (Files.isDirectory(base, LinkOption.NOFOLLOW_LINKS)) {
+        sweep(base, 3, known, aboveKnown, mounts, removed);
       }
     }
     return removed;
+  }
+
+  /**
+   * Below {@code dir}: what a record names is left with all it holds, what a record's path lies in is looked
+   * into, anything else is a tree no record knows, whose empty directories go. Reads directories without a
+   * stat of what they hold (a node with 10 000 volumes has 30 000 directories here).
+   */
+  private static void sweep(Path dir, int depth, Set<Path> known, Set<Path> aboveKnown, MountPoints mounts,
+      List<Path> removed) {
+    try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+      for (Path e : entries) {
+        if (known.contains(e)) {
+          continue;
+        }
+        if (aboveKnown.contains(e)) {
+          if (depth > 1) {
+            sweep(e, depth - 1, known, aboveKnown, mounts, removed);
+          }
+          continue;
+        }
+        removeEmptyTree(e, depth - 1, mounts, removed);
+      }
+    } catch (IOException | DirectoryIteratorException e) {
+      log.debug("cannot read {}: {}", dir, e.toString());
+    }
+  }
+
+  /** Removes {@code d} and the directories in it, deepest first, if they are empty: never a file or a mount. */
+  private static void removeEmptyTree(Path d, int depth, MountPoints mounts, List<Path> removed) {
+    if (!Files.isDirectory(d, LinkOption.NOFOLLOW_LINKS) || mounts.hasMountAtOrBelow(d)) {
+      return;
+    }
+    if (depth > 0) {
+      try (DirectoryStream<Path> entries = Files.newDirectoryStream(d)) {
+        for (Path e : entries) {
+          removeEmptyTree(e, depth - 1, mounts, removed);
+        }
+      } catch (IOException | DirectoryIteratorException e) {
+        log.debug("cannot read {}: {}", d, e.toString());
+        return;
+      }
+    }
+    try {
+      Files.delete(d);
+      removed.add(d);
+    } catch (DirectoryNotEmptyException e) {
+      // something is in it: not ours to remove
+    } catch (IOException e) {
+      log.debug("left {}: {}", d, e.toString());
+    }
   }
 
   private static Set<Path> knownPaths(Collection<VolumeRecord> records) {
