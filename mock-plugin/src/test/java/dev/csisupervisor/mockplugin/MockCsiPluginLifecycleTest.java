@@ -286,6 +286,12 @@ class MockCsiPluginLifecycleTest {
     assertTrue(latency.getMessage().contains("latency"), latency.getMessage());
     assertThrows(NullPointerException.class, () -> MockCsiPlugin.builder().name(null));
     assertThrows(IllegalArgumentException.class, () -> MockCsiPlugin.builder().socket(Path.of("/")));
+    for (String badPrefix : new String[] {"", "a\0b", "x".repeat(128)}) {
+      IllegalArgumentException prefix = assertThrows(IllegalArgumentException.class,
+          () -> MockCsiPlugin.builder().volumeIdPrefix(badPrefix));
+      assertTrue(prefix.getMessage().startsWith("volumeIdPrefix"), prefix.getMessage());
+    }
+    MockCsiPlugin.builder().volumeIdPrefix("x".repeat(127)); // ids of 128 bytes: CSI's limit
   }
 
   @Test

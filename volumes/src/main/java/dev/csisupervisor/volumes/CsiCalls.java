@@ -73,6 +73,12 @@ final class CsiCalls {
   }
 
   /**
+   * When a failed call is sent again: NOT_FOUND taken as done (the undoing calls), a bound on attempts, a bound
+   * on the time spent (the calls' own time plus the backoff waited), and who is told of each retry.
+   */
+  private record Rule(boolean notFoundIsDone, int maxAttempts, long deadlineNanos, Uncertain uncertain) {}
+
+  /**
    * A call that acts (NodeStageVolume, NodePublishVolume, ControllerPublishVolume): a transient answer leaves
    * its outcome <em>uncertain</em> (a stage may be formatting a large disk), so the same call is sent again,
    * with backoff, until a final answer or the operation deadline ({@link VolumeManager.Builder#operationDeadline},
@@ -81,13 +87,25 @@ final class CsiCalls {
    */
   <T> CompletableFuture<T> callUntilDeadline(String rpc, String what, Uncertain uncertain,
       Supplier<CompletableFuture<T>> call) {
+    return run(rpc, what, new Rule(false, Integer.MAX_VALUE, operationDeadline.toNanos(), uncertain), call);
+  }
+
+  /**
+   * @param rpc the RPC's short name, for messages and metrics
+   * @param what what is being done, for the message ({@code "mount of vol-1 for alloc a1"})
+   * @param notFoundIsDone whether NOT_FOUND counts as success (the undoing calls)
+   */
+  <T> CompletableFuture<T> call(String rpc, String what, boolean notFoundIsDone, Supplier<CompletableFuture<T>> call) {
+    return run(rpc, what, new Rule(notFoundIsDone, maxAttempts, Long.MAX_VALUE, null), call);
+  }
+
+  private <T> CompletableFuture<T> run(String rpc, String what, Rule rule, Supplier<CompletableFuture<T>> call) {
     CompletableFuture<T> result = new CompletableFuture<>();
-    untilDeadline(rpc, what, uncertain, call, result, 1, 0,
-        ExponentialBackoff.doubling(initialBackoff, maxBackoff, random));
+    attempt(rpc, what, rule, call, result, 1, 0, ExponentialBackoff.doubling(initialBackoff, maxBackoff, random));
     return result;
   }
 
-  private <T> void untilDeadline(String rpc, String what, Uncertain uncertain, Supplier<CompletableFuture<T>> call,
+  private <T> void attempt(String rpc, String what, Rule rule, Supplier<CompletableFuture<T>> call,
       CompletableFuture<T> result, int attempt, long spentNanos, Backoff backoff) {
     long start = nanoTime.getAsLong();
     CompletableFuture<T> f;
@@ -112,75 +130,29 @@ final class CsiCalls {
         return;
       }
       observer.rpcDone(rpc, csi instanceof CsiStatusException s ? s.code().name() : csi.kind().name(), latency);
-      Duration wait = backoff.next();
+      if (rule.notFoundIsDone() && isNotFound(csi)) {
+        result.complete(null);
+        return;
+      }
       long spent = spentNanos + took;
-      if (!isTransient(csi) || spent + wait.toNanos() > operationDeadline.toNanos()) {
-        String suffix = !isTransient(csi) ? (attempt > 1 ? " (" + attempt + " attempts)" : "")
-            : " (uncertain for " + Durations.format(Duration.ofNanos(spent)) + ", past the operation deadline of "
-                + Durations.format(operationDeadline) + ")";
+      Duration wait = isTransient(csi) && attempt < rule.maxAttempts() ? backoff.next() : null;
+      if (wait == null || spent + wait.toNanos() > rule.deadlineNanos()) {
+        String suffix = wait != null ? " (uncertain for " + Durations.format(Duration.ofNanos(spent))
+            + ", past the operation deadline of " + Durations.format(operationDeadline) + ")"
+            : attempt > 1 ? " (" + attempt + " attempts)" : "";
         result.completeExceptionally(VolumeException.csi(what + suffix, rpc, csi));
         return;
       }
-      uncertain.retrying(rpc + " answered " + VolumeException.describe(csi) + ": its outcome is uncertain, sent again"
-          + " (attempt " + (attempt + 1) + ", " + Durations.format(Duration.ofNanos(spent)) + " so far, until "
-          + Durations.format(operationDeadline) + ")");
+      if (rule.uncertain() != null) {
+        rule.uncertain().retrying(rpc + " answered " + VolumeException.describe(csi) + ": its outcome is uncertain,"
+            + " sent again (attempt " + (attempt + 1) + ", " + Durations.format(Duration.ofNanos(spent))
+            + " so far, until " + Durations.format(operationDeadline) + ")");
+      }
       try {
-        scheduler.schedule(() -> untilDeadline(rpc, what, uncertain, call, result, attempt + 1,
-            spent + wait.toNanos(), backoff), wait.toNanos(), TimeUnit.NANOSECONDS);
+        scheduler.schedule(() -> attempt(rpc, what, rule, call, result, attempt + 1, spent + wait.toNanos(), backoff),
+            wait.toNanos(), TimeUnit.NANOSECONDS);
       } catch (RejectedExecutionException e) {
         result.completeExceptionally(VolumeException.csi(what, rpc, csi));
-      }
-    });
-  }
-
-  /**
-   * @param rpc the RPC's short name, for messages and metrics
-   * @param what what is being done, for the message ({@code "mount of vol-1 for alloc a1"})
-   * @param notFoundIsDone whether NOT_FOUND counts as success (the undoing calls)
-   */
-  <T> CompletableFuture<T> call(String rpc, String what, boolean notFoundIsDone, Supplier<CompletableFuture<T>> call) {
-    CompletableFuture<T> result = new CompletableFuture<>();
-    attempt(rpc, what, notFoundIsDone, call, result, 1,
-        ExponentialBackoff.doubling(initialBackoff, maxBackoff, random));
-    return result;
-  }
-
-  private <T> void attempt(String rpc, String what, boolean notFoundIsDone, Supplier<CompletableFuture<T>> call,
-      CompletableFuture<T> result, int attempt, Backoff backoff) {
-    long start = nanoTime.getAsLong();
-    CompletableFuture<T> f;
-    try {
-      f = call.get();
-    } catch (RuntimeException e) {
-      result.completeExceptionally(e);
-      return;
-    }
-    f.whenComplete((value, failure) -> {
-      Duration latency = Duration.ofNanos(nanoTime.getAsLong() - start);
-      if (failure == null) {
-        observer.rpcDone(rpc, "OK", latency);
-        result.complete(value);
-        return;
-      }
-      CsiException csi = CsiException.find(failure).orElse(null);
-      if (csi == null) {
-        observer.rpcDone(rpc, "UNKNOWN", latency);
-        result.completeExceptionally(failure);
-        return;
-      }
-      observer.rpcDone(rpc, csi instanceof CsiStatusException s ? s.code().name() : csi.kind().name(), latency);
-      if (notFoundIsDone && isNotFound(csi)) {
-        result.complete(null);
-      } else if (isTransient(csi) && attempt < maxAttempts) {
-        try {
-          scheduler.schedule(() -> attempt(rpc, what, notFoundIsDone, call, result, attempt + 1, backoff),
-              backoff.next().toNanos(), TimeUnit.NANOSECONDS);
-        } catch (RejectedExecutionException e) {
-          result.completeExceptionally(VolumeException.csi(what, rpc, csi));
-        }
-      } else {
-        result.completeExceptionally(
-            VolumeException.csi(attempt > 1 ? what + " (" + attempt + " attempts)" : what, rpc, csi));
       }
     });
   }

@@ -167,14 +167,15 @@ final class DefaultVolumeManager implements VolumeManager {
       }
     }
     long t1 = System.nanoTime();
-    for (Path orphan : MountReconciler.orphans(csiRoot, records.values(), m)) {
+    MountReconciler.Known known = MountReconciler.known(csiRoot, records.values());
+    for (Path orphan : MountReconciler.orphans(known, m)) {
       String line = "orphan mount " + orphan + ": no volume record names it; csi-agent volume gc lists it, "
           + "csi-agent volume gc --yes unmounts it";
       log.warn("{}", line);
       recovered.add(line);
     }
     long t2 = System.nanoTime();
-    for (Path d : MountReconciler.removeEmptyOrphanDirectories(csiRoot, records.values(), m)) {
+    for (Path d : MountReconciler.removeEmptyOrphanDirectories(known, m)) {
       log.info("removed empty directory {}: no volume record names it", d);
     }
     log.debug("checked {} volume record(s) against {} mount point(s): lost {} ms, orphans {} ms, empty directories {} ms",
@@ -409,26 +410,21 @@ final class DefaultVolumeManager implements VolumeManager {
    */
   private CompletableFuture<MountedVolume> handBack(NodePlugin node, VolumeClaim c, VolumeRecord rec, UsageRecord u) {
     VolumeUsage usage = u.usage();
-    Path target = rec.targetPath(c.allocId(), usage);
-    boolean targetLost;
-    boolean stagingLost;
-    Staging staging = u.staged() ? rec.stagings().get(u.staging()) : null;
+    Optional<MountPoints> table;
     try {
-      targetLost = mounts.verifies() && !mounts.isMounted(target);
-      stagingLost = mounts.verifies() && staging != null && staging.mounted()
-          && !mounts.isMounted(rec.stagingPath(u.staging()));
+      table = mounts.read(); // one reading for the target and its staging
     } catch (VolumeException e) {
       return CompletableFuture.failedFuture(e);
     }
-    if (!targetLost && !stagingLost) {
+    // The same rule as at start: what the table lost is marked so, this allocation's and any other's.
+    VolumeRecord lost = table.map(t -> MountReconciler.markLost(rec, t)).orElse(rec);
+    if (lost.equals(rec)) {
       return CompletableFuture.completedFuture(mounted(rec, c.allocId(), usage)); // idempotent: nothing called
     }
-    VolumeRecord lost = rec.withUsage(u.withAlloc(c.allocId(), AllocPhase.LOST));
-    if (stagingLost) {
-      lost = lost.withStaging(u.staging(), staging.withState(StageState.LOST));
-    }
-    log.warn("MOUNT LOST: {}", MountReconciler.describeLost(lost));
-    emit(VolumeEvent.Kind.LOST, c.key(), c.allocId(), target + " is not mounted; mounted again");
+    String what = MountReconciler.describeLost(lost);
+    log.warn("MOUNT LOST: {}", what);
+    boolean own = lost.usages().get(usage).allocs().get(c.allocId()) == AllocPhase.LOST;
+    emit(VolumeEvent.Kind.LOST, c.key(), own ? c.allocId() : "", what);
     return commit(c.key(), rec, lost)
         .thenCompose(r -> settler.settle(Optional.of(node), r, Optional.of(c)))
         .thenCompose(r -> {
@@ -538,7 +534,8 @@ final class DefaultVolumeManager implements VolumeManager {
     if (table.isEmpty()) {
       return CompletableFuture.completedFuture(List.of());
     }
-    List<Path> found = MountReconciler.orphans(csiRoot, records.values(), table.get());
+    MountReconciler.Known known = MountReconciler.known(csiRoot, records.values());
+    List<Path> found = MountReconciler.orphans(known, table.get());
     if (!remove) {
       return CompletableFuture.completedFuture(
           found.stream().map(p -> new OrphanMount(p, false, Optional.empty())).toList());
@@ -552,7 +549,8 @@ final class DefaultVolumeManager implements VolumeManager {
     })).toList();
     return CompletableFuture.allOf(done.toArray(CompletableFuture[]::new)).thenApply(x -> {
       try {
-        MountReconciler.removeEmptyOrphanDirectories(csiRoot, records.values(), mounts.read().orElseThrow());
+        MountReconciler.removeEmptyOrphanDirectories(MountReconciler.known(csiRoot, records.values()),
+            mounts.read().orElseThrow());
       } catch (VolumeException e) {
         log.warn("empty orphan directories not removed: {}", e.getMessage());
       }
@@ -672,10 +670,11 @@ final class DefaultVolumeManager implements VolumeManager {
 
   @Override
   public Map<String, String> waitingFor() {
+    List<VolumeRecord> pending = pending();
     Map<String, String> out = new TreeMap<>(settler.waitingFor());
-    out.keySet().retainAll(pending().stream().map(r -> r.key().toString()).toList());
+    out.keySet().retainAll(pending.stream().map(r -> r.key().toString()).toList());
     inFlight.forEach((k, why) -> out.putIfAbsent(k.toString(), why));
-    for (VolumeRecord r : pending()) {
+    for (VolumeRecord r : pending) {
       out.putIfAbsent(r.key().toString(), "in progress: " + VolumeSettler.describe(r));
     }
     return out;

@@ -82,15 +82,33 @@ final class MountReconciler {
   }
 
   /**
+   * What the records name, gathered once for {@link #orphans} and {@link #removeEmptyOrphanDirectories}: every
+   * staging and target path, every directory one of them lies in, and the {@code staging/} and
+   * {@code per-alloc/} directories of every plugin directory under the CSI root and of every record.
+   */
+  record Known(Set<Path> paths, Set<Path> parents, Set<Path> volumeDirectories) {}
+
+  static Known known(Path csiRoot, Collection<VolumeRecord> records) {
+    Set<Path> paths = new HashSet<>();
+    records.forEach(r -> r.paths().forEach(p -> paths.add(p.toAbsolutePath().normalize())));
+    Set<Path> parents = new HashSet<>();
+    for (Path k : paths) {
+      for (Path q = k.getParent(); q != null && parents.add(q); q = q.getParent()) {
+        // every directory a known path lies in, once
+      }
+    }
+    return new Known(paths, parents, volumeDirectories(csiRoot, records));
+  }
+
+  /**
    * Mount points below {@code <csiRoot>/<type>/<plugin>/staging/} and {@code .../per-alloc/} that no record
    * names, nor lie below a path a record names (a mount inside a task's volume is the task's). Sorted.
    */
-  static List<Path> orphans(Path csiRoot, Collection<VolumeRecord> records, MountPoints mounts) {
-    Set<Path> known = knownPaths(records);
+  static List<Path> orphans(Known known, MountPoints mounts) {
     TreeSet<Path> out = new TreeSet<>();
-    for (Path dir : volumeDirectories(csiRoot, records)) {
+    for (Path dir : known.volumeDirectories()) {
       for (Path m : mounts.below(dir)) {
-        if (!atOrBelowKnown(m, dir, known)) {
+        if (!atOrBelowKnown(m, dir, known.paths())) {
           out.add(m);
         }
       }
@@ -113,18 +131,11 @@ final class MountReconciler {
    * no record names (what a crash or a forced unmount left); never a directory with a file or a mount in it.
    * The removed ones, deepest first.
    */
-  static List<Path> removeEmptyOrphanDirectories(Path csiRoot, Collection<VolumeRecord> records, MountPoints mounts) {
-    Set<Path> known = knownPaths(records);
-    Set<Path> aboveKnown = new HashSet<>();
-    for (Path k : known) {
-      for (Path q = k.getParent(); q != null && aboveKnown.add(q); q = q.getParent()) {
-        // every directory a known path lies in, once
-      }
-    }
+  static List<Path> removeEmptyOrphanDirectories(Known known, MountPoints mounts) {
     List<Path> removed = new ArrayList<>();
-    for (Path base : volumeDirectories(csiRoot, records)) {
+    for (Path base : known.volumeDirectories()) {
       if (Files.isDirectory(base, LinkOption.NOFOLLOW_LINKS)) {
-        sweep(base, 3, known, aboveKnown, mounts, removed);
+        sweep(base, 3, known.paths(), known.parents(), mounts, removed);
       }
     }
     return removed;
@@ -178,12 +189,6 @@ final class MountReconciler {
     } catch (IOException e) {
       log.debug("left {}: {}", d, e.toString());
     }
-  }
-
-  private static Set<Path> knownPaths(Collection<VolumeRecord> records) {
-    Set<Path> known = new HashSet<>();
-    records.forEach(r -> r.paths().forEach(p -> known.add(p.toAbsolutePath().normalize())));
-    return known;
   }
 
   /** {@code staging/} and {@code per-alloc/} of every plugin directory under the CSI root, and of every record's. */

@@ -72,28 +72,9 @@ final class VolumeAdmission {
     }
     String holders = rec.usersOf(name).stream().flatMap(u -> u.allocs().keySet().stream()).sorted().toList().toString();
     return Optional.of(new VolumeException(Reason.ACCESS_CONFLICT, "volume " + c.volumeId() + " of plugin "
-        + c.pluginId() + " is staged on this node for alloc(s) " + holders + " with " + differing(s.compatibility(), wanted)
+        + c.pluginId() + " is staged on this node for alloc(s) " + holders + " with "
+        + VolumeRecord.compatibilityDifference(s.compatibility(), wanted)
         + "; one staging per volume (CSI), so alloc " + c.allocId() + " is refused"));
-  }
-
-  /** Which parts of two compatibility strings differ, named as a user knows them. */
-  private static String differing(String staged, String wanted) {
-    String[] a = staged.split("\\|", -1);
-    String[] b = wanted.split("\\|", -1);
-    String[] names = {"access type", "fs_type", "volume_mount_group", "mount_flags"};
-    java.util.List<String> out = new java.util.ArrayList<>();
-    for (int i = 0; i < Math.min(a.length, b.length) && i < names.length; i++) {
-      if (!a[i].equals(b[i])) {
-        out.add(i == 3 ? "other mount_flags" : names[i] + " " + value(a[i]) + " (asked: " + value(b[i]) + ")");
-      }
-    }
-    return out.isEmpty() ? "another capability" : String.join(", ", out);
-  }
-
-  private static String value(String part) {
-    int eq = part.indexOf('=');
-    String v = eq < 0 ? part : part.substring(eq + 1);
-    return v.isEmpty() ? "(none)" : v;
   }
 
   private static VolumeException conflict(VolumeClaim c, String holder, String why) {

@@ -99,6 +99,26 @@ public record VolumeRecord(String pluginId, String volumeId, Path pluginDir, Con
         + (c.mountFlags().isEmpty() ? "" : VolumeIds.sha256(String.join("\0", c.mountFlags())).substring(0, 16));
   }
 
+  /** Which parts of two {@link #compatibility} strings differ, named as a user knows them (never a flag). */
+  static String compatibilityDifference(String staged, String wanted) {
+    String[] a = staged.split("\\|", -1);
+    String[] b = wanted.split("\\|", -1);
+    String[] names = {"access type", "fs_type", "volume_mount_group", "mount_flags"};
+    java.util.List<String> out = new java.util.ArrayList<>();
+    for (int i = 0; i < Math.min(a.length, b.length) && i < names.length; i++) {
+      if (!a[i].equals(b[i])) {
+        out.add(i == 3 ? "other mount_flags" : names[i] + " " + value(a[i]) + " (asked: " + value(b[i]) + ")");
+      }
+    }
+    return out.isEmpty() ? "another capability" : String.join(", ", out);
+  }
+
+  private static String value(String part) {
+    int eq = part.indexOf('=');
+    String v = eq < 0 ? part : part.substring(eq + 1);
+    return v.isEmpty() ? "(none)" : v;
+  }
+
   /** This agent's controller publication of the volume to this node. */
   public enum ControllerState {
     /** Not published by this agent (no controller plugin, or a scheduler did it). */

@@ -8,6 +8,7 @@ import dev.csisupervisor.client.AccessMode;
 import dev.csisupervisor.client.VolumeCapability;
 import dev.csisupervisor.registry.PluginType;
 import dev.csisupervisor.volumes.VolumeException.Reason;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -49,6 +50,25 @@ class VolumeRulesTest extends MockNodeVolumeTest {
   @ValueSource(strings = {"a/b", "..", ".", " ", "a\nb", "/subscriptions/s/resourceGroups/g/providers/Microsoft.Compute/disks/d"})
   void anyVolumeIdTheSpecAllows_isAClaim(String id) {
     assertEquals(id, VolumeClaim.of("mock", id, "a1", RWO, false).volumeId());
+  }
+
+  @Test
+  void aRelativeSecretsFile_isRefused_namingTheField() {
+    Path relative = Path.of("secrets");
+    IllegalArgumentException claim = assertThrows(IllegalArgumentException.class, () -> VolumeClaim.of("mock", "v",
+        "a1", RWO, false).withSecretsFile(dev.csisupervisor.client.Secrets.none(), relative));
+    assertTrue(claim.getMessage().startsWith("secretsFile must be an absolute path"), claim.getMessage());
+    IllegalArgumentException unmount = assertThrows(IllegalArgumentException.class, () -> UnmountRequest.of("mock",
+        "v", "a1").withSecretsFile(dev.csisupervisor.client.Secrets.none(), relative));
+    assertTrue(unmount.getMessage().startsWith("secretsFile must be an absolute path"), unmount.getMessage());
+    assertThrows(IllegalArgumentException.class, () -> UnmountRequest.of("mock", "v", "a/b"), "allocId");
+  }
+
+  @Test
+  void aNonPositiveOperationDeadline_isRefused_namingIt() {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> VolumeManager.builder().operationDeadline(java.time.Duration.ZERO));
+    assertTrue(e.getMessage().startsWith("operationDeadline"), e.getMessage());
   }
 
   @Test
