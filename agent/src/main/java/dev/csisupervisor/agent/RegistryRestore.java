@@ -10,6 +10,7 @@ import dev.csisupervisor.registry.PluginEvent;
 import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.registry.PluginType;
 import dev.csisupervisor.supervisor.PluginKinds;
+import dev.csisupervisor.state.GroupCommitStore;
 import dev.csisupervisor.state.JournalStateStore;
 import dev.csisupervisor.state.StateFileLockedException;
 import dev.csisupervisor.state.StateStore;
@@ -33,10 +34,13 @@ final class RegistryRestore {
 
   private RegistryRestore() {}
 
-  /** Opens the state (checkpoint + journal), timed for the metrics. */
+  /**
+   * Opens the state (checkpoint + journal), timed for the metrics, behind the node's one group commit: the registry
+   * and the volume manager write through it and share every fsync.
+   */
   static StateStore openStore(AgentConfig config, AgentMetrics metrics) throws AgentException {
     try {
-      return new TimedStateStore(JournalStateStore.open(config.dataDir()), metrics);
+      return GroupCommitStore.over(new TimedStateStore(JournalStateStore.open(config.dataDir()), metrics));
     } catch (StateFileLockedException e) {
       throw new AgentException("the state in " + config.dataDir() + " is locked by another"
           + " process: is another csi-agent running with this data_dir? (" + e.getMessage() + ")",

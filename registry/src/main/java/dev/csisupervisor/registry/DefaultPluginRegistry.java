@@ -1,6 +1,8 @@
 package dev.csisupervisor.registry;
 
 import dev.csisupervisor.registry.Batch.PendingEvent;
+import dev.csisupervisor.state.GroupCommitStore;
+import dev.csisupervisor.state.GroupCommitStore.Prepared;
 import dev.csisupervisor.state.StateChange;
 import dev.csisupervisor.state.StateStore;
 import dev.csisupervisor.state.StateStoreException;
@@ -27,19 +29,20 @@ import org.slf4j.LoggerFactory;
 /**
  * The {@link PluginRegistry} implementation.
  *
- * <p><b>Group commit</b> ({@link GroupCommit}). Every write is a {@link WriteRequest} submitted to the group commit;
- * the writer that becomes the committer calls {@link #commitBatch} with EVERY queued request: it computes their
- * effects one after another against memory plus the effects of the earlier requests in the same batch, commits
- * all their store changes in ONE {@link StateStore#apply} (outside every lock), and only then (under
- * {@code stateLock}) changes memory, numbers the events and queues them for subscribers. Batches are strictly
- * one after another, so commit order, memory order and event sequence order are the same; a failed commit
- * fails every request of its batch and leaves memory untouched, and the next batch is computed from that memory.
+ * <p><b>Group commit</b> (the node's {@link GroupCommitStore}, this registry's {@link GroupCommitStore.Lane}). Every
+ * write is a {@link WriteRequest} submitted to the lane; the committing thread calls {@link #prepare} with EVERY
+ * request of the registry queued at that moment: it computes their effects one after another against memory plus
+ * the effects of the earlier requests in the same batch; their store changes go into the node's next commit (ONE
+ * journal write and fsync, shared with whatever else the node commits, outside every lock of ours), and only when
+ * it succeeded does {@link Prepared#committed} (under {@code stateLock}) change memory, number the events and queue
+ * them for subscribers. Batches are strictly one after another, so commit order, memory order and event sequence
+ * order are the same; a failed commit fails every request of its batch and leaves memory untouched, and the next
+ * batch is computed from that memory.
  *
- * <p><b>Locks.</b> The group commit's own lock guards its queue only (never held across I/O);
- * {@code stateLock} guards memory for short updates, reads and subscribe. Memory and
- * {@code nextOrder} are changed only by the committer (one at a time), with {@code stateLock} held for memory.
- * Listener code runs on the subscribers' executors after both are released (with a direct executor: on the
- * committing thread, after the commit).
+ * <p><b>Locks.</b> The group commit's lock guards its queue only (never held across I/O); {@code stateLock} guards
+ * memory for short updates, reads and subscribe. Memory and {@code nextOrder} are changed only by the committing
+ * thread (one at a time), with {@code stateLock} held for memory. Listener code runs on the subscribers' executors
+ * after both are released (with a direct executor: on a writer's thread, after its commit).
  *
  * <p><b>Parts.</b> {@link RestoredRegistrations} decodes the store's records once, in the constructor; every write is a
  * {@link WriteRequest} that computes its effects into the committer's {@link Batch}; {@link EventStreams} numbers
@@ -57,9 +60,11 @@ final class DefaultPluginRegistry implements PluginRegistry {
   private final Map<PluginType, PluginDispenser<?>> dispensers;
   private final List<RestoreProblem> restoreProblems;
 
-  private final GroupCommit<WriteRequest<?>> groupCommit = new GroupCommit<>(this::commitBatch);
+  private final GroupCommitStore committer;
+  private final boolean ownCommitter; // made here in front of a plain store: stopped at close
+  private final GroupCommitStore.Lane<WriteRequest<?>> lane;
 
-  private long nextOrder; // only the committer reads or writes it (handed over through the group commit's lock)
+  private long nextOrder; // only the committing thread reads or writes it (one at a time, handed over by the lane)
 
   private final Object stateLock = new Object();
   private final Map<PluginKey, Registration> entries; // guarded by stateLock; written only by the committer
@@ -73,6 +78,9 @@ final class DefaultPluginRegistry implements PluginRegistry {
   DefaultPluginRegistry(PluginRegistry.Builder b) {
     this.store = b.stateStore;
     this.closeStore = b.closeStateStore;
+    this.committer = GroupCommitStore.sharing(store);
+    this.ownCommitter = committer != store;
+    this.lane = committer.lane("plugin registry", this::prepare);
     this.clock = b.clock;
     this.dispensers = new EnumMap<>(PluginType.class);
     this.dispensers.putAll(b.dispensers);
@@ -143,18 +151,33 @@ final class DefaultPluginRegistry implements PluginRegistry {
 
   private <R> R submit(WriteRequest<R> request) {
     ensureRunning();
-    groupCommit.submit(request);
+    lane.submit(request);
     return request.get();
   }
 
   /**
-   * Commits one batch; the caller is the only committer. Sets each request's outcome (the group commit then
-   * marks them done). Returns the drain of the subscribers that got events, to run outside the locks.
+   * Computes one batch on the committing thread (the only one at a time): the store changes of every request, and
+   * what to do once the node's commit is known (sets each request's outcome; after a success, memory and events,
+   * and the drain of the subscribers that got events, which the writers run outside the locks).
    */
-  private Runnable commitBatch(List<WriteRequest<?>> batch) {
+  private Prepared prepare(List<WriteRequest<?>> batch) {
     if (state.get() == State.CLOSED) {
       batch.forEach(r -> r.fail(new IllegalStateException("plugin registry is closed")));
-      return () -> { };
+      return new Prepared() {
+        @Override
+        public List<StateChange> changes() {
+          return List.of();
+        }
+
+        @Override
+        public Runnable committed() {
+          return () -> { };
+        }
+
+        @Override
+        public void failed(Throwable failure) {
+        }
+      };
     }
 
     Batch work = new Batch(entries, skippedKeys, nextOrder);
@@ -176,21 +199,29 @@ final class DefaultPluginRegistry implements PluginRegistry {
     lastSequence.forEach((type, count) -> work.changes.add(
         new StateChange.Put(SequenceRecord.key(type), SequenceRecord.encode(streams.lastSequence(type) + count))));
 
-    try {
-      store.apply(work.changes);
-    } catch (RuntimeException | Error e) {
-      Throwable failure = e instanceof StateStoreException || e instanceof Error ? e
-          : new StateStoreException("commit of " + work.changes.size() + " registry change(s) failed: " + e, e);
-      if (e instanceof StateStoreException) {
-        // Expected when the disk is full: one line (the callers get the exception), no stack trace per retry.
-        log.warn("commit of {} registry change(s) failed; nothing changed: {}", work.changes.size(), e.getMessage());
-      } else {
-        log.error("commit of {} registry change(s) failed; nothing changed", work.changes.size(), e);
+    return new Prepared() {
+      @Override
+      public List<StateChange> changes() {
+        return work.changes;
       }
-      included.forEach(r -> r.fail(failure));
-      return () -> { };
-    }
 
+      @Override
+      public Runnable committed() {
+        return applyCommitted(work, included);
+      }
+
+      @Override
+      public void failed(Throwable e) {
+        // The group commit logged it, once for everything in the batch.
+        Throwable failure = e instanceof StateStoreException || e instanceof Error ? e
+            : new StateStoreException("commit of " + work.changes.size() + " registry change(s) failed: " + e, e);
+        included.forEach(r -> r.fail(failure));
+      }
+    };
+  }
+
+  /** After the commit: memory, events, outcomes; returns the drain to run outside the locks. */
+  private Runnable applyCommitted(Batch work, List<WriteRequest<?>> included) {
     Set<Subscriber> touched = new LinkedHashSet<>();
     synchronized (stateLock) {
       work.overlay.forEach((key, entry) -> {
@@ -212,7 +243,7 @@ final class DefaultPluginRegistry implements PluginRegistry {
       log.warn("dropped skipped state record {}: its allocation is not alive", key);
     }
     included.forEach(WriteRequest::succeed);
-    // A direct executor runs listener code right here, so the group commit runs this outside its lock.
+    // A direct executor runs listener code right here: the writers run this after their wait, outside every lock.
     return () -> touched.forEach(Subscriber::scheduleDrain);
   }
 
@@ -338,8 +369,10 @@ final class DefaultPluginRegistry implements PluginRegistry {
     if (!state.compareAndSet(State.RUNNING, State.CLOSED)) {
       return;
     }
-    // Let a commit in flight finish (its callers get their results), then fail whoever is still queued.
-    groupCommit.failQueued(new IllegalStateException("plugin registry is closed"));
+    // A commit in flight finishes (its callers get their results); whoever is still queued is failed by prepare.
+    if (ownCommitter) {
+      committer.stop();
+    }
     List<Subscriber> all;
     synchronized (stateLock) {
       if (graceTask != null) {

@@ -9,11 +9,43 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * One caller's write to the registry: its effects on a {@link Batch}, then its outcome ({@link GroupCommit.Request}).
- * {@link #compute} runs on the committer only, one request after another, without the registry's
- * {@code stateLock} (see {@link Batch}); the outcome is read by the caller once the group commit marked it done.
+ * One caller's write to the registry: its effects on a {@link Batch}, then its outcome. {@link #compute} runs on the
+ * committing thread only (the registry's lane of the node's group commit), one request after another, without the
+ * registry's {@code stateLock} (see {@link Batch}); the committer sets the outcome ({@link #succeed}/{@link #fail})
+ * before the lane's {@code submit} returns to the caller, who then reads it ({@link #get}).
  */
-abstract class WriteRequest<R> extends GroupCommit.Request<R> {
+abstract class WriteRequest<R> {
+  private volatile boolean outcomeSet;
+  private volatile Throwable failure;
+
+  /** The answer of a request that succeeded. */
+  abstract R result();
+
+  final void succeed() {
+    outcomeSet = true;
+  }
+
+  final void fail(Throwable t) {
+    failure = t;
+    outcomeSet = true;
+  }
+
+  /** The outcome, once the lane's {@code submit} returned: the result, or the failure thrown. */
+  final R get() {
+    if (!outcomeSet) {
+      throw new IllegalStateException("internal error: request finished without an outcome");
+    }
+    if (failure instanceof RuntimeException e) {
+      throw e;
+    }
+    if (failure instanceof Error e) {
+      throw e;
+    }
+    if (failure != null) {
+      throw new IllegalStateException(failure);
+    }
+    return result();
+  }
 
   /** Adds this request's effects to the batch; must throw before touching it, if at all. */
   abstract void compute(Batch batch);

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.csisupervisor.state.GroupCommitStore;
 import dev.csisupervisor.state.InMemoryStateStore;
 import dev.csisupervisor.state.StateChange;
 import dev.csisupervisor.state.StateStoreException;
@@ -132,6 +133,35 @@ class GroupCommitTest {
     assertEquals(10, l.lastSequence());
     assertEquals(8, registry.listAll(CSI_NODE).size());
     assertEveryThreadEnds();
+  }
+
+  @Test
+  void theNodesGroupCommit_sharesOneFsyncBetweenTheRegistryAndAnotherModule_eventsOnlyAfterIt() throws Exception {
+    registry.close();
+    GroupCommitStore node = GroupCommitStore.over(store);
+    registry = PluginRegistry.builder().stateStore(node).build();
+    RecordingListener l = new RecordingListener();
+    l.start(registry.subscribe(CSI_NODE, l, Runnable::run));
+    CompletableFuture<Optional<PluginEvent>> first = startFirstCommit();
+
+    CompletableFuture<Void> volume = node.applyAsync(List.of(new StateChange.Put("volume/x", new byte[] {1})));
+    CompletableFuture<Optional<PluginEvent>> second = queueWriter(() -> registry.register(node("second", "a")));
+    CompletableFuture<Void> volume2 = node.applyAsync(List.of(new StateChange.Put("volume/y", new byte[] {2})));
+    assertEquals(0, l.lastSequence(), "no event before its commit");
+    releaseFirstCommit.countDown();
+    assertEquals(1, first.get(10, TimeUnit.SECONDS).orElseThrow().sequence());
+    assertEquals(2, second.get(10, TimeUnit.SECONDS).orElseThrow().sequence());
+    volume.get(10, TimeUnit.SECONDS);
+    volume2.get(10, TimeUnit.SECONDS);
+
+    List<List<StateChange>> commits = store.commits();
+    assertEquals(2, commits.size(), "the registry's change and both volume changes share the second commit");
+    assertEquals(List.of("volume/x", "plugin/csi-node/second/a", "registry/sequence/csi-node", "volume/y"),
+        commits.get(1).stream().map(StateChange::key).toList());
+    assertEquals(2, l.lastSequence());
+    assertEquals(List.of(), l.problems());
+    assertEveryThreadEnds();
+    node.close();
   }
 
   @Test

@@ -186,16 +186,6 @@ public final class JournalStateStore implements StateStore {
   }
 
   @Override
-  public void put(String key, byte[] value) {
-    apply(List.of(new StateChange.Put(key, Keys.checkValue(Keys.check(key), value))));
-  }
-
-  @Override
-  public void delete(String key) {
-    apply(List.of(new StateChange.Delete(key)));
-  }
-
-  @Override
   public void apply(List<StateChange> changes) {
     Keys.checkChanges(changes);
     if (changes.isEmpty()) {

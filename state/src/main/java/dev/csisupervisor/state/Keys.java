@@ -24,6 +24,13 @@ final class Keys {
     }
   }
 
+  /** The key's length in UTF-8 against the journal's limit (a key of at most a third of it in chars always fits). */
+  static void checkLength(String key) {
+    if (key.length() > JournalFormat.MAX_KEY_BYTES / 3) {
+      JournalFormat.keyBytes(key);
+    }
+  }
+
   static byte[] checkValue(String key, byte[] value) {
     if (value == null) {
       throw new IllegalArgumentException("value for key " + Printable.quote(key) + " must not be null");

@@ -25,7 +25,9 @@ public interface StateStore extends AutoCloseable {
    * @throws IllegalArgumentException if the key is null or blank or the value is null
    * @throws StateStoreException if the commit fails (then the store is unchanged)
    */
-  void put(String key, byte[] value);
+  default void put(String key, byte[] value) {
+    apply(List.of(new StateChange.Put(key, Keys.checkValue(Keys.check(key), value))));
+  }
 
   /**
    * Removes {@code key}; durable when it returns. Removing an unknown key is a no-op.
@@ -33,7 +35,9 @@ public interface StateStore extends AutoCloseable {
    * @throws IllegalArgumentException if the key is null or blank
    * @throws StateStoreException if the commit fails (then the store is unchanged)
    */
-  void delete(String key);
+  default void delete(String key) {
+    apply(List.of(new StateChange.Delete(key)));
+  }
 
   /** Returns a copy of the value stored under {@code key}, if any. */
   Optional<byte[]> get(String key);

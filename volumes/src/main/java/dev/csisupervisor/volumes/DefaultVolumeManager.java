@@ -13,6 +13,7 @@ import dev.csisupervisor.client.Secrets;
 import dev.csisupervisor.client.TopologyRequirement;
 import dev.csisupervisor.client.VolumeCapability;
 import dev.csisupervisor.client.VolumeStats;
+import dev.csisupervisor.state.GroupCommitStore;
 import dev.csisupervisor.state.StateChange;
 import dev.csisupervisor.state.StateStore;
 import dev.csisupervisor.volumes.Plugins.ControllerPlugin;
@@ -61,7 +62,8 @@ final class DefaultVolumeManager implements VolumeManager {
   private final StateStore store;
   private final Path csiRoot;
   private final Duration mountWait;
-  private final GroupCommitter committer;
+  private final GroupCommitStore committer; // the node's group commit (or one of our own in front of a plain store)
+  private final boolean ownCommitter;
   private final VolumeLanes lanes = new VolumeLanes();
   private final CsiCalls calls;
   private final Plugins plugins;
@@ -88,7 +90,8 @@ final class DefaultVolumeManager implements VolumeManager {
     this.givenRecords = b.records;
     this.csiRoot = b.csiRoot;
     this.mountWait = b.mountWait;
-    this.committer = new GroupCommitter(b.stateStore);
+    this.committer = GroupCommitStore.sharing(b.stateStore);
+    this.ownCommitter = committer != b.stateStore;
     this.calls = new CsiCalls(b);
     java.util.function.Function<Path, CsiClient> factory = b.clientFactory != null ? b.clientFactory
         : socket -> {
@@ -150,7 +153,7 @@ final class DefaultVolumeManager implements VolumeManager {
       List<StateChange> changes = lost.values().stream()
           .<StateChange>map(r -> new StateChange.Put(r.key().storeKey(), VolumeRecordCodec.encode(r))).toList();
       try {
-        committer.commit(changes).get();
+        committer.applyAsync(changes).get();
         records.putAll(lost);
         for (VolumeRecord r : lost.values()) {
           String line = MountReconciler.describeLost(r);
@@ -596,7 +599,7 @@ final class DefaultVolumeManager implements VolumeManager {
     StateChange change = next == null || next.isEmpty()
         ? new StateChange.Delete(key.storeKey())
         : new StateChange.Put(key.storeKey(), VolumeRecordCodec.encode(next));
-    return committer.commit(List.of(change)).handle((v, e) -> {
+    return committer.applyAsync(List.of(change)).handle((v, e) -> {
       if (e != null) {
         throw new java.util.concurrent.CompletionException(new VolumeException(Reason.STATE_ERROR,
             "volume " + key + ": the state could not be committed, nothing was done: " + Futures.unwrap(e).getMessage(), Futures.unwrap(e)));
@@ -713,7 +716,9 @@ final class DefaultVolumeManager implements VolumeManager {
     retries.close();
     unmountWaiters.failAll(closedError());
     plugins.close();
-    committer.close();
+    if (ownCommitter) {
+      committer.stop();
+    }
     mounts.close();
   }
 

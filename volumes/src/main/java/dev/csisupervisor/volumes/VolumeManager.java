@@ -183,7 +183,7 @@ public interface VolumeManager extends AutoCloseable {
   /** What was found interrupted in the state when the manager was built (rolled back or finished since, or pending). */
   List<String> recovered();
 
-  /** How many group commits (one fsync each) and record changes the manager has made. */
+  /** How many group commits (one fsync each) and record changes the group commit the manager writes through has made (with the agent, the node's: the registry's changes too). */
   CommitStats commitStats();
 
   /** Commit figures: {@code commits} fsyncs held {@code changes} record changes. */
