@@ -1,18 +1,23 @@
 package dev.csisupervisor.benchmarks;
 
+import dev.csisupervisor.state.GroupCommitStore;
 import dev.csisupervisor.state.JournalStateStore;
+import dev.csisupervisor.state.StateStore;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Benchmark 9b: commit latency of the journal store, by 1 writer (each roll's cost shows in the tail) and by 16
- * writers (contending for the store's lock), for long enough to roll at least 20 segments (each roll takes a segment the pipeline prepared in the background), p50/p99/p99.9/max; beside the
+ * Benchmark 9b: commit latency of the journal store through the node's group commit ({@link GroupCommitStore}, as
+ * the agent writes), by 1 writer (each roll's cost shows in the tail) and by 16 writers (sharing commits), and by 16
+ * writers straight on the journal (contending for its lock, as before the group commit), for long enough to roll at least 20 segments (each roll takes a segment the pipeline prepared in the background), p50/p99/p99.9/max; beside the
  * same run's bare fsync: one thread writing the same bytes into a preallocated file and forcing it, the floor of
  * any durable commit on this disk.
  */
@@ -30,16 +35,25 @@ final class JournalRoll {
     System.out.println(Env.describe());
     Path dir = Files.createTempDirectory("csi-bench-roll-");
     try {
-      long[] fsync = bareFsync(dir.resolve("bare"), Math.min(puts, 4000));
+      long[] fsync = bareFsync(dir.resolve("bare"), Math.min(puts, 4000), VALUE_BYTES + 64);
       Stats f = new Stats(fsync);
-      for (int writers : new int[] {1, WRITERS}) {
+      int[][] runs = {{1, 1}, {WRITERS, 1}, {WRITERS, 0}};
+      for (int[] run : runs) {
+        int writers = run[0];
+        boolean grouped = run[1] == 1;
         long[] commit = new long[puts];
-        double seconds = commits(dir.resolve("data-" + writers), writers, puts, segmentBytes, commit);
+        List<TimelineStore.Commit> applies = new ArrayList<>();
+        double seconds = commits(dir.resolve("data-" + writers + "-" + grouped), writers, grouped, puts,
+            segmentBytes, commit, applies);
         Stats c = new Stats(commit);
-        System.out.printf(Locale.ROOT, "RESULT journal-roll commit %d writer(s) | %d puts of %d B, 1 MiB segments (%d+"
-            + " rolls) in %.1f s | p50 %s ms, p99 %s ms, p99.9 %s ms, max %s ms | reference bare fsync: p50 %s ms,"
-            + " p99 %s ms, p99.9 %s ms, max %s ms%n", writers, puts, VALUE_BYTES, segments, seconds,
-            Stats.ms(c.p50()), Stats.ms(c.p99()), Stats.ms(c.percentile(99.9)), Stats.ms(c.max()),
+        Stats a = new Stats(applies.stream().mapToLong(x -> x.end() - x.start()).toArray());
+        System.out.printf(Locale.ROOT, "RESULT journal-roll commit %d writer(s) %s | %d puts of %d B, 1 MiB segments"
+            + " (%d+ rolls) in %.1f s = %.0f puts/s | a put: p50 %s ms, p99 %s ms, p99.9 %s ms, max %s ms | %d"
+            + " journal commits, each: p50 %s ms, p99 %s ms, p99.9 %s ms, max %s ms |"
+            + " reference bare fsync: p50 %s ms, p99 %s ms, p99.9 %s ms, max %s ms%n", writers,
+            grouped ? "through the group commit" : "straight on the journal", puts, VALUE_BYTES, segments, seconds,
+            puts / seconds, Stats.ms(c.p50()), Stats.ms(c.p99()), Stats.ms(c.percentile(99.9)), Stats.ms(c.max()),
+            applies.size(), Stats.ms(a.p50()), Stats.ms(a.p99()), Stats.ms(a.percentile(99.9)), Stats.ms(a.max()),
             Stats.ms(f.p50()), Stats.ms(f.p99()), Stats.ms(f.percentile(99.9)), Stats.ms(f.max()));
       }
     } finally {
@@ -47,14 +61,18 @@ final class JournalRoll {
     }
   }
 
-  /** {@code puts} puts by {@code writers} threads; each one's latency into {@code commit}; returns seconds. */
-  private static double commits(Path data, int writers, int puts, long segmentBytes, long[] commit)
-      throws InterruptedException {
+  /**
+   * {@code puts} puts by {@code writers} threads, through a group commit or not; each one's latency into
+   * {@code commit}, every journal commit's start and end into {@code applies}; returns seconds.
+   */
+  private static double commits(Path data, int writers, boolean grouped, int puts, long segmentBytes, long[] commit,
+      List<TimelineStore.Commit> applies) throws InterruptedException {
     AtomicInteger next = new AtomicInteger();
     byte[] value = new byte[VALUE_BYTES];
     long started = System.nanoTime();
-    try (JournalStateStore store = JournalStateStore.open(data,
-        JournalStateStore.Options.defaults().withSegmentBytes(segmentBytes))) {
+    TimelineStore journal = new TimelineStore(JournalStateStore.open(data,
+        JournalStateStore.Options.defaults().withSegmentBytes(segmentBytes)));
+    try (StateStore store = grouped ? GroupCommitStore.over(journal) : journal) {
       CountDownLatch done = new CountDownLatch(writers);
       for (int w = 0; w < writers; w++) {
         Thread t = new Thread(() -> {
@@ -69,22 +87,23 @@ final class JournalRoll {
       }
       done.await();
     }
+    applies.addAll(journal.take());
     return (System.nanoTime() - started) / 1e9;
   }
 
-  /** One writer: the value's bytes written at the next offset of a preallocated file, then force(false). */
-  private static long[] bareFsync(Path file, int n) throws Exception {
+  /** One writer: {@code bytes} written at the next offset of a preallocated file, then force(false); each time. */
+  static long[] bareFsync(Path file, int n, int bytes) throws Exception {
     long[] out = new long[n];
     try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
         StandardOpenOption.WRITE)) {
-      ByteBuffer zeros = ByteBuffer.allocateDirect((VALUE_BYTES + 64) * n);
+      ByteBuffer zeros = ByteBuffer.allocateDirect(bytes * n);
       ch.write(zeros, 0);
       ch.force(true);
-      ByteBuffer frame = ByteBuffer.allocateDirect(VALUE_BYTES + 64);
+      ByteBuffer frame = ByteBuffer.allocateDirect(bytes);
       for (int i = 0; i < n; i++) {
         long t0 = System.nanoTime();
         frame.clear();
-        ch.write(frame, (long) i * (VALUE_BYTES + 64));
+        ch.write(frame, (long) i * bytes);
         ch.force(false);
         out[i] = System.nanoTime() - t0;
       }

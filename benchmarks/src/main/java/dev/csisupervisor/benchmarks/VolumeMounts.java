@@ -15,6 +15,7 @@ import dev.csisupervisor.registry.PluginHealth;
 import dev.csisupervisor.registry.PluginInfo;
 import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.registry.PluginType;
+import dev.csisupervisor.state.GroupCommitStore;
 import dev.csisupervisor.state.InMemoryStateStore;
 import dev.csisupervisor.state.JournalStateStore;
 import dev.csisupervisor.state.StateChange;
@@ -43,7 +44,12 @@ import java.util.concurrent.TimeUnit;
  * <ol>
  *   <li>one mount (stage + publish) through the manager vs the same two RPCs sent directly, and one
  *       journal commit alone (the reference unit of the overhead);</li>
+ *   <li>where one mount's time goes: its two commits on a timeline between the call and the answer, beside the
+ *       same run's direct RPCs, a commit alone, a commit through the commit thread and one after a mkdir;</li>
  *   <li>1 000 (quick: 400) mounts started at once over 20 plugins: mounts/s and fsyncs per mount;</li>
+ *   <li>registry changes and mounts at once (200 plugins flapping health from 4 threads while 1 000 mounts run),
+ *       through the node's one group commit: fsyncs per change, the registry's change latency beside a bare
+ *       fsync of the same run;</li>
  *   <li>a restart with 10 000 (quick: 2 000) recorded mounts: open the store and build the manager
  *       until it lists them all (cold: first in this JVM; warm: the best of the next 5), checked against a
  *       mount table with every staging and target of the records (a mountinfo file), beside the same restart
@@ -66,7 +72,10 @@ final class VolumeMounts {
     List<CsiClient> direct = new ArrayList<>();
     try {
       Path csi = root.resolve("csi");
-      JournalStateStore store = JournalStateStore.open(dataDir);
+      // As the agent: one group commit for the node in front of the journal, shared by the registry and the manager.
+      CountingStateStore counting = new CountingStateStore(JournalStateStore.open(dataDir));
+      TimelineStore timeline = new TimelineStore(counting);
+      GroupCommitStore store = GroupCommitStore.over(timeline);
       PluginRegistry registry = PluginRegistry.builder().stateStore(store).build();
       for (int i = 0; i < plugins; i++) {
         Path socket = csi.resolve("monolith").resolve("p" + i).resolve("csi.sock");
@@ -83,10 +92,14 @@ final class VolumeMounts {
 
       // 1. One journal commit alone; the two RPCs directly; the same through the manager (journal, then in memory).
       long[] commit = new long[serial];
+      long[] commitAsync = new long[serial];
       for (int i = 0; i < serial; i++) {
         long t = System.nanoTime();
         store.apply(List.of(new StateChange.Put("bench/commit", new byte[64])));
         commit[i] = System.nanoTime() - t;
+        t = System.nanoTime();
+        store.applyAsync(List.of(new StateChange.Put("bench/commit", new byte[64]))).get();
+        commitAsync[i] = System.nanoTime() - t;
       }
       // The same commit right after a mkdir: ext4's fdatasync then also commits the file system's journal (the
       // directory), which is what a mount's commits pay, since the CO makes its directories between them.
@@ -107,12 +120,30 @@ final class VolumeMounts {
       long[] directNanos = new long[serial];
       long[] managed = new long[serial];
       long[] managedInMemory = new long[serial];
+      // The managed mount's timeline: call → 1st commit start, 1st commit, its end → 2nd commit start (the two RPCs,
+      // the directories, the mount table read, the hand-offs), 2nd commit, its end → the answer.
+      long[][] parts = new long[5][serial];
       for (int i = 0; i < serial; i++) {
         // The three in a rotating order, so that none always follows another's file system work.
         for (int k = 0; k < 3; k++) {
           switch ((i + k) % 3) {
             case 0 -> directNanos[i] = directMount(direct.get(0), root, ids.get(i), i);
-            case 1 -> managed[i] = timedMount(manager, ids.get(serial + i), "a" + i);
+            case 1 -> {
+              timeline.take();
+              long t = System.nanoTime();
+              manager.mount(VolumeClaim.of("p0", ids.get(serial + i), "a" + i, CAP, false)).get(30, TimeUnit.SECONDS);
+              long end = System.nanoTime();
+              managed[i] = end - t;
+              List<TimelineStore.Commit> cs = timeline.take();
+              if (cs.size() != 2) {
+                throw new IllegalStateException("a mount made " + cs.size() + " commits, not 2");
+              }
+              parts[0][i] = cs.get(0).start() - t;
+              parts[1][i] = cs.get(0).end() - cs.get(0).start();
+              parts[2][i] = cs.get(1).start() - cs.get(0).end();
+              parts[3][i] = cs.get(1).end() - cs.get(1).start();
+              parts[4][i] = end - cs.get(1).end();
+            }
             default -> managedInMemory[i] = timedMount(inMemory, ids.get(2 * serial + i), "m" + i);
           }
         }
@@ -130,6 +161,13 @@ final class VolumeMounts {
           m.describeMillis(), mm.describeMillis(), d.describeMillis(), c.describeMillis(), cm.describeMillis(),
           (m.p50() - d.p50()) / 1e6, (m.p50() - d.p50()) / (double) c.p50(), (m.p50() - d.p50()) / (double) cm.p50(),
           (mm.p50() - d.p50()) / 1e6);
+      System.out.printf(Locale.ROOT, "RESULT volumes mount-timeline | p50 of each part of a managed mount: call to"
+              + " 1st commit %s ms | 1st commit (intent) %s ms | between the commits (2 mkdirs, stage, publish, mount"
+              + " table) %s ms | 2nd commit (result) %s ms | to the answer %s ms | reference: direct stage+publish"
+              + " with its mkdirs %s ms, a commit by its caller %s ms, through the commit thread %s ms%n",
+          Stats.ms(new Stats(parts[0]).p50()), Stats.ms(new Stats(parts[1]).p50()), Stats.ms(new Stats(parts[2]).p50()),
+          Stats.ms(new Stats(parts[3]).p50()), Stats.ms(new Stats(parts[4]).p50()), Stats.ms(d.p50()),
+          Stats.ms(c.p50()), Stats.ms(new Stats(commitAsync).p50()));
 
       // 2. Many at once over every plugin.
       List<List<String>> perPlugin = new ArrayList<>();
@@ -150,6 +188,9 @@ final class VolumeMounts {
               + " | %d commits (fsyncs) = %.3f per mount | %d record changes%n", concurrent, plugins, seconds,
           concurrent / seconds, after.commits() - before.commits(),
           (after.commits() - before.commits()) / (double) concurrent, after.changes() - before.changes());
+
+      // 2b. Registry changes and mounts at once, through the one group commit.
+      concurrentWithRegistry(registry, manager, counting, direct, plugins, concurrent, root);
 
       // 3. A restart with many recorded mounts.
       int have = manager.list().size();
@@ -220,6 +261,79 @@ final class VolumeMounts {
       s.close();
     }
     return restarts;
+  }
+
+  /**
+   * 200 plugins flapping health (4 threads re-registering them with health toggled, each change timed) while
+   * {@code mounts} mounts run over every plugin; fsyncs per change (registry + volume records) and the registry's
+   * change latency, beside a bare fsync measured right before on the same disk.
+   */
+  private static void concurrentWithRegistry(PluginRegistry registry, VolumeManager manager,
+      CountingStateStore counting, List<CsiClient> direct, int plugins, int mounts, Path root) throws Exception {
+    int flapping = 200;
+    int threads = 4;
+    Stats bare = new Stats(JournalRoll.bareFsync(root.resolve("bare-fsync"), 2000, 64));
+    List<PluginInfo> flappers = new ArrayList<>();
+    for (int i = 0; i < flapping; i++) {
+      Fingerprint f = new Fingerprint("f" + i, "1", Map.of(), Set.of(), Set.of(), Set.of(), "node-1", 0, Map.of());
+      PluginInfo info = new PluginInfo(PluginType.CSI_NODE, "f" + i, "1", "alloc-f" + i, root.resolve("f" + i),
+          Map.of(), f, PluginHealth.healthy(Instant.now()), false);
+      registry.register(info);
+      flappers.add(info);
+    }
+    List<List<String>> perPlugin = new ArrayList<>();
+    for (int i = 0; i < plugins; i++) {
+      perPlugin.add(createVolumes(direct.get(i), "x", mounts / plugins));
+    }
+    long commitsBefore = counting.commits();
+    long changesBefore = counting.changes();
+    java.util.concurrent.atomic.AtomicBoolean mounting = new java.util.concurrent.atomic.AtomicBoolean(true);
+    List<long[]> latencies = new ArrayList<>();
+    List<Thread> flappingThreads = new ArrayList<>();
+    java.util.concurrent.atomic.AtomicInteger registryChanges = new java.util.concurrent.atomic.AtomicInteger();
+    for (int t = 0; t < threads; t++) {
+      long[] mine = new long[200_000];
+      latencies.add(mine);
+      int first = t;
+      Thread th = new Thread(() -> {
+        int n = 0;
+        for (int round = 0; mounting.get() && n < mine.length; round++) {
+          for (int i = first; i < flapping && mounting.get() && n < mine.length; i += threads) {
+            PluginInfo p = flappers.get(i);
+            PluginHealth h = round % 2 == 0 ? PluginHealth.unhealthy("probe failed", Instant.now())
+                : PluginHealth.healthy(Instant.now());
+            long t0 = System.nanoTime();
+            registry.register(p.withHealth(h));
+            mine[n++] = System.nanoTime() - t0;
+          }
+        }
+        registryChanges.addAndGet(n);
+        latencies.set(first, java.util.Arrays.copyOf(mine, n));
+      }, "flapper-" + t);
+      flappingThreads.add(th);
+    }
+    flappingThreads.forEach(Thread::start);
+    long t0 = System.nanoTime();
+    List<CompletableFuture<MountedVolume>> all = new ArrayList<>();
+    for (int i = 0; i < mounts; i++) {
+      int p = i % plugins;
+      all.add(manager.mount(VolumeClaim.of("p" + p, perPlugin.get(p).get(i / plugins), "x" + i, CAP, false)));
+    }
+    CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).get(300, TimeUnit.SECONDS);
+    double seconds = (System.nanoTime() - t0) / 1e9;
+    mounting.set(false);
+    for (Thread th : flappingThreads) {
+      th.join();
+    }
+    long commits = counting.commits() - commitsBefore;
+    long changes = counting.changes() - changesBefore;
+    Stats reg = new Stats(latencies.stream().flatMapToLong(java.util.Arrays::stream).toArray());
+    System.out.printf(Locale.ROOT, "RESULT volumes with-registry | %d mounts over %d plugins in %.3f s (%.0f mounts/s)"
+            + " while %d threads flapped %d plugins' health: %d registry changes | %d commits (fsyncs) for %d"
+            + " changes = %.3f fsyncs per change | registry change %s = %.2f x bare fsync p50 | reference bare"
+            + " fsync (64 B write + fdatasync, preallocated file) %s%n",
+        mounts, plugins, seconds, mounts / seconds, threads, flapping, registryChanges.get(), commits, changes,
+        commits / (double) changes, reg.describeMillis(), reg.p50() / (double) bare.p50(), bare.describeMillis());
   }
 
   private static long warmBest(long[] times) {

@@ -48,8 +48,14 @@ final class Checkpointer {
   private boolean running; // guarded by lock
   private boolean stopped; // guarded by lock: no new background checkpoint
   private boolean abandoned; // guarded by publishing: a background checkpoint still running may publish nothing
-  /** A checkpoint starts once this many segments exist; raised after a failure so a full disk is not hammered. */
-  private int atSegments = 2; // guarded by lock
+  /**
+   * A checkpoint starts once this many segments exist: the current one plus as many full ones as the checkpoint is
+   * large (at least one), so that folding writes at most about as much again as the journal took (a checkpoint
+   * rewrites the whole image: with an image ten times a segment, folding at every segment wrote ten times the
+   * journal's bytes, and its fsyncs queued the commits behind them), and a restore replays at most about the
+   * image's size of journal. Raised after a failure so a full disk is not hammered.
+   */
+  private int atSegments; // guarded by lock
   /** How long {@link #awaitBackground} waits at close. */
   private Duration closeWait = Duration.ofMinutes(5); // guarded by lock
 
@@ -66,6 +72,7 @@ final class Checkpointer {
     this.writer = writer;
     this.checkpoint = checkpoint;
     this.checkpointSequence = checkpointSequence;
+    this.atSegments = 2; // the image's size is known once a checkpoint is taken here
     if (executor == null) {
       ownThread = Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "csi-state-checkpoint");
@@ -77,6 +84,16 @@ final class Checkpointer {
       ownThread = null;
     }
     this.executor = executor;
+  }
+
+  /** {@link #atSegments} after a checkpoint of {@code records}: their journal size in segments, at least one. */
+  private int foldAt(Map<String, byte[]> records) {
+    long bytes = 0;
+    for (Map.Entry<String, byte[]> e : records.entrySet()) {
+      bytes += JournalFormat.HEADER + JournalFormat.BODY_FIXED + e.getKey().length() + e.getValue().length;
+    }
+    long segment = Math.max(1, writer.segmentBytes());
+    return 1 + (int) Math.min(1024, Math.max(1, (bytes + segment - 1) / segment));
   }
 
   /** The newest durable checkpoint, or null. Holds lock. */
@@ -161,7 +178,7 @@ final class Checkpointer {
     Path target = dir.checkpointPath(upTo);
     Path written = Checkpoint.writeAside(target, upTo, records, dir);
     if (!background) {
-      publish(written, target, upTo, base, segments);
+      publish(written, target, upTo, base, segments, foldAt(records));
     } else {
       synchronized (publishing) {
         if (abandoned) {
@@ -170,7 +187,7 @@ final class Checkpointer {
               + " it (the journal holds every change)", dir.path, upTo);
           return;
         }
-        publish(written, target, upTo, base, segments);
+        publish(written, target, upTo, base, segments, foldAt(records));
       }
     }
     log.debug("checkpoint {} written ({} records); {} journal segment(s) retired", target, records.size(),
@@ -178,12 +195,13 @@ final class Checkpointer {
   }
 
   /** Renames the checkpoint into place, swaps it in, then deletes the segments and the older checkpoint it covers. */
-  private void publish(Path written, Path target, long upTo, Path base, List<Segment> segments) throws IOException {
+  private void publish(Path written, Path target, long upTo, Path base, List<Segment> segments, int next)
+      throws IOException {
     Checkpoint.publish(written, target, dir);
     synchronized (lock) {
       checkpoint = target;
       checkpointSequence = upTo;
-      atSegments = 2;
+      atSegments = next;
       writer.checkpointed(segments);
     }
     // Only files nobody reads any more: the writer forgot these segments, readers use the new checkpoint.

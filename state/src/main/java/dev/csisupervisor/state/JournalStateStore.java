@@ -26,7 +26,8 @@ import org.slf4j.LoggerFactory;
  * turns any number of waiting changes into one such write. The cost of a change does not depend on how many
  * records the store holds. The store keeps no copy of the records in memory.
  *
- * <p><b>Checkpoints</b> ({@link Checkpointer}). When a segment fills up, a background thread writes the image as
+ * <p><b>Checkpoints</b> ({@link Checkpointer}). When a segment fills up and the closed segments are at least as large
+ * as the last checkpoint's image (at least one segment), a background thread writes the image as
  * of the end of the older segments into a new MapDB file ({@link Checkpoint}), renames it into place, and then
  * deletes the segments and the checkpoint it covers; on a clean {@link #close()} the same runs in the foreground, so the next
  * open reads one file. Writers wait for a checkpoint never: it reads only files that no longer change.

@@ -81,6 +81,11 @@ final class JournalWriter {
     return stopped;
   }
 
+  /** The configured size of a segment. */
+  long segmentBytes() {
+    return segmentBytes;
+  }
+
   /**
    * Writes the batch and forces it; returns the sequence of its last record.
    *

@@ -163,6 +163,44 @@ class JournalStateStoreTest extends StateStoreContractTest {
   }
 
   @Test
+  void aLargeImage_isFoldedOnlyOnceTheJournalPastItIsAsLarge_notAtEverySegment() throws Exception {
+    store.close();
+    store = JournalStateStore.open(dataDir(), small());
+    JournalStateStore journal = (JournalStateStore) store;
+    // An image of about five 4 KiB segments.
+    for (int i = 0; i < 10; i++) {
+      store.put("big/" + i, bytes("b".repeat(2000)));
+      journal.awaitCheckpoint();
+    }
+    // While the image is small, a fold runs at every roll; this one takes in the whole image.
+    store.put("small/start", bytes("s"));
+    journal.awaitCheckpoint();
+    String before = checkpointNames(journal);
+    assertTrue(before.compareTo("[checkpoint-0000000000000008.db]") >= 0 && before.split(",").length == 1,
+        "at least eight of the large values folded: " + before);
+    // Now the journal past the checkpoint must reach the image's size (5 segments) before the next fold.
+    for (int i = 0; i < 6; i++) { // about 3 segments of small changes
+      store.put("small/" + i, bytes("s".repeat(1800)));
+      journal.awaitCheckpoint();
+    }
+    assertEquals(before, checkpointNames(journal), "no checkpoint while the journal past it is smaller than it");
+    for (int i = 6; i < 20; i++) {
+      store.put("small/" + i, bytes("s".repeat(1800)));
+      journal.awaitCheckpoint();
+    }
+    assertTrue(!before.equals(checkpointNames(journal)), "folded once the journal grew as large as the image");
+    Map<String, String> expected = strings(store.loadAll());
+    store.close();
+    store = JournalStateStore.open(dataDir(), small());
+    assertEquals(expected, strings(store.loadAll()));
+  }
+
+  private static String checkpointNames(JournalStateStore s) throws IOException {
+    return StateFiles.names(s.directory().getParent()).stream().filter(n -> n.startsWith("checkpoint-")).toList()
+        .toString();
+  }
+
+  @Test
   void secondOpenInSameProcess_failsFastWithLockedError() {
     StateFileLockedException e = assertTimeoutPreemptively(Duration.ofSeconds(5),
         () -> assertThrows(StateFileLockedException.class, () -> JournalStateStore.open(dataDir())));
