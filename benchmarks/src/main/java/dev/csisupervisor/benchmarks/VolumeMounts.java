@@ -189,8 +189,11 @@ final class VolumeMounts {
           concurrent / seconds, after.commits() - before.commits(),
           (after.commits() - before.commits()) / (double) concurrent, after.changes() - before.changes());
 
-      // 2b. Registry changes and mounts at once, through the one group commit.
-      concurrentWithRegistry(registry, manager, counting, direct, plugins, concurrent, root);
+      // 2b. Registry changes and mounts at once, through the one group commit: a burst (every mount started at once,
+      // every flapper in a tight loop: the CPUs saturated), then paced (each plugin flips once a second, mounts
+      // started at 250/s: a busy node, not a saturated one).
+      concurrentWithRegistry(registry, manager, counting, direct, plugins, concurrent, root, false);
+      concurrentWithRegistry(registry, manager, counting, direct, plugins, concurrent, root, true);
 
       // 3. A restart with many recorded mounts.
       int have = manager.list().size();
@@ -266,24 +269,27 @@ final class VolumeMounts {
   /**
    * 200 plugins flapping health (4 threads re-registering them with health toggled, each change timed) while
    * {@code mounts} mounts run over every plugin; fsyncs per change (registry + volume records) and the registry's
-   * change latency, beside a bare fsync measured right before on the same disk.
+   * change latency, beside a bare fsync measured right before on the same disk. {@code paced}: each plugin flips
+   * once a second and the mounts start at 250/s; else as fast as they go, all mounts at once.
    */
   private static void concurrentWithRegistry(PluginRegistry registry, VolumeManager manager,
-      CountingStateStore counting, List<CsiClient> direct, int plugins, int mounts, Path root) throws Exception {
+      CountingStateStore counting, List<CsiClient> direct, int plugins, int mounts, Path root, boolean paced)
+      throws Exception {
+    String tag = paced ? "p" : "b";
     int flapping = 200;
     int threads = 4;
     Stats bare = new Stats(JournalRoll.bareFsync(root.resolve("bare-fsync"), 2000, 64));
     List<PluginInfo> flappers = new ArrayList<>();
     for (int i = 0; i < flapping; i++) {
       Fingerprint f = new Fingerprint("f" + i, "1", Map.of(), Set.of(), Set.of(), Set.of(), "node-1", 0, Map.of());
-      PluginInfo info = new PluginInfo(PluginType.CSI_NODE, "f" + i, "1", "alloc-f" + i, root.resolve("f" + i),
+      PluginInfo info = new PluginInfo(PluginType.CSI_NODE, "f" + i, "1", "alloc-f" + tag + i, root.resolve("f" + i),
           Map.of(), f, PluginHealth.healthy(Instant.now()), false);
       registry.register(info);
       flappers.add(info);
     }
     List<List<String>> perPlugin = new ArrayList<>();
     for (int i = 0; i < plugins; i++) {
-      perPlugin.add(createVolumes(direct.get(i), "x", mounts / plugins));
+      perPlugin.add(createVolumes(direct.get(i), "x" + tag, mounts / plugins));
     }
     long commitsBefore = counting.commits();
     long changesBefore = counting.changes();
@@ -297,8 +303,13 @@ final class VolumeMounts {
       int first = t;
       Thread th = new Thread(() -> {
         int n = 0;
+        long start = System.nanoTime();
         for (int round = 0; mounting.get() && n < mine.length; round++) {
           for (int i = first; i < flapping && mounting.get() && n < mine.length; i += threads) {
+            if (paced) { // this plugin's next flip: once a second, the plugins spread over the second
+              long due = start + round * 1_000_000_000L + i * (1_000_000_000L / flapping);
+              java.util.concurrent.locks.LockSupport.parkNanos(due - System.nanoTime());
+            }
             PluginInfo p = flappers.get(i);
             PluginHealth h = round % 2 == 0 ? PluginHealth.unhealthy("probe failed", Instant.now())
                 : PluginHealth.healthy(Instant.now());
@@ -317,7 +328,10 @@ final class VolumeMounts {
     List<CompletableFuture<MountedVolume>> all = new ArrayList<>();
     for (int i = 0; i < mounts; i++) {
       int p = i % plugins;
-      all.add(manager.mount(VolumeClaim.of("p" + p, perPlugin.get(p).get(i / plugins), "x" + i, CAP, false)));
+      if (paced) {
+        java.util.concurrent.locks.LockSupport.parkNanos(t0 + i * 4_000_000L - System.nanoTime());
+      }
+      all.add(manager.mount(VolumeClaim.of("p" + p, perPlugin.get(p).get(i / plugins), "x" + tag + i, CAP, false)));
     }
     CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).get(300, TimeUnit.SECONDS);
     double seconds = (System.nanoTime() - t0) / 1e9;
@@ -328,11 +342,13 @@ final class VolumeMounts {
     long commits = counting.commits() - commitsBefore;
     long changes = counting.changes() - changesBefore;
     Stats reg = new Stats(latencies.stream().flatMapToLong(java.util.Arrays::stream).toArray());
-    System.out.printf(Locale.ROOT, "RESULT volumes with-registry | %d mounts over %d plugins in %.3f s (%.0f mounts/s)"
+    System.out.printf(Locale.ROOT, "RESULT volumes with-registry %s | %d mounts over %d plugins in %.3f s (%.0f mounts/s)"
             + " while %d threads flapped %d plugins' health: %d registry changes | %d commits (fsyncs) for %d"
             + " changes = %.3f fsyncs per change | registry change %s = %.2f x bare fsync p50 | reference bare"
             + " fsync (64 B write + fdatasync, preallocated file) %s%n",
-        mounts, plugins, seconds, mounts / seconds, threads, flapping, registryChanges.get(), commits, changes,
+        paced ? "paced (each plugin flips once a second, mounts started at 250/s)"
+            : "burst (mounts all at once, flappers in tight loops)", mounts, plugins, seconds, mounts / seconds,
+        threads, flapping, registryChanges.get(), commits, changes,
         commits / (double) changes, reg.describeMillis(), reg.p50() / (double) bare.p50(), bare.describeMillis());
   }
 
