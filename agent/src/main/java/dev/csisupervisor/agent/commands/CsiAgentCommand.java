@@ -2,7 +2,7 @@ package dev.csisupervisor.agent.commands;
 
 import dev.csisupervisor.agent.Agent;
 import dev.csisupervisor.agent.config.ConfigException;
-import dev.csisupervisor.agent.config.ConfigLoader;
+import dev.csisupervisor.agent.config.AdminSocketReader;
 import dev.csisupervisor.cli.AdminCommands;
 import dev.csisupervisor.cli.ExitCodes;
 import java.nio.file.Path;
@@ -84,10 +84,13 @@ public final class CsiAgentCommand implements Runnable {
     return cl;
   }
 
-  /** The admin commands' {@code --config}: the admin socket the daemon would serve with that config. */
+  /**
+   * The admin commands' {@code --config}: the admin socket the daemon would serve with that config (read without
+   * the rest of the file: {@link AdminSocketReader}).
+   */
   static Path adminSocketOf(Path configFile) {
     try {
-      return ConfigLoader.load(configFile).adminSocket();
+      return AdminSocketReader.adminSocket(configFile);
     } catch (ConfigException e) {
       throw new IllegalArgumentException(e.getMessage(), e);
     }
