@@ -1,5 +1,8 @@
 package dev.csisupervisor.agent.commands;
 
+import dev.csisupervisor.admin.v1.CreateVolumeRequest;
+import dev.csisupervisor.admin.v1.PluginType;
+import dev.csisupervisor.cli.AdminClient;
 import dev.csisupervisor.cli.ExitCodes;
 import java.io.OutputStream;
 import java.io.PrintWriter;
@@ -10,12 +13,13 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code csi-agent class-data-training --admin-socket PATH [--config FILE]}: what the launcher runs once, to list
- * the classes the class-data archive of every later CLI command holds, against a training agent (no plugins, in
+ * {@code csi-agent class-data-training --admin-socket PATH [--config FILE] [--plugin ID]}: what the launcher runs
+ * once, to list the classes the class-data archive of every later CLI command holds, against a training agent (in
  * a temporary directory): in one JVM, each admin command's request and output, text and JSON, and, with
  * {@code --config}, each again finding the agent through that config file as {@code --config} and
- * {@code $CSI_AGENT_CONFIG} do. (The training agent's own JVM makes the archive of {@code run}.) Hidden: not for
- * people.
+ * {@code $CSI_AGENT_CONFIG} do. With {@code --plugin} (the training agent's one plugin, a monolith) it first waits
+ * for it to be registered and makes a volume of it to mount, so that the answers hold what real ones hold. (The
+ * training agent's own JVM makes the archive of {@code run}.) Hidden: not for people.
  */
 @Command(name = "class-data-training", hidden = true,
     description = "Runs each admin command once against an agent, for the launcher's class-data archive.")
@@ -27,28 +31,48 @@ final class ClassDataTrainingCommand implements Callable<Integer> {
   @Option(names = "--config", paramLabel = "FILE", description = "The training agent's config file.")
   Path config;
 
-  /** Each command, as users call it; those that fail against an agent without plugins or volumes say so. */
-  private static final List<List<String>> COMMANDS = List.of(List.of("plugins"), List.of("plugins", "--json"),
-      List.of("status"), List.of("status", "--json"), List.of("events"), List.of("events", "--json"),
-      List.of("volume", "list"), List.of("volume", "list", "--json"), List.of("plugin", "node", "class-data-training"),
-      List.of("volume", "mount", "--plugin", "class-data-training", "--volume", "v", "--alloc", "a"));
+  @Option(names = "--plugin", paramLabel = "ID", description = "The training agent's plugin (a monolith).")
+  String plugin = "class-data-training";
 
   @Override
-  public Integer call() {
+  public Integer call() throws Exception {
     PrintWriter nowhere = new PrintWriter(OutputStream.nullOutputStream(), true);
+    waitForThePlugin();
     int failed = 0;
     List<String> finders = config == null ? List.of("--admin-socket=" + adminSocket)
         : List.of("--admin-socket=" + adminSocket, "--config=" + config);
     for (String finder : finders) {
-      for (List<String> args : COMMANDS) {
+      String volume = volume(finder);
+      for (List<String> args : List.of(List.of("plugins"), List.of("plugins", "--json"), List.of("status"),
+          List.of("status", "--json"), List.of("events"), List.of("events", "--json"), List.of("volume", "list"),
+          List.of("volume", "list", "--json"), List.of("plugin", "monolith", plugin),
+          List.of("volume", "mount", "--plugin", plugin, "--volume", volume, "--alloc", "training"))) {
         String[] argv = new String[args.size() + 1];
         args.toArray(argv);
         argv[args.size()] = finder;
         int code = CsiAgentCommand.commandLine(nowhere, nowhere, argv).execute(argv);
-        boolean expectedToFail = args.get(0).equals("plugin") || args.contains("mount"); // nothing is there
-        failed += code == ExitCodes.OK || expectedToFail ? 0 : 1;
+        failed += code == ExitCodes.OK ? 0 : 1;
       }
     }
     return failed == 0 ? ExitCodes.OK : ExitCodes.FAILURE;
+  }
+
+  /** Until the plugin is registered (a launched mock plugin: a second or two), or 30 s. */
+  private void waitForThePlugin() throws Exception {
+    try (AdminClient client = AdminClient.connect(adminSocket)) {
+      for (int i = 0; i < 300 && client.listPlugins(PluginType.CSI_NODE).isEmpty(); i++) {
+        Thread.sleep(100);
+      }
+    }
+  }
+
+  /** A volume of the plugin to mount (one per way of finding the agent: each is mounted once). */
+  private String volume(String finder) throws AdminClient.AdminException {
+    try (AdminClient client = AdminClient.connect(adminSocket)) {
+      return client.createVolume(CreateVolumeRequest.newBuilder().setPlugin(plugin).setName("training-"
+          + finder.hashCode()).setRequiredBytes(1 << 20).build()).getVolumeId();
+    } catch (AdminClient.AdminException e) {
+      return "none"; // the mount's error path is trained instead
+    }
   }
 }
