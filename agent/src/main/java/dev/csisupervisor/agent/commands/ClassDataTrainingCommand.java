@@ -31,27 +31,31 @@ final class ClassDataTrainingCommand implements Callable<Integer> {
   @Option(names = "--config", paramLabel = "FILE", description = "The training agent's config file.")
   Path config;
 
-  @Option(names = "--plugin", paramLabel = "ID", description = "The training agent's plugin (a monolith).")
-  String plugin = "class-data-training";
+  @Option(names = "--plugin", paramLabel = "ID", description = "The training agent's plugin (a monolith), if any.")
+  String plugin;
 
   @Override
   public Integer call() throws Exception {
     PrintWriter nowhere = new PrintWriter(OutputStream.nullOutputStream(), true);
-    waitForThePlugin();
+    if (plugin != null) {
+      waitForThePlugin();
+    }
+    String name = plugin == null ? "class-data-training" : plugin; // without one: those commands' errors are trained
     int failed = 0;
     List<String> finders = config == null ? List.of("--admin-socket=" + adminSocket)
         : List.of("--admin-socket=" + adminSocket, "--config=" + config);
     for (String finder : finders) {
-      String volume = volume(finder);
+      String volume = plugin == null ? "none" : volume(finder);
       for (List<String> args : List.of(List.of("plugins"), List.of("plugins", "--json"), List.of("status"),
           List.of("status", "--json"), List.of("events"), List.of("events", "--json"), List.of("volume", "list"),
-          List.of("volume", "list", "--json"), List.of("plugin", "monolith", plugin),
-          List.of("volume", "mount", "--plugin", plugin, "--volume", volume, "--alloc", "training"))) {
+          List.of("volume", "list", "--json"), List.of("plugin", "monolith", name),
+          List.of("volume", "mount", "--plugin", name, "--volume", volume, "--alloc", "training"))) {
         String[] argv = new String[args.size() + 1];
         args.toArray(argv);
         argv[args.size()] = finder;
         int code = CsiAgentCommand.commandLine(nowhere, nowhere, argv).execute(argv);
-        failed += code == ExitCodes.OK ? 0 : 1;
+        boolean nothingThere = plugin == null && (args.get(0).equals("plugin") || args.contains("mount"));
+        failed += code == ExitCodes.OK || nothingThere ? 0 : 1;
       }
     }
     return failed == 0 ? ExitCodes.OK : ExitCodes.FAILURE;
