@@ -2,9 +2,13 @@
 # Benchmarks of the agent as operators run it, through the launcher the package installs
 # (dist/src/bin/csi-agent): its JVM flags, its class-data archives.
 #
-#   benchmarks/agent-process.sh cli [RUNS]          10a: latency of `plugins`, `status`, `events` against a
-#                                                   running agent (5 launched plugins), with and without
-#                                                   the archive, beside a bare JVM start with the same flags
+#   benchmarks/agent-process.sh cli [RUNS]          14: latency of `plugins`, `status`, `volume list`, `volume
+#                                                   mount` (and `events`) as users call them, against a running
+#                                                   agent (one launched mock plugin): through ./csi-agent with
+#                                                   --config, through the installed layout (the tarball's bin/ and
+#                                                   lib/) with CSI_AGENT_CONFIG and with --admin-socket, without the
+#                                                   archive; the mount's own RPC time measured apart in a warm JVM;
+#                                                   beside a bare `java -version` with the same flags and archive
 #   benchmarks/agent-process.sh footprint [SECONDS] 10b: the agent's RSS and threads with 5, 20 and 200
 #                                                   supervised plugins (5 launched, the rest external sockets
 #                                                   served by one plugin-farm process), beside an agent with
@@ -106,16 +110,73 @@ case "$what" in
   cli)
     runs="${2:-50}"
     data="$work/cli-data"
-    config "$work/cli.yaml" "$data" 5 0
-    start_agent "$work/cli.yaml" "$data" "$launcher"
-    wait_healthy "$data" 5
+    # The installed layout: the launcher in bin/, the jar in lib/ (as the tarball lays them out; the .deb's are
+    # the same launcher and jar), its archives in lib/cds/ made on first use; the agent runs from it too, so a
+    # rebuild of agent/target/ cannot pull the jar from under it.
+    pkg="$work/pkg"
+    mkdir -p "$pkg/bin" "$pkg/lib"
+    cp "$launcher" "$pkg/bin/csi-agent"
+    cp "$CSI_AGENT_JAR" "$pkg/lib/csi-agent.jar"
+    installed() { env -u CSI_AGENT_JAR -u CSI_AGENT_CDS_DIR "$pkg/bin/csi-agent" "$@"; }
+    {
+      echo "data_dir: $data"
+      echo "metrics_address: \"off\""
+      echo "resource_interval: \"off\""
+      echo "volumes: {verify_mounts: false}" # the mock plugin mounts nothing
+      echo "plugins:"
+      echo "  - {id: mock, type: monolith, command: \"builtin:mock-plugin\"}"
+    } >"$work/cli.yaml"
+    installed --version >/dev/null 2>&1 # its archives (not timed)
+    start_agent "$work/cli.yaml" "$data" env -u CSI_AGENT_JAR -u CSI_AGENT_CDS_DIR "$pkg/bin/csi-agent"
+    wait_healthy "$data" 1
+    # ./csi-agent: the checkout's launcher, on agent/target/csi-agent.jar (current: run.sh built it; a stale
+    # tree is rebuilt here, before any timing), its archives in $CSI_AGENT_CDS_DIR.
+    "$repo/csi-agent" --version >/dev/null
     flags=(-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:-UsePerfData)
-    bare=$(times "$runs" java "${flags[@]}" -XX:SharedArchiveFile="$CSI_AGENT_CDS_DIR/cli.jsa" -Xshare:auto -version | stats)
-    for cmd in plugins status events; do
-      with=$(times "$runs" "$launcher" "$cmd" --admin-socket "$data/agent.sock" | stats)
-      without=$(CSI_AGENT_CDS=off times "$runs" "$launcher" "$cmd" --admin-socket "$data/agent.sock" | stats)
-      echo "RESULT cli $cmd | launcher, archive: $with | no archive: $without | reference bare JVM (same flags, archive, -version): $bare | goal p50 <= 200 ms"
+    bare=$(times "$runs" java "${flags[@]}" -XX:SharedArchiveFile="$pkg/lib/cds/cli.jsa" -Xshare:auto -version | stats)
+    echo "RESULT cli reference: bare JVM, the CLI's flags and archive, -version | $bare"
+    # Volumes to mount, one per timed mount (made through the admin API, not timed).
+    mount_rpc() { java -cp "$pkg/lib/csi-agent.jar" "$here/src/cli/MountRpc.java" "$@"; }
+    mapfile -t volumes < <(mount_rpc create "$data/agent.sock" mock vol- $((4 * runs + 20)))
+    row() { # name, then the command (a function or program) and its arguments
+      local name="$1"; shift
+      if ! "$@" >/dev/null 2>&1; then # a failing command is no measure of one that works
+        echo "RESULT cli $name | FAILED: $("$@" 2>&1 | tail -1)"
+        return
+      fi
+      echo "RESULT cli $name | $(times "$runs" "$@" | stats) | reference bare JVM: $bare | goal p50 <= 150 ms, p99 <= 250 ms"
+    }
+    mounts() { # first-volume way : `volume mount` RUNS times, each a volume of its own for an alloc of its own
+      local first="$1" way="$2" i v t0 t1
+      for ((i = 0; i < runs; i++)); do
+        v=$((first + i))
+        t0=$(date +%s%N)
+        "$way" volume mount --plugin mock --volume "${volumes[$v]}" --alloc "cli-$v" >/dev/null 2>&1 ||
+          echo "volume mount of ${volumes[$v]} ($way) failed" >&2
+        t1=$(date +%s%N)
+        echo $(((t1 - t0) / 1000000))
+      done
+    }
+    # The ways users call a command: the finder of the agent after the command's own arguments.
+    checkout_config() { "$repo/csi-agent" "$@" --config "$work/cli.yaml"; }
+    installed_env() { CSI_AGENT_CONFIG="$work/cli.yaml" installed "$@"; }
+    installed_socket() { installed "$@" --admin-socket "$data/agent.sock"; }
+    installed_no_archive() { CSI_AGENT_CDS=off installed "$@" --config "$work/cli.yaml"; }
+    declare -A way_name=([checkout_config]="./csi-agent --config" [installed_env]="installed, CSI_AGENT_CONFIG"
+      [installed_socket]="installed, --admin-socket" [installed_no_archive]="installed, --config, no archive")
+    first=0
+    for way in checkout_config installed_env installed_socket; do
+      for cmd in plugins status "volume list" events; do
+        read -r -a c <<<"$cmd"
+        row "$cmd, ${way_name[$way]}" "$way" "${c[@]}"
+      done
+      echo "RESULT cli volume mount, ${way_name[$way]} | $(mounts "$first" "$way" | stats) | reference bare JVM: $bare | goal p50 <= 150 ms + the RPC, p99 <= 250 ms + the RPC"
+      first=$((first + runs))
     done
+    # The mount's own time: the same MountVolume call from a warm JVM (after 20 untimed), on fresh volumes.
+    echo "RESULT cli volume mount RPC alone (warm client) | $(mount_rpc mount "$data/agent.sock" mock 20 \
+      "${volumes[@]:$first:$((runs + 20))}")"
+    row "plugins, ${way_name[installed_no_archive]}" installed_no_archive plugins
     ;;
   footprint)
     settle="${2:-20}"

@@ -2,67 +2,52 @@ package dev.csisupervisor.cli;
 
 import static java.util.Objects.requireNonNull;
 
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.MessageLite;
+import com.google.protobuf.Parser;
 import dev.csisupervisor.admin.v1.AgentAdminGrpc;
 import dev.csisupervisor.admin.v1.GetAgentStatusRequest;
 import dev.csisupervisor.admin.v1.GetAgentStatusResponse;
 import dev.csisupervisor.admin.v1.GetPluginRequest;
 import dev.csisupervisor.admin.v1.GetPluginResponse;
 import dev.csisupervisor.admin.v1.ListPluginsRequest;
+import dev.csisupervisor.admin.v1.ListPluginsResponse;
 import dev.csisupervisor.admin.v1.Plugin;
 import dev.csisupervisor.admin.v1.PluginType;
 import dev.csisupervisor.admin.v1.ReloadConfigRequest;
 import dev.csisupervisor.admin.v1.ReloadConfigResponse;
 import dev.csisupervisor.admin.v1.WatchEventsRequest;
 import dev.csisupervisor.admin.v1.WatchEventsResponse;
-import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
-import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
-import io.grpc.netty.shaded.io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.grpc.netty.shaded.io.netty.channel.epoll.EpollDomainSocketChannel;
-import io.grpc.netty.shaded.io.netty.channel.epoll.EpollIoHandler;
-import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
-import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 
 /**
  * A blocking client of the agent's admin API, for the CLI and tests. Every call but
  * {@link #watch} has a deadline. Errors become {@link AdminException}s that say plainly when no
  * agent is running at the socket.
  *
+ * <p>Each call is a connection of its own ({@link GrpcCall}: HTTP/2 by hand, no gRPC channel or Netty, which a
+ * short-lived CLI would spend most of its time loading).
+ *
  * <p>Thread-safe; close it when done.
  */
 public final class AdminClient implements AutoCloseable {
   private static final Duration DEFAULT_DEADLINE = Duration.ofSeconds(10);
+  private static final String ADMIN = AgentAdminGrpc.SERVICE_NAME + "/";
+  private static final String VOLUMES = dev.csisupervisor.admin.v1.VolumeAdminGrpc.SERVICE_NAME + "/";
 
   private final Path socket;
-  private final EventLoopGroup group;
-  private final ManagedChannel channel;
-  private final AgentAdminGrpc.AgentAdminBlockingStub stub;
-  private final dev.csisupervisor.admin.v1.VolumeAdminGrpc.VolumeAdminBlockingStub volumeStub;
+  /** The event streams {@link #watch} opened: closed with the client. */
+  private final java.util.Set<GrpcCall> streams = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
   private AdminClient(Path socket) {
     this.socket = socket;
-    this.group = new MultiThreadIoEventLoopGroup(1,
-        new DefaultThreadFactory("csi-agent-admin-client", true), EpollIoHandler.newFactory());
-    this.channel = NettyChannelBuilder.forAddress(new DomainSocketAddress(socket.toString()))
-        .channelType(EpollDomainSocketChannel.class)
-        .eventLoopGroup(group)
-        // Unix sockets have no SO_KEEPALIVE; Netty would warn on every connection.
-        .withOption(ChannelOption.SO_KEEPALIVE, null)
-        .overrideAuthority("localhost")
-        .usePlaintext()
-        .build();
-    this.stub = AgentAdminGrpc.newBlockingStub(channel);
-    this.volumeStub = dev.csisupervisor.admin.v1.VolumeAdminGrpc.newBlockingStub(channel);
   }
 
   /**
@@ -100,13 +85,34 @@ public final class AdminClient implements AutoCloseable {
 
   /** Whether an agent answers at {@code socket} (used to tell a stale socket from a live one). */
   public static boolean answers(Path socket) {
-    try (AdminClient c = new AdminClient(socket)) {
-      c.stub.withDeadlineAfter(2, TimeUnit.SECONDS).getAgentStatus(
-          GetAgentStatusRequest.getDefaultInstance());
+    try {
+      GrpcCall.unary(socket, ADMIN + "GetAgentStatus", GetAgentStatusRequest.getDefaultInstance().toByteArray(),
+          Duration.ofSeconds(2));
       return true;
     } catch (StatusRuntimeException e) {
       return e.getStatus().getCode() != Status.Code.UNAVAILABLE
           && e.getStatus().getCode() != Status.Code.DEADLINE_EXCEEDED;
+    }
+  }
+
+  /** One unary call: {@code method} of {@link #ADMIN} or {@link #VOLUMES}; a failure for people. */
+  private <R> R unary(String method, MessageLite request, Parser<R> answer, Duration deadline)
+      throws AdminException {
+    try {
+      return call(method, request, answer, deadline);
+    } catch (StatusRuntimeException e) {
+      throw translate(e);
+    }
+  }
+
+  /** One unary call, its answer parsed; a failure as gRPC's status. */
+  private <R> R call(String method, MessageLite request, Parser<R> answer, Duration deadline) {
+    byte[] bytes = GrpcCall.unary(socket, method, request.toByteArray(), deadline);
+    try {
+      return answer.parseFrom(bytes);
+    } catch (InvalidProtocolBufferException e) {
+      throw Status.INTERNAL.withDescription("cannot read the answer to " + method + ": " + e.getMessage())
+          .asRuntimeException();
     }
   }
 
@@ -115,33 +121,21 @@ public final class AdminClient implements AutoCloseable {
   }
 
   public List<Plugin> listPlugins(PluginType type) throws AdminException {
-    try {
-      return deadline().listPlugins(ListPluginsRequest.newBuilder().setType(type).build())
-          .getPluginsList();
-    } catch (StatusRuntimeException e) {
-      throw translate(e);
-    }
+    return unary(ADMIN + "ListPlugins", ListPluginsRequest.newBuilder().setType(type).build(),
+        ListPluginsResponse.parser(), DEFAULT_DEADLINE).getPluginsList();
   }
 
   /** The plugin, or empty if none of that type and name is registered. */
   public Optional<Plugin> getPlugin(PluginType type, String name) throws AdminException {
-    try {
-      return Optional.of(deadline().getPlugin(GetPluginRequest.newBuilder().setType(type)
-          .setName(name).build()).getPlugin());
-    } catch (StatusRuntimeException e) {
-      if (e.getStatus().getCode() == Status.Code.NOT_FOUND) {
-        return Optional.empty();
-      }
-      throw translate(e);
-    }
+    return getPluginDetails(type, name).map(GetPluginResponse::getPlugin);
   }
 
   /** The plugin and the agent's task for it, or empty if none of that type and name is registered. */
   public Optional<GetPluginResponse> getPluginDetails(PluginType type, String name)
       throws AdminException {
     try {
-      return Optional.of(deadline().getPlugin(GetPluginRequest.newBuilder().setType(type)
-          .setName(name).build()));
+      return Optional.of(call(ADMIN + "GetPlugin", GetPluginRequest.newBuilder().setType(type).setName(name).build(),
+          GetPluginResponse.parser(), DEFAULT_DEADLINE));
     } catch (StatusRuntimeException e) {
       if (e.getStatus().getCode() == Status.Code.NOT_FOUND) {
         return Optional.empty();
@@ -151,22 +145,15 @@ public final class AdminClient implements AutoCloseable {
   }
 
   public GetAgentStatusResponse status() throws AdminException {
-    try {
-      return deadline().getAgentStatus(GetAgentStatusRequest.getDefaultInstance());
-    } catch (StatusRuntimeException e) {
-      throw translate(e);
-    }
+    return unary(ADMIN + "GetAgentStatus", GetAgentStatusRequest.getDefaultInstance(),
+        GetAgentStatusResponse.parser(), DEFAULT_DEADLINE);
   }
 
   /** Asks the agent to re-read its config file: what changed, or the file's problems. */
   public ReloadConfigResponse reload() throws AdminException {
-    try {
-      // A reload applies changes without waiting for processes; the deadline is generous.
-      return stub.withDeadlineAfter(60, TimeUnit.SECONDS)
-          .reloadConfig(ReloadConfigRequest.getDefaultInstance());
-    } catch (StatusRuntimeException e) {
-      throw translate(e);
-    }
+    // A reload applies changes without waiting for processes; the deadline is generous.
+    return unary(ADMIN + "ReloadConfig", ReloadConfigRequest.getDefaultInstance(), ReloadConfigResponse.parser(),
+        Duration.ofSeconds(60));
   }
 
   /**
@@ -175,7 +162,53 @@ public final class AdminClient implements AutoCloseable {
    * {@link StatusRuntimeException}; pass it to {@link #translate}.
    */
   public Iterator<WatchEventsResponse> watch(PluginType type) {
-    return stub.watchEvents(WatchEventsRequest.newBuilder().setType(type).build());
+    GrpcCall call = GrpcCall.start(socket, ADMIN + "WatchEvents",
+        WatchEventsRequest.newBuilder().setType(type).build().toByteArray(), null);
+    streams.add(call);
+    return new Iterator<>() {
+      private WatchEventsResponse next;
+      private boolean ended;
+
+      @Override
+      public boolean hasNext() {
+        if (next == null && !ended) {
+          byte[] bytes;
+          try {
+            bytes = call.next();
+          } catch (StatusRuntimeException e) {
+            end();
+            throw e;
+          }
+          if (bytes == null) {
+            end();
+          } else {
+            try {
+              next = WatchEventsResponse.parseFrom(bytes);
+            } catch (InvalidProtocolBufferException e) {
+              end();
+              throw Status.INTERNAL.withDescription("cannot read an event: " + e.getMessage()).asRuntimeException();
+            }
+          }
+        }
+        return next != null;
+      }
+
+      @Override
+      public WatchEventsResponse next() {
+        if (!hasNext()) {
+          throw new java.util.NoSuchElementException();
+        }
+        WatchEventsResponse n = next;
+        next = null;
+        return n;
+      }
+
+      private void end() {
+        ended = true;
+        streams.remove(call);
+        call.close();
+      }
+    };
   }
 
   // ---- volumes ----
@@ -183,50 +216,43 @@ public final class AdminClient implements AutoCloseable {
   /** A volume call that may take a while (a mount waits for its plugin, a driver formats a disk). */
   private static final Duration VOLUME_DEADLINE = Duration.ofMinutes(10);
 
-  @FunctionalInterface
-  private interface VolumeCall<T> {
-    T call(dev.csisupervisor.admin.v1.VolumeAdminGrpc.VolumeAdminBlockingStub stub);
-  }
-
-  private <T> T volumes(Duration deadline, VolumeCall<T> call) throws AdminException {
-    try {
-      return call.call(volumeStub.withDeadlineAfter(deadline.toMillis(), TimeUnit.MILLISECONDS));
-    } catch (StatusRuntimeException e) {
-      throw translate(e);
-    }
-  }
-
   public dev.csisupervisor.admin.v1.CreateVolumeResponse createVolume(
       dev.csisupervisor.admin.v1.CreateVolumeRequest request) throws AdminException {
-    return volumes(VOLUME_DEADLINE, s -> s.createVolume(request));
+    return unary(VOLUMES + "CreateVolume", request, dev.csisupervisor.admin.v1.CreateVolumeResponse.parser(),
+        VOLUME_DEADLINE);
   }
 
   public dev.csisupervisor.admin.v1.DeleteVolumeResponse deleteVolume(
       dev.csisupervisor.admin.v1.DeleteVolumeRequest request) throws AdminException {
-    return volumes(VOLUME_DEADLINE, s -> s.deleteVolume(request));
+    return unary(VOLUMES + "DeleteVolume", request, dev.csisupervisor.admin.v1.DeleteVolumeResponse.parser(),
+        VOLUME_DEADLINE);
   }
 
   public dev.csisupervisor.admin.v1.MountVolumeResponse mountVolume(
       dev.csisupervisor.admin.v1.MountVolumeRequest request) throws AdminException {
-    return volumes(VOLUME_DEADLINE, s -> s.mountVolume(request));
+    return unary(VOLUMES + "MountVolume", request, dev.csisupervisor.admin.v1.MountVolumeResponse.parser(),
+        VOLUME_DEADLINE);
   }
 
   /** Answers after the unmount or the request's wait (the agent's default 30 s), whichever is first. */
   public dev.csisupervisor.admin.v1.UnmountVolumeResponse unmountVolume(
       dev.csisupervisor.admin.v1.UnmountVolumeRequest request) throws AdminException {
-    return volumes(waitDeadline(request.getWaitSeconds()), s -> s.unmountVolume(request));
+    return unary(VOLUMES + "UnmountVolume", request, dev.csisupervisor.admin.v1.UnmountVolumeResponse.parser(),
+        waitDeadline(request.getWaitSeconds()));
   }
 
   /** Unmounts every volume of an allocation; answers like {@link #unmountVolume}. */
   public dev.csisupervisor.admin.v1.ReleaseAllocResponse releaseAlloc(
       dev.csisupervisor.admin.v1.ReleaseAllocRequest request) throws AdminException {
-    return volumes(waitDeadline(request.getWaitSeconds()), s -> s.releaseAlloc(request));
+    return unary(VOLUMES + "ReleaseAlloc", request, dev.csisupervisor.admin.v1.ReleaseAllocResponse.parser(),
+        waitDeadline(request.getWaitSeconds()));
   }
 
   /** Mount points under the CSI root no volume record names; with {@code remove}, unmounted. */
   public dev.csisupervisor.admin.v1.CollectOrphansResponse collectOrphans(boolean remove) throws AdminException {
-    return volumes(VOLUME_DEADLINE, s -> s.collectOrphans(
-        dev.csisupervisor.admin.v1.CollectOrphansRequest.newBuilder().setRemove(remove).build()));
+    return unary(VOLUMES + "CollectOrphans",
+        dev.csisupervisor.admin.v1.CollectOrphansRequest.newBuilder().setRemove(remove).build(),
+        dev.csisupervisor.admin.v1.CollectOrphansResponse.parser(), VOLUME_DEADLINE);
   }
 
   /** The deadline of a call that answers after {@code waitSeconds} at most (0: the agent's 30 s), with margin. */
@@ -236,21 +262,20 @@ public final class AdminClient implements AutoCloseable {
   }
 
   public dev.csisupervisor.admin.v1.ListVolumesResponse listVolumes() throws AdminException {
-    return volumes(DEFAULT_DEADLINE, s -> s.listVolumes(dev.csisupervisor.admin.v1.ListVolumesRequest.getDefaultInstance()));
+    return unary(VOLUMES + "ListVolumes", dev.csisupervisor.admin.v1.ListVolumesRequest.getDefaultInstance(),
+        dev.csisupervisor.admin.v1.ListVolumesResponse.parser(), DEFAULT_DEADLINE);
   }
 
   public dev.csisupervisor.admin.v1.GetVolumeStatsResponse volumeStats(
       dev.csisupervisor.admin.v1.GetVolumeStatsRequest request) throws AdminException {
-    return volumes(VOLUME_DEADLINE, s -> s.getVolumeStats(request));
+    return unary(VOLUMES + "GetVolumeStats", request, dev.csisupervisor.admin.v1.GetVolumeStatsResponse.parser(),
+        VOLUME_DEADLINE);
   }
 
   public dev.csisupervisor.admin.v1.ExpandVolumeResponse expandVolume(
       dev.csisupervisor.admin.v1.ExpandVolumeRequest request) throws AdminException {
-    return volumes(VOLUME_DEADLINE, s -> s.expandVolume(request));
-  }
-
-  private AgentAdminGrpc.AgentAdminBlockingStub deadline() {
-    return stub.withDeadlineAfter(DEFAULT_DEADLINE.toMillis(), TimeUnit.MILLISECONDS);
+    return unary(VOLUMES + "ExpandVolume", request, dev.csisupervisor.admin.v1.ExpandVolumeResponse.parser(),
+        VOLUME_DEADLINE);
   }
 
   /** A gRPC error as a message for people. */
@@ -279,15 +304,13 @@ public final class AdminClient implements AutoCloseable {
         + (s.getDescription() == null ? "" : ": " + s.getDescription()), false);
   }
 
+  /** Ends the event streams still open. */
   @Override
   public void close() {
-    channel.shutdownNow();
-    try {
-      channel.awaitTermination(2, TimeUnit.SECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
+    for (GrpcCall call : streams) {
+      call.close();
     }
-    group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+    streams.clear();
   }
 
   /** An admin call failed; the message is for people. */

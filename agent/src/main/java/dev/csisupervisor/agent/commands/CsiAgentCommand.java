@@ -2,15 +2,12 @@ package dev.csisupervisor.agent.commands;
 
 import dev.csisupervisor.agent.Agent;
 import dev.csisupervisor.agent.config.ConfigException;
-import dev.csisupervisor.agent.config.ConfigLoader;
+import dev.csisupervisor.agent.config.AdminSocketReader;
 import dev.csisupervisor.cli.AdminCommands;
 import dev.csisupervisor.cli.ExitCodes;
 import java.nio.file.Path;
 import java.io.PrintWriter;
-import java.util.Collections;
-import java.util.LinkedHashMap;
-import java.util.Map;
-import java.util.function.Supplier;
+import java.util.List;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -22,26 +19,31 @@ import picocli.CommandLine.Command;
 public final class CsiAgentCommand implements Runnable {
   /**
    * The subcommands, in the order help lists them: the daemon's own and the CLI's admin commands. A command line gets only the one its first argument names
-   * (with help, all): picocli reads each one's annotations by reflection, and its classes cannot be put in a
-   * class-data archive (they are Java 5 bytecode), so every unused command costs each CLI call milliseconds.
+   * (with help, all): picocli reads each one's annotations by reflection, so every unused command costs each CLI call
+   * milliseconds. Made by {@link #command}, a switch rather than a map of constructor references: a lambda per
+   * command is as many bootstraps at every start, and one implementing picocli's (Java 5) interfaces cannot be put
+   * in the class-data archive, which then has the JVM open the jar for it.
    */
-  private static final Map<String, Supplier<Object>> COMMANDS = commands();
+  private static final List<String> COMMANDS = List.of("run", "reload", "plugins", "plugin", "events", "status",
+      "state", "demo", "cluster", "volume", "help", "class-data-training");
 
-  private static Map<String, Supplier<Object>> commands() {
-    Map<String, Supplier<Object>> m = new LinkedHashMap<>();
-    m.put("run", RunCommand::new);
-    m.put("reload", AdminCommands::reload);
-    m.put("plugins", AdminCommands::plugins);
-    m.put("plugin", AdminCommands::plugin);
-    m.put("events", AdminCommands::events);
-    m.put("status", AdminCommands::status);
-    m.put("state", StateCommand::new);
-    m.put("demo", DemoCommand::new);
-    m.put("cluster", ClusterCommand::new);
-    m.put("volume", AdminCommands::volume);
-    m.put("help", CommandLine.HelpCommand::new);
-    m.put("class-data-training", ClassDataTrainingCommand::new);
-    return Collections.unmodifiableMap(m);
+  /** A new instance of the subcommand {@code name}, one of {@link #COMMANDS}. */
+  private static Object command(String name) {
+    return switch (name) {
+      case "run" -> new RunCommand();
+      case "reload" -> AdminCommands.reload();
+      case "plugins" -> AdminCommands.plugins();
+      case "plugin" -> AdminCommands.plugin();
+      case "events" -> AdminCommands.events();
+      case "status" -> AdminCommands.status();
+      case "state" -> new StateCommand();
+      case "demo" -> new DemoCommand();
+      case "cluster" -> new ClusterCommand();
+      case "volume" -> AdminCommands.volume();
+      case "help" -> new CommandLine.HelpCommand();
+      case "class-data-training" -> new ClassDataTrainingCommand();
+      default -> throw new IllegalArgumentException("no command " + name);
+    };
   }
 
   @CommandLine.Spec
@@ -67,27 +69,36 @@ public final class CsiAgentCommand implements Runnable {
   static CommandLine commandLine(PrintWriter out, PrintWriter err, String[] args) {
     CommandLine cl = new CommandLine(new CsiAgentCommand(), AdminCommands.factory(CsiAgentCommand::adminSocketOf));
     String first = args.length > 0 ? args[0] : "";
-    if (COMMANDS.containsKey(first) && !first.equals("help")) {
-      cl.addSubcommand(first, COMMANDS.get(first).get());
+    if (COMMANDS.contains(first) && !first.equals("help")) {
+      cl.addSubcommand(first, command(first));
     } else {
-      COMMANDS.forEach((name, command) -> cl.addSubcommand(name, command.get()));
+      for (String name : COMMANDS) {
+        cl.addSubcommand(name, command(name));
+      }
     }
     cl.setCaseInsensitiveEnumValuesAllowed(true)
         .setOut(out)
         .setErr(err);
-    // picocli's defaults are the agent's: 2 for usage errors, 1 for failures.
-    cl.setExecutionExceptionHandler((e, cmd, parsed) -> {
-      cmd.getErr().println("csi-agent: " + (e.getMessage() == null ? e.toString()
-          : e.getMessage()));
-      return ExitCodes.FAILURE;
-    });
+    cl.setExecutionExceptionHandler(new Failures());
     return cl;
   }
 
-  /** The admin commands' {@code --config}: the admin socket the daemon would serve with that config. */
+  /** picocli's defaults are the agent's: 2 for usage errors, 1 for failures, said in one line. */
+  private static final class Failures implements CommandLine.IExecutionExceptionHandler {
+    @Override
+    public int handleExecutionException(Exception e, CommandLine cmd, CommandLine.ParseResult parsed) {
+      cmd.getErr().println("csi-agent: " + (e.getMessage() == null ? e.toString() : e.getMessage()));
+      return ExitCodes.FAILURE;
+    }
+  }
+
+  /**
+   * The admin commands' {@code --config}: the admin socket the daemon would serve with that config (read without
+   * the rest of the file: {@link AdminSocketReader}).
+   */
   static Path adminSocketOf(Path configFile) {
     try {
-      return ConfigLoader.load(configFile).adminSocket();
+      return AdminSocketReader.adminSocket(configFile);
     } catch (ConfigException e) {
       throw new IllegalArgumentException(e.getMessage(), e);
     }

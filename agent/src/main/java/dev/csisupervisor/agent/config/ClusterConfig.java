@@ -68,7 +68,7 @@ public record ClusterConfig(EtcdOptions etcd, String nodeId, String prefix, Dura
    */
   public static Optional<ClusterConfig> load(Path file) throws ConfigException {
     Path abs = file.toAbsolutePath().normalize();
-    return parse(ConfigLoader.read(abs), abs);
+    return parse(ConfigFile.read(abs), abs);
   }
 
   /** Like {@link #load} for YAML text read from {@code file}. */

@@ -9,11 +9,6 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import dev.csisupervisor.supervisor.CsiPluginConfig;
 import dev.csisupervisor.supervisor.PluginLayout;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.AccessDeniedException;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -47,12 +42,8 @@ public final class ConfigLoader {
       .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
       .build();
 
-  /**
-   * The largest config file read: a real one is a few KiB. Anything bigger is refused before it
-   * is parsed, so a wrong file (a log, an image) fails at once instead of taking seconds and a
-   * heap's worth of memory.
-   */
-  public static final int MAX_CONFIG_BYTES = 1024 * 1024;
+  /** The largest config file read: {@link ConfigFile#MAX_BYTES}. */
+  public static final int MAX_CONFIG_BYTES = ConfigFile.MAX_BYTES;
 
   private ConfigLoader() {}
 
@@ -64,7 +55,7 @@ public final class ConfigLoader {
    */
   public static AgentConfig load(Path file) throws ConfigException {
     Path abs = file.toAbsolutePath().normalize();
-    return parse(read(abs), abs);
+    return parse(ConfigFile.read(abs), abs);
   }
 
   /** What one read of the config file holds: the agent's config and its cluster: and log: sections. */
@@ -78,39 +69,9 @@ public final class ConfigLoader {
    */
   public static Sections loadSections(Path file) throws ConfigException {
     Path abs = file.toAbsolutePath().normalize();
-    String text = read(abs);
+    String text = ConfigFile.read(abs);
     Validated v = validate(text, abs);
     return new Sections(v.agent(), ClusterConfig.parse(text, abs), v.log());
-  }
-
-  /** The text of the config file {@code abs}, at most {@link #MAX_CONFIG_BYTES}. */
-  static String read(Path abs) throws ConfigException {
-    String text;
-    try {
-      if (Files.isDirectory(abs)) {
-        throw new ConfigException(abs, "cannot read config file: it is a directory");
-      }
-      long size = Files.size(abs);
-      if (size > MAX_CONFIG_BYTES) {
-        throw new ConfigException(abs, tooBig(size));
-      }
-      byte[] bytes;
-      try (var in = Files.newInputStream(abs)) {
-        // It may have grown since: read no more than the limit allows.
-        bytes = in.readNBytes(MAX_CONFIG_BYTES + 1);
-      }
-      if (bytes.length > MAX_CONFIG_BYTES) {
-        throw new ConfigException(abs, tooBig(bytes.length));
-      }
-      text = new String(bytes, StandardCharsets.UTF_8);
-    } catch (NoSuchFileException e) {
-      throw new ConfigException(abs, "cannot read config file: no such file");
-    } catch (AccessDeniedException e) {
-      throw new ConfigException(abs, "cannot read config file: permission denied");
-    } catch (IOException e) {
-      throw new ConfigException(abs, "cannot read config file: " + e.getMessage());
-    }
-    return text;
   }
 
   /**
@@ -128,7 +89,7 @@ public final class ConfigLoader {
   private static Validated validate(String yaml, Path file) throws ConfigException {
     Path abs = file.toAbsolutePath().normalize();
     if (yaml.length() > MAX_CONFIG_BYTES) {
-      throw new ConfigException(abs, tooBig(yaml.length()));
+      throw new ConfigException(abs, ConfigFile.tooBig(yaml.length()));
     }
     if (yaml.isBlank()) {
       throw new ConfigException(abs, "config file is empty (data_dir and plugins are required)");
@@ -148,11 +109,6 @@ public final class ConfigLoader {
     List<String> earlier = new ArrayList<>(unknown.problems());
     LogSettings log = LogSettings.parse(yaml, earlier); // the log: section's problems, each with its line
     return new Validated(new AgentConfigRules(abs, earlier).validate(raw), log);
-  }
-
-  private static String tooBig(long size) {
-    return "config file is " + size + " bytes, over the limit of " + MAX_CONFIG_BYTES
-        + " bytes (is it the right file?)";
   }
 
   // ---- shared with the agent -----------------------------------------------------------------
