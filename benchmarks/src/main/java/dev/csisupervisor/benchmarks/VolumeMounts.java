@@ -278,7 +278,7 @@ final class VolumeMounts {
     String tag = paced ? "p" : "b";
     int flapping = 200;
     int threads = 4;
-    Stats bare = new Stats(JournalRoll.bareFsync(root.resolve("bare-fsync"), 2000, 64));
+    Stats bare = new Stats(JournalRoll.bareFsync(root.resolve("bare-fsync-" + tag), 2000, 64));
     List<PluginInfo> flappers = new ArrayList<>();
     for (int i = 0; i < flapping; i++) {
       Fingerprint f = new Fingerprint("f" + i, "1", Map.of(), Set.of(), Set.of(), Set.of(), "node-1", 0, Map.of());
