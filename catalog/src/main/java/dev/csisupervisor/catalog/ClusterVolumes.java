@@ -74,6 +74,12 @@ public interface ClusterVolumes extends AutoCloseable {
 
   Optional<ClusterAttachment> attachment(String pluginId, String volumeId, String nodeId);
 
+  /**
+   * Whether a controller plugin of this id in the catalog (any node, healthy or not) offers
+   * {@code PUBLISH_UNPUBLISH_VOLUME}: then a node's claim waits for its attachment.
+   */
+  boolean controllerPublishes(String pluginId);
+
   /** Everything at one revision. */
   VolumesSnapshot read();
 

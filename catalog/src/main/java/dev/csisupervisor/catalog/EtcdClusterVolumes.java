@@ -277,6 +277,23 @@ final class EtcdClusterVolumes implements ClusterVolumes {
   }
 
   @Override
+  public boolean controllerPublishes(String pluginId) {
+    dev.csisupervisor.common.CsiIds.checkPlugin("pluginId", pluginId);
+    String prefix = keys.pluginsRoot() + dev.csisupervisor.registry.PluginType.CSI_CONTROLLER.id() + "/" + pluginId + "/";
+    TxnResponse r = txn(TxnRequest.newBuilder().addSuccess(rangePrefix(prefix, 0)).build());
+    for (KeyValue kv : r.getResponses(0).getResponseRange().getKvsList()) {
+      try {
+        if (CatalogCodec.decodeEntry(kv.getValue()).controllerCapabilities().contains("PUBLISH_UNPUBLISH_VOLUME")) {
+          return true;
+        }
+      } catch (IllegalArgumentException e) {
+        log.warn("cluster volumes: skipping {}: {}", kv.getKey().toStringUtf8(), e.getMessage());
+      }
+    }
+    return false;
+  }
+
+  @Override
   public VolumesSnapshot read() {
     TxnResponse r = txn(TxnRequest.newBuilder()
         .addSuccess(rangePrefix(keys.volumesRoot(), 0)).addSuccess(rangePrefix(keys.claimsRoot(), 0))
