@@ -149,7 +149,9 @@ final class EtcdClusterVolumes implements ClusterVolumes {
         + request.allocId();
     for (int round = 1; round <= MAX_CLAIM_ROUNDS; round++) {
       // Step 1: the volume and every claim of it, at one revision.
-      TxnResponse read = txn(TxnRequest.newBuilder().addSuccess(range(volumeKey)).addSuccess(rangePrefix(claims, 0)).build());
+      String attachmentKey = keys.attachmentKey(request.pluginId(), request.volumeId(), request.nodeId());
+      TxnResponse read = txn(TxnRequest.newBuilder().addSuccess(range(volumeKey)).addSuccess(rangePrefix(claims, 0))
+          .addSuccess(range(attachmentKey)).build());
       long revision = read.getHeader().getRevision();
       List<KeyValue> volumeKv = read.getResponses(0).getResponseRange().getKvsList();
       if (volumeKv.isEmpty()) {
@@ -174,6 +176,13 @@ final class EtcdClusterVolumes implements ClusterVolumes {
       for (ClusterClaim e : existing) {
         if (e.nodeId().equals(request.nodeId()) && e.allocId().equals(request.allocId())) {
           if (e.mode() == request.mode() && e.readOnly() == request.readOnly()) {
+            // Asked again (a mount tried again): an attachment that FAILED for it is cleared to be tried again.
+            List<KeyValue> att = read.getResponses(2).getResponseRange().getKvsList();
+            if (!att.isEmpty() && failed(att.get(0))) {
+              txn(TxnRequest.newBuilder().addCompare(Compare.newBuilder().setKey(bytes(attachmentKey))
+                  .setTarget(Compare.CompareTarget.MOD).setResult(Compare.CompareResult.EQUAL)
+                  .setModRevision(att.get(0).getModRevision())).addSuccess(delete(attachmentKey)).build());
+            }
             return e;
           }
           throw refused(ClaimRefusedException.Reason.ALREADY_CLAIMED_OTHERWISE, what + " refused: the allocation "
@@ -187,8 +196,17 @@ final class EtcdClusterVolumes implements ClusterVolumes {
             + conflict.get().holder().mode() + (conflict.get().holder().readOnly() ? " read-only" : "") + ": "
             + conflict.get().why(), conflict.get().holder());
       }
-      // Step 3: the put, only if the volume and its claims are as read (no claim changed or added since).
-      TxnResponse w = txn(TxnRequest.newBuilder()
+      // Step 3: the put, only if the volume and its claims are as read (no claim changed or added since). A FAILED
+      // attachment to this node is an earlier claim's answer: it goes with this put, so the controller agent tries
+      // again for this claim and the node never reads the old failure as its own.
+      TxnRequest.Builder put = TxnRequest.newBuilder();
+      List<KeyValue> attachment = read.getResponses(2).getResponseRange().getKvsList();
+      if (!attachment.isEmpty() && failed(attachment.get(0))) {
+        put.addCompare(Compare.newBuilder().setKey(bytes(attachmentKey)).setTarget(Compare.CompareTarget.MOD)
+            .setResult(Compare.CompareResult.EQUAL).setModRevision(attachment.get(0).getModRevision()));
+        put.addSuccess(delete(attachmentKey));
+      }
+      TxnResponse w = txn(put
           .addCompare(Compare.newBuilder().setKey(bytes(volumeKey)).setTarget(Compare.CompareTarget.MOD)
               .setResult(Compare.CompareResult.EQUAL).setModRevision(volumeKv.get(0).getModRevision()))
           .addCompare(Compare.newBuilder().setKey(bytes(claims)).setRangeEnd(EtcdClient.prefixEnd(bytes(claims)))
@@ -203,6 +221,14 @@ final class EtcdClusterVolumes implements ClusterVolumes {
     }
     throw new EtcdException(what + ": the volume's claims kept changing for " + MAX_CLAIM_ROUNDS + " rounds",
         "CONTENTION", null);
+  }
+
+  private static boolean failed(KeyValue attachment) {
+    try {
+      return VolumeCodec.decodeAttachment(attachment.getValue()).state() == ClusterAttachment.State.FAILED;
+    } catch (IllegalArgumentException e) {
+      return false;
+    }
   }
 
   /** A claim value that does not read is never guessed at: it holds the volume as a writer of its key. */

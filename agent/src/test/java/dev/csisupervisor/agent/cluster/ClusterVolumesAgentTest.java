@@ -159,7 +159,7 @@ class ClusterVolumesAgentTest {
   }
 
   record Node(String id, PluginRegistry registry, CatalogPublisher publisher, ClusterVolumes volumes,
-      ClusterVolumeClaims claims, VolumeManager manager, CsiClient client) {}
+      ClusterVolumeClaims claims, VolumeManager manager, CsiClient client, Optional<ClusterController> controller) {}
 
   private <T extends AutoCloseable> T track(T c) {
     closeables.add(c);
@@ -175,6 +175,10 @@ class ClusterVolumesAgentTest {
   }
 
   private Node node(int i, boolean controller) throws Exception {
+    return node(i, controller, Optional.empty());
+  }
+
+  private Node node(int i, boolean controller, Optional<Duration> detachAfter) throws Exception {
     String id = "n" + i;
     ShortTempDir dir = track(new ShortTempDir("cv" + i));
     Path csiRoot = dir.resolve("csi");
@@ -199,12 +203,13 @@ class ClusterVolumesAgentTest {
         .csiRoot(csiRoot).scheduler(scheduler).mountTable(Optional.empty()).clusterClaims(claims).build());
     claims.bind(manager);
     CsiClient client = track(CsiClient.create(socket));
+    ClusterController c = null;
     if (controller) {
-      ClusterController c = track(new ClusterController(volumes, id, registry, p -> cloudClient(client),
-          Duration.ofSeconds(5), Optional.empty(), Clock.systemUTC()));
+      c = track(new ClusterController(volumes, id, registry, p -> cloudClient(client),
+          Duration.ofSeconds(5), detachAfter, Clock.systemUTC()));
       c.start(Duration.ofMillis(100));
     }
-    Node n = new Node(id, registry, publisher, volumes, claims, manager, client);
+    Node n = new Node(id, registry, publisher, volumes, claims, manager, client, Optional.ofNullable(c));
     nodes.add(n);
     return n;
   }
@@ -319,5 +324,66 @@ class ClusterVolumesAgentTest {
     assertEquals(List.of("crashed"), n1.claims().sweep().stream().map(c -> c.allocId()).toList());
     assertEquals(List.of(), n1.volumes().claims(PLUGIN, vol));
     assertEquals(1, n1.volumes().claims(PLUGIN, kept).size(), "a mounted allocation's claim stays");
+  }
+
+  @Test
+  void controllerAgentGone_itsSuccessorUnpublishes() throws Exception {
+    Node n0 = node(0, true);
+    Node n1 = node(1, false);
+    Node n2 = node(2, true);
+    String vol = disk("d7");
+    await().atMost(WAIT).until(() -> n1.volumes().read().controllers().containsKey(PLUGIN));
+    String first = n1.volumes().read().controllers().get(PLUGIN);
+    get(n1.manager().mount(VolumeClaim.of(PLUGIN, vol, "a1", RWO, false)));
+    assertEquals(Set.of("csi-n1"), cloud.on(vol));
+
+    Node leader = first.equals("n0") ? n0 : n2;
+    leader.controller().orElseThrow().close();
+    leader.volumes().close(); // its election lease revoked: the other controller agent is elected
+    String successor = first.equals("n0") ? "n2" : "n0";
+    await().atMost(WAIT).until(() -> successor.equals(n1.volumes().read().controllers().get(PLUGIN)));
+
+    get(n1.manager().unmount(PLUGIN, vol, "a1"));
+    await().atMost(WAIT).until(() -> cloud.on(vol).isEmpty() && n1.volumes().attachment(PLUGIN, vol, "n1").isEmpty());
+  }
+
+  @Test
+  void lostNode_keepsItsClaims_untilTheOperatorForces() throws Exception {
+    Node n0 = node(0, true);
+    Node n1 = node(1, false);
+    Node n2 = node(2, false);
+    String vol = disk("d8");
+    get(n1.manager().mount(VolumeClaim.of(PLUGIN, vol, "a1", RWO, false)));
+    n1.publisher().close(); // the node leaves (its lease revoked): lost, as far as the cluster can tell
+    await().atMost(WAIT).until(() -> !n0.volumes().read().liveNodes().contains("n1"));
+
+    VolumeException refused = failure(n2.manager().mount(VolumeClaim.of(PLUGIN, vol, "b1", RWO, false)));
+    assertTrue(refused.getMessage().contains("node n1, alloc a1"), refused.getMessage());
+    assertEquals(Set.of("csi-n1"), cloud.on(vol), "no lease expiry detaches anything");
+
+    assertEquals(1, n0.volumes().forceDetach("n1", Optional.empty(), Optional.empty()).size());
+    // Forced without any unpublish: the cloud still has the disk on n1 and refuses n2 (no double attachment).
+    VolumeException stillOnN1 = failure(n2.manager().mount(VolumeClaim.of(PLUGIN, vol, "b1", RWO, false)));
+    assertTrue(stillOnN1.getMessage().contains("FAILED_PRECONDITION"), stillOnN1.getMessage());
+    cloud.detach(vol, "csi-n1"); // what the operator does by hand before forcing, for a node that is gone
+    get(n2.manager().mount(VolumeClaim.of(PLUGIN, vol, "b1", RWO, false)));
+    assertEquals(Set.of("csi-n2"), cloud.on(vol));
+    assertEquals(1, cloud.maxAttachments);
+  }
+
+  @Test
+  void lostNode_pastDetachAfter_isFencedByTheUnpublish_thenItsClaimsGo() throws Exception {
+    Node n0 = node(0, true, Optional.of(Duration.ofSeconds(1)));
+    Node n1 = node(1, false);
+    Node n2 = node(2, false);
+    String vol = disk("d9");
+    get(n1.manager().mount(VolumeClaim.of(PLUGIN, vol, "a1", RWO, false)));
+    n1.publisher().close();
+    await().atMost(WAIT).until(() -> n0.volumes().claims(PLUGIN, vol).isEmpty());
+    assertEquals(Set.of(), cloud.on(vol), "unpublished (the fence) before the claims went");
+    assertTrue(n0.controller().orElseThrow().counts().fenced() >= 1);
+    get(n2.manager().mount(VolumeClaim.of(PLUGIN, vol, "b1", RWO, false)));
+    assertEquals(Set.of("csi-n2"), cloud.on(vol));
+    assertEquals(1, cloud.maxAttachments);
   }
 }
