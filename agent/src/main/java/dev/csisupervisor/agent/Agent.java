@@ -7,6 +7,7 @@ import dev.csisupervisor.agent.admin.AdminServer;
 import dev.csisupervisor.agent.admin.VolumeAdminService;
 import dev.csisupervisor.agent.admin.AdminService;
 import dev.csisupervisor.agent.cluster.ClusterMembership;
+import dev.csisupervisor.agent.cluster.ClusterVolumeClaims;
 import dev.csisupervisor.tasks.artifact.ArtifactStore;
 import dev.csisupervisor.agent.config.AgentConfig;
 import dev.csisupervisor.agent.config.ConfigException;
@@ -121,6 +122,7 @@ public final class Agent implements AutoCloseable {
   private AutoCloseable volumeEvents;
   /** The cluster catalog membership (none until {@code cluster:} is applied); closed after the plugins stop. */
   private volatile ClusterMembership cluster;
+  private ClusterVolumeClaims clusterClaims;
   private final List<Subscription> subscriptions = new ArrayList<>();
   private CsiPluginSupervisor supervisor;
   /** Plugin sockets and the discovery directory: one inotify instance and thread for both. */
@@ -196,11 +198,18 @@ public final class Agent implements AutoCloseable {
     }
     // The volume manager keeps its records in the same store; what a crash interrupted is settled as
     // soon as each volume's node plugin is registered and confirmed again.
+    // In a cluster (cluster: in the config, now or after a reload) every mount takes its claim in etcd first, and
+    // the controller publish is the elected controller agent's; claims no record holds are released every 30 s.
+    clusterClaims = new ClusterVolumeClaims(() -> Optional.ofNullable(cluster).flatMap(ClusterMembership::node)
+        .map(n -> new ClusterVolumeClaims.Membership(n.volumes(), n.config().nodeId(), n::status)), registry,
+        threads.scheduler, config.volumeMountWait(), Duration.ofSeconds(30));
     volumes = VolumeManager.builder().registry(registry).stateStore(store).csiRoot(config.csiRoot())
+        .clusterClaims(clusterClaims)
         .scheduler(threads.scheduler).clock(clock, System::nanoTime).observer(metrics::volumeRpc)
         .mountWait(config.volumeMountWait()).healthInterval(config.volumeHealthInterval())
         .mountTable(config.volumeVerifyMounts() ? Optional.of(MountTable.proc()) : Optional.empty())
         .records(volumeRecords).build();
+    clusterClaims.bind(volumes);
     if (!config.volumeVerifyMounts()) {
       log.warn("volumes.verify_mounts is false: volume mounts are not checked against the mount table (lost"
           + " mounts are not mounted again, unmounts not verified, orphan mounts not found); only for plugins"
@@ -441,6 +450,7 @@ public final class Agent implements AutoCloseable {
     // instead of being retried against plugins that are going away. Mounts stay mounted.
     closeQuietly(volumeEvents);
     closeQuietly(volumes);
+    closeQuietly(clusterClaims);
     if (discovered != null) {
       discovered.close(config.leaveRunning());
     }
