@@ -6,6 +6,7 @@ import static java.util.Objects.requireNonNull;
 import dev.csisupervisor.agent.admin.AdminServer;
 import dev.csisupervisor.agent.admin.VolumeAdminService;
 import dev.csisupervisor.agent.admin.AdminService;
+import dev.csisupervisor.agent.cluster.ClusterController;
 import dev.csisupervisor.agent.cluster.ClusterMembership;
 import dev.csisupervisor.agent.cluster.ClusterVolumeClaims;
 import dev.csisupervisor.tasks.artifact.ArtifactStore;
@@ -39,6 +40,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
+import java.util.function.LongSupplier;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -220,6 +222,11 @@ public final class Agent implements AutoCloseable {
     metrics.watchVolumes(() -> volumeCounts(volumes), () -> volumes.abnormal().size(),
         () -> volumes.list().stream().filter(VolumeRecord::hasLost).count());
     cluster = new ClusterMembership(registry, metrics);
+    java.util.function.Function<java.util.function.ToLongFunction<ClusterController.Counts>, LongSupplier> counts =
+        f -> () -> cluster.node().map(n -> f.applyAsLong(n.controller().counts())).orElse(0L);
+    metrics.watchClusterVolumes(() -> cluster.node().map(n -> (long) n.controller().leading().size()).orElse(0L),
+        counts.apply(ClusterController.Counts::publishes), counts.apply(ClusterController.Counts::unpublishes),
+        counts.apply(ClusterController.Counts::fenced), clusterClaims::pendingReleases);
 
     // Step 2: the metrics address, before any plugin process is touched: an address in use fails the
     // start without launching, re-attaching to or stopping a plugin.
