@@ -12,13 +12,9 @@ import dev.csisupervisor.catalog.EtcdOptions;
 import dev.csisupervisor.catalog.VolumeAccessMode;
 import dev.csisupervisor.catalog.testing.EtcdCluster;
 import dev.csisupervisor.client.AccessMode;
-import dev.csisupervisor.client.ControllerPublishRequest;
 import dev.csisupervisor.client.CreateVolumeRequest;
 import dev.csisupervisor.client.CsiClient;
-import dev.csisupervisor.client.CsiStatusException;
-import dev.csisupervisor.client.ForwardingCsiClient;
 import dev.csisupervisor.client.Secrets;
-import dev.csisupervisor.client.StatusCode;
 import dev.csisupervisor.client.VolumeCapability;
 import dev.csisupervisor.mockplugin.MockCsiPlugin;
 import dev.csisupervisor.mockplugin.MockMode;
@@ -58,8 +54,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Three agents' volume sides on a real three-member etcd: each node a registry, a catalog publisher, a volume
  * manager with its own mock node plugin, and {@link ClusterVolumeClaims}; node n0 also runs the controller and the
- * {@link ClusterController}, whose controller calls go to a shared "cloud" that refuses to attach a single-node
- * volume to a second node (so a double attachment would fail the test).
+ * {@link ClusterController}; the mock plugins share a "cloud" (a file-locked state file) that refuses to attach a
+ * single-node disk to a second node, so a double attachment would fail the test.
  */
 class ClusterVolumesAgentTest {
   private static final Duration WAIT = Duration.ofSeconds(30);
@@ -76,6 +72,7 @@ class ClusterVolumesAgentTest {
   private final List<AutoCloseable> closeables = new ArrayList<>();
   private final ScheduledExecutorService scheduler = Executors.newScheduledThreadPool(2);
   private final Cloud cloud = new Cloud();
+  private final Path cloudFile = tmp.resolve("cloud" + prefixes);
   private final List<Node> nodes = new ArrayList<>();
 
   @BeforeAll
@@ -103,59 +100,22 @@ class ClusterVolumesAgentTest {
     }
   }
 
-  /** The cloud behind the controller: which node each disk is attached to, and the most it ever was. */
-  static final class Cloud {
-    final Map<String, Set<String>> attached = new HashMap<>();
-    int maxAttachments;
-    int publishes;
-
-    synchronized Map<String, String> attach(String volume, String node) throws CsiStatusException {
-      Set<String> on = attached.computeIfAbsent(volume, v -> new HashSet<>());
-      if (!on.contains(node) && !on.isEmpty()) {
-        throw new CsiStatusException(Path.of("/cloud"), "ControllerPublishVolume", StatusCode.FAILED_PRECONDITION,
-            "disk " + volume + " is attached to " + on + " and attaches to one node only");
+  /** The mock plugins' shared cloud, read from its file: the nodes a disk is attached to. */
+  final class Cloud {
+    Set<String> on(String volume) throws java.io.IOException {
+      Set<String> out = new HashSet<>();
+      if (!Files.exists(cloudFile)) {
+        return out;
       }
-      on.add(node);
-      publishes++;
-      maxAttachments = Math.max(maxAttachments, on.size());
-      return Map.of("device", "/dev/cloud/" + volume, "node", node);
-    }
-
-    synchronized void detach(String volume, String node) {
-      Set<String> on = attached.get(volume);
-      if (on != null) {
-        on.remove(node);
-      }
-    }
-
-    synchronized Set<String> on(String volume) {
-      return Set.copyOf(attached.getOrDefault(volume, Set.of()));
-    }
-  }
-
-  /** The controller plugin's client with its attach and detach going to the cloud. */
-  private CsiClient cloudClient(CsiClient real) {
-    return new ForwardingCsiClient() {
-      @Override
-      protected CsiClient delegate() {
-        return real;
-      }
-
-      @Override
-      public CompletableFuture<Map<String, String>> controllerPublishVolumeAsync(ControllerPublishRequest r) {
-        try {
-          return CompletableFuture.completedFuture(cloud.attach(r.volumeId(), r.nodeId()));
-        } catch (CsiStatusException e) {
-          return CompletableFuture.failedFuture(e);
+      for (String line : Files.readAllLines(cloudFile)) {
+        String[] f = line.split(" ");
+        if (f.length == 4 && f[0].equals("attached")
+            && java.net.URLDecoder.decode(f[1], java.nio.charset.StandardCharsets.UTF_8).equals(volume)) {
+          out.add(java.net.URLDecoder.decode(f[2], java.nio.charset.StandardCharsets.UTF_8));
         }
       }
-
-      @Override
-      public CompletableFuture<Void> controllerUnpublishVolumeAsync(String volumeId, String nodeId, Secrets secrets) {
-        cloud.detach(volumeId, nodeId);
-        return CompletableFuture.completedFuture(null);
-      }
-    };
+      return out;
+    }
   }
 
   record Node(String id, PluginRegistry registry, CatalogPublisher publisher, ClusterVolumes volumes,
@@ -184,7 +144,8 @@ class ClusterVolumesAgentTest {
     Path csiRoot = dir.resolve("csi");
     Path socket = csiRoot.resolve("monolith").resolve(PLUGIN).resolve("csi.sock");
     Files.createDirectories(socket.getParent());
-    track(MockCsiPlugin.builder().mode(MockMode.MONOLITH).socket(socket).allCapabilities().nodeId("csi-" + id).start());
+    track(MockCsiPlugin.builder().mode(MockMode.MONOLITH).socket(socket).allCapabilities().nodeId("csi-" + id)
+        .cloud(cloudFile, Duration.ofMillis(20)).start());
     PluginRegistry registry = track(PluginRegistry.builder().stateStore(new InMemoryStateStore()).build());
     registry.register(info(PluginType.CSI_NODE, socket, "csi-" + id));
     if (controller) {
@@ -205,7 +166,7 @@ class ClusterVolumesAgentTest {
     CsiClient client = track(CsiClient.create(socket));
     ClusterController c = null;
     if (controller) {
-      c = track(new ClusterController(volumes, id, registry, p -> cloudClient(client),
+      c = track(new ClusterController(volumes, id, registry, p -> client,
           Duration.ofSeconds(5), detachAfter, Clock.systemUTC()));
       c.start(Duration.ofMillis(100));
     }
@@ -225,17 +186,10 @@ class ClusterVolumesAgentTest {
         PluginHealth.healthy(Instant.now()), false);
   }
 
-  /** The same disk on every node's mock plugin (each keeps its own copy of the "cloud" disk's id). */
+  /** A disk made in the cloud by the first node's controller, registered in the cluster. */
   private String disk(String name) throws Exception {
-    String id = null;
-    for (Node n : nodes) {
-      String made = n.client().createVolumeAsync(new CreateVolumeRequest(name, Optional.empty(), List.of(RWO), Map.of(),
-          Secrets.none())).get(10, TimeUnit.SECONDS).volumeId();
-      if (id != null) {
-        assertEquals(id, made, "every node's mock names the disk alike");
-      }
-      id = made;
-    }
+    String id = nodes.get(0).client().createVolumeAsync(new CreateVolumeRequest(name, Optional.empty(), List.of(RWO),
+        Map.of(), Secrets.none())).get(10, TimeUnit.SECONDS).volumeId();
     nodes.get(0).volumes().register(new ClusterVolume(PLUGIN, id, 0, Set.of(), List.of(), Map.of(), Map.of()));
     return id;
   }
@@ -257,7 +211,7 @@ class ClusterVolumesAgentTest {
     String vol = disk("d1");
 
     MountedVolume m = get(n1.manager().mount(VolumeClaim.of(PLUGIN, vol, "a1", RWO, false)));
-    assertEquals(Map.of("device", "/dev/cloud/" + vol, "node", "csi-n1"),
+    assertEquals(Map.of("device", "/dev/mock/" + vol),
         n1.manager().find(PLUGIN, vol).orElseThrow().publishContext(), "staged with the cloud's publish context");
     assertEquals(Set.of("csi-n1"), cloud.on(vol));
     assertTrue(Files.exists(m.targetPath().getParent()));
@@ -273,7 +227,6 @@ class ClusterVolumesAgentTest {
 
     get(n2.manager().mount(VolumeClaim.of(PLUGIN, vol, "b1", RWO, false)));
     assertEquals(Set.of("csi-n2"), cloud.on(vol));
-    assertEquals(1, cloud.maxAttachments, "never attached to two nodes at once");
     assertEquals(1, n0.manager().list().size() + n2.manager().list().size(), "n2 alone has it");
   }
 
@@ -365,10 +318,10 @@ class ClusterVolumesAgentTest {
     // Forced without any unpublish: the cloud still has the disk on n1 and refuses n2 (no double attachment).
     VolumeException stillOnN1 = failure(n2.manager().mount(VolumeClaim.of(PLUGIN, vol, "b1", RWO, false)));
     assertTrue(stillOnN1.getMessage().contains("FAILED_PRECONDITION"), stillOnN1.getMessage());
-    cloud.detach(vol, "csi-n1"); // what the operator does by hand before forcing, for a node that is gone
+    // What the operator does by hand before forcing, for a node that is gone: detach the disk in the cloud.
+    n0.client().controllerUnpublishVolumeAsync(vol, "csi-n1", Secrets.none()).get(10, TimeUnit.SECONDS);
     get(n2.manager().mount(VolumeClaim.of(PLUGIN, vol, "b1", RWO, false)));
     assertEquals(Set.of("csi-n2"), cloud.on(vol));
-    assertEquals(1, cloud.maxAttachments);
   }
 
   @Test
@@ -384,6 +337,5 @@ class ClusterVolumesAgentTest {
     assertTrue(n0.controller().orElseThrow().counts().fenced() >= 1);
     get(n2.manager().mount(VolumeClaim.of(PLUGIN, vol, "b1", RWO, false)));
     assertEquals(Set.of("csi-n2"), cloud.on(vol));
-    assertEquals(1, cloud.maxAttachments);
   }
 }
