@@ -72,6 +72,8 @@ public final class ClusterController implements AutoCloseable {
   /** Per lost node, when this agent first saw its lease gone (nanoTime). */
   private final Map<String, Long> lostSince = new ConcurrentHashMap<>();
   private final Map<String, ClusterVolumes.Leadership> leading = new ConcurrentHashMap<>();
+  /** Controller calls under way, in words ("ControllerPublishVolume of V to node N"). */
+  private final Set<String> inFlight = ConcurrentHashMap.newKeySet();
   private final AtomicLong publishes = new AtomicLong();
   private final AtomicLong unpublishes = new AtomicLong();
   private final AtomicLong fenced = new AtomicLong();
@@ -118,6 +120,11 @@ public final class ClusterController implements AutoCloseable {
   /** The plugin ids this agent leads now. */
   public Set<String> leading() {
     return Set.copyOf(leading.keySet());
+  }
+
+  /** The controller calls under way now, in words (for status). */
+  public Set<String> inFlight() {
+    return Set.copyOf(inFlight);
   }
 
   /** Counts for metrics and status: publishes, unpublishes, fenced nodes' claims. */
@@ -231,6 +238,7 @@ public final class ClusterController implements AutoCloseable {
     boolean readOnly = cs.stream().allMatch(ClusterClaim::readOnly)
         && controller.fingerprint().controllerCapabilities().contains(CsiCapabilities.PUBLISH_READONLY);
     VolumeCapability capability = VolumeCapability.mount(AccessMode.valueOf(writer.mode().name()));
+    inFlight.add(what);
     try {
       Map<String, String> context = client.controllerPublishVolumeAsync(new ControllerPublishRequest(t.volumeId(),
               csiNode, capability, readOnly, Secrets.none(), volume.map(ClusterVolume::volumeContext).orElse(Map.of())))
@@ -254,6 +262,8 @@ public final class ClusterController implements AutoCloseable {
       // NOT_FOUND (volume or node gone), FAILED_PRECONDITION (published to another node, single-node volume),
       // RESOURCE_EXHAUSTED (the node's attach limit), ALREADY_EXISTS (published incompatibly): final, said as is.
       fail(l, t, controller.name(), csiNode, what + " failed: " + code.get() + ": " + cause.getMessage());
+    } finally {
+      inFlight.remove(what);
     }
   }
 
@@ -274,6 +284,7 @@ public final class ClusterController implements AutoCloseable {
       return volumes.deleteAttachment(l, a.pluginId(), a.volumeId(), a.nodeId(), fence);
     }
     String what = "ControllerUnpublishVolume of " + a.volumeId() + " from node " + a.nodeId();
+    inFlight.add(what);
     try {
       client.controllerUnpublishVolumeAsync(a.volumeId(), a.csiNodeId(), Secrets.none())
           .get(callTimeout.toMillis(), TimeUnit.MILLISECONDS);
@@ -289,6 +300,8 @@ public final class ClusterController implements AutoCloseable {
         log.warn("cluster controller: {} failed ({}); tried again next round", what, cause.getMessage());
         return false;
       }
+    } finally {
+      inFlight.remove(what);
     }
     unpublishes.incrementAndGet();
     boolean done = volumes.deleteAttachment(l, a.pluginId(), a.volumeId(), a.nodeId(), fence);

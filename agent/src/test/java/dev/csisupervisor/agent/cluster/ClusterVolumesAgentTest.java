@@ -73,6 +73,8 @@ class ClusterVolumesAgentTest {
   private final ScheduledExecutorService scheduler = Executors.newScheduledThreadPool(2);
   private final Cloud cloud = new Cloud();
   private final Path cloudFile = tmp.resolve("cloud" + prefixes);
+  /** How long the cloud takes to attach a disk. */
+  private Duration attachTime = Duration.ofMillis(20);
   private final List<Node> nodes = new ArrayList<>();
 
   @BeforeAll
@@ -145,7 +147,7 @@ class ClusterVolumesAgentTest {
     Path socket = csiRoot.resolve("monolith").resolve(PLUGIN).resolve("csi.sock");
     Files.createDirectories(socket.getParent());
     track(MockCsiPlugin.builder().mode(MockMode.MONOLITH).socket(socket).allCapabilities().nodeId("csi-" + id)
-        .cloud(cloudFile, Duration.ofMillis(20)).start());
+        .cloud(cloudFile, attachTime).start());
     PluginRegistry registry = track(PluginRegistry.builder().stateStore(new InMemoryStateStore()).build());
     registry.register(info(PluginType.CSI_NODE, socket, "csi-" + id));
     if (controller) {
@@ -337,5 +339,28 @@ class ClusterVolumesAgentTest {
     assertTrue(n0.controller().orElseThrow().counts().fenced() >= 1);
     get(n2.manager().mount(VolumeClaim.of(PLUGIN, vol, "b1", RWO, false)));
     assertEquals(Set.of("csi-n2"), cloud.on(vol));
+  }
+
+  @Test
+  void controllerAgentKilledMidPublish_itsSuccessorFinishesIt() throws Exception {
+    attachTime = Duration.ofSeconds(1);
+    Node n0 = node(0, true);
+    Node n1 = node(1, false);
+    Node n2 = node(2, true);
+    String vol = disk("d10");
+    await().atMost(WAIT).until(() -> n1.volumes().read().controllers().containsKey(PLUGIN));
+    String first = n1.volumes().read().controllers().get(PLUGIN);
+    CompletableFuture<MountedVolume> mount = n1.manager().mount(VolumeClaim.of(PLUGIN, vol, "a1", RWO, false));
+    // The leader's ControllerPublishVolume is under way (the cloud takes 1 s): kill the leader.
+    Node leader = first.equals("n0") ? n0 : n2;
+    await().atMost(WAIT).until(() -> !leader.controller().orElseThrow().inFlight().isEmpty());
+    leader.controller().orElseThrow().close();
+    leader.volumes().close();
+    assertTrue(n1.volumes().attachment(PLUGIN, vol, "n1").isEmpty(), "the dead leader wrote no attachment");
+
+    get(mount); // the successor published again (the same node: the cloud's attach is idempotent)
+    String successor = first.equals("n0") ? "n2" : "n0";
+    assertEquals(successor, n1.volumes().attachment(PLUGIN, vol, "n1").orElseThrow().controllerNodeId());
+    assertEquals(Set.of("csi-n1"), cloud.on(vol));
   }
 }
