@@ -205,27 +205,31 @@ final class DefaultVolumeManager implements VolumeManager {
       return plugins.awaitNode(claim.pluginId(), mountWait)
           .thenCompose(ready -> lanes.submit(key, () -> mountOnLane(claim, false)));
     }
-    // Step 0 (in a cluster): the claim, and the controller's publication to this node, before anything here.
-    CompletableFuture<Optional<Map<String, String>>> granted;
-    try {
-      granted = clusterClaims.acquire(claim);
-    } catch (RuntimeException e) {
-      granted = CompletableFuture.failedFuture(e);
-    }
-    return granted
-        .exceptionallyCompose(e -> CompletableFuture.failedFuture(new VolumeException(Reason.CLUSTER_REFUSED,
-            "mount of " + claim.volumeId() + " for alloc " + claim.allocId() + ": " + Futures.unwrap(e).getMessage(),
-            Futures.unwrap(e))))
+    // Step 0 (in a cluster), once the node plugin is ready (its node id and topology go with the claim): the claim,
+    // and the controller's publication to this node, before anything is done here.
+    return plugins.awaitNode(claim.pluginId(), mountWait)
+        .thenCompose(ready -> acquire(claim))
         .thenCompose(context -> {
           VolumeClaim c = context.map(claim::withPublishContext).orElse(claim);
-          return plugins.awaitNode(c.pluginId(), mountWait)
-              .thenCompose(ready -> lanes.submit(key, () -> mountOnLane(c, context.isPresent())))
+          return lanes.submit(key, () -> mountOnLane(c, context.isPresent()))
               .whenComplete((m, e) -> {
                 if (e != null) {
                   releaseIfGone(key, c.allocId()); // a mount that failed before (or undid) its first step
                 }
               });
         });
+  }
+
+  private CompletableFuture<Optional<Map<String, String>>> acquire(VolumeClaim claim) {
+    CompletableFuture<Optional<Map<String, String>>> granted;
+    try {
+      granted = clusterClaims.acquire(claim);
+    } catch (RuntimeException e) {
+      granted = CompletableFuture.failedFuture(e);
+    }
+    return granted.exceptionallyCompose(e -> CompletableFuture.failedFuture(new VolumeException(Reason.CLUSTER_REFUSED,
+        "mount of " + claim.volumeId() + " for alloc " + claim.allocId() + ": " + Futures.unwrap(e).getMessage(),
+        Futures.unwrap(e))));
   }
 
   /** In a cluster: the allocation's claim goes once no usage of the volume here holds it. */
