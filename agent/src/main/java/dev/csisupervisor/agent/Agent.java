@@ -6,7 +6,9 @@ import static java.util.Objects.requireNonNull;
 import dev.csisupervisor.agent.admin.AdminServer;
 import dev.csisupervisor.agent.admin.VolumeAdminService;
 import dev.csisupervisor.agent.admin.AdminService;
+import dev.csisupervisor.agent.cluster.ClusterController;
 import dev.csisupervisor.agent.cluster.ClusterMembership;
+import dev.csisupervisor.agent.cluster.ClusterVolumeClaims;
 import dev.csisupervisor.tasks.artifact.ArtifactStore;
 import dev.csisupervisor.agent.config.AgentConfig;
 import dev.csisupervisor.agent.config.ConfigException;
@@ -38,6 +40,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
+import java.util.function.LongSupplier;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -121,6 +124,7 @@ public final class Agent implements AutoCloseable {
   private AutoCloseable volumeEvents;
   /** The cluster catalog membership (none until {@code cluster:} is applied); closed after the plugins stop. */
   private volatile ClusterMembership cluster;
+  private ClusterVolumeClaims clusterClaims;
   private final List<Subscription> subscriptions = new ArrayList<>();
   private CsiPluginSupervisor supervisor;
   /** Plugin sockets and the discovery directory: one inotify instance and thread for both. */
@@ -196,11 +200,18 @@ public final class Agent implements AutoCloseable {
     }
     // The volume manager keeps its records in the same store; what a crash interrupted is settled as
     // soon as each volume's node plugin is registered and confirmed again.
+    // In a cluster (cluster: in the config, now or after a reload) every mount takes its claim in etcd first, and
+    // the controller publish is the elected controller agent's; claims no record holds are released every 30 s.
+    clusterClaims = new ClusterVolumeClaims(() -> Optional.ofNullable(cluster).flatMap(ClusterMembership::node)
+        .map(n -> new ClusterVolumeClaims.Membership(n.volumes(), n.config().nodeId(), n::status)), registry,
+        threads.scheduler, config.volumeMountWait(), Duration.ofSeconds(30));
     volumes = VolumeManager.builder().registry(registry).stateStore(store).csiRoot(config.csiRoot())
+        .clusterClaims(clusterClaims)
         .scheduler(threads.scheduler).clock(clock, System::nanoTime).observer(metrics::volumeRpc)
         .mountWait(config.volumeMountWait()).healthInterval(config.volumeHealthInterval())
         .mountTable(config.volumeVerifyMounts() ? Optional.of(MountTable.proc()) : Optional.empty())
         .records(volumeRecords).build();
+    clusterClaims.bind(volumes);
     if (!config.volumeVerifyMounts()) {
       log.warn("volumes.verify_mounts is false: volume mounts are not checked against the mount table (lost"
           + " mounts are not mounted again, unmounts not verified, orphan mounts not found); only for plugins"
@@ -211,6 +222,11 @@ public final class Agent implements AutoCloseable {
     metrics.watchVolumes(() -> volumeCounts(volumes), () -> volumes.abnormal().size(),
         () -> volumes.list().stream().filter(VolumeRecord::hasLost).count());
     cluster = new ClusterMembership(registry, metrics);
+    java.util.function.Function<java.util.function.ToLongFunction<ClusterController.Counts>, LongSupplier> counts =
+        f -> () -> cluster.node().map(n -> f.applyAsLong(n.controller().counts())).orElse(0L);
+    metrics.watchClusterVolumes(() -> cluster.node().map(n -> (long) n.controller().leading().size()).orElse(0L),
+        counts.apply(ClusterController.Counts::publishes), counts.apply(ClusterController.Counts::unpublishes),
+        counts.apply(ClusterController.Counts::fenced), clusterClaims::pendingReleases);
 
     // Step 2: the metrics address, before any plugin process is touched: an address in use fails the
     // start without launching, re-attaching to or stopping a plugin.
@@ -441,6 +457,7 @@ public final class Agent implements AutoCloseable {
     // instead of being retried against plugins that are going away. Mounts stay mounted.
     closeQuietly(volumeEvents);
     closeQuietly(volumes);
+    closeQuietly(clusterClaims);
     if (discovered != null) {
       discovered.close(config.leaveRunning());
     }

@@ -66,7 +66,7 @@ final class CatalogCodec {
     }
   }
 
-  private static String req(String s, String field) {
+  static String req(String s, String field) {
     if (s == null) {
       throw new IllegalArgumentException(field + " is missing");
     }
@@ -81,7 +81,7 @@ final class CatalogCodec {
     return s == null ? Set.of() : s;
   }
 
-  private static ByteString write(Object o) {
+  static ByteString write(Object o) {
     try {
       return ByteString.copyFrom(JSON.writeValueAsBytes(o));
     } catch (IOException e) {
@@ -89,7 +89,7 @@ final class CatalogCodec {
     }
   }
 
-  private static <T> T read(ByteString value, Class<T> type) {
+  static <T> T read(ByteString value, Class<T> type) {
     try {
       T t = JSON.readValue(value.toByteArray(), type);
       if (t == null) {

@@ -10,8 +10,15 @@ import java.util.Optional;
  * <pre>
  *   &lt;prefix&gt;/nodes/&lt;nodeId&gt;
  *   &lt;prefix&gt;/plugins/&lt;type id&gt;/&lt;name&gt;/&lt;nodeId&gt;/&lt;allocId&gt;
+ *   &lt;prefix&gt;/volumes/&lt;plugin&gt;/&lt;vol&gt;
+ *   &lt;prefix&gt;/claims/&lt;plugin&gt;/&lt;vol&gt;/&lt;nodeId&gt;/&lt;alloc&gt;
+ *   &lt;prefix&gt;/attachments/&lt;plugin&gt;/&lt;vol&gt;/&lt;nodeId&gt;
+ *   &lt;prefix&gt;/controllers/&lt;plugin&gt;
  * </pre>
- * The plugin name and the node id never contain {@code /}; the alloc id is the last segment and may. Immutable.
+ * The plugin name and the node id never contain {@code /}; the alloc id of a plugin key is the last segment and
+ * may. A volume id (any id CSI allows, {@code /} included) and a claim's alloc id are written escaped
+ * ({@link #escape}: every byte outside {@code A-Z a-z 0-9 . _ -} as {@code %XX}), so each is one segment and
+ * the usual ids read as they are. Immutable.
  */
 public final class CatalogKeys {
   public static final String DEFAULT_PREFIX = "/csi-supervisor";
@@ -98,6 +105,114 @@ public final class CatalogKeys {
 
   public String pluginKey(String nodeId, PluginKey key) {
     return pluginsRoot() + key.type().id() + "/" + key.name() + "/" + checkNodeId(nodeId) + "/" + key.allocId();
+  }
+
+  public String volumesRoot() {
+    return prefix + "/volumes/";
+  }
+
+  public String claimsRoot() {
+    return prefix + "/claims/";
+  }
+
+  public String attachmentsRoot() {
+    return prefix + "/attachments/";
+  }
+
+  public String controllersRoot() {
+    return prefix + "/controllers/";
+  }
+
+  /** {@code <prefix>/volumes/<plugin>/<vol>}. */
+  public String volumeKey(String pluginId, String volumeId) {
+    return volumesRoot() + pluginId + "/" + escape(volumeId);
+  }
+
+  /** Every claim of one volume: {@code <prefix>/claims/<plugin>/<vol>/}. */
+  public String volumeClaimsPrefix(String pluginId, String volumeId) {
+    return claimsRoot() + pluginId + "/" + escape(volumeId) + "/";
+  }
+
+  /** Every claim of one volume on one node: {@code <prefix>/claims/<plugin>/<vol>/<node>/}. */
+  public String nodeClaimsPrefix(String pluginId, String volumeId, String nodeId) {
+    return volumeClaimsPrefix(pluginId, volumeId) + checkNodeId(nodeId) + "/";
+  }
+
+  public String claimKey(String pluginId, String volumeId, String nodeId, String allocId) {
+    return nodeClaimsPrefix(pluginId, volumeId, nodeId) + escape(allocId);
+  }
+
+  public String attachmentKey(String pluginId, String volumeId, String nodeId) {
+    return attachmentsRoot() + pluginId + "/" + escape(volumeId) + "/" + checkNodeId(nodeId);
+  }
+
+  /** The election key of the controller agent of a plugin id. */
+  public String controllerKey(String pluginId) {
+    return controllersRoot() + pluginId;
+  }
+
+  /**
+   * One key segment for any string: UTF-8 bytes outside {@code A-Z a-z 0-9 . _ -} as {@code %XX} (upper-case
+   * hex), the rest as they are; so {@code /} never splits a key and distinct ids give distinct segments.
+   */
+  public static String escape(String s) {
+    byte[] b = s.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    StringBuilder out = new StringBuilder(b.length);
+    for (byte x : b) {
+      char c = (char) (x & 0xff);
+      if (x >= 0 && PluginIds.onlyIdCharacters(String.valueOf(c))) {
+        out.append(c);
+      } else {
+        out.append('%').append(Character.toUpperCase(Character.forDigit((x >> 4) & 0xf, 16)))
+            .append(Character.toUpperCase(Character.forDigit(x & 0xf, 16)));
+      }
+    }
+    return out.toString();
+  }
+
+  /**
+   * The string {@link #escape} wrote.
+   *
+   * @throws IllegalArgumentException if {@code segment} is not one {@link #escape} writes
+   */
+  public static String unescape(String segment) {
+    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(segment.length());
+    for (int i = 0; i < segment.length(); i++) {
+      char c = segment.charAt(i);
+      if (c == '%' && i + 2 < segment.length()) {
+        int hi = Character.digit(segment.charAt(i + 1), 16);
+        int lo = Character.digit(segment.charAt(i + 2), 16);
+        if (hi < 0 || lo < 0) {
+          throw new IllegalArgumentException("bad escape at " + i + " in '" + segment + "'");
+        }
+        out.write(hi << 4 | lo);
+        i += 2;
+      } else if (c != '%' && PluginIds.onlyIdCharacters(String.valueOf(c))) {
+        out.write(c);
+      } else {
+        throw new IllegalArgumentException("'" + c + "' at " + i + " is not allowed in the key segment '" + segment + "'");
+      }
+    }
+    return out.toString(java.nio.charset.StandardCharsets.UTF_8);
+  }
+
+  /** A parsed claim key. */
+  public record ClaimPath(String pluginId, String volumeId, String nodeId, String allocId) {}
+
+  /** The parts of a claim key, or empty if {@code key} is not a well-formed one. */
+  public Optional<ClaimPath> parseClaimKey(String key) {
+    if (!key.startsWith(claimsRoot())) {
+      return Optional.empty();
+    }
+    String[] parts = key.substring(claimsRoot().length()).split("/", -1);
+    if (parts.length != 4 || !PluginIds.isValid(parts[0]) || !isNodeIdShape(parts[2])) {
+      return Optional.empty();
+    }
+    try {
+      return Optional.of(new ClaimPath(parts[0], unescape(parts[1]), parts[2], unescape(parts[3])));
+    } catch (IllegalArgumentException e) {
+      return Optional.empty();
+    }
   }
 
   /** A parsed plugin key: the node and the registration's key. */

@@ -278,8 +278,8 @@ final class EtcdClusterView implements ClusterView {
           if (CatalogListing.decode(keys, kv, p, n)) {
             p.forEach((k, v) -> putPlugin(rev, k, v));
             n.forEach((k, v) -> putNode(rev, k, v));
-          } else {
-            badValues++;
+          } else if (key.startsWith(keys.nodesRoot()) || key.startsWith(keys.pluginsRoot())) {
+            badValues++; // volumes, claims, attachments and controllers are not the view's
           }
         }
         revision = Math.max(revision, rev);

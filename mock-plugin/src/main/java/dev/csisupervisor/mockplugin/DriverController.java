@@ -162,6 +162,9 @@ final class DriverController {
             .asRuntimeException();
       }
       VolumeState v = driver.addVolume(name, capacity, source);
+      if (driver.cloud() != null) {
+        driver.cloud().addDisk(v.id, capacity);
+      }
       driver.persistLocked();
       return CreateVolumeResponse.newBuilder().setVolume(toProto(v)).build();
     }
@@ -219,6 +222,9 @@ final class DriverController {
             + " is still staged or published on the node").asRuntimeException();
       }
       driver.removeVolume(r.getVolumeId()); // unknown: already deleted, OK
+      if (driver.cloud() != null) {
+        driver.cloud().removeDisk(r.getVolumeId());
+      }
       driver.persistLocked();
       driver.deleteVolumeData(r.getVolumeId()); // after the save: a failed save keeps volume and data
     }
@@ -229,9 +235,16 @@ final class DriverController {
     requireId("volume_id", r.getVolumeId());
     requireId("node_id", r.getNodeId());
     requireCapability(r.hasVolumeCapability(), r.getVolumeCapability());
+    SharedCloud cloud = driver.cloud();
+    if (cloud != null) {
+      // The cloud attaches to any node, once per disk for a single-node mode (outside the driver's lock: it takes
+      // the scripted attach time).
+      int mode = r.getVolumeCapability().getAccessMode().getModeValue();
+      cloud.attach(r.getVolumeId(), r.getNodeId(), mode == 3 || mode == 4 || mode == 5);
+    }
     synchronized (driver.lock()) {
       VolumeState v = driver.volume(r.getVolumeId());
-      if (!r.getNodeId().equals(nodeId())) {
+      if (cloud == null && !r.getNodeId().equals(nodeId())) {
         throw notFound("node '" + r.getNodeId() + "' does not exist (this plugin serves node '" + nodeId() + "')");
       }
       Boolean readonly = v.publishedTo.get(r.getNodeId());
@@ -258,6 +271,9 @@ final class DriverController {
 
   ControllerUnpublishVolumeResponse controllerUnpublish(ControllerUnpublishVolumeRequest r) {
     requireId("volume_id", r.getVolumeId());
+    if (driver.cloud() != null && !r.getNodeId().isEmpty()) {
+      driver.cloud().detach(r.getVolumeId(), r.getNodeId());
+    }
     synchronized (driver.lock()) {
       VolumeState v = driver.findVolume(r.getVolumeId());
       if (v != null) {

@@ -232,6 +232,15 @@ final class InMemoryDriver {
   /** The volume with this id; NOT_FOUND if there is none. */
   VolumeState volume(String id) {
     VolumeState v = volumes.get(id);
+    SharedCloud c = cloud;
+    if (v == null && c != null) {
+      // A disk another plugin process made: known here once the cloud has it.
+      java.util.Optional<Long> capacity = c.disk(id);
+      if (capacity.isPresent()) {
+        v = new VolumeState(id, id, capacity.get(), null);
+        volumes.put(id, v);
+      }
+    }
     if (v == null) {
       throw DriverChecks.notFound("volume '" + id + "' does not exist");
     }
@@ -256,6 +265,17 @@ final class InMemoryDriver {
   /** Every volume, in creation order; a live view. */
   Collection<VolumeState> volumes() {
     return volumes.values();
+  }
+
+  /** The cloud shared with other plugin processes, or null. */
+  private volatile SharedCloud cloud;
+
+  void cloud(SharedCloud cloud) {
+    this.cloud = cloud;
+  }
+
+  SharedCloud cloud() {
+    return cloud;
   }
 
   void volumeIdPrefix(String prefix) {

@@ -263,6 +263,8 @@ public final class MockCsiPlugin extends ScriptedPlugin implements AutoCloseable
     Path stateFile;
     Path realMountsDir;
     String volumeIdPrefix = "vol-";
+    Path cloudFile;
+    java.time.Duration cloudAttachTime = java.time.Duration.ZERO;
     RealMounts.UidSource uidSource = RealMounts::effectiveUid;
 
     private Builder() {
@@ -457,6 +459,21 @@ public final class MockCsiPlugin extends ScriptedPlugin implements AutoCloseable
             + " chars");
       }
       this.volumeIdPrefix = prefix;
+      return this;
+    }
+
+    /**
+     * A "cloud" shared with other mock plugin processes through {@code file} (under a file lock): created disks go
+     * there, a controller attaches a disk to any node (a single-node mode to one node only: FAILED_PRECONDITION for
+     * a second), each attach taking {@code attachTime}, and a node plugin stages any disk the cloud has.
+     */
+    public Builder cloud(Path file, java.time.Duration attachTime) {
+      this.cloudFile = Objects.requireNonNull(file, "cloud").toAbsolutePath().normalize();
+      Objects.requireNonNull(attachTime, "attachTime");
+      if (attachTime.isNegative()) {
+        throw new IllegalArgumentException("attachTime must not be negative, got " + attachTime);
+      }
+      this.cloudAttachTime = attachTime;
       return this;
     }
 

@@ -136,6 +136,14 @@ final class MockPluginCommand implements Callable<Integer> {
       description = "Also advertise capability values this CSI version does not define (plugin 42, controller 99, node 77).")
   private boolean unknownCapabilities;
 
+  @Option(names = "--cloud", paramLabel = "PATH",
+      description = {"Share a cloud with other mock plugins through PATH (file-locked): disks made by any of them,",
+          "attached by any controller to any node, a single-node disk to one node only."})
+  private Path cloud;
+
+  @Option(names = "--cloud-attach-ms", paramLabel = "N", description = "How long each cloud attach takes (default 0).")
+  private long cloudAttachMs;
+
   @Option(names = "--state-file", paramLabel = "PATH",
       description = {"Keep the driver's volumes, publications, stages and publishes in PATH: loaded on start,",
           "saved after every change (atomic rename), so a restart after SIGKILL keeps them."})
@@ -198,6 +206,9 @@ final class MockPluginCommand implements Callable<Integer> {
     }
     if (stateFile != null) {
       builder.stateFile(stateFile);
+    }
+    if (cloud != null) {
+      builder.cloud(cloud, Duration.ofMillis(nonNegative("--cloud-attach-ms", cloudAttachMs)));
     }
     if (realMounts != null) {
       builder.realMounts(realMounts);

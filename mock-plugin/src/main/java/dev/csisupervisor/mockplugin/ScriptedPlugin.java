@@ -49,6 +49,9 @@ abstract sealed class ScriptedPlugin permits MockCsiPlugin {
         b.stateFile != null ? new DriverStateFile(b.stateFile) : null,
         b.realMountsDir != null ? new RealMounts(b.realMountsDir, b.uidSource) : null);
     driver.volumeIdPrefix(b.volumeIdPrefix);
+    if (b.cloudFile != null) {
+      driver.cloud(new SharedCloud(b.cloudFile, b.cloudAttachTime));
+    }
     script.updatePluginInfo(info -> info
         .setName(b.name)
         .setVendorVersion(b.vendorVersion)

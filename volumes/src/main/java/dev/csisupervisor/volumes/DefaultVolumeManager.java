@@ -84,10 +84,12 @@ final class DefaultVolumeManager implements VolumeManager {
   private final VolumeSecrets secrets = new VolumeSecrets();
 
   private final Map<String, byte[]> givenRecords;
+  private final ClusterClaims clusterClaims;
 
   private DefaultVolumeManager(Builder b) {
     this.store = b.stateStore;
     this.givenRecords = b.records;
+    this.clusterClaims = b.clusterClaims;
     this.csiRoot = b.csiRoot;
     this.mountWait = b.mountWait;
     this.committer = GroupCommitStore.sharing(b.stateStore);
@@ -119,6 +121,14 @@ final class DefaultVolumeManager implements VolumeManager {
     m.reconcileWithMountTable();
     m.plugins.start();
     m.health.start();
+    if (m.clusterClaims != ClusterClaims.NONE) {
+      // After the commit that took the allocation off the volume: its cluster claim goes.
+      m.events.add(e -> {
+        if (e.kind() == VolumeEvent.Kind.UNMOUNTED || e.kind() == VolumeEvent.Kind.ROLLED_BACK) {
+          m.releaseIfGone(new VolumeKey(e.pluginId(), e.volumeId()), e.allocId());
+        }
+      }, Runnable::run);
+    }
     return m;
   }
 
@@ -194,11 +204,46 @@ final class DefaultVolumeManager implements VolumeManager {
       return CompletableFuture.failedFuture(closedError());
     }
     VolumeKey key = claim.key();
+    if (clusterClaims == ClusterClaims.NONE) {
+      return plugins.awaitNode(claim.pluginId(), mountWait)
+          .thenCompose(ready -> lanes.submit(key, () -> mountOnLane(claim, false)));
+    }
+    // Step 0 (in a cluster), once the node plugin is ready (its node id and topology go with the claim): the claim,
+    // and the controller's publication to this node, before anything is done here.
     return plugins.awaitNode(claim.pluginId(), mountWait)
-        .thenCompose(ready -> lanes.submit(key, () -> mountOnLane(claim)));
+        .thenCompose(ready -> acquire(claim))
+        .thenCompose(context -> {
+          VolumeClaim c = context.map(claim::withPublishContext).orElse(claim);
+          return lanes.submit(key, () -> mountOnLane(c, context.isPresent()))
+              .whenComplete((m, e) -> {
+                if (e != null) {
+                  releaseIfGone(key, c.allocId()); // a mount that failed before (or undid) its first step
+                }
+              });
+        });
   }
 
-  private CompletableFuture<MountedVolume> mountOnLane(VolumeClaim c) {
+  private CompletableFuture<Optional<Map<String, String>>> acquire(VolumeClaim claim) {
+    CompletableFuture<Optional<Map<String, String>>> granted;
+    try {
+      granted = clusterClaims.acquire(claim);
+    } catch (RuntimeException e) {
+      granted = CompletableFuture.failedFuture(e);
+    }
+    return granted.exceptionallyCompose(e -> CompletableFuture.failedFuture(new VolumeException(Reason.CLUSTER_REFUSED,
+        "mount of " + claim.volumeId() + " for alloc " + claim.allocId() + ": " + Futures.unwrap(e).getMessage(),
+        Futures.unwrap(e))));
+  }
+
+  /** In a cluster: the allocation's claim goes once no usage of the volume here holds it. */
+  private void releaseIfGone(VolumeKey key, String allocId) {
+    VolumeRecord r = records.get(key);
+    if (r == null || r.usageOf(allocId).isEmpty()) {
+      clusterClaims.released(key.pluginId(), key.volumeId(), allocId);
+    }
+  }
+
+  private CompletableFuture<MountedVolume> mountOnLane(VolumeClaim c, boolean clusterPublished) {
     Optional<NodePlugin> found = plugins.readyNode(c.pluginId());
     if (found.isEmpty()) {
       return CompletableFuture.failedFuture(new VolumeException(Reason.PLUGIN_UNAVAILABLE,
@@ -210,7 +255,7 @@ final class DefaultVolumeManager implements VolumeManager {
     // table lost (this claim's own publication with its secrets), so the rules see the truth.
     CompletableFuture<VolumeRecord> settled = rec != null && rec.hasWork()
         ? settler.settle(Optional.of(node), rec, Optional.of(c)) : CompletableFuture.completedFuture(rec);
-    return settled.thenCompose(r -> mountSettled(node, c, r))
+    return settled.thenCompose(r -> mountSettled(node, c, r, clusterPublished))
         .thenCompose(m -> expandOwed(node, c, m));
   }
 
@@ -250,7 +295,12 @@ final class DefaultVolumeManager implements VolumeManager {
         });
   }
 
-  private CompletableFuture<MountedVolume> mountSettled(NodePlugin node, VolumeClaim c, VolumeRecord rec) {
+  /**
+   * @param clusterPublished the cluster's controller agent made the controller publish ({@code c} carries its
+   *     publish context): no controller call here
+   */
+  private CompletableFuture<MountedVolume> mountSettled(NodePlugin node, VolumeClaim c, VolumeRecord rec,
+      boolean clusterPublished) {
     VolumeKey key = c.key();
     VolumeUsage usage = c.usage();
     // A record that only owes a node expansion is no volume here yet: it starts afresh, keeping what is owed.
@@ -295,9 +345,9 @@ final class DefaultVolumeManager implements VolumeManager {
       }
     }
     boolean stage = !stagingName.isEmpty() && (staging == null || staging.state() != StageState.STAGED);
-    Optional<ControllerPlugin> controller = plugins.readyController(c.pluginId())
+    Optional<ControllerPlugin> controller = clusterPublished ? Optional.empty() : plugins.readyController(c.pluginId())
         .filter(p -> p.has(CsiCapabilities.PUBLISH_UNPUBLISH_VOLUME));
-    if (controller.isEmpty() && base.controller() != ControllerState.PUBLISHED
+    if (!clusterPublished && controller.isEmpty() && base.controller() != ControllerState.PUBLISHED
         && plugins.registeredController(c.pluginId()).filter(i -> i.fingerprint().controllerCapabilities()
             .contains(CsiCapabilities.PUBLISH_UNPUBLISH_VOLUME)).isPresent()) {
       admission.release(newVolume, c.pluginId());

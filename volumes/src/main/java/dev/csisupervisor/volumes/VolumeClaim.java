@@ -75,6 +75,12 @@ public record VolumeClaim(String pluginId, String volumeId, String allocId, Volu
         Optional.of(file));
   }
 
+  /** The same claim with this publish context (the cluster's controller publish answered it). */
+  public VolumeClaim withPublishContext(Map<String, String> publishContext) {
+    return new VolumeClaim(pluginId, volumeId, allocId, capability, readOnly, volumeContext, publishContext, secrets,
+        secretsFile);
+  }
+
   /** The same claim with this volume context. */
   public VolumeClaim withVolumeContext(Map<String, String> volumeContext) {
     return new VolumeClaim(pluginId, volumeId, allocId, capability, readOnly, volumeContext, publishContext, secrets,

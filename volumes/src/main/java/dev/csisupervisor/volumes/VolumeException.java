@@ -17,6 +17,8 @@ public final class VolumeException extends Exception {
 
   /** Why an operation failed. */
   public enum Reason {
+    /** The cluster refused the claim (another node or allocation holds the volume) or cannot be asked now. */
+    CLUSTER_REFUSED,
     /** The plugin is not registered (or not healthy) as a node or controller plugin in time. */
     PLUGIN_UNAVAILABLE,
     /** The plugin cannot do what was asked: a service, capability or access mode it lacks. */

@@ -1,9 +1,7 @@
 package dev.csisupervisor.volumes;
 
-import dev.csisupervisor.common.PluginIds;
-import dev.csisupervisor.common.Printable;
+import dev.csisupervisor.common.CsiIds;
 import java.nio.charset.StandardCharsets;
-import java.util.Objects;
 
 /**
  * What a volume id and an allocation id may be here. A volume id is whatever the spec allows (a controller
@@ -15,7 +13,7 @@ import java.util.Objects;
  */
 final class VolumeIds {
   /** CSI's size limit for an id, in bytes. */
-  static final int MAX_BYTES = 128;
+  static final int MAX_BYTES = CsiIds.MAX_BYTES;
 
   private VolumeIds() {}
 
@@ -25,24 +23,7 @@ final class VolumeIds {
    * @throws IllegalArgumentException naming {@code field} and what is wrong with the value
    */
   static String checkVolume(String field, String value) {
-    Objects.requireNonNull(value, field);
-    if (value.isEmpty()) {
-      throw new IllegalArgumentException(field + " must not be empty");
-    }
-    java.nio.charset.CharsetEncoder utf8 = StandardCharsets.UTF_8.newEncoder();
-    if (!utf8.canEncode(value)) {
-      throw new IllegalArgumentException(field + " must be valid UTF-8 (it has an unpaired surrogate), got "
-          + Printable.quote(value));
-    }
-    int bytes = value.getBytes(StandardCharsets.UTF_8).length;
-    if (bytes > MAX_BYTES) {
-      throw new IllegalArgumentException(field + " must be at most " + MAX_BYTES + " bytes (CSI's size limit), got "
-          + bytes + " bytes");
-    }
-    if (value.indexOf('\0') >= 0) {
-      throw new IllegalArgumentException(field + " must not contain NUL, got " + Printable.quote(value));
-    }
-    return value;
+    return CsiIds.checkVolume(field, value);
   }
 
   /** A volume id's directory name: the hex SHA-256 of its UTF-8 bytes (64 characters, any id). */
@@ -62,36 +43,11 @@ final class VolumeIds {
 
   /** @throws IllegalArgumentException naming {@code field} and what is wrong with the value */
   static String check(String field, String value) {
-    Objects.requireNonNull(value, field);
-    if (value.isBlank()) {
-      throw new IllegalArgumentException(field + " must not be blank, got " + Printable.quote(value));
-    }
-    if (value.equals(".") || value.equals("..")) {
-      throw new IllegalArgumentException(field + " must not be . or .., got " + Printable.quote(value));
-    }
-    int bytes = value.getBytes(StandardCharsets.UTF_8).length;
-    if (bytes > MAX_BYTES) {
-      throw new IllegalArgumentException(field + " must be at most " + MAX_BYTES + " bytes, got " + bytes + " bytes");
-    }
-    for (int i = 0; i < value.length(); i++) {
-      char c = value.charAt(i);
-      if (c == '/') {
-        throw new IllegalArgumentException(field + " must not contain '/', got " + Printable.quote(value));
-      }
-      if (Character.isISOControl(c)) {
-        throw new IllegalArgumentException(field + " must not contain NUL or control characters, got "
-            + Printable.quote(value));
-      }
-    }
-    return value;
+    return CsiIds.checkName(field, value);
   }
 
   /** @throws IllegalArgumentException naming the plugin id's problem */
   static String checkPlugin(String pluginId) {
-    Objects.requireNonNull(pluginId, "pluginId");
-    PluginIds.problem(pluginId).ifPresent(p -> {
-      throw new IllegalArgumentException("pluginId " + p);
-    });
-    return pluginId;
+    return CsiIds.checkPlugin("pluginId", pluginId);
   }
 }

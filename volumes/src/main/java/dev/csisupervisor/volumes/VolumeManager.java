@@ -220,8 +220,18 @@ public interface VolumeManager extends AutoCloseable {
     Random random = new Random();
     Map<String, byte[]> records;
     Optional<MountTable> mountTable = Optional.of(MountTable.proc());
+    ClusterClaims clusterClaims = ClusterClaims.NONE;
 
     Builder() {}
+
+    /**
+     * The cluster's claims (default {@link ClusterClaims#NONE}): taken before each mount, released after each
+     * allocation's unmount; in a cluster the controller publish is the cluster's, never this manager's.
+     */
+    public Builder clusterClaims(ClusterClaims claims) {
+      this.clusterClaims = Objects.requireNonNull(claims, "claims");
+      return this;
+    }
 
     /**
      * The mount table the journal is checked against (default {@link MountTable#proc()}). Empty: not checked,

@@ -304,7 +304,7 @@ public final class VolumeAdminService extends VolumeAdminGrpc.VolumeAdminImplBas
     VolumeException e = v.get();
     Status.Code code = switch (e.reason()) {
       case PLUGIN_UNAVAILABLE, STATE_ERROR, CLOSED -> Status.Code.UNAVAILABLE;
-      case UNSUPPORTED, ACCESS_CONFLICT, IN_USE, STILL_MOUNTED -> Status.Code.FAILED_PRECONDITION;
+      case UNSUPPORTED, ACCESS_CONFLICT, IN_USE, STILL_MOUNTED, CLUSTER_REFUSED -> Status.Code.FAILED_PRECONDITION;
       case LIMIT_REACHED -> Status.Code.RESOURCE_EXHAUSTED;
       case NOT_MOUNTED -> Status.Code.NOT_FOUND;
       case LOCAL_IO -> Status.Code.INTERNAL;

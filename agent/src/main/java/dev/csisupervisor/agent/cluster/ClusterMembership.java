@@ -85,6 +85,9 @@ public final class ClusterMembership implements AutoCloseable {
     if (!a.leaseTtl().equals(b.leaseTtl())) {
       out.add("lease_ttl");
     }
+    if (!a.detachAfter().equals(b.detachAfter())) {
+      out.add("detach_after");
+    }
     if (!a.etcd().requestTimeout().equals(b.etcd().requestTimeout())) {
       out.add("request_timeout");
     }

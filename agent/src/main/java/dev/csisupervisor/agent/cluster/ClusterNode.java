@@ -1,5 +1,15 @@
 package dev.csisupervisor.agent.cluster;
 
+import dev.csisupervisor.catalog.ClusterVolumes;
+import dev.csisupervisor.client.CsiClient;
+import dev.csisupervisor.registry.PluginInfo;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+
 import dev.csisupervisor.agent.config.ClusterConfig;
 import dev.csisupervisor.catalog.CatalogPublisher;
 import dev.csisupervisor.catalog.PublisherStatus;
@@ -16,10 +26,40 @@ public final class ClusterNode implements AutoCloseable {
 
   private final ClusterConfig config;
   private final CatalogPublisher publisher;
+  private final ClusterVolumes volumes;
+  private final ClusterController controller;
+  private final Map<Path, CsiClient> controllerClients = new ConcurrentHashMap<>();
 
-  private ClusterNode(ClusterConfig config, CatalogPublisher publisher) {
+  private ClusterNode(ClusterConfig config, CatalogPublisher publisher, PluginRegistry registry) {
     this.config = config;
     this.publisher = publisher;
+    this.volumes = ClusterVolumes.builder().etcd(config.etcd()).prefix(config.prefix()).nodeId(config.nodeId())
+        .leaseTtl(config.leaseTtl()).build();
+    this.controller = new ClusterController(volumes, config.nodeId(), registry, this::controllerClient,
+        config.etcd().requestTimeout().multipliedBy(6),
+        config.detachAfter().isZero() ? Optional.empty() : Optional.of(config.detachAfter()), Clock.systemUTC())
+        .start(Duration.ofSeconds(1));
+  }
+
+  /** A client for a local controller registration, one per socket, closed with the node. */
+  private CsiClient controllerClient(PluginInfo info) {
+    return controllerClients.computeIfAbsent(info.socketPath(), socket -> {
+      try {
+        return CsiClient.create(socket);
+      } catch (dev.csisupervisor.client.SocketPathTooLongException e) {
+        throw new IllegalArgumentException(e.getMessage(), e);
+      }
+    });
+  }
+
+  /** Cluster volumes: claims, attachments, the election. */
+  public ClusterVolumes volumes() {
+    return volumes;
+  }
+
+  /** This agent's controller side of cluster volumes. */
+  public ClusterController controller() {
+    return controller;
   }
 
   /** Starts publishing {@code registry} as {@code config} says. Returns at once. */
@@ -35,7 +75,7 @@ public final class ClusterNode implements AutoCloseable {
         .build();
     p.start();
     log.info("cluster: node {} publishes to etcd {} under {}", config.nodeId(), config.etcd().endpoints(), config.prefix());
-    return new ClusterNode(config, p);
+    return new ClusterNode(config, p, registry);
   }
 
   public ClusterConfig config() {
@@ -49,6 +89,9 @@ public final class ClusterNode implements AutoCloseable {
   /** Leaves the catalog: the node's lease is revoked, so its entries disappear now. */
   @Override
   public void close() {
+    controller.close();
+    volumes.close();
+    controllerClients.values().forEach(CsiClient::close);
     publisher.close();
   }
 }

@@ -39,7 +39,8 @@ import picocli.CommandLine.Parameters;
  */
 @Command(name = "cluster", mixinStandardHelpOptions = true,
     description = "The cluster catalog in etcd: every node's plugins and their health.",
-    subcommands = {ClusterCommand.Plugins.class, ClusterCommand.Plugin.class, ClusterCommand.Nodes.class})
+    subcommands = {ClusterCommand.Plugins.class, ClusterCommand.Plugin.class, ClusterCommand.Nodes.class,
+        ClusterVolumeCommand.class})
 final class ClusterCommand implements Runnable {
   static final String ENV = "CSI_AGENT_ETCD_ENDPOINTS";
 
@@ -48,7 +49,7 @@ final class ClusterCommand implements Runnable {
 
   @Override
   public void run() {
-    throw new CommandLine.ParameterException(spec.commandLine(), "Missing command: plugins, plugin NAME or nodes");
+    throw new CommandLine.ParameterException(spec.commandLine(), "Missing command: plugins, plugin NAME, nodes or volume");
   }
 
   /** Where etcd is: {@code --endpoints}, or the {@code cluster:} section of {@code --config}. */
@@ -68,7 +69,10 @@ final class ClusterCommand implements Runnable {
     @Option(names = "--json", description = "JSON instead of a table.")
     boolean json;
 
-    ClusterRead read(CommandLine cmd) {
+    /** Where etcd is and the prefix, as the options say. */
+    record Target(EtcdOptions etcd, String prefix) {}
+
+    Target target(CommandLine cmd) {
       if (endpoints != null && config != null) {
         throw new CommandLine.ParameterException(cmd, "Give either --endpoints or --config, not both");
       }
@@ -90,13 +94,20 @@ final class ClusterCommand implements Runnable {
           }
           etcd = EtcdOptions.of(e);
         }
-        return ClusterView.readAllowingStale(etcd, p == null ? CatalogKeys.DEFAULT_PREFIX : p);
+        p = p == null ? CatalogKeys.DEFAULT_PREFIX : p;
+        CatalogKeys.checkPrefix(p);
+        return new Target(etcd, p);
       } catch (ConfigException e) {
         throw new CommandLine.ParameterException(cmd, e.getMessage());
       } catch (IllegalArgumentException e) {
         throw new CommandLine.ParameterException(cmd, "--" + (e.getMessage().startsWith("prefix") ? "" : "endpoints: ")
             + e.getMessage());
       }
+    }
+
+    ClusterRead read(CommandLine cmd) {
+      Target t = target(cmd);
+      return ClusterView.readAllowingStale(t.etcd(), t.prefix());
     }
   }
 

@@ -34,18 +34,22 @@ import java.util.TreeSet;
  *   key_file: client-key.pem
  *   user: csi                  # etcd authentication, with password_file (or password)
  *   password_file: etcd-password  # its first line is the password; keeps it out of the config
+ *   detach_after: 0s           # cluster volumes: how long a lost node keeps its claims before the elected
+ *                              # controller agent unpublishes them (the fence) and releases them; 0s: forever
  * </pre>
  *
  * @param etcd how to reach etcd
  * @param nodeId this node's id in the catalog
  * @param prefix the key prefix
  * @param leaseTtl the node lease's TTL
+ * @param detachAfter how long a lost node keeps its volume claims before the fence; zero: until it comes back
+ *     or an operator forces (the default)
  */
-public record ClusterConfig(EtcdOptions etcd, String nodeId, String prefix, Duration leaseTtl) {
+public record ClusterConfig(EtcdOptions etcd, String nodeId, String prefix, Duration leaseTtl, Duration detachAfter) {
 
   public static final Duration DEFAULT_LEASE_TTL = Duration.ofSeconds(15);
   static final Set<String> FIELDS = Set.of("endpoints", "node_id", "prefix", "lease_ttl", "ca_file", "cert_file",
-      "key_file", "user", "password", "password_file", "request_timeout");
+      "key_file", "user", "password", "password_file", "request_timeout", "detach_after");
 
   private static final ObjectMapper YAML = YAMLMapper.builder(new YAMLFactory())
       .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION).build();
@@ -59,6 +63,14 @@ public record ClusterConfig(EtcdOptions etcd, String nodeId, String prefix, Dura
     if (leaseTtl == null || leaseTtl.compareTo(Duration.ofSeconds(2)) < 0 || leaseTtl.toMillis() % 1000 != 0) {
       throw new IllegalArgumentException("cluster.lease_ttl must be whole seconds and at least 2s, got " + leaseTtl);
     }
+    if (detachAfter == null || detachAfter.isNegative()) {
+      throw new IllegalArgumentException("cluster.detach_after must not be negative, got " + detachAfter);
+    }
+  }
+
+  /** Without {@code detach_after} (a lost node's claims stay until it is back or forced). */
+  public ClusterConfig(EtcdOptions etcd, String nodeId, String prefix, Duration leaseTtl) {
+    this(etcd, nodeId, prefix, leaseTtl, Duration.ZERO);
   }
 
   /**
@@ -158,6 +170,7 @@ public record ClusterConfig(EtcdOptions etcd, String nodeId, String prefix, Dura
       problems.add("cluster.request_timeout: must be greater than 0");
       timeout = EtcdOptions.DEFAULT_REQUEST_TIMEOUT;
     }
+    Duration detachAfter = duration(c, "detach_after", Duration.ZERO, problems);
     Path ca = file(c, "ca_file", base, problems);
     Path cert = file(c, "cert_file", base, problems);
     Path key = file(c, "key_file", base, problems);
@@ -185,7 +198,8 @@ public record ClusterConfig(EtcdOptions etcd, String nodeId, String prefix, Dura
       throw new ConfigException(file, problems);
     }
     try {
-      return new ClusterConfig(new EtcdOptions(endpoints, ca, cert, key, user, password, timeout), nodeId, prefix, ttl);
+      return new ClusterConfig(new EtcdOptions(endpoints, ca, cert, key, user, password, timeout), nodeId, prefix, ttl,
+          detachAfter);
     } catch (IllegalArgumentException e) {
       throw new ConfigException(file, "cluster: " + e.getMessage());
     }

@@ -265,6 +265,24 @@ public final class AgentMetrics implements AutoCloseable {
         () -> status.get().reconciles());
   }
 
+  /**
+   * Reports cluster volumes at each scrape: plugin ids this agent is the controller agent of, its controller
+   * publishes, unpublishes and fenced claims, and this node's claim releases still waiting for etcd.
+   */
+  public void watchClusterVolumes(LongSupplier leading, LongSupplier publishes, LongSupplier unpublishes,
+      LongSupplier fenced, LongSupplier pendingReleases) {
+    gaugeOf("csi_agent_cluster_volume_controller_plugins",
+        "Plugin ids this agent is the elected controller agent of", leading::getAsLong);
+    counterOf("csi_agent_cluster_volume_publishes_total",
+        "ControllerPublishVolume calls this agent made as controller agent that succeeded", publishes::getAsLong);
+    counterOf("csi_agent_cluster_volume_unpublishes_total",
+        "ControllerUnpublishVolume calls this agent made as controller agent that succeeded", unpublishes::getAsLong);
+    counterOf("csi_agent_cluster_volume_fenced_claims_total",
+        "Claims of lost nodes released after detach_after and a successful unpublish (the fence)", fenced::getAsLong);
+    gaugeOf("csi_agent_cluster_volume_pending_releases",
+        "Claim releases of this node waiting for etcd (its volumes are unmounted)", pendingReleases::getAsLong);
+  }
+
   /** Reports the admin API's event streams at each scrape. */
   public void watchAdminStreams(LongSupplier watchers, LongSupplier backlog) {
     gaugeOf("csi_agent_admin_watchers", "Open admin WatchEvents streams", watchers::getAsLong);

@@ -22,6 +22,10 @@ class ClusterConfigTest {
     return dir.resolve("agent.yaml");
   }
 
+  private ClusterConfig config(String cluster) throws Exception {
+    return ClusterConfig.parse(BASE + cluster, file()).orElseThrow();
+  }
+
   private List<String> problems(String cluster) {
     ConfigException e = assertThrows(ConfigException.class, () -> ClusterConfig.parse(BASE + cluster, file()));
     assertTrue(e.getMessage().startsWith(file().toString()), e.getMessage());
@@ -95,11 +99,20 @@ class ClusterConfigTest {
   }
 
   @Test
+  void detachAfter_isOffByDefault_andReadAsADuration() throws Exception {
+    assertEquals(java.time.Duration.ZERO, config("cluster:\n  endpoints: [h:1]\n").detachAfter());
+    assertEquals(java.time.Duration.ofMinutes(5),
+        config("cluster:\n  endpoints: [h:1]\n  detach_after: 5m\n").detachAfter());
+    assertTrue(problems("cluster:\n  endpoints: [h:1]\n  detach_after: later\n").get(0).startsWith("cluster.detach_after"));
+  }
+
+  @Test
   void everyBadField_isReportedTogether() {
     List<String> p = problems("cluster:\n  endpoints: [h:1]\n  node_id: a/b\n  prefix: nope\n  lease_ttl: 1s\n"
         + "  cert_file: missing.pem\n  user: u\n  colour: red\n");
     String all = String.join("\n", p);
-    assertTrue(all.contains("cluster.colour: unknown field (known fields: ca_file, cert_file, endpoints,"), all);
+    assertTrue(all.contains("cluster.colour: unknown field (known fields: ca_file, cert_file, detach_after, endpoints,"),
+        all);
     assertTrue(all.contains("cluster.node_id: must be 1 to 253 of"), all);
     assertTrue(all.contains("cluster.prefix: must be /segment"), all);
     assertTrue(all.contains("cluster.lease_ttl: must be whole seconds and at least 2s, got 1s"), all);

@@ -1,0 +1,338 @@
+package dev.csisupervisor.agent.cluster;
+
+import dev.csisupervisor.catalog.ClusterAttachment;
+import dev.csisupervisor.catalog.ClusterClaim;
+import dev.csisupervisor.catalog.ClusterVolume;
+import dev.csisupervisor.catalog.ClusterVolumes;
+import dev.csisupervisor.catalog.EtcdException;
+import dev.csisupervisor.catalog.VolumesSnapshot;
+import dev.csisupervisor.client.AccessMode;
+import dev.csisupervisor.client.ControllerPublishRequest;
+import dev.csisupervisor.client.CsiCapabilities;
+import dev.csisupervisor.client.CsiClient;
+import dev.csisupervisor.client.CsiException;
+import dev.csisupervisor.client.CsiStatusException;
+import dev.csisupervisor.client.Secrets;
+import dev.csisupervisor.client.StatusCode;
+import dev.csisupervisor.client.VolumeCapability;
+import dev.csisupervisor.common.Futures;
+import dev.csisupervisor.registry.PluginInfo;
+import dev.csisupervisor.registry.PluginRegistry;
+import dev.csisupervisor.registry.PluginType;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The controller side of cluster volumes on one agent: for every plugin id whose controller runs here, healthy,
+ * with {@code PUBLISH_UNPUBLISH_VOLUME}, campaigns for the plugin id's election key and, while it holds it, makes
+ * the attachments what the claims say (level-triggered, from etcd alone, so a successor simply acts again):
+ * <ol>
+ *   <li>a (volume, node) with claims and no attachment (or a {@code FAILED} one, tried again): ControllerPublishVolume
+ *       for the node plugin's node id, then {@code ATTACHED} with the publish context; a final error is written
+ *       {@code FAILED} with the RPC, code and message (the node's mount fails with it); UNAVAILABLE,
+ *       DEADLINE_EXCEEDED and ABORTED are tried again on the next round;</li>
+ *   <li>an attachment whose node has no claim left: {@code DETACHING} (only if still no claim), then
+ *       ControllerUnpublishVolume (NOT_FOUND: already done, as the spec says), then the key deleted; a
+ *       {@code DETACHING} found after a failover is finished the same way;</li>
+ *   <li>with {@code detachAfter} set: a node whose lease is gone for longer than that has its attachments
+ *       unpublished (the fence) and only then its claims deleted; never on the lease expiry alone.</li>
+ * </ol>
+ * Every etcd write is conditional on the election key being still this agent's. One round per tick on its own
+ * thread ({@link #runOnce}); thread-safe.
+ */
+public final class ClusterController implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(ClusterController.class);
+  private static final Set<StatusCode> UNCERTAIN = Set.of(StatusCode.UNAVAILABLE, StatusCode.DEADLINE_EXCEEDED,
+      StatusCode.ABORTED);
+
+  private final ClusterVolumes volumes;
+  private final String nodeId;
+  private final PluginRegistry registry;
+  private final Function<PluginInfo, CsiClient> clients;
+  private final Duration callTimeout;
+  private final Optional<Duration> detachAfter;
+  private final Clock clock;
+  private final ScheduledExecutorService loop;
+  /** Per lost node, when this agent first saw its lease gone (nanoTime). */
+  private final Map<String, Long> lostSince = new ConcurrentHashMap<>();
+  private final Map<String, ClusterVolumes.Leadership> leading = new ConcurrentHashMap<>();
+  /** Controller calls under way, in words ("ControllerPublishVolume of V to node N"). */
+  private final Set<String> inFlight = ConcurrentHashMap.newKeySet();
+  private final AtomicLong publishes = new AtomicLong();
+  private final AtomicLong unpublishes = new AtomicLong();
+  private final AtomicLong fenced = new AtomicLong();
+  private volatile String lastError = "";
+
+  /**
+   * @param clients a client for a controller registration (the agent caches them per socket)
+   * @param detachAfter how long a lost node's claims stay before the fence (empty: forever, the default)
+   */
+  public ClusterController(ClusterVolumes volumes, String nodeId, PluginRegistry registry,
+      Function<PluginInfo, CsiClient> clients, Duration callTimeout, Optional<Duration> detachAfter, Clock clock) {
+    this.volumes = Objects.requireNonNull(volumes, "volumes");
+    this.nodeId = Objects.requireNonNull(nodeId, "nodeId");
+    this.registry = Objects.requireNonNull(registry, "registry");
+    this.clients = Objects.requireNonNull(clients, "clients");
+    this.callTimeout = Objects.requireNonNull(callTimeout, "callTimeout");
+    this.detachAfter = Objects.requireNonNull(detachAfter, "detachAfter");
+    this.clock = Objects.requireNonNull(clock, "clock");
+    this.loop = Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "cluster-controller-" + nodeId);
+      t.setDaemon(true);
+      return t;
+    });
+  }
+
+  /** Starts a round every {@code every}. */
+  public ClusterController start(Duration every) {
+    loop.scheduleWithFixedDelay(this::runQuietly, 0, every.toMillis(), TimeUnit.MILLISECONDS);
+    return this;
+  }
+
+  private void runQuietly() {
+    try {
+      runOnce();
+    } catch (EtcdException e) {
+      lastError = e.getMessage();
+      log.debug("cluster controller: round deferred: {}", e.getMessage());
+    } catch (RuntimeException e) {
+      lastError = e.toString();
+      log.warn("cluster controller: round failed", e);
+    }
+  }
+
+  /** The plugin ids this agent leads now. */
+  public Set<String> leading() {
+    return Set.copyOf(leading.keySet());
+  }
+
+  /** The controller calls under way now, in words (for status). */
+  public Set<String> inFlight() {
+    return Set.copyOf(inFlight);
+  }
+
+  /** Counts for metrics and status: publishes, unpublishes, fenced nodes' claims. */
+  public record Counts(long publishes, long unpublishes, long fenced, String lastError) {}
+
+  public Counts counts() {
+    return new Counts(publishes.get(), unpublishes.get(), fenced.get(), lastError);
+  }
+
+  /** One round: campaign for each eligible plugin id, then reconcile the ones led. */
+  public void runOnce() {
+    Map<String, PluginInfo> controllers = new HashMap<>();
+    for (PluginInfo p : registry.list(PluginType.CSI_CONTROLLER)) {
+      if (p.health().healthy() && p.fingerprint().controllerCapabilities().contains(CsiCapabilities.PUBLISH_UNPUBLISH_VOLUME)) {
+        controllers.put(p.name(), p);
+      }
+    }
+    for (String gone : List.copyOf(leading.keySet())) {
+      if (!controllers.containsKey(gone)) {
+        ClusterVolumes.Leadership l = leading.remove(gone);
+        log.info("cluster controller: controller {} no longer healthy here: giving up its election", gone);
+        volumes.resign(l);
+      }
+    }
+    if (controllers.isEmpty()) {
+      return;
+    }
+    VolumesSnapshot snapshot = null;
+    for (PluginInfo p : controllers.values()) {
+      Optional<ClusterVolumes.Leadership> l = volumes.lead(p.name());
+      if (l.isEmpty()) {
+        leading.remove(p.name());
+        continue;
+      }
+      leading.put(p.name(), l.get());
+      if (snapshot == null) {
+        snapshot = volumes.read();
+      }
+      reconcile(l.get(), p, snapshot);
+    }
+  }
+
+  private record Target(String volumeId, String nodeId) {}
+
+  private void reconcile(ClusterVolumes.Leadership l, PluginInfo controller, VolumesSnapshot s) {
+    String plugin = controller.name();
+    Map<Target, List<ClusterClaim>> claims = new HashMap<>();
+    for (ClusterClaim c : s.claims()) {
+      if (c.pluginId().equals(plugin)) {
+        claims.computeIfAbsent(new Target(c.volumeId(), c.nodeId()), k -> new ArrayList<>()).add(c);
+      }
+    }
+    Map<Target, ClusterAttachment> attachments = new HashMap<>();
+    for (ClusterAttachment a : s.attachments()) {
+      if (a.pluginId().equals(plugin)) {
+        attachments.put(new Target(a.volumeId(), a.nodeId()), a);
+      }
+    }
+    Map<String, ClusterVolume> registered = new HashMap<>();
+    s.volumes().stream().filter(v -> v.pluginId().equals(plugin)).forEach(v -> registered.put(v.volumeId(), v));
+    CsiClient client = clients.apply(controller);
+    // Step 1: publish what the claims need.
+    claims.forEach((t, cs) -> {
+      ClusterAttachment a = attachments.get(t);
+      if (a == null || a.state() == ClusterAttachment.State.FAILED) {
+        publish(l, controller, client, t, cs, Optional.ofNullable(registered.get(t.volumeId())));
+      }
+    });
+    // Step 2: unpublish what no claim needs.
+    attachments.forEach((t, a) -> {
+      if (!claims.containsKey(t) || a.state() == ClusterAttachment.State.DETACHING) {
+        unpublish(l, client, a, false);
+      }
+    });
+    // Step 3: lost nodes past detach_after: fenced by the unpublish, then their claims go.
+    if (detachAfter.isPresent()) {
+      long now = System.nanoTime();
+      lostSince.keySet().retainAll(claims.keySet().stream().map(Target::nodeId).filter(n -> !s.liveNodes().contains(n)).toList());
+      for (Target t : claims.keySet()) {
+        if (s.liveNodes().contains(t.nodeId())) {
+          continue;
+        }
+        long since = lostSince.computeIfAbsent(t.nodeId(), n -> now);
+        if (now - since < detachAfter.get().toNanos()) {
+          continue;
+        }
+        ClusterAttachment a = attachments.get(t);
+        if (a == null) {
+          // Never attached (or already unpublished): nothing to fence; the claims go.
+          if (volumes.deleteAttachment(l, plugin, t.volumeId(), t.nodeId(), true)) {
+            fenced.addAndGet(claims.get(t).size());
+            log.warn("cluster controller: node {} lost for over {}: its claims of {} released (no attachment to fence)",
+                t.nodeId(), detachAfter.get(), t.volumeId());
+          }
+        } else {
+          unpublishLost(l, client, a, claims.get(t).size());
+        }
+      }
+    }
+  }
+
+  private void publish(ClusterVolumes.Leadership l, PluginInfo controller, CsiClient client, Target t,
+      List<ClusterClaim> cs, Optional<ClusterVolume> volume) {
+    String csiNode = cs.stream().map(ClusterClaim::csiNodeId).filter(n -> !n.isEmpty()).findFirst().orElse("");
+    String what = "ControllerPublishVolume of " + t.volumeId() + " to node " + t.nodeId();
+    if (csiNode.isEmpty()) {
+      fail(l, t, controller.name(), "", what + ": node " + t.nodeId() + "'s node plugin reported no node id");
+      return;
+    }
+    ClusterClaim writer = cs.stream().filter(ClusterClaim::writer).findFirst().orElse(cs.get(0));
+    boolean readOnly = cs.stream().allMatch(ClusterClaim::readOnly)
+        && controller.fingerprint().controllerCapabilities().contains(CsiCapabilities.PUBLISH_READONLY);
+    VolumeCapability capability = VolumeCapability.mount(AccessMode.valueOf(writer.mode().name()));
+    inFlight.add(what);
+    try {
+      Map<String, String> context = client.controllerPublishVolumeAsync(new ControllerPublishRequest(t.volumeId(),
+              csiNode, capability, readOnly, Secrets.none(), volume.map(ClusterVolume::volumeContext).orElse(Map.of())))
+          .get(callTimeout.toMillis(), TimeUnit.MILLISECONDS);
+      publishes.incrementAndGet();
+      if (volumes.putAttachment(l, new ClusterAttachment(controller.name(), t.volumeId(), t.nodeId(), csiNode,
+          ClusterAttachment.State.ATTACHED, context, "", nodeId, clock.instant()))) {
+        log.info("cluster controller: {} done: attached", what);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (Exception e) {
+      Throwable cause = Futures.unwrap(e);
+      Optional<StatusCode> code = CsiException.find(cause).filter(x -> x instanceof CsiStatusException)
+          .map(x -> ((CsiStatusException) x).code());
+      if (code.isEmpty() || UNCERTAIN.contains(code.get())) {
+        lastError = what + ": " + cause.getMessage();
+        log.info("cluster controller: {} uncertain ({}); sent again next round", what, cause.getMessage());
+        return;
+      }
+      // NOT_FOUND (volume or node gone), FAILED_PRECONDITION (published to another node, single-node volume),
+      // RESOURCE_EXHAUSTED (the node's attach limit), ALREADY_EXISTS (published incompatibly): final, said as is.
+      fail(l, t, controller.name(), csiNode, what + " failed: " + code.get() + ": " + cause.getMessage());
+    } finally {
+      inFlight.remove(what);
+    }
+  }
+
+  private void fail(ClusterVolumes.Leadership l, Target t, String plugin, String csiNode, String message) {
+    lastError = message;
+    log.warn("cluster controller: {}", message);
+    volumes.putAttachment(l, new ClusterAttachment(plugin, t.volumeId(), t.nodeId(), csiNode,
+        ClusterAttachment.State.FAILED, Map.of(), message, nodeId, clock.instant()));
+  }
+
+  /** Marks DETACHING (if no claim came back), unpublishes, deletes. False if not done this round. */
+  private boolean unpublish(ClusterVolumes.Leadership l, CsiClient client, ClusterAttachment a, boolean fence) {
+    if (a.state() != ClusterAttachment.State.DETACHING && !fence && !volumes.markDetaching(l, a)) {
+      return false; // a claim came back: it stays attached
+    }
+    if (a.state() == ClusterAttachment.State.FAILED || a.csiNodeId().isEmpty()) {
+      // Never published: nothing to undo.
+      return volumes.deleteAttachment(l, a.pluginId(), a.volumeId(), a.nodeId(), fence);
+    }
+    String what = "ControllerUnpublishVolume of " + a.volumeId() + " from node " + a.nodeId();
+    inFlight.add(what);
+    try {
+      client.controllerUnpublishVolumeAsync(a.volumeId(), a.csiNodeId(), Secrets.none())
+          .get(callTimeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    } catch (Exception e) {
+      Throwable cause = Futures.unwrap(e);
+      boolean notFound = CsiException.find(cause).filter(x -> x instanceof CsiStatusException)
+          .map(x -> ((CsiStatusException) x).code() == StatusCode.NOT_FOUND).orElse(false);
+      if (!notFound) {
+        lastError = what + ": " + cause.getMessage();
+        log.warn("cluster controller: {} failed ({}); tried again next round", what, cause.getMessage());
+        return false;
+      }
+    } finally {
+      inFlight.remove(what);
+    }
+    unpublishes.incrementAndGet();
+    boolean done = volumes.deleteAttachment(l, a.pluginId(), a.volumeId(), a.nodeId(), fence);
+    if (done) {
+      log.info("cluster controller: {} done{}", what, fence ? " (the fence: the lost node's claims are released)" : "");
+    }
+    return done;
+  }
+
+  private void unpublishLost(ClusterVolumes.Leadership l, CsiClient client, ClusterAttachment a, int claims) {
+    if (unpublish(l, client, a, true)) {
+      fenced.addAndGet(claims);
+    }
+  }
+
+  /** When this agent last saw each lost node with claims (for status). */
+  public Map<String, Instant> lostNodes() {
+    Map<String, Instant> out = new HashMap<>();
+    long now = System.nanoTime();
+    Instant wall = clock.instant();
+    lostSince.forEach((n, since) -> out.put(n, wall.minusNanos(now - since)));
+    return out;
+  }
+
+  @Override
+  public void close() {
+    loop.shutdownNow();
+    try {
+      loop.awaitTermination(callTimeout.toMillis() + 1000, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

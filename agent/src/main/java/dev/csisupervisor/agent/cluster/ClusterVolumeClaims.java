@@ -1,0 +1,309 @@
+package dev.csisupervisor.agent.cluster;
+
+import dev.csisupervisor.catalog.ClaimRefusedException;
+import dev.csisupervisor.catalog.ClaimRequest;
+import dev.csisupervisor.catalog.ClusterAttachment;
+import dev.csisupervisor.catalog.ClusterClaim;
+import dev.csisupervisor.catalog.ClusterVolumes;
+import dev.csisupervisor.catalog.EtcdException;
+import dev.csisupervisor.catalog.PublisherStatus;
+import dev.csisupervisor.catalog.VolumeAccessMode;
+import dev.csisupervisor.common.Backoff;
+import dev.csisupervisor.common.ExponentialBackoff;
+import dev.csisupervisor.registry.Fingerprint;
+import dev.csisupervisor.registry.PluginInfo;
+import dev.csisupervisor.registry.PluginRegistry;
+import dev.csisupervisor.registry.PluginType;
+import dev.csisupervisor.volumes.ClusterClaims;
+import dev.csisupervisor.volumes.VolumeClaim;
+import dev.csisupervisor.volumes.VolumeManager;
+import dev.csisupervisor.volumes.VolumeRecord;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The node side of cluster volumes: the {@link ClusterClaims} a {@link VolumeManager} calls, on etcd through the
+ * agent's current {@link ClusterVolumes} (none while the agent is in no cluster: mounts go as on a lone node).
+ *
+ * <p><b>Claim.</b> Refused at once, with no etcd call, while the catalog publisher is not connected (a node cut
+ * off from etcd takes no new claim; what it has mounted stays). Then the claim transaction; then, when a
+ * controller plugin of the id in the catalog offers {@code PUBLISH_UNPUBLISH_VOLUME}, a wait for the attachment
+ * the elected controller agent writes: {@code ATTACHED} gives the publish context, {@code FAILED} fails the
+ * mount with the controller's error, and no attachment within the attach wait fails it naming the controller
+ * agent (or its absence).
+ *
+ * <p><b>Release.</b> Once the manager has committed that the allocation is off the volume. A release etcd does
+ * not take now is kept and tried again with backoff; and a sweep ({@link #sweep}, at start and every sweep
+ * interval) releases every claim of this node that the volume manager's records (its journal) no longer hold, so
+ * a crash or restart between the unmount and the release loses nothing: the journal says what is mounted, etcd
+ * follows it.
+ *
+ * <p>Thread-safe. etcd calls run on this object's own threads, never the caller's.
+ */
+public final class ClusterVolumeClaims implements ClusterClaims, AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(ClusterVolumeClaims.class);
+
+  /** The cluster as the agent is in it now. */
+  public record Membership(ClusterVolumes volumes, String nodeId, Supplier<PublisherStatus> status) {
+    public Membership {
+      Objects.requireNonNull(volumes, "volumes");
+      Objects.requireNonNull(nodeId, "nodeId");
+      Objects.requireNonNull(status, "status");
+    }
+  }
+
+  private record Held(String pluginId, String volumeId, String allocId) {}
+
+  private final Supplier<Optional<Membership>> cluster;
+  private final PluginRegistry registry;
+  private final ScheduledExecutorService scheduler;
+  private final Duration attachWait;
+  private final ExecutorService io;
+  private final Backoff releaseBackoff;
+  private volatile VolumeManager manager;
+  /** Claims being acquired, or acquired and not yet in a record: a sweep leaves them. */
+  private final Set<Held> acquiring = ConcurrentHashMap.newKeySet();
+  /** Releases etcd has not taken yet. */
+  private final Set<Held> pendingReleases = ConcurrentHashMap.newKeySet();
+  private volatile boolean releaseScheduled;
+  private volatile boolean closed;
+
+  /**
+   * @param cluster the membership now (empty: no cluster)
+   * @param attachWait how long a claim waits for its attachment
+   * @param sweepEvery how often claims of this node that no record holds are released (and pending releases
+   *     tried again); zero: only at {@link #sweep} calls
+   */
+  public ClusterVolumeClaims(Supplier<Optional<Membership>> cluster, PluginRegistry registry,
+      ScheduledExecutorService scheduler, Duration attachWait, Duration sweepEvery) {
+    this.cluster = Objects.requireNonNull(cluster, "cluster");
+    this.registry = Objects.requireNonNull(registry, "registry");
+    this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
+    this.attachWait = Objects.requireNonNull(attachWait, "attachWait");
+    this.releaseBackoff = ExponentialBackoff.doubling(Duration.ofMillis(200), Duration.ofSeconds(10), new Random());
+    this.io = Executors.newFixedThreadPool(2, r -> {
+      Thread t = new Thread(r, "cluster-claims");
+      t.setDaemon(true);
+      return t;
+    });
+    if (!sweepEvery.isZero()) {
+      scheduler.scheduleWithFixedDelay(() -> io.execute(this::sweepQuietly), sweepEvery.toMillis(),
+          sweepEvery.toMillis(), TimeUnit.MILLISECONDS);
+    }
+  }
+
+  /** The manager whose records say what this node holds (set once it is built: it is built with this object). */
+  public void bind(VolumeManager manager) {
+    this.manager = Objects.requireNonNull(manager, "manager");
+  }
+
+  @Override
+  public CompletableFuture<Optional<Map<String, String>>> acquire(VolumeClaim claim) {
+    Optional<Membership> m = cluster.get();
+    if (m.isEmpty()) {
+      return CompletableFuture.completedFuture(Optional.empty());
+    }
+    Membership c = m.get();
+    PublisherStatus status = c.status().get();
+    if (!status.connected()) {
+      return CompletableFuture.failedFuture(new CompletionException(new ClaimRefusedException(
+          ClaimRefusedException.Reason.ETCD_UNAVAILABLE, "etcd cannot be reached now (" + status.lastError()
+              + "): new cluster claims are refused until it is back; volumes mounted here stay mounted", null, null)));
+    }
+    Held held = new Held(claim.pluginId(), claim.volumeId(), claim.allocId());
+    acquiring.add(held);
+    return CompletableFuture.supplyAsync(() -> claim(c, claim), io)
+        .thenCompose(publishes -> publishes
+            ? awaitAttached(c, claim, System.nanoTime() + attachWait.toNanos(), 50).thenApply(Optional::of)
+            : CompletableFuture.completedFuture(Optional.of(Map.<String, String>of())))
+        .whenComplete((x, e) -> {
+          if (e != null) {
+            acquiring.remove(held);
+          }
+        });
+  }
+
+  /** Step 1: the claim transaction; whether the plugin's controller publishes (then an attachment is awaited). */
+  private boolean claim(Membership c, VolumeClaim claim) {
+    Optional<Fingerprint> node = registry.find(PluginType.CSI_NODE, claim.pluginId()).map(PluginInfo::fingerprint);
+    ClaimRequest request = new ClaimRequest(claim.pluginId(), claim.volumeId(), c.nodeId(), claim.allocId(),
+        VolumeAccessMode.valueOf(claim.capability().accessMode().name()), claim.readOnly(),
+        node.map(Fingerprint::nodeId).orElse(""), node.map(Fingerprint::accessibleTopology).orElse(Map.of()));
+    try {
+      c.volumes().claim(request);
+      return c.volumes().controllerPublishes(claim.pluginId());
+    } catch (ClaimRefusedException e) {
+      throw new CompletionException(e);
+    } catch (EtcdException e) {
+      throw new CompletionException(unreachable(e));
+    }
+  }
+
+  private static ClaimRefusedException unreachable(EtcdException e) {
+    return new ClaimRefusedException(ClaimRefusedException.Reason.ETCD_UNAVAILABLE,
+        "etcd did not answer the claim (" + e.getMessage() + "): refused; volumes mounted here stay mounted", null, e);
+  }
+
+  /**
+   * Step 2: the elected controller agent's attachment of the volume to this node, read again after a pause that
+   * doubles from 50 ms to 1 s (a timer on the scheduler, the read on this object's threads).
+   */
+  private CompletableFuture<Map<String, String>> awaitAttached(Membership c, VolumeClaim claim, long deadline,
+      long pauseMillis) {
+    Optional<ClusterAttachment> a;
+    try {
+      a = c.volumes().attachment(claim.pluginId(), claim.volumeId(), c.nodeId());
+    } catch (EtcdException e) {
+      return CompletableFuture.failedFuture(unreachable(e));
+    }
+    if (a.isPresent() && a.get().state() == ClusterAttachment.State.ATTACHED) {
+      return CompletableFuture.completedFuture(a.get().publishContext());
+    }
+    if (a.isPresent() && a.get().state() == ClusterAttachment.State.FAILED) {
+      return CompletableFuture.failedFuture(new IllegalStateException("the controller agent "
+          + a.get().controllerNodeId() + " could not attach " + claim.volumeId() + " to node " + c.nodeId() + ": "
+          + a.get().message()));
+    }
+    if (System.nanoTime() > deadline || closed) {
+      String controller = c.volumes().read().controllers().get(claim.pluginId());
+      return CompletableFuture.failedFuture(new IllegalStateException("no attachment of " + claim.volumeId()
+          + " to node " + c.nodeId() + " within " + attachWait.toMillis() + " ms: " + (controller == null
+              ? "no agent with a healthy controller of plugin " + claim.pluginId() + " is elected"
+              : "the controller agent " + controller + " has not published it ("
+                  + a.map(x -> x.state().name()).orElse("no attachment yet") + ")")));
+    }
+    CompletableFuture<Map<String, String>> next = new CompletableFuture<>();
+    scheduler.schedule(() -> {
+      try {
+        io.execute(() -> awaitAttached(c, claim, deadline, Math.min(1000, pauseMillis * 2)).whenComplete((v, e) -> {
+          if (e != null) {
+            next.completeExceptionally(e);
+          } else {
+            next.complete(v);
+          }
+        }));
+      } catch (java.util.concurrent.RejectedExecutionException e) {
+        next.completeExceptionally(new IllegalStateException("closing: no attachment awaited any more"));
+      }
+    }, pauseMillis, TimeUnit.MILLISECONDS);
+    return next;
+  }
+
+  @Override
+  public void released(String pluginId, String volumeId, String allocId) {
+    Held h = new Held(pluginId, volumeId, allocId);
+    acquiring.remove(h);
+    if (cluster.get().isEmpty()) {
+      return;
+    }
+    pendingReleases.add(h);
+    try {
+      io.execute(this::drainReleases);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      // closing: the next start's sweep releases it
+    }
+  }
+
+  private void drainReleases() {
+    Optional<Membership> m = cluster.get();
+    if (m.isEmpty() || closed) {
+      return;
+    }
+    for (Held h : List.copyOf(pendingReleases)) {
+      try {
+        m.get().volumes().release(h.pluginId(), h.volumeId(), m.get().nodeId(), h.allocId());
+        pendingReleases.remove(h);
+      } catch (EtcdException e) {
+        scheduleReleaseRetry(e);
+        return;
+      }
+    }
+    releaseBackoff.reset();
+  }
+
+  private synchronized void scheduleReleaseRetry(EtcdException e) {
+    if (releaseScheduled || closed) {
+      return;
+    }
+    releaseScheduled = true;
+    Duration delay = releaseBackoff.next();
+    log.warn("cluster: {} claim release(s) wait for etcd ({}); trying again in {} ms", pendingReleases.size(),
+        e.getMessage(), delay.toMillis());
+    scheduler.schedule(() -> {
+      releaseScheduled = false;
+      io.execute(this::drainReleases);
+    }, delay.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  /** Releases still waiting for etcd. */
+  public int pendingReleases() {
+    return pendingReleases.size();
+  }
+
+  /**
+   * Releases every claim of this node in etcd that the volume manager's records do not hold (the allocation was
+   * unmounted, and the release was lost to a crash or an outage), and tries pending releases again.
+   *
+   * @return the claims released
+   * @throws EtcdException if etcd cannot be read
+   */
+  public List<ClusterClaim> sweep() {
+    Optional<Membership> m = cluster.get();
+    VolumeManager vm = manager;
+    if (m.isEmpty() || vm == null) {
+      return List.of();
+    }
+    Set<Held> local = new HashSet<>();
+    for (VolumeRecord r : vm.list()) {
+      for (String alloc : r.allocs()) {
+        local.add(new Held(r.pluginId(), r.volumeId(), alloc));
+      }
+    }
+    acquiring.removeAll(local); // mounted: the record holds them now
+    List<ClusterClaim> gone = new java.util.ArrayList<>();
+    for (ClusterClaim c : m.get().volumes().claimsOfNode(m.get().nodeId())) {
+      Held h = new Held(c.pluginId(), c.volumeId(), c.allocId());
+      if (!local.contains(h) && !acquiring.contains(h)) {
+        if (m.get().volumes().release(c.pluginId(), c.volumeId(), c.nodeId(), c.allocId())) {
+          log.info("cluster: released the claim of {}/{} for alloc {}: no volume record here holds it", c.pluginId(),
+              c.volumeId(), c.allocId());
+          gone.add(c);
+        }
+      }
+    }
+    drainReleases();
+    return gone;
+  }
+
+  private void sweepQuietly() {
+    try {
+      sweep();
+    } catch (EtcdException e) {
+      log.debug("cluster: claim sweep deferred: {}", e.getMessage());
+    } catch (RuntimeException e) {
+      log.warn("cluster: claim sweep failed", e);
+    }
+  }
+
+  @Override
+  public void close() {
+    closed = true;
+    io.shutdownNow();
+  }
+}

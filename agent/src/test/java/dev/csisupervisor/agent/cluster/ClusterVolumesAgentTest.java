@@ -1,0 +1,366 @@
+package dev.csisupervisor.agent.cluster;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.csisupervisor.catalog.CatalogPublisher;
+import dev.csisupervisor.catalog.ClaimRequest;
+import dev.csisupervisor.catalog.ClusterVolume;
+import dev.csisupervisor.catalog.ClusterVolumes;
+import dev.csisupervisor.catalog.EtcdOptions;
+import dev.csisupervisor.catalog.VolumeAccessMode;
+import dev.csisupervisor.catalog.testing.EtcdCluster;
+import dev.csisupervisor.client.AccessMode;
+import dev.csisupervisor.client.CreateVolumeRequest;
+import dev.csisupervisor.client.CsiClient;
+import dev.csisupervisor.client.Secrets;
+import dev.csisupervisor.client.VolumeCapability;
+import dev.csisupervisor.mockplugin.MockCsiPlugin;
+import dev.csisupervisor.mockplugin.MockMode;
+import dev.csisupervisor.registry.Fingerprint;
+import dev.csisupervisor.registry.PluginHealth;
+import dev.csisupervisor.registry.PluginInfo;
+import dev.csisupervisor.registry.PluginRegistry;
+import dev.csisupervisor.registry.PluginType;
+import dev.csisupervisor.state.InMemoryStateStore;
+import dev.csisupervisor.testing.ShortTempDir;
+import dev.csisupervisor.volumes.MountedVolume;
+import dev.csisupervisor.volumes.VolumeClaim;
+import dev.csisupervisor.volumes.VolumeException;
+import dev.csisupervisor.volumes.VolumeManager;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Three agents' volume sides on a real three-member etcd: each node a registry, a catalog publisher, a volume
+ * manager with its own mock node plugin, and {@link ClusterVolumeClaims}; node n0 also runs the controller and the
+ * {@link ClusterController}; the mock plugins share a "cloud" (a file-locked state file) that refuses to attach a
+ * single-node disk to a second node, so a double attachment would fail the test.
+ */
+class ClusterVolumesAgentTest {
+  private static final Duration WAIT = Duration.ofSeconds(30);
+  private static final String PLUGIN = "mono";
+  private static final VolumeCapability RWO = VolumeCapability.mount(AccessMode.SINGLE_NODE_WRITER);
+  private static int prefixes;
+
+  @TempDir
+  static Path tmp;
+
+  static EtcdCluster etcd;
+
+  private final String prefix = "/agents" + (++prefixes);
+  private final List<AutoCloseable> closeables = new ArrayList<>();
+  private final ScheduledExecutorService scheduler = Executors.newScheduledThreadPool(2);
+  private final Cloud cloud = new Cloud();
+  private final Path cloudFile = tmp.resolve("cloud" + prefixes);
+  /** How long the cloud takes to attach a disk. */
+  private Duration attachTime = Duration.ofMillis(20);
+  private final List<Node> nodes = new ArrayList<>();
+
+  @BeforeAll
+  static void startEtcd() throws Exception {
+    etcd = EtcdCluster.start(tmp, 3);
+  }
+
+  @AfterAll
+  static void stopEtcd() {
+    if (etcd != null) {
+      etcd.close();
+    }
+  }
+
+  @AfterEach
+  void closeAll() throws Exception {
+    for (int i = closeables.size() - 1; i >= 0; i--) {
+      closeables.get(i).close();
+    }
+    scheduler.shutdownNow();
+    for (EtcdCluster.Member m : etcd.members()) {
+      if (!m.answering()) {
+        etcd.resume(m);
+      }
+    }
+  }
+
+  /** The mock plugins' shared cloud, read from its file: the nodes a disk is attached to. */
+  final class Cloud {
+    Set<String> on(String volume) throws java.io.IOException {
+      Set<String> out = new HashSet<>();
+      if (!Files.exists(cloudFile)) {
+        return out;
+      }
+      for (String line : Files.readAllLines(cloudFile)) {
+        String[] f = line.split(" ");
+        if (f.length == 4 && f[0].equals("attached")
+            && java.net.URLDecoder.decode(f[1], java.nio.charset.StandardCharsets.UTF_8).equals(volume)) {
+          out.add(java.net.URLDecoder.decode(f[2], java.nio.charset.StandardCharsets.UTF_8));
+        }
+      }
+      return out;
+    }
+  }
+
+  record Node(String id, PluginRegistry registry, CatalogPublisher publisher, ClusterVolumes volumes,
+      ClusterVolumeClaims claims, VolumeManager manager, CsiClient client, Optional<ClusterController> controller) {}
+
+  private <T extends AutoCloseable> T track(T c) {
+    closeables.add(c);
+    return c;
+  }
+
+  private EtcdOptions etcdFor(int i) {
+    List<String> endpoints = new ArrayList<>();
+    for (int k = 0; k < 3; k++) {
+      endpoints.add(etcd.member((i + k) % 3).endpoint());
+    }
+    return EtcdOptions.of(endpoints.toArray(String[]::new)).withRequestTimeout(Duration.ofSeconds(1));
+  }
+
+  private Node node(int i, boolean controller) throws Exception {
+    return node(i, controller, Optional.empty());
+  }
+
+  private Node node(int i, boolean controller, Optional<Duration> detachAfter) throws Exception {
+    String id = "n" + i;
+    ShortTempDir dir = track(new ShortTempDir("cv" + i));
+    Path csiRoot = dir.resolve("csi");
+    Path socket = csiRoot.resolve("monolith").resolve(PLUGIN).resolve("csi.sock");
+    Files.createDirectories(socket.getParent());
+    track(MockCsiPlugin.builder().mode(MockMode.MONOLITH).socket(socket).allCapabilities().nodeId("csi-" + id)
+        .cloud(cloudFile, attachTime).start());
+    PluginRegistry registry = track(PluginRegistry.builder().stateStore(new InMemoryStateStore()).build());
+    registry.register(info(PluginType.CSI_NODE, socket, "csi-" + id));
+    if (controller) {
+      registry.register(info(PluginType.CSI_CONTROLLER, socket, ""));
+    }
+    CatalogPublisher publisher = track(CatalogPublisher.builder().registry(registry).etcd(etcdFor(i)).prefix(prefix)
+        .nodeId(id).leaseTtl(Duration.ofSeconds(3)).backoff(Duration.ofMillis(100), Duration.ofMillis(500)).build());
+    publisher.start();
+    assertTrue(publisher.awaitInSync(WAIT), "publisher in sync");
+    ClusterVolumes volumes = track(ClusterVolumes.builder().etcd(etcdFor(i)).prefix(prefix).nodeId(id)
+        .leaseTtl(Duration.ofSeconds(2)).build());
+    ClusterVolumeClaims claims = track(new ClusterVolumeClaims(
+        () -> Optional.of(new ClusterVolumeClaims.Membership(volumes, id, publisher::status)), registry, scheduler,
+        Duration.ofSeconds(20), Duration.ZERO));
+    VolumeManager manager = track(VolumeManager.builder().registry(registry).stateStore(new InMemoryStateStore())
+        .csiRoot(csiRoot).scheduler(scheduler).mountTable(Optional.empty()).clusterClaims(claims).build());
+    claims.bind(manager);
+    CsiClient client = track(CsiClient.create(socket));
+    ClusterController c = null;
+    if (controller) {
+      c = track(new ClusterController(volumes, id, registry, p -> client,
+          Duration.ofSeconds(5), detachAfter, Clock.systemUTC()));
+      c.start(Duration.ofMillis(100));
+    }
+    Node n = new Node(id, registry, publisher, volumes, claims, manager, client, Optional.ofNullable(c));
+    nodes.add(n);
+    return n;
+  }
+
+  private static PluginInfo info(PluginType type, Path socket, String csiNodeId) {
+    Set<String> controllerCaps = type == PluginType.CSI_CONTROLLER
+        ? Set.of("CREATE_DELETE_VOLUME", "PUBLISH_UNPUBLISH_VOLUME") : Set.of();
+    Set<String> nodeCaps = type == PluginType.CSI_NODE ? Set.of("STAGE_UNSTAGE_VOLUME") : Set.of();
+    Fingerprint f = new Fingerprint(PLUGIN, "1.0", Map.of(),
+        type == PluginType.CSI_CONTROLLER ? Set.of("SERVICE:CONTROLLER_SERVICE") : Set.of(), controllerCaps, nodeCaps,
+        csiNodeId, 0, Map.of());
+    return new PluginInfo(type, PLUGIN, "1.0", "alloc-" + type.id(), socket, Map.of(), f,
+        PluginHealth.healthy(Instant.now()), false);
+  }
+
+  /** A disk made in the cloud by the first node's controller, registered in the cluster. */
+  private String disk(String name) throws Exception {
+    String id = nodes.get(0).client().createVolumeAsync(new CreateVolumeRequest(name, Optional.empty(), List.of(RWO),
+        Map.of(), Secrets.none())).get(10, TimeUnit.SECONDS).volumeId();
+    nodes.get(0).volumes().register(new ClusterVolume(PLUGIN, id, 0, Set.of(), List.of(), Map.of(), Map.of()));
+    return id;
+  }
+
+  private static <T> T get(CompletableFuture<T> f) throws Exception {
+    return f.get(WAIT.toSeconds(), TimeUnit.SECONDS);
+  }
+
+  private static VolumeException failure(CompletableFuture<?> f) {
+    Throwable t = f.handle((v, e) -> e).orTimeout(WAIT.toSeconds(), TimeUnit.SECONDS).join();
+    return VolumeException.find(t).orElseThrow(() -> new AssertionError("not a VolumeException", t));
+  }
+
+  @Test
+  void attachOnAnotherNode_singleWriterHeldClusterWide_thenHandedOverAfterDetach() throws Exception {
+    Node n0 = node(0, true);
+    Node n1 = node(1, false);
+    Node n2 = node(2, false);
+    String vol = disk("d1");
+
+    MountedVolume m = get(n1.manager().mount(VolumeClaim.of(PLUGIN, vol, "a1", RWO, false)));
+    assertEquals(Map.of("device", "/dev/mock/" + vol),
+        n1.manager().find(PLUGIN, vol).orElseThrow().publishContext(), "staged with the cloud's publish context");
+    assertEquals(Set.of("csi-n1"), cloud.on(vol));
+    assertTrue(Files.exists(m.targetPath().getParent()));
+
+    VolumeException refused = failure(n2.manager().mount(VolumeClaim.of(PLUGIN, vol, "b1", RWO, false)));
+    assertEquals(VolumeException.Reason.CLUSTER_REFUSED, refused.reason());
+    assertTrue(refused.getMessage().contains("node n1, alloc a1"), refused.getMessage());
+    assertTrue(n2.manager().list().isEmpty(), "nothing done on n2");
+
+    get(n1.manager().unmount(PLUGIN, vol, "a1"));
+    await().atMost(WAIT).until(() -> n0.volumes().claims(PLUGIN, vol).isEmpty() && cloud.on(vol).isEmpty()
+        && n0.volumes().attachment(PLUGIN, vol, "n1").isEmpty());
+
+    get(n2.manager().mount(VolumeClaim.of(PLUGIN, vol, "b1", RWO, false)));
+    assertEquals(Set.of("csi-n2"), cloud.on(vol));
+    assertEquals(1, n0.manager().list().size() + n2.manager().list().size(), "n2 alone has it");
+  }
+
+  @Test
+  void attachOnTheControllersOwnNode() throws Exception {
+    Node n0 = node(0, true);
+    String vol = disk("d2");
+    get(n0.manager().mount(VolumeClaim.of(PLUGIN, vol, "a0", RWO, false)));
+    assertEquals(Set.of("csi-n0"), cloud.on(vol));
+    get(n0.manager().unmount(PLUGIN, vol, "a0"));
+    await().atMost(WAIT).until(() -> cloud.on(vol).isEmpty() && n0.volumes().claims(PLUGIN, vol).isEmpty());
+  }
+
+  @Test
+  void etcdUnreachable_newClaimsRefusedAtOnce_unmountLocal_releaseWhenBack() throws Exception {
+    node(0, true);
+    Node n1 = node(1, false);
+    String vol = disk("d3");
+    String other = disk("d4");
+    get(n1.manager().mount(VolumeClaim.of(PLUGIN, vol, "a1", RWO, false)));
+
+    etcd.members().forEach(etcd::pause);
+    await().atMost(WAIT).until(() -> !n1.publisher().status().connected());
+    long t0 = System.nanoTime();
+    VolumeException e = failure(n1.manager().mount(VolumeClaim.of(PLUGIN, other, "a2", RWO, false)));
+    assertEquals(VolumeException.Reason.CLUSTER_REFUSED, e.reason());
+    assertTrue(e.getMessage().contains("etcd cannot be reached"), e.getMessage());
+    assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(1), "refused without waiting for etcd");
+
+    get(n1.manager().unmount(PLUGIN, vol, "a1")); // the node unmounts without etcd
+    assertTrue(n1.manager().list().isEmpty());
+    await().atMost(WAIT).until(() -> n1.claims().pendingReleases() == 1);
+
+    etcd.members().forEach(etcd::resume);
+    await().atMost(WAIT).until(() -> n1.claims().pendingReleases() == 0);
+    assertEquals(List.of(), n1.volumes().claims(PLUGIN, vol), "released once etcd was back");
+  }
+
+  @Test
+  void claimsNoRecordHolds_areReleasedBySweep_andMountedOnesStay() throws Exception {
+    Node n1 = node(1, false);
+    String vol = disk("d5");
+    String kept = disk("d6");
+    get(n1.manager().mount(VolumeClaim.of(PLUGIN, kept, "k1", RWO, false)));
+    // A claim left by a crash between the unmount's commit and its release: etcd has it, the journal does not.
+    n1.volumes().claim(new ClaimRequest(PLUGIN, vol, "n1", "crashed", VolumeAccessMode.SINGLE_NODE_WRITER, false,
+        "csi-n1", Map.of()));
+    assertEquals(List.of("crashed"), n1.claims().sweep().stream().map(c -> c.allocId()).toList());
+    assertEquals(List.of(), n1.volumes().claims(PLUGIN, vol));
+    assertEquals(1, n1.volumes().claims(PLUGIN, kept).size(), "a mounted allocation's claim stays");
+  }
+
+  @Test
+  void controllerAgentGone_itsSuccessorUnpublishes() throws Exception {
+    Node n0 = node(0, true);
+    Node n1 = node(1, false);
+    Node n2 = node(2, true);
+    String vol = disk("d7");
+    await().atMost(WAIT).until(() -> n1.volumes().read().controllers().containsKey(PLUGIN));
+    String first = n1.volumes().read().controllers().get(PLUGIN);
+    get(n1.manager().mount(VolumeClaim.of(PLUGIN, vol, "a1", RWO, false)));
+    assertEquals(Set.of("csi-n1"), cloud.on(vol));
+
+    Node leader = first.equals("n0") ? n0 : n2;
+    leader.controller().orElseThrow().close();
+    leader.volumes().close(); // its election lease revoked: the other controller agent is elected
+    String successor = first.equals("n0") ? "n2" : "n0";
+    await().atMost(WAIT).until(() -> successor.equals(n1.volumes().read().controllers().get(PLUGIN)));
+
+    get(n1.manager().unmount(PLUGIN, vol, "a1"));
+    await().atMost(WAIT).until(() -> cloud.on(vol).isEmpty() && n1.volumes().attachment(PLUGIN, vol, "n1").isEmpty());
+  }
+
+  @Test
+  void lostNode_keepsItsClaims_untilTheOperatorForces() throws Exception {
+    Node n0 = node(0, true);
+    Node n1 = node(1, false);
+    Node n2 = node(2, false);
+    String vol = disk("d8");
+    get(n1.manager().mount(VolumeClaim.of(PLUGIN, vol, "a1", RWO, false)));
+    n1.publisher().close(); // the node leaves (its lease revoked): lost, as far as the cluster can tell
+    await().atMost(WAIT).until(() -> !n0.volumes().read().liveNodes().contains("n1"));
+
+    VolumeException refused = failure(n2.manager().mount(VolumeClaim.of(PLUGIN, vol, "b1", RWO, false)));
+    assertTrue(refused.getMessage().contains("node n1, alloc a1"), refused.getMessage());
+    assertEquals(Set.of("csi-n1"), cloud.on(vol), "no lease expiry detaches anything");
+
+    assertEquals(1, n0.volumes().forceDetach("n1", Optional.empty(), Optional.empty()).size());
+    // Forced without any unpublish: the cloud still has the disk on n1 and refuses n2 (no double attachment).
+    VolumeException stillOnN1 = failure(n2.manager().mount(VolumeClaim.of(PLUGIN, vol, "b1", RWO, false)));
+    assertTrue(stillOnN1.getMessage().contains("FAILED_PRECONDITION"), stillOnN1.getMessage());
+    // What the operator does by hand before forcing, for a node that is gone: detach the disk in the cloud.
+    n0.client().controllerUnpublishVolumeAsync(vol, "csi-n1", Secrets.none()).get(10, TimeUnit.SECONDS);
+    get(n2.manager().mount(VolumeClaim.of(PLUGIN, vol, "b1", RWO, false)));
+    assertEquals(Set.of("csi-n2"), cloud.on(vol));
+  }
+
+  @Test
+  void lostNode_pastDetachAfter_isFencedByTheUnpublish_thenItsClaimsGo() throws Exception {
+    Node n0 = node(0, true, Optional.of(Duration.ofSeconds(1)));
+    Node n1 = node(1, false);
+    Node n2 = node(2, false);
+    String vol = disk("d9");
+    get(n1.manager().mount(VolumeClaim.of(PLUGIN, vol, "a1", RWO, false)));
+    n1.publisher().close();
+    await().atMost(WAIT).until(() -> n0.volumes().claims(PLUGIN, vol).isEmpty());
+    assertEquals(Set.of(), cloud.on(vol), "unpublished (the fence) before the claims went");
+    assertTrue(n0.controller().orElseThrow().counts().fenced() >= 1);
+    get(n2.manager().mount(VolumeClaim.of(PLUGIN, vol, "b1", RWO, false)));
+    assertEquals(Set.of("csi-n2"), cloud.on(vol));
+  }
+
+  @Test
+  void controllerAgentKilledMidPublish_itsSuccessorFinishesIt() throws Exception {
+    attachTime = Duration.ofSeconds(1);
+    Node n0 = node(0, true);
+    Node n1 = node(1, false);
+    Node n2 = node(2, true);
+    String vol = disk("d10");
+    await().atMost(WAIT).until(() -> n1.volumes().read().controllers().containsKey(PLUGIN));
+    String first = n1.volumes().read().controllers().get(PLUGIN);
+    CompletableFuture<MountedVolume> mount = n1.manager().mount(VolumeClaim.of(PLUGIN, vol, "a1", RWO, false));
+    // The leader's ControllerPublishVolume is under way (the cloud takes 1 s): kill the leader.
+    Node leader = first.equals("n0") ? n0 : n2;
+    await().atMost(WAIT).until(() -> !leader.controller().orElseThrow().inFlight().isEmpty());
+    leader.controller().orElseThrow().close();
+    leader.volumes().close();
+    assertTrue(n1.volumes().attachment(PLUGIN, vol, "n1").isEmpty(), "the dead leader wrote no attachment");
+
+    get(mount); // the successor published again (the same node: the cloud's attach is idempotent)
+    String successor = first.equals("n0") ? "n2" : "n0";
+    assertEquals(successor, n1.volumes().attachment(PLUGIN, vol, "n1").orElseThrow().controllerNodeId());
+    assertEquals(Set.of("csi-n1"), cloud.on(vol));
+  }
+}

@@ -1,0 +1,103 @@
+package dev.csisupervisor.agent.commands;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.csisupervisor.catalog.ClaimRequest;
+import dev.csisupervisor.catalog.ClusterVolumes;
+import dev.csisupervisor.catalog.EtcdOptions;
+import dev.csisupervisor.catalog.VolumeAccessMode;
+import dev.csisupervisor.catalog.testing.EtcdProcess;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code csi-agent cluster volume ...} against a real etcd. */
+class ClusterVolumeCommandTest {
+  @TempDir
+  static Path tmp;
+
+  static EtcdProcess etcd;
+
+  @BeforeAll
+  static void startEtcd() throws Exception {
+    etcd = EtcdProcess.start(tmp);
+  }
+
+  @AfterAll
+  static void stopEtcd() {
+    if (etcd != null) {
+      etcd.close();
+    }
+  }
+
+  private record Run(int code, String out, String err) {}
+
+  private static Run run(String... args) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    String[] full = new String[args.length + 4];
+    full[0] = "cluster";
+    full[1] = "volume";
+    System.arraycopy(args, 0, full, 2, args.length);
+    full[args.length + 2] = "--endpoints=" + etcd.endpoint();
+    full[args.length + 3] = "--prefix=/clivol";
+    int code = CsiAgentCommand.commandLine(new PrintWriter(out, true), new PrintWriter(err, true), full).execute(full);
+    return new Run(code, out.toString(), err.toString());
+  }
+
+  @Test
+  void registerListStatusForceDeregister() throws Exception {
+    Run reg = run("register", "disk.csi", "projects/p/disks/d1", "--access-mode", "single-node-writer",
+        "--topology", "zone=z1", "--capacity", "1073741824");
+    assertEquals(0, reg.code(), reg.err());
+    assertEquals("registered disk.csi/projects/p/disks/d1\n", reg.out());
+    assertEquals(0, run("register", "disk.csi", "projects/p/disks/d1", "--access-mode", "single-node-writer",
+        "--topology", "zone=z1", "--capacity", "1073741824").code(), "the same again: no change");
+
+    try (ClusterVolumes v = ClusterVolumes.builder().etcd(EtcdOptions.of(etcd.endpoint())).prefix("/clivol")
+        .nodeId("gone-node").build()) {
+      v.claim(new ClaimRequest("disk.csi", "projects/p/disks/d1", "gone-node", "a1", VolumeAccessMode.SINGLE_NODE_WRITER,
+          false, "csi-gone", Map.of("zone", "z1")));
+    }
+    Run list = run("list");
+    assertTrue(list.out().contains("projects/p/disks/d1") && list.out().contains(" 1 "), list.out());
+    Run status = run("status");
+    assertTrue(status.out().contains("claim node gone-node, alloc a1 SINGLE_NODE_WRITER"), status.out());
+    assertTrue(status.out().contains("(NODE LOST)"), status.out());
+    assertTrue(status.out().contains("STUCK: claim of disk.csi/projects/p/disks/d1 by node gone-node, alloc a1: the "
+        + "node is lost"), status.out());
+    assertTrue(run("status", "--json").out().contains("\"nodeLive\" : false"));
+
+    Run inUse = run("deregister", "disk.csi", "projects/p/disks/d1");
+    assertEquals(1, inUse.code());
+    assertTrue(inUse.err().contains("still in use"), inUse.err());
+
+    Run noForce = run("detach", "--node", "gone-node");
+    assertEquals(2, noForce.code());
+    assertTrue(noForce.err().contains("detach needs --force"), noForce.err());
+    Run forced = run("detach", "--node", "gone-node", "--force");
+    assertEquals(0, forced.code(), forced.err());
+    assertTrue(forced.out().contains("released 1 claim(s) of node gone-node"), forced.out());
+
+    assertEquals("deregistered disk.csi/projects/p/disks/d1\n", run("deregister", "disk.csi", "projects/p/disks/d1").out());
+  }
+
+  @Test
+  void badInput_namesTheOption() {
+    Run mode = run("register", "disk.csi", "v", "--access-mode", "sometimes");
+    assertEquals(2, mode.code());
+    assertTrue(mode.err().contains("--access-mode must be one of"), mode.err());
+    Run topo = run("register", "disk.csi", "v", "--topology", "zone");
+    assertEquals(2, topo.code());
+    assertTrue(topo.err().contains("--topology must be KEY=VALUE"), topo.err());
+    Run plugin = run("register", "bad plugin", "v");
+    assertEquals(2, plugin.code());
+    assertTrue(plugin.err().contains("pluginId"), plugin.err());
+  }
+}

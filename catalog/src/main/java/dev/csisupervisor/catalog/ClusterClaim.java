@@ -1,0 +1,46 @@
+package dev.csisupervisor.catalog;
+
+import dev.csisupervisor.common.CsiIds;
+import java.time.Instant;
+import java.util.Objects;
+
+/**
+ * Who uses a volume: {@code <prefix>/claims/<plugin>/<vol>/<node>/<alloc>}. Not on the node's lease: a claim
+ * outlives its node's connection, and goes only when released. Immutable.
+ *
+ * @param pluginId the plugin id
+ * @param volumeId the volume
+ * @param nodeId the agent's node id
+ * @param allocId the allocation that mounts it there
+ * @param mode the access mode asked for
+ * @param readOnly whether the allocation gets it read-only (every reader-only mode needs it)
+ * @param csiNodeId the node plugin's NodeGetInfo node_id on that node: what ControllerPublishVolume is sent for
+ *     ({@code ""} if the node plugin did not say)
+ * @param since when it was taken
+ */
+public record ClusterClaim(String pluginId, String volumeId, String nodeId, String allocId, VolumeAccessMode mode,
+    boolean readOnly, String csiNodeId, Instant since) {
+
+  public ClusterClaim {
+    CsiIds.checkPlugin("pluginId", pluginId);
+    CsiIds.checkVolume("volumeId", volumeId);
+    CatalogKeys.checkNodeId(nodeId);
+    CsiIds.checkName("allocId", allocId);
+    Objects.requireNonNull(mode, "mode");
+    if (!readOnly && !mode.writable()) {
+      throw new IllegalArgumentException("readOnly must be true for access mode " + mode + " (volume " + volumeId + ")");
+    }
+    Objects.requireNonNull(csiNodeId, "csiNodeId");
+    Objects.requireNonNull(since, "since");
+  }
+
+  /** Whether this claim writes. */
+  public boolean writer() {
+    return !readOnly;
+  }
+
+  /** "node/alloc", the holder as messages name it. */
+  public String holder() {
+    return "node " + nodeId + ", alloc " + allocId;
+  }
+}

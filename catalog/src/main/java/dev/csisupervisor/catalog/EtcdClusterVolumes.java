@@ -1,0 +1,505 @@
+package dev.csisupervisor.catalog;
+
+import com.google.protobuf.ByteString;
+import dev.csisupervisor.catalog.etcdpb.Compare;
+import dev.csisupervisor.catalog.etcdpb.DeleteRangeRequest;
+import dev.csisupervisor.catalog.etcdpb.KeyValue;
+import dev.csisupervisor.catalog.etcdpb.PutRequest;
+import dev.csisupervisor.catalog.etcdpb.RangeRequest;
+import dev.csisupervisor.catalog.etcdpb.RequestOp;
+import dev.csisupervisor.catalog.etcdpb.TxnRequest;
+import dev.csisupervisor.catalog.etcdpb.TxnResponse;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@link ClusterVolumes} on the project's etcd client. Each operation is a few transactions; a claim is a read of
+ * the volume and its claims at one revision, then a conditional put, repeated while other claims of the same
+ * volume land in between. The election lease is granted on the first {@link #lead} and kept alive from the
+ * catalog's shared timer; when it is lost the next {@link #lead} takes a new one.
+ */
+final class EtcdClusterVolumes implements ClusterVolumes {
+  private static final Logger log = LoggerFactory.getLogger(EtcdClusterVolumes.class);
+  /** Rounds of read-then-write a claim makes while other claims of the volume keep landing in between. */
+  private static final int MAX_CLAIM_ROUNDS = 50;
+  /** etcd's default --max-txn-ops. */
+  private static final int MAX_TXN_OPS = 128;
+  private static final ScheduledExecutorService KEEPALIVE = Executors.newSingleThreadScheduledExecutor(r -> {
+    Thread t = new Thread(r, "cluster-volumes-keepalive");
+    t.setDaemon(true);
+    return t;
+  });
+
+  private final EtcdClient client;
+  private final CatalogKeys keys;
+  private final String nodeId;
+  private final long ttlSeconds;
+  private final Clock clock;
+  private final Object leaseLock = new Object();
+  private long leaseId; // guarded by leaseLock
+  private LeaseKeepAlive keepAlive; // guarded by leaseLock
+  private boolean closed; // guarded by leaseLock
+
+  EtcdClusterVolumes(ClusterVolumes.Builder b) {
+    this.client = b.newClient();
+    this.keys = b.keys;
+    this.nodeId = b.nodeId;
+    this.ttlSeconds = b.leaseTtl.toSeconds();
+    this.clock = b.clock;
+  }
+
+  /** Runs {@code op}, moving to the next endpoint after a failure, each endpoint once. */
+  private <T> T call(Supplier<T> op) {
+    EtcdException first = null;
+    int endpoints = client.options().endpoints().size();
+    for (int i = 0; i < endpoints; i++) {
+      try {
+        return op.get();
+      } catch (EtcdException e) {
+        if ("CLOSED".equals(e.code())) {
+          throw e;
+        }
+        if (first == null) {
+          first = e;
+        } else {
+          first.addSuppressed(e);
+        }
+        client.failover();
+      }
+    }
+    throw first;
+  }
+
+  private TxnResponse txn(TxnRequest t) {
+    return call(() -> client.txn(t));
+  }
+
+  // ---- volumes ----
+
+  @Override
+  public boolean register(ClusterVolume volume) throws VolumeStateException {
+    String key = keys.volumeKey(volume.pluginId(), volume.volumeId());
+    ByteString value = VolumeCodec.encode(volume);
+    TxnResponse r = txn(TxnRequest.newBuilder()
+        .addCompare(Compare.newBuilder().setKey(bytes(key)).setTarget(Compare.CompareTarget.CREATE)
+            .setResult(Compare.CompareResult.EQUAL).setCreateRevision(0))
+        .addSuccess(put(key, value, 0)).addFailure(range(key)).build());
+    if (r.getSucceeded()) {
+      log.info("cluster volume {}/{} registered", volume.pluginId(), volume.volumeId());
+      return true;
+    }
+    ClusterVolume existing = VolumeCodec.decodeVolume(r.getResponses(0).getResponseRange().getKvs(0).getValue());
+    if (existing.equals(volume)) {
+      return false;
+    }
+    throw new VolumeStateException("volume " + volume.volumeId() + " of plugin " + volume.pluginId()
+        + " is registered already with other content (" + existing + "); deregister it first");
+  }
+
+  @Override
+  public boolean deregister(String pluginId, String volumeId) throws VolumeStateException {
+    String key = keys.volumeKey(pluginId, volumeId);
+    String claims = keys.volumeClaimsPrefix(pluginId, volumeId);
+    String attachments = keys.attachmentsRoot() + pluginId + "/" + CatalogKeys.escape(volumeId) + "/";
+    TxnResponse r = txn(TxnRequest.newBuilder()
+        .addCompare(none(claims)).addCompare(none(attachments))
+        .addSuccess(RequestOp.newBuilder().setRequestDeleteRange(DeleteRangeRequest.newBuilder().setKey(bytes(key))))
+        .addFailure(rangePrefix(claims, 1)).addFailure(rangePrefix(attachments, 1)).build());
+    if (r.getSucceeded()) {
+      boolean existed = r.getResponses(0).getResponseDeleteRange().getDeleted() > 0;
+      if (existed) {
+        log.info("cluster volume {}/{} deregistered", pluginId, volumeId);
+      }
+      return existed;
+    }
+    List<String> held = new ArrayList<>();
+    r.getResponses(0).getResponseRange().getKvsList().forEach(kv -> held.add("claim " + kv.getKey().toStringUtf8()));
+    r.getResponses(1).getResponseRange().getKvsList().forEach(kv -> held.add("attachment " + kv.getKey().toStringUtf8()));
+    throw new VolumeStateException("volume " + volumeId + " of plugin " + pluginId + " is still in use (" + held
+        + (held.size() == 1 ? "" : " and more") + "): unmount it everywhere first, or detach a lost node with "
+        + "csi-agent cluster volume detach --node N --force");
+  }
+
+  @Override
+  public Optional<ClusterVolume> volume(String pluginId, String volumeId) {
+    String key = keys.volumeKey(pluginId, volumeId);
+    var r = call(() -> client.range(RangeRequest.newBuilder().setKey(bytes(key)).build()));
+    return r.getKvsCount() == 0 ? Optional.empty() : Optional.of(VolumeCodec.decodeVolume(r.getKvs(0).getValue()));
+  }
+
+  // ---- claims ----
+
+  @Override
+  public ClusterClaim claim(ClaimRequest request) throws ClaimRefusedException {
+    String volumeKey = keys.volumeKey(request.pluginId(), request.volumeId());
+    String claims = keys.volumeClaimsPrefix(request.pluginId(), request.volumeId());
+    String claimKey = keys.claimKey(request.pluginId(), request.volumeId(), request.nodeId(), request.allocId());
+    String what = "claim of " + request.pluginId() + "/" + request.volumeId() + " for " + request.nodeId() + "/"
+        + request.allocId();
+    for (int round = 1; round <= MAX_CLAIM_ROUNDS; round++) {
+      // Step 1: the volume and every claim of it, at one revision.
+      String attachmentKey = keys.attachmentKey(request.pluginId(), request.volumeId(), request.nodeId());
+      TxnResponse read = txn(TxnRequest.newBuilder().addSuccess(range(volumeKey)).addSuccess(rangePrefix(claims, 0))
+          .addSuccess(range(attachmentKey)).build());
+      long revision = read.getHeader().getRevision();
+      List<KeyValue> volumeKv = read.getResponses(0).getResponseRange().getKvsList();
+      if (volumeKv.isEmpty()) {
+        throw refused(ClaimRefusedException.Reason.NOT_REGISTERED, what + " refused: the volume is not registered in "
+            + "the cluster (csi-agent cluster volume register or create)", null);
+      }
+      ClusterVolume volume = VolumeCodec.decodeVolume(volumeKv.get(0).getValue());
+      if (!volume.accessModes().isEmpty() && !volume.accessModes().contains(request.mode())) {
+        throw refused(ClaimRefusedException.Reason.MODE_NOT_OFFERED, what + " refused: access mode " + request.mode()
+            + " is not one of the volume's " + volume.accessModes(), null);
+      }
+      if (!volume.accessibleFrom(request.nodeTopology())) {
+        throw refused(ClaimRefusedException.Reason.TOPOLOGY, what + " refused: the volume is accessible from "
+            + volume.accessibleTopology() + ", and node " + request.nodeId() + " is at " + request.nodeTopology(), null);
+      }
+      List<ClusterClaim> existing = new ArrayList<>();
+      for (KeyValue kv : read.getResponses(1).getResponseRange().getKvsList()) {
+        existing.add(decodeClaim(kv));
+      }
+      // Step 2: the rules against every other claim, cluster-wide.
+      ClusterClaim wanted = request.toClaim(clock.instant());
+      for (ClusterClaim e : existing) {
+        if (e.nodeId().equals(request.nodeId()) && e.allocId().equals(request.allocId())) {
+          if (e.mode() == request.mode() && e.readOnly() == request.readOnly()) {
+            // Asked again (a mount tried again): an attachment that FAILED for it is cleared to be tried again.
+            List<KeyValue> att = read.getResponses(2).getResponseRange().getKvsList();
+            if (!att.isEmpty() && failed(att.get(0))) {
+              txn(TxnRequest.newBuilder().addCompare(Compare.newBuilder().setKey(bytes(attachmentKey))
+                  .setTarget(Compare.CompareTarget.MOD).setResult(Compare.CompareResult.EQUAL)
+                  .setModRevision(att.get(0).getModRevision())).addSuccess(delete(attachmentKey)).build());
+            }
+            return e;
+          }
+          throw refused(ClaimRefusedException.Reason.ALREADY_CLAIMED_OTHERWISE, what + " refused: the allocation "
+              + "claims it already as " + e.mode() + (e.readOnly() ? " read-only" : "") + "; release it first", e);
+        }
+      }
+      Optional<ClaimRules.Conflict> conflict = ClaimRules.conflict(wanted, existing);
+      if (conflict.isPresent()) {
+        throw refused(ClaimRefusedException.Reason.ACCESS_MODE, what + " (" + request.mode()
+            + (request.readOnly() ? " read-only" : "") + ") refused: held by " + conflict.get().holder().holder() + " as "
+            + conflict.get().holder().mode() + (conflict.get().holder().readOnly() ? " read-only" : "") + ": "
+            + conflict.get().why(), conflict.get().holder());
+      }
+      // Step 3: the put, only if the volume and its claims are as read (no claim changed or added since). A FAILED
+      // attachment to this node is an earlier claim's answer: it goes with this put, so the controller agent tries
+      // again for this claim and the node never reads the old failure as its own.
+      TxnRequest.Builder put = TxnRequest.newBuilder();
+      List<KeyValue> attachment = read.getResponses(2).getResponseRange().getKvsList();
+      if (!attachment.isEmpty() && failed(attachment.get(0))) {
+        put.addCompare(Compare.newBuilder().setKey(bytes(attachmentKey)).setTarget(Compare.CompareTarget.MOD)
+            .setResult(Compare.CompareResult.EQUAL).setModRevision(attachment.get(0).getModRevision()));
+        put.addSuccess(delete(attachmentKey));
+      }
+      TxnResponse w = txn(put
+          .addCompare(Compare.newBuilder().setKey(bytes(volumeKey)).setTarget(Compare.CompareTarget.MOD)
+              .setResult(Compare.CompareResult.EQUAL).setModRevision(volumeKv.get(0).getModRevision()))
+          .addCompare(Compare.newBuilder().setKey(bytes(claims)).setRangeEnd(EtcdClient.prefixEnd(bytes(claims)))
+              .setTarget(Compare.CompareTarget.MOD).setResult(Compare.CompareResult.LESS).setModRevision(revision + 1))
+          .addSuccess(put(claimKey, VolumeCodec.encode(wanted), 0)).build());
+      if (w.getSucceeded()) {
+        log.info("{} granted ({}{}) at revision {}", what, request.mode(), request.readOnly() ? " read-only" : "",
+            w.getHeader().getRevision());
+        return wanted;
+      }
+      log.debug("{}: the volume's claims changed while deciding (round {}); reading again", what, round);
+    }
+    throw new EtcdException(what + ": the volume's claims kept changing for " + MAX_CLAIM_ROUNDS + " rounds",
+        "CONTENTION", null);
+  }
+
+  private static boolean failed(KeyValue attachment) {
+    try {
+      return VolumeCodec.decodeAttachment(attachment.getValue()).state() == ClusterAttachment.State.FAILED;
+    } catch (IllegalArgumentException e) {
+      return false;
+    }
+  }
+
+  /** A claim value that does not read is never guessed at: it holds the volume as a writer of its key. */
+  private ClusterClaim decodeClaim(KeyValue kv) {
+    return VolumeCodec.decodeClaim(kv.getValue());
+  }
+
+  private static ClaimRefusedException refused(ClaimRefusedException.Reason reason, String message, ClusterClaim holder) {
+    log.info("{}", message);
+    return new ClaimRefusedException(reason, message, holder, null);
+  }
+
+  @Override
+  public boolean release(String pluginId, String volumeId, String nodeId, String allocId) {
+    String key = keys.claimKey(pluginId, volumeId, nodeId, allocId);
+    TxnResponse r = txn(TxnRequest.newBuilder()
+        .addSuccess(RequestOp.newBuilder().setRequestDeleteRange(DeleteRangeRequest.newBuilder().setKey(bytes(key))))
+        .build());
+    boolean existed = r.getResponses(0).getResponseDeleteRange().getDeleted() > 0;
+    if (existed) {
+      log.info("claim of {}/{} for {}/{} released", pluginId, volumeId, nodeId, allocId);
+    }
+    return existed;
+  }
+
+  @Override
+  public List<ClusterClaim> claims(String pluginId, String volumeId) {
+    TxnResponse r = txn(TxnRequest.newBuilder().addSuccess(rangePrefix(keys.volumeClaimsPrefix(pluginId, volumeId), 0)).build());
+    return r.getResponses(0).getResponseRange().getKvsList().stream().map(this::decodeClaim).toList();
+  }
+
+  @Override
+  public List<ClusterClaim> claimsOfNode(String nodeId) {
+    CatalogKeys.checkNodeId(nodeId);
+    return read().claims().stream().filter(c -> c.nodeId().equals(nodeId)).toList();
+  }
+
+  @Override
+  public List<ClusterClaim> forceDetach(String nodeId, Optional<String> pluginId, Optional<String> volumeId) {
+    CatalogKeys.checkNodeId(nodeId);
+    VolumesSnapshot s = read();
+    List<ClusterClaim> gone = new ArrayList<>();
+    List<RequestOp> ops = new ArrayList<>();
+    for (ClusterClaim c : s.claims()) {
+      if (c.nodeId().equals(nodeId) && pluginId.map(c.pluginId()::equals).orElse(true)
+          && volumeId.map(c.volumeId()::equals).orElse(true)) {
+        gone.add(c);
+        ops.add(delete(keys.claimKey(c.pluginId(), c.volumeId(), c.nodeId(), c.allocId())));
+      }
+    }
+    for (ClusterAttachment a : s.attachments()) {
+      if (a.nodeId().equals(nodeId) && pluginId.map(a.pluginId()::equals).orElse(true)
+          && volumeId.map(a.volumeId()::equals).orElse(true)) {
+        ops.add(delete(keys.attachmentKey(a.pluginId(), a.volumeId(), a.nodeId())));
+      }
+    }
+    for (int i = 0; i < ops.size(); i += MAX_TXN_OPS) {
+      txn(TxnRequest.newBuilder().addAllSuccess(ops.subList(i, Math.min(ops.size(), i + MAX_TXN_OPS))).build());
+    }
+    log.warn("FORCED: {} claim(s) of node {} deleted without any controller unpublish: {}", gone.size(), nodeId,
+        gone.stream().map(c -> c.pluginId() + "/" + c.volumeId() + "/" + c.allocId()).toList());
+    return gone;
+  }
+
+  // ---- attachments and the election ----
+
+  @Override
+  public Optional<ClusterAttachment> attachment(String pluginId, String volumeId, String nodeId) {
+    String key = keys.attachmentKey(pluginId, volumeId, nodeId);
+    var r = call(() -> client.range(RangeRequest.newBuilder().setKey(bytes(key)).build()));
+    return r.getKvsCount() == 0 ? Optional.empty() : Optional.of(VolumeCodec.decodeAttachment(r.getKvs(0).getValue()));
+  }
+
+  @Override
+  public boolean controllerPublishes(String pluginId) {
+    dev.csisupervisor.common.CsiIds.checkPlugin("pluginId", pluginId);
+    String prefix = keys.pluginsRoot() + dev.csisupervisor.registry.PluginType.CSI_CONTROLLER.id() + "/" + pluginId + "/";
+    TxnResponse r = txn(TxnRequest.newBuilder().addSuccess(rangePrefix(prefix, 0)).build());
+    for (KeyValue kv : r.getResponses(0).getResponseRange().getKvsList()) {
+      try {
+        if (CatalogCodec.decodeEntry(kv.getValue()).controllerCapabilities().contains("PUBLISH_UNPUBLISH_VOLUME")) {
+          return true;
+        }
+      } catch (IllegalArgumentException e) {
+        log.warn("cluster volumes: skipping {}: {}", kv.getKey().toStringUtf8(), e.getMessage());
+      }
+    }
+    return false;
+  }
+
+  @Override
+  public VolumesSnapshot read() {
+    TxnResponse r = txn(TxnRequest.newBuilder()
+        .addSuccess(rangePrefix(keys.volumesRoot(), 0)).addSuccess(rangePrefix(keys.claimsRoot(), 0))
+        .addSuccess(rangePrefix(keys.attachmentsRoot(), 0)).addSuccess(rangePrefix(keys.controllersRoot(), 0))
+        .addSuccess(RequestOp.newBuilder().setRequestRange(RangeRequest.newBuilder().setKey(bytes(keys.nodesRoot()))
+            .setRangeEnd(EtcdClient.prefixEnd(bytes(keys.nodesRoot()))).setKeysOnly(true)))
+        .build());
+    List<ClusterVolume> volumes = new ArrayList<>();
+    List<ClusterClaim> claims = new ArrayList<>();
+    List<ClusterAttachment> attachments = new ArrayList<>();
+    Map<String, String> controllers = new HashMap<>();
+    Set<String> nodes = new HashSet<>();
+    for (KeyValue kv : r.getResponses(0).getResponseRange().getKvsList()) {
+      decodeOrSkip(kv, () -> volumes.add(VolumeCodec.decodeVolume(kv.getValue())));
+    }
+    for (KeyValue kv : r.getResponses(1).getResponseRange().getKvsList()) {
+      decodeOrSkip(kv, () -> claims.add(decodeClaim(kv)));
+    }
+    for (KeyValue kv : r.getResponses(2).getResponseRange().getKvsList()) {
+      decodeOrSkip(kv, () -> attachments.add(VolumeCodec.decodeAttachment(kv.getValue())));
+    }
+    for (KeyValue kv : r.getResponses(3).getResponseRange().getKvsList()) {
+      decodeOrSkip(kv, () -> controllers.put(kv.getKey().toStringUtf8().substring(keys.controllersRoot().length()),
+          VolumeCodec.decodeController(kv.getValue()).node()));
+    }
+    for (KeyValue kv : r.getResponses(4).getResponseRange().getKvsList()) {
+      keys.parseNodeKey(kv.getKey().toStringUtf8()).ifPresent(nodes::add);
+    }
+    return new VolumesSnapshot(r.getHeader().getRevision(), volumes, claims, attachments, controllers, nodes);
+  }
+
+  private static void decodeOrSkip(KeyValue kv, Runnable decode) {
+    try {
+      decode.run();
+    } catch (IllegalArgumentException e) {
+      log.warn("cluster volumes: skipping {}: {}", kv.getKey().toStringUtf8(), e.getMessage());
+    }
+  }
+
+  /** The election lease, granted (and kept alive) if there is none. */
+  private long lease() {
+    synchronized (leaseLock) {
+      if (closed) {
+        throw new EtcdException("cluster volumes closed", "CLOSED", null);
+      }
+      if (leaseId != 0) {
+        return leaseId;
+      }
+      long id = call(() -> client.grantLease(ttlSeconds));
+      leaseId = id;
+      keepAlive = LeaseKeepAlive.start(client, id, ttlSeconds, KEEPALIVE, ttl -> { }, (ka, e) -> {
+        synchronized (leaseLock) {
+          if (ka == keepAlive) {
+            log.warn("cluster volumes: election lease {} of node {} lost ({}); campaigning again with a new one",
+                Long.toHexString(id), nodeId, e.getMessage());
+            keepAlive.stop();
+            keepAlive = null;
+            leaseId = 0;
+            client.failover();
+          }
+        }
+      });
+      return id;
+    }
+  }
+
+  @Override
+  public Optional<Leadership> lead(String pluginId) {
+    dev.csisupervisor.common.CsiIds.checkPlugin("pluginId", pluginId);
+    long lease = lease();
+    String key = keys.controllerKey(pluginId);
+    TxnResponse r = txn(TxnRequest.newBuilder()
+        .addCompare(Compare.newBuilder().setKey(bytes(key)).setTarget(Compare.CompareTarget.CREATE)
+            .setResult(Compare.CompareResult.EQUAL).setCreateRevision(0))
+        .addSuccess(put(key, VolumeCodec.encodeController(nodeId, clock.instant()), lease))
+        .addFailure(range(key)).build());
+    if (r.getSucceeded()) {
+      log.info("node {} is now the controller agent of plugin {}", nodeId, pluginId);
+      return Optional.of(new Leadership(pluginId, nodeId, r.getHeader().getRevision()));
+    }
+    List<KeyValue> kvs = r.getResponses(0).getResponseRange().getKvsList();
+    if (!kvs.isEmpty() && kvs.get(0).getLease() == lease) {
+      return Optional.of(new Leadership(pluginId, nodeId, kvs.get(0).getCreateRevision()));
+    }
+    return Optional.empty();
+  }
+
+  @Override
+  public void resign(Leadership l) {
+    txn(TxnRequest.newBuilder().addCompare(held(l)).addSuccess(delete(keys.controllerKey(l.pluginId()))).build());
+  }
+
+  @Override
+  public boolean putAttachment(Leadership l, ClusterAttachment a) {
+    return txn(TxnRequest.newBuilder().addCompare(held(l))
+        .addSuccess(put(keys.attachmentKey(a.pluginId(), a.volumeId(), a.nodeId()), VolumeCodec.encode(a), 0))
+        .build()).getSucceeded();
+  }
+
+  @Override
+  public boolean markDetaching(Leadership l, ClusterAttachment a) {
+    ClusterAttachment detaching = new ClusterAttachment(a.pluginId(), a.volumeId(), a.nodeId(), a.csiNodeId(),
+        ClusterAttachment.State.DETACHING, a.publishContext(), "", nodeId, clock.instant());
+    return txn(TxnRequest.newBuilder().addCompare(held(l))
+        .addCompare(none(keys.nodeClaimsPrefix(a.pluginId(), a.volumeId(), a.nodeId())))
+        .addSuccess(put(keys.attachmentKey(a.pluginId(), a.volumeId(), a.nodeId()), VolumeCodec.encode(detaching), 0))
+        .build()).getSucceeded();
+  }
+
+  @Override
+  public boolean deleteAttachment(Leadership l, String pluginId, String volumeId, String node, boolean fenceClaims) {
+    TxnRequest.Builder t = TxnRequest.newBuilder().addCompare(held(l))
+        .addSuccess(delete(keys.attachmentKey(pluginId, volumeId, node)));
+    if (fenceClaims) {
+      String prefix = keys.nodeClaimsPrefix(pluginId, volumeId, node);
+      t.addSuccess(RequestOp.newBuilder().setRequestDeleteRange(DeleteRangeRequest.newBuilder().setKey(bytes(prefix))
+          .setRangeEnd(EtcdClient.prefixEnd(bytes(prefix)))));
+    }
+    return txn(t.build()).getSucceeded();
+  }
+
+  /** The election key is still the one {@code l} took. */
+  private Compare held(Leadership l) {
+    return Compare.newBuilder().setKey(bytes(keys.controllerKey(l.pluginId()))).setTarget(Compare.CompareTarget.CREATE)
+        .setResult(Compare.CompareResult.EQUAL).setCreateRevision(l.createRevision()).build();
+  }
+
+  @Override
+  public void close() {
+    long lease;
+    synchronized (leaseLock) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      lease = leaseId;
+      if (keepAlive != null) {
+        keepAlive.stop();
+        keepAlive = null;
+      }
+      leaseId = 0;
+    }
+    if (lease != 0) {
+      try {
+        client.revokeLease(lease);
+      } catch (EtcdException e) {
+        log.warn("cluster volumes: could not revoke election lease {} (it expires with its TTL): {}",
+            Long.toHexString(lease), e.getMessage());
+      }
+    }
+    client.close();
+  }
+
+  // ---- request helpers ----
+
+  private static ByteString bytes(String s) {
+    return EtcdClient.bytes(s);
+  }
+
+  /** No key under {@code prefix} (a range compare: an empty range compares as a zero key). */
+  private static Compare none(String prefix) {
+    return Compare.newBuilder().setKey(bytes(prefix)).setRangeEnd(EtcdClient.prefixEnd(bytes(prefix)))
+        .setTarget(Compare.CompareTarget.CREATE).setResult(Compare.CompareResult.EQUAL).setCreateRevision(0).build();
+  }
+
+  private static RequestOp range(String key) {
+    return RequestOp.newBuilder().setRequestRange(RangeRequest.newBuilder().setKey(bytes(key))).build();
+  }
+
+  private static RequestOp rangePrefix(String prefix, long limit) {
+    return RequestOp.newBuilder().setRequestRange(RangeRequest.newBuilder().setKey(bytes(prefix))
+        .setRangeEnd(EtcdClient.prefixEnd(bytes(prefix))).setLimit(limit)).build();
+  }
+
+  private static RequestOp put(String key, ByteString value, long lease) {
+    return RequestOp.newBuilder().setRequestPut(PutRequest.newBuilder().setKey(bytes(key)).setValue(value)
+        .setLease(lease)).build();
+  }
+
+  private static RequestOp delete(String key) {
+    return RequestOp.newBuilder().setRequestDeleteRange(DeleteRangeRequest.newBuilder().setKey(bytes(key))).build();
+  }
+}

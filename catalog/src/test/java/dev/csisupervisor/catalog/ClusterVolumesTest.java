@@ -1,0 +1,341 @@
+package dev.csisupervisor.catalog;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.csisupervisor.catalog.etcdpb.RangeRequest;
+import dev.csisupervisor.catalog.testing.EtcdCluster;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Cluster volumes on a real three-member etcd: claims raced by several nodes (each its own client, on its own
+ * member), the access-mode rules across nodes, topology, the controller election and its fencing, and bad input.
+ */
+class ClusterVolumesTest {
+  private static final AtomicInteger PREFIXES = new AtomicInteger();
+  private static final String PLUGIN = "disk.csi";
+
+  @TempDir
+  static Path tmp;
+
+  static EtcdCluster etcd;
+
+  private final String prefix = "/cv" + PREFIXES.incrementAndGet();
+  private final List<AutoCloseable> closeables = new ArrayList<>();
+
+  @BeforeAll
+  static void startEtcd() throws IOException {
+    etcd = EtcdCluster.start(tmp, 3);
+  }
+
+  @AfterAll
+  static void stopEtcd() {
+    if (etcd != null) {
+      etcd.close();
+    }
+  }
+
+  @AfterEach
+  void closeAll() throws Exception {
+    for (int i = closeables.size() - 1; i >= 0; i--) {
+      closeables.get(i).close();
+    }
+  }
+
+  /** A node's own client, first on member {@code i % 3}, then the others. */
+  private ClusterVolumes node(String nodeId, int i) {
+    List<String> endpoints = new ArrayList<>();
+    for (int k = 0; k < 3; k++) {
+      endpoints.add(etcd.member((i + k) % 3).endpoint());
+    }
+    ClusterVolumes v = ClusterVolumes.builder().etcd(EtcdOptions.of(endpoints.toArray(String[]::new))
+            .withRequestTimeout(Duration.ofSeconds(2))).prefix(prefix).nodeId(nodeId)
+        .leaseTtl(Duration.ofSeconds(2)).build();
+    closeables.add(v);
+    return v;
+  }
+
+  private static ClusterVolume volume(String id, VolumeAccessMode... modes) {
+    return new ClusterVolume(PLUGIN, id, 1 << 30, Set.of(modes), List.of(), Map.of("type", "ssd"), Map.of("ctx", "1"));
+  }
+
+  private static ClaimRequest request(String node, String alloc, String vol, VolumeAccessMode mode, boolean readOnly) {
+    return new ClaimRequest(PLUGIN, vol, node, alloc, mode, readOnly, "csi-" + node, Map.of());
+  }
+
+  @Test
+  void singleWriterRace_exactlyOneWinsEveryRound() throws Exception {
+    int nodes = 5;
+    int rounds = 12;
+    List<ClusterVolumes> clients = new ArrayList<>();
+    for (int n = 0; n < nodes; n++) {
+      clients.add(node("n" + n, n));
+    }
+    Random random = new Random(28);
+    ExecutorService pool = Executors.newFixedThreadPool(nodes);
+    try {
+      for (int round = 0; round < rounds; round++) {
+        String vol = "vol-" + round;
+        VolumeAccessMode mode = round % 2 == 0 ? VolumeAccessMode.SINGLE_NODE_WRITER : VolumeAccessMode.MULTI_NODE_SINGLE_WRITER;
+        clients.get(0).register(volume(vol));
+        List<Integer> order = new ArrayList<>(List.of(0, 1, 2, 3, 4));
+        Collections.shuffle(order, random);
+        CyclicBarrier start = new CyclicBarrier(nodes);
+        List<Future<Object>> results = new ArrayList<>();
+        for (int n : order) {
+          results.add(pool.submit(() -> {
+            start.await(10, TimeUnit.SECONDS);
+            try {
+              return clients.get(n).claim(request("n" + n, "a" + n, vol, mode, false));
+            } catch (ClaimRefusedException e) {
+              return e;
+            }
+          }));
+        }
+        List<ClusterClaim> won = new ArrayList<>();
+        List<ClaimRefusedException> lost = new ArrayList<>();
+        for (Future<Object> f : results) {
+          Object o = f.get(30, TimeUnit.SECONDS);
+          if (o instanceof ClusterClaim c) {
+            won.add(c);
+          } else {
+            lost.add((ClaimRefusedException) o);
+          }
+        }
+        assertEquals(1, won.size(), "round " + round + ": exactly one writer wins, got " + won);
+        ClusterClaim winner = won.get(0);
+        for (ClaimRefusedException e : lost) {
+          assertEquals(ClaimRefusedException.Reason.ACCESS_MODE, e.reason(), e.getMessage());
+          assertEquals(winner, e.holder().orElseThrow(), "the refusal names the winner");
+          assertTrue(e.getMessage().contains("node " + winner.nodeId() + ", alloc " + winner.allocId()), e.getMessage());
+        }
+        assertEquals(List.of(winner), clients.get(3).claims(PLUGIN, vol), "etcd holds the winner only");
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void sameAllocationAgain_isGrantedAsItStands_andAnotherModeIsRefused() throws Exception {
+    ClusterVolumes a = node("a", 0);
+    a.register(volume("v"));
+    ClusterClaim first = a.claim(request("a", "x", "v", VolumeAccessMode.SINGLE_NODE_WRITER, false));
+    assertEquals(first, a.claim(request("a", "x", "v", VolumeAccessMode.SINGLE_NODE_WRITER, false)));
+    ClaimRefusedException e = assertThrows(ClaimRefusedException.class,
+        () -> a.claim(request("a", "x", "v", VolumeAccessMode.SINGLE_NODE_WRITER, true)));
+    assertEquals(ClaimRefusedException.Reason.ALREADY_CLAIMED_OTHERWISE, e.reason());
+  }
+
+  @Test
+  void readersAndWriters_followEveryClaimsMode() throws Exception {
+    ClusterVolumes a = node("a", 0);
+    ClusterVolumes b = node("b", 1);
+    ClusterVolumes c = node("c", 2);
+    // Multi-node single writer: one writer anywhere, readers everywhere.
+    a.register(volume("msw"));
+    a.claim(request("a", "w1", "msw", VolumeAccessMode.MULTI_NODE_SINGLE_WRITER, false));
+    b.claim(request("b", "r1", "msw", VolumeAccessMode.MULTI_NODE_SINGLE_WRITER, true));
+    c.claim(request("c", "r2", "msw", VolumeAccessMode.MULTI_NODE_SINGLE_WRITER, true));
+    // A reader-only claim binds every claim to reading: not while a writer holds the volume.
+    ClaimRefusedException readerOnly = assertThrows(ClaimRefusedException.class,
+        () -> c.claim(request("c", "r3", "msw", VolumeAccessMode.MULTI_NODE_READER_ONLY, true)));
+    assertTrue(readerOnly.getMessage().contains("readers only"), readerOnly.getMessage());
+    ClaimRefusedException second = assertThrows(ClaimRefusedException.class,
+        () -> c.claim(request("c", "w2", "msw", VolumeAccessMode.MULTI_NODE_SINGLE_WRITER, false)));
+    assertTrue(second.getMessage().contains("node a, alloc w1"), second.getMessage());
+
+    // Reader-only: a writer is refused whatever mode it asks for, as the readers' mode binds it.
+    a.register(volume("ro"));
+    a.claim(request("a", "r", "ro", VolumeAccessMode.MULTI_NODE_READER_ONLY, true));
+    b.claim(request("b", "r", "ro", VolumeAccessMode.MULTI_NODE_READER_ONLY, true));
+    ClaimRefusedException w = assertThrows(ClaimRefusedException.class,
+        () -> c.claim(request("c", "w", "ro", VolumeAccessMode.MULTI_NODE_MULTI_WRITER, false)));
+    assertEquals(ClaimRefusedException.Reason.ACCESS_MODE, w.reason());
+    assertTrue(w.getMessage().contains("readers only"), w.getMessage());
+
+    // Single node: a second node is refused even for reading; the same node may add a reader.
+    a.register(volume("snw"));
+    a.claim(request("a", "w", "snw", VolumeAccessMode.SINGLE_NODE_WRITER, false));
+    a.claim(request("a", "r", "snw", VolumeAccessMode.SINGLE_NODE_WRITER, true));
+    ClaimRefusedException other = assertThrows(ClaimRefusedException.class,
+        () -> b.claim(request("b", "r", "snw", VolumeAccessMode.MULTI_NODE_READER_ONLY, true)));
+    assertTrue(other.getMessage().contains("one node"), other.getMessage());
+
+    // Multi-writer: many writers on many nodes.
+    a.register(volume("mmw"));
+    for (ClusterVolumes n : List.of(a, b, c)) {
+      String id = n == a ? "a" : n == b ? "b" : "c";
+      n.claim(request(id, "w", "mmw", VolumeAccessMode.MULTI_NODE_MULTI_WRITER, false));
+    }
+    assertEquals(3, a.claims(PLUGIN, "mmw").size());
+
+    // A release frees the volume for the next writer.
+    assertTrue(a.release(PLUGIN, "msw", "a", "w1"));
+    assertFalse(a.release(PLUGIN, "msw", "a", "w1"), "released twice: nothing");
+    c.claim(request("c", "w2", "msw", VolumeAccessMode.MULTI_NODE_SINGLE_WRITER, false));
+  }
+
+  @Test
+  void topologyModesAndRegistration_areCheckedBeforeAnyPut() throws Exception {
+    ClusterVolumes a = node("a", 0);
+    a.register(new ClusterVolume(PLUGIN, "zonal", 0, Set.of(VolumeAccessMode.SINGLE_NODE_WRITER),
+        List.of(Map.of("zone", "z1"), Map.of("zone", "z2", "rack", "r9")), Map.of(), Map.of()));
+    ClaimRefusedException far = assertThrows(ClaimRefusedException.class, () -> a.claim(new ClaimRequest(PLUGIN, "zonal",
+        "a", "x", VolumeAccessMode.SINGLE_NODE_WRITER, false, "", Map.of("zone", "z2", "rack", "r1"))));
+    assertEquals(ClaimRefusedException.Reason.TOPOLOGY, far.reason());
+    assertTrue(far.getMessage().contains("zone=z2"), far.getMessage());
+    a.claim(new ClaimRequest(PLUGIN, "zonal", "a", "x", VolumeAccessMode.SINGLE_NODE_WRITER, false, "",
+        Map.of("zone", "z2", "rack", "r9", "host", "h")));
+
+    ClaimRefusedException mode = assertThrows(ClaimRefusedException.class, () -> a.claim(new ClaimRequest(PLUGIN,
+        "zonal", "a", "y", VolumeAccessMode.MULTI_NODE_READER_ONLY, true, "", Map.of("zone", "z1"))));
+    assertEquals(ClaimRefusedException.Reason.MODE_NOT_OFFERED, mode.reason());
+
+    ClaimRefusedException unknown = assertThrows(ClaimRefusedException.class,
+        () -> a.claim(request("a", "x", "never-registered", VolumeAccessMode.SINGLE_NODE_WRITER, false)));
+    assertEquals(ClaimRefusedException.Reason.NOT_REGISTERED, unknown.reason());
+    assertEquals(List.of(), a.claims(PLUGIN, "never-registered"));
+  }
+
+  @Test
+  void volumeIdsWithSlashes_areOneKeySegment_andDoNotShareClaims() throws Exception {
+    ClusterVolumes a = node("a", 0);
+    ClusterVolumes b = node("b", 1);
+    a.register(volume("projects/p/disks/d"));
+    a.register(volume("projects/p/disks/d/x%2F"));
+    a.claim(request("a", "x", "projects/p/disks/d", VolumeAccessMode.SINGLE_NODE_WRITER, false));
+    b.claim(request("b", "x", "projects/p/disks/d/x%2F", VolumeAccessMode.SINGLE_NODE_WRITER, false));
+    assertEquals("a", a.claims(PLUGIN, "projects/p/disks/d").get(0).nodeId());
+    assertEquals("b", a.claims(PLUGIN, "projects/p/disks/d/x%2F").get(0).nodeId());
+    VolumesSnapshot s = a.read();
+    assertEquals(2, s.volumes().size());
+    assertEquals(Set.of("projects/p/disks/d", "projects/p/disks/d/x%2F"),
+        Set.copyOf(s.claims().stream().map(ClusterClaim::volumeId).toList()));
+    CatalogKeys keys = CatalogKeys.of(prefix);
+    String key = keys.claimKey(PLUGIN, "projects/p/disks/d", "a", "x");
+    assertEquals(Optional.of(new CatalogKeys.ClaimPath(PLUGIN, "projects/p/disks/d", "a", "x")), keys.parseClaimKey(key));
+  }
+
+  @Test
+  void claimsAreOnNoLease_andOnlyTheOperatorForcesThemOff() throws Exception {
+    ClusterVolumes a = node("a", 0);
+    a.register(volume("v"));
+    a.claim(request("a", "x", "v", VolumeAccessMode.SINGLE_NODE_WRITER, false));
+    try (EtcdClient raw = new EtcdClient(EtcdOptions.of(etcd.member(1).endpoint()))) {
+      var kv = raw.range(RangeRequest.newBuilder()
+          .setKey(EtcdClient.bytes(CatalogKeys.of(prefix).claimKey(PLUGIN, "v", "a", "x"))).build()).getKvs(0);
+      assertEquals(0, kv.getLease(), "a claim is on no lease");
+    }
+    VolumeStateException inUse = assertThrows(VolumeStateException.class, () -> a.deregister(PLUGIN, "v"));
+    assertTrue(inUse.getMessage().contains("still in use"), inUse.getMessage());
+    ClusterVolumes operator = node("operator", 2);
+    assertEquals(1, operator.forceDetach("a", Optional.empty(), Optional.empty()).size());
+    assertEquals(List.of(), operator.claims(PLUGIN, "v"));
+    assertTrue(operator.deregister(PLUGIN, "v"));
+    assertEquals(Optional.empty(), operator.volume(PLUGIN, "v"));
+  }
+
+  @Test
+  void registerTwice_isIdempotent_andOtherContentIsRefused() throws Exception {
+    ClusterVolumes a = node("a", 0);
+    assertTrue(a.register(volume("v")));
+    assertFalse(a.register(volume("v")));
+    VolumeStateException e = assertThrows(VolumeStateException.class,
+        () -> a.register(volume("v", VolumeAccessMode.MULTI_NODE_MULTI_WRITER)));
+    assertTrue(e.getMessage().contains("registered already"), e.getMessage());
+  }
+
+  @Test
+  void election_oneLeaderPerPlugin_andADeposedLeaderWritesNothing() throws Exception {
+    ClusterVolumes a = node("a", 0);
+    ClusterVolumes b = node("b", 1);
+    a.register(volume("v"));
+    ClusterVolumes.Leadership la = a.lead(PLUGIN).orElseThrow();
+    assertEquals(Optional.of(la), a.lead(PLUGIN), "kept while held");
+    assertEquals(Optional.empty(), b.lead(PLUGIN), "one leader per plugin id");
+    assertEquals(Map.of(PLUGIN, "a"), b.read().controllers());
+    ClusterAttachment att = new ClusterAttachment(PLUGIN, "v", "b", "csi-b", ClusterAttachment.State.ATTACHED,
+        Map.of("device", "/dev/x"), "", "a", java.time.Instant.now());
+    b.claim(request("b", "x", "v", VolumeAccessMode.SINGLE_NODE_WRITER, false));
+    assertTrue(a.putAttachment(la, att));
+    assertFalse(a.markDetaching(la, att), "not while the node claims the volume");
+    assertEquals(ClusterAttachment.State.ATTACHED, b.attachment(PLUGIN, "v", "b").orElseThrow().state());
+
+    a.close(); // the lease is revoked: b takes over
+    ClusterVolumes.Leadership lb = b.lead(PLUGIN).orElseThrow();
+    assertFalse(a.equals(b));
+    ClusterVolumes a2 = node("a", 0);
+    assertFalse(a2.putAttachment(la, att), "a deposed leader's write is refused");
+    assertFalse(a2.deleteAttachment(la, PLUGIN, "v", "b", true));
+    assertEquals(1, b.claims(PLUGIN, "v").size());
+    assertTrue(b.release(PLUGIN, "v", "b", "x"));
+    assertTrue(b.markDetaching(lb, att));
+    assertEquals(ClusterAttachment.State.DETACHING, b.attachment(PLUGIN, "v", "b").orElseThrow().state());
+    assertTrue(b.deleteAttachment(lb, PLUGIN, "v", "b", false));
+    assertEquals(Optional.empty(), b.attachment(PLUGIN, "v", "b"));
+  }
+
+  @Test
+  void oneMemberPaused_claimsGoOnThroughTheOthers() throws Exception {
+    ClusterVolumes a = node("a", 0); // first on member 0
+    a.register(volume("v"));
+    etcd.pause(etcd.member(0));
+    try {
+      a.claim(request("a", "x", "v", VolumeAccessMode.SINGLE_NODE_WRITER, false));
+      assertEquals(1, a.claims(PLUGIN, "v").size());
+    } finally {
+      etcd.resume(etcd.member(0));
+    }
+  }
+
+  @Test
+  void badInput_namesTheField() {
+    assertMessage("pluginId", () -> new ClaimRequest("bad plugin", "v", "n", "a", VolumeAccessMode.SINGLE_NODE_WRITER,
+        false, "", Map.of()));
+    assertMessage("volumeId must not be empty", () -> new ClaimRequest(PLUGIN, "", "n", "a",
+        VolumeAccessMode.SINGLE_NODE_WRITER, false, "", Map.of()));
+    assertMessage("volumeId must be at most 128 bytes", () -> new ClaimRequest(PLUGIN, "v".repeat(129), "n", "a",
+        VolumeAccessMode.SINGLE_NODE_WRITER, false, "", Map.of()));
+    assertMessage("nodeId", () -> new ClaimRequest(PLUGIN, "v", "a/b", "a", VolumeAccessMode.SINGLE_NODE_WRITER,
+        false, "", Map.of()));
+    assertMessage("allocId must not contain '/'", () -> new ClaimRequest(PLUGIN, "v", "n", "a/b",
+        VolumeAccessMode.SINGLE_NODE_WRITER, false, "", Map.of()));
+    assertMessage("readOnly must be true", () -> new ClaimRequest(PLUGIN, "v", "n", "a",
+        VolumeAccessMode.MULTI_NODE_READER_ONLY, false, "", Map.of()));
+    assertMessage("nodeTopology", () -> new ClaimRequest(PLUGIN, "v", "n", "a", VolumeAccessMode.SINGLE_NODE_WRITER,
+        false, "", Collections.singletonMap("zone", null)));
+    assertMessage("accessibleTopology[1]", () -> new ClusterVolume(PLUGIN, "v", 0, Set.of(),
+        List.of(Map.of("zone", "z"), Map.of()), Map.of(), Map.of()));
+    assertMessage("capacityBytes", () -> new ClusterVolume(PLUGIN, "v", -1, Set.of(), List.of(), Map.of(), Map.of()));
+    assertMessage("mode must be one of", () -> VolumeAccessMode.parse("mode", "SOMETIMES_WRITER"));
+    assertMessage("leaseTtl", () -> ClusterVolumes.builder().leaseTtl(Duration.ofMillis(500)));
+  }
+
+  private static void assertMessage(String part, org.junit.jupiter.api.function.Executable e) {
+    Throwable t = assertThrows(IllegalArgumentException.class, e);
+    assertTrue(t.getMessage().contains(part), "expected '" + part + "' in: " + t.getMessage());
+  }
+}
