@@ -24,6 +24,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -186,17 +187,30 @@ public final class ClusterController implements AutoCloseable {
     Map<String, ClusterVolume> registered = new HashMap<>();
     s.volumes().stream().filter(v -> v.pluginId().equals(plugin)).forEach(v -> registered.put(v.volumeId(), v));
     CsiClient client = clients.apply(controller);
-    // Step 1: publish what the claims need.
+    // Step 1: unpublish what no claim needs. First, so that a single-node volume handed from one node to another is
+    // detached from the first before it is attached to the second.
+    Set<Target> detached = new HashSet<>();
+    attachments.forEach((t, a) -> {
+      if ((!claims.containsKey(t) || a.state() == ClusterAttachment.State.DETACHING) && unpublish(l, client, a, false)) {
+        detached.add(t);
+      }
+    });
+    // Step 2: publish what the claims need. A single-node claim whose volume is still attached to another node waits
+    // for that detach (a later round publishes it; the node waits for its attachment meanwhile), as the kubelet's
+    // attach/detach controller waits on a multi-attach: never a second attachment of a single-node disk tried.
     claims.forEach((t, cs) -> {
       ClusterAttachment a = attachments.get(t);
       if (a == null || a.state() == ClusterAttachment.State.FAILED) {
+        Optional<Target> elsewhere = attachments.entrySet().stream()
+            .filter(e -> e.getKey().volumeId().equals(t.volumeId()) && !e.getKey().nodeId().equals(t.nodeId())
+                && !detached.contains(e.getKey()) && e.getValue().state() != ClusterAttachment.State.FAILED)
+            .map(Map.Entry::getKey).findFirst();
+        if (elsewhere.isPresent() && cs.stream().anyMatch(c -> !c.mode().multiNode())) {
+          log.debug("cluster controller: {} to node {} waits: still attached to node {}", t.volumeId(), t.nodeId(),
+              elsewhere.get().nodeId());
+          return;
+        }
         publish(l, controller, client, t, cs, Optional.ofNullable(registered.get(t.volumeId())));
-      }
-    });
-    // Step 2: unpublish what no claim needs.
-    attachments.forEach((t, a) -> {
-      if (!claims.containsKey(t) || a.state() == ClusterAttachment.State.DETACHING) {
-        unpublish(l, client, a, false);
       }
     });
     // Step 3: lost nodes past detach_after: fenced by the unpublish, then their claims go.
