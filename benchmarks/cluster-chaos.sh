@@ -100,7 +100,10 @@ for i in 1 2 3 4 5 6; do
   "$A" cluster volume register ebs "$v" --access-mode single-node-writer --capacity 1048576 >/dev/null
   vols+=("$v")
 done
-svol="$("$A" volume create --config "$work/solo.yaml" --plugin ebs --name solo --size 1MiB 2>/dev/null | sed -n 's/^created volume \([^ ]*\) .*/\1/p')"
+svols=()
+for i in $(seq 1 20); do
+  svols+=("$("$A" volume create --config "$work/solo.yaml" --plugin ebs --name "solo-$i" --size 1MiB 2>/dev/null | sed -n 's/^created volume \([^ ]*\) .*/\1/p')")
+done
 
 # The monitor: any disk attached to two nodes at once in the cloud.
 ( doubles=0
@@ -181,7 +184,7 @@ doubles="$(cat "$work/doubles" 2>/dev/null || echo 0)"
 # The mount's CLI round trip through the cluster beside a node-only agent, same run, same plugin.
 : >"$work/solo-mount-ms"
 for i in $(seq 1 20); do
-  t0=$(ms); "$A" volume mount --config "$work/solo.yaml" --plugin ebs --volume "$svol" --alloc "s$i" >/dev/null 2>&1 && echo $(($(ms) - t0)) >>"$work/solo-mount-ms"
+  t0=$(ms); "$A" volume mount --config "$work/solo.yaml" --plugin ebs --volume "${svols[i - 1]}" --alloc "s$i" >/dev/null 2>&1 && echo $(($(ms) - t0)) >>"$work/solo-mount-ms"
 done
 
 echo "RESULT cluster-chaos | ${seconds} s, seed $seed, 3 etcd members, 4 agents (1 controller), 6 single-node-writer volumes |" \

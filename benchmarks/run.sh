@@ -19,7 +19,7 @@ mode="${1:-quick}"
 only="${2:-all}"
 case "$mode" in
   quick|full) ;;
-  *) echo "usage: $0 quick|full [env|jmh|time-to-register|restore|supervision|fanout-stuck|cluster-catalog|cluster-failover|volumes|plugin-death|journal-roll|restore-cds|cli|footprint]" >&2; exit 2 ;;
+  *) echo "usage: $0 quick|full [env|jmh|time-to-register|restore|supervision|fanout-stuck|cluster-catalog|cluster-failover|volumes|plugin-death|journal-roll|restore-cds|cli|footprint|cluster-chaos]" >&2; exit 2 ;;
 esac
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -89,6 +89,7 @@ want() { [[ "$only" == all || "$only" == "$1" ]]; }
   fi
   if want cli; then "$here/agent-process.sh" cli "$([[ "$mode" == full ]] && echo 50 || echo 20)"; fi
   if want footprint; then "$here/agent-process.sh" footprint "$([[ "$mode" == full ]] && echo 30 || echo 10)"; fi
+  if want cluster-chaos; then "$here/cluster-chaos.sh" "$([[ "$mode" == full ]] && echo 120 || echo 40)"; fi
   echo ">>> all done in $((SECONDS - t_all)) s (uptime: $(uptime))"
   echo
   echo ">>> summary"
