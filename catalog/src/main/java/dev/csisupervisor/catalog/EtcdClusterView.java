@@ -73,6 +73,8 @@ final class EtcdClusterView implements ClusterView {
   private int failuresInRow;
   private long badValues;
   private final java.util.concurrent.atomic.AtomicLong relists = new java.util.concurrent.atomic.AtomicLong();
+  /** Set by {@link #dropWatchForTest}: no resume until it completes. */
+  private volatile java.util.concurrent.CompletableFuture<?> heldForTest;
   private final java.util.concurrent.atomic.AtomicLong etcdErrors = new java.util.concurrent.atomic.AtomicLong();
 
   EtcdClusterView(ClusterView.Builder b) {
@@ -220,6 +222,10 @@ final class EtcdClusterView implements ClusterView {
   private void resume() {
     if (state.get() != State.RUNNING) {
       return;
+    }
+    java.util.concurrent.CompletableFuture<?> held = heldForTest;
+    if (held != null && !held.isDone()) {
+      return; // a test dropped the watch and resumes it itself (a retry pending from before must not beat it)
     }
     long from;
     synchronized (this) {
@@ -437,6 +443,7 @@ final class EtcdClusterView implements ClusterView {
    * {@code resume} completes, so a test can change etcd in between without racing the backoff.
    */
   void dropWatchForTest(java.util.concurrent.CompletableFuture<?> resume) {
+    heldForTest = resume;
     execute(() -> {
       closeWatch();
       etcdErrors.incrementAndGet();
