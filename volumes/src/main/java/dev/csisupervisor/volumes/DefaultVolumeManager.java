@@ -163,20 +163,16 @@ final class DefaultVolumeManager implements VolumeManager {
       List<StateChange> changes = lost.values().stream()
           .<StateChange>map(r -> new StateChange.Put(r.key().storeKey(), VolumeRecordCodec.encode(r))).toList();
       try {
-        committer.applyAsync(changes).get();
+        committer.apply(changes); // at start, on the builder's thread: it waits anyway (no commit thread, no hand-off)
         records.putAll(lost);
         for (VolumeRecord r : lost.values()) {
           String line = MountReconciler.describeLost(r);
           log.warn("MOUNT LOST: {}", line);
           recovered.add(line);
         }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        log.error("interrupted while marking {} lost volume(s); they are checked again before their paths are "
-            + "handed back", lost.size());
-      } catch (java.util.concurrent.ExecutionException e) {
+      } catch (RuntimeException e) {
         log.error("{} volume(s) found lost could not be marked so ({}); they are checked again before their paths "
-            + "are handed back", lost.size(), Futures.unwrap(e).getMessage());
+            + "are handed back", lost.size(), e.getMessage());
       }
     }
     long t1 = System.nanoTime();
@@ -204,12 +200,8 @@ final class DefaultVolumeManager implements VolumeManager {
       return CompletableFuture.failedFuture(closedError());
     }
     VolumeKey key = claim.key();
-    if (clusterClaims == ClusterClaims.NONE) {
-      return plugins.awaitNode(claim.pluginId(), mountWait)
-          .thenCompose(ready -> lanes.submit(key, () -> mountOnLane(claim, false)));
-    }
-    // Step 0 (in a cluster), once the node plugin is ready (its node id and topology go with the claim): the claim,
-    // and the controller's publication to this node, before anything is done here.
+    // Step 0 (in a cluster; NONE grants at once), once the node plugin is ready (its node id and topology go with
+    // the claim): the claim, and the controller's publication to this node, before anything is done here.
     return plugins.awaitNode(claim.pluginId(), mountWait)
         .thenCompose(ready -> acquire(claim))
         .thenCompose(context -> {
