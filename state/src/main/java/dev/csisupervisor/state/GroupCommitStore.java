@@ -12,6 +12,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -108,6 +109,9 @@ public final class GroupCommitStore implements StateStore {
   private abstract static class Entry {
     boolean done; // guarded by the committer's lock
     Throwable failure; // set by the committer before done
+    /** Where its caller waits (null for an asynchronous change): signalled when done or handed the turn. */
+    Condition wake; // guarded by the committer's lock
+    boolean leads; // guarded by the committer's lock: handed the turn by the commit before, not done yet
   }
 
   private static final class Changes extends Entry {
@@ -155,7 +159,8 @@ public final class GroupCommitStore implements StateStore {
 
   private final StateStore store; // the store below
   private final ReentrantLock lock = new ReentrantLock();
-  /** Callers waiting for their commit or for their turn to commit. */
+  /** Signalled when no commit is in flight any more: for {@link #stop} and a stopped lane (callers with a change
+   * wait on their own {@link Entry#wake}, so that a commit wakes its own callers and the next leader, not all). */
   private final Condition turn = lock.newCondition();
   /** The commit thread: asynchronous changes to commit, or futures to complete. */
   private final Condition work = lock.newCondition();
@@ -166,6 +171,7 @@ public final class GroupCommitStore implements StateStore {
   private final List<Map.Entry<CompletableFuture<Void>, Throwable>> failed = new ArrayList<>(); // guarded by lock
   private Thread thread; // guarded by lock; started at the first asynchronous change
   private boolean stopped; // guarded by lock
+  private long wakeups; // guarded by lock: how often callers waiting for their outcome or turn were woken
   private final AtomicLong commits = new AtomicLong();
   private final AtomicLong changes = new AtomicLong();
 
@@ -282,6 +288,16 @@ public final class GroupCommitStore implements StateStore {
     return changes.get();
   }
 
+  /** How often callers waiting for their outcome or their turn were woken (for tests: once each is the aim). */
+  long wakeups() {
+    lock.lock();
+    try {
+      return wakeups;
+    } finally {
+      lock.unlock();
+    }
+  }
+
   /** How many entries wait behind the commit in flight (for tests). */
   int queued() {
     lock.lock();
@@ -308,11 +324,11 @@ public final class GroupCommitStore implements StateStore {
         }
         // A lane hears of it like of a failed commit (its requests get their outcome from the lane), prepared
         // in its turn like any batch: a lane's memory has one committer at a time.
-        waitForTurn(null);
+        waitForTurn();
         batch = List.of(e);
       } else {
         queue.add(e);
-        if (!waitForTurn(e)) {
+        if (!awaitOutcomeOrTurn(e)) {
           return; // done by another thread's commit
         }
         batch = queue;
@@ -326,29 +342,49 @@ public final class GroupCommitStore implements StateStore {
   }
 
   /**
-   * Under the lock: waits while a commit is in flight and {@code e} (if any) is not done; returns true, having
-   * taken the turn ({@code committing} set), when this thread is to commit.
+   * Under the lock, {@code e} queued: returns false once another thread's commit did it, or true, holding the turn
+   * ({@code committing} set), when this thread is to commit: at once when no commit is in flight, else when the
+   * commit in flight hands it the turn (its caller was the first waiting in the queue). Only this thread is woken
+   * for it: with sixteen writers, waking all of them at every commit (to find out which is next) put the next
+   * leader behind fifteen runnable threads on two CPUs, and that wait, not the disk, was the writers' p99.
    */
-  private boolean waitForTurn(Entry e) {
-    boolean interrupted = false;
-    try {
-      while (committing && (e == null || !e.done)) {
-        try {
-          turn.await();
-        } catch (InterruptedException ie) {
-          interrupted = true;
-        }
-      }
-      if (e != null && e.done) {
-        return false;
-      }
+  private boolean awaitOutcomeOrTurn(Entry e) {
+    if (!committing) {
       committing = true;
       return true;
-    } finally {
-      if (interrupted) {
-        Thread.currentThread().interrupt();
-      }
     }
+    e.wake = lock.newCondition();
+    int woken = awaitUninterruptibly(e.wake, () -> e.done || e.leads); // not "wakeups +=": it waits unlocked
+    wakeups += woken;
+    e.wake = null;
+    return !e.done;
+  }
+
+  /** Under the lock: waits until no commit is in flight, then takes the turn. */
+  private void waitForTurn() {
+    awaitUninterruptibly(turn, () -> !committing);
+    committing = true;
+  }
+
+  /**
+   * Awaits {@code until} on {@code c}; an interrupt does not end the wait (it is restored). Returns how many times
+   * the thread was woken.
+   */
+  private static int awaitUninterruptibly(Condition c, BooleanSupplier until) {
+    boolean interrupted = false;
+    int woken = 0;
+    while (!until.getAsBoolean()) {
+      try {
+        c.await();
+      } catch (InterruptedException ie) {
+        interrupted = true;
+      }
+      woken++;
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+    return woken;
   }
 
   /**
@@ -428,12 +464,19 @@ public final class GroupCommitStore implements StateStore {
     }
   }
 
-  /** Marks the batch done, gives up the turn, and hands its futures to the commit thread. */
+  /**
+   * Marks the batch done and wakes its callers, hands its futures to the commit thread, and passes the turn on: to
+   * the first caller waiting in the queue if there is one (the next batch is the whole queue, so which caller
+   * commits it does not matter), else to the commit thread if asynchronous changes wait, else to whoever comes.
+   */
   private void finish(List<Entry> batch) {
     lock.lock();
     try {
       for (Entry e : batch) {
         e.done = true;
+        if (e.wake != null) {
+          e.wake.signal();
+        }
         if (e instanceof Changes c && c.future != null) {
           if (c.failure == null) {
             succeeded.add(c.future);
@@ -442,9 +485,21 @@ public final class GroupCommitStore implements StateStore {
           }
         }
       }
-      committing = false;
-      turn.signalAll();
-      if (asyncQueued > 0 || !succeeded.isEmpty() || !failed.isEmpty() || stopped) {
+      Entry next = null;
+      for (Entry e : queue) {
+        if (e.wake != null) {
+          next = e;
+          break;
+        }
+      }
+      if (next != null) {
+        next.leads = true; // committing stays set: the turn is its
+        next.wake.signal();
+      } else {
+        committing = false;
+        turn.signalAll();
+      }
+      if ((asyncQueued > 0 && next == null) || !succeeded.isEmpty() || !failed.isEmpty() || stopped) {
         work.signal();
       }
     } finally {

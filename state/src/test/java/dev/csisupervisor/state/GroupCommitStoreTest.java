@@ -142,6 +142,55 @@ class GroupCommitStoreTest {
     assertArrayEquals(bytes("w7"), store.get("w7").orElseThrow());
   }
 
+  /**
+   * Notes the thread of every commit into {@code committers} (cleared first), starts a put of {@code name} and
+   * returns once its commit is in flight, held until the returned latch opens.
+   */
+  private CountDownLatch holdTheFirstCommitOf(String name, List<String> committers) {
+    committers.clear();
+    CountDownLatch inFlight = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    memory.beforeCommit(changes -> {
+      committers.add(Thread.currentThread().getName());
+      if (committers.size() == 1) {
+        inFlight.countDown();
+        await(release);
+      }
+    });
+    start(name, () -> store.put(name, bytes(name)));
+    await(inFlight);
+    return release;
+  }
+
+  @Test
+  void theCommitInFlight_handsTheTurnToTheFirstCallerWaiting_wakingEachCallerOnce_orToTheCommitThread()
+      throws Exception {
+    List<String> committers = new CopyOnWriteArrayList<>();
+    CountDownLatch release = holdTheFirstCommitOf("first", committers);
+    CompletableFuture<Void> async = store.applyAsync(List.of(put("a0")));
+    for (int i = 0; i < 4; i++) {
+      String key = "w" + i;
+      start(key, () -> store.put(key, bytes(key)));
+      awaitQueued(i + 2);
+    }
+    release.countDown();
+    async.get(10, TimeUnit.SECONDS);
+    for (Thread t : threads) {
+      t.join(10_000);
+    }
+    assertEquals(List.of("first", "w0"), committers, "the first caller waiting commits the next batch");
+    // Each waiting caller was woken once: w0 to commit, the others when their change was durable (waking every
+    // waiter at each commit, to let them find out who is next, woke w1..w3 twice).
+    assertEquals(4, store.wakeups());
+
+    release = holdTheFirstCommitOf("second", committers);
+    CompletableFuture<Void> alone = store.applyAsync(List.of(put("a1")));
+    awaitQueued(1);
+    release.countDown();
+    alone.get(10, TimeUnit.SECONDS);
+    assertEquals(List.of("second", "csi-state-commit"), committers, "no caller waits: the commit thread commits");
+  }
+
   @Test
   void manyWriters_shareCommits_andEveryPutLands_onceAndInItsWritersOrder() throws Exception {
     // (Fairness itself, without thread scheduling in the way, is the test above: all that waits is in the next.)
