@@ -123,7 +123,8 @@ public final class ClusterVolumeClaims implements ClusterClaims, AutoCloseable {
     PublisherStatus status = c.status().get();
     if (!status.connected()) {
       return CompletableFuture.failedFuture(new CompletionException(new ClaimRefusedException(
-          ClaimRefusedException.Reason.ETCD_UNAVAILABLE, "etcd cannot be reached now (" + status.lastError()
+          ClaimRefusedException.Reason.ETCD_UNAVAILABLE, "etcd cannot be reached now (" + (status.lastError().isBlank()
+              ? "not connected to " + status.endpoint() + " yet, no error so far" : status.lastError())
               + "): new cluster claims are refused until it is back; volumes mounted here stay mounted", null, null)));
     }
     Held held = new Held(claim.pluginId(), claim.volumeId(), claim.allocId());
