@@ -6,18 +6,20 @@
 # the CLI on random nodes, kill -9 of an agent (restarted 2-5 s later), a node paused with SIGSTOP past its lease (3 s)
 # then thawed, kill -9 of an etcd member (restarted 3 s later). A monitor reads the cloud file every 100 ms.
 # Then it settles: everything thawed and restarted, every mount the nodes list unmounted, and it waits until etcd has
-# no claim and no attachment left.
+# no claim and no attachment left. The SECONDS are cut into ROUNDS rounds of chaos, each followed by a settle, so
+# that one run gives ROUNDS settle times.
 #
-#   benchmarks/cluster-chaos.sh [SECONDS=120] [SEED=28]
+#   benchmarks/cluster-chaos.sh [SECONDS=120] [SEED=28] [ROUNDS=4]
 #
 # RESULT line: double attachments seen in the cloud (must be 0), second attachments the cloud refused (an attempt
-# at one: must be 0, no forced detach happens here), claims left after settling (0), the settle time, mounts tried /
+# at one: must be 0, no forced detach happens here), claims left after settling (0), the settle times, mounts tried /
 # done / refused, and a mount's CLI round trip through the cluster beside a node-only agent's in the same run.
 # Needs agent/target/csi-agent.jar (./csi-agent builds it) and etcd on the PATH.
 set -uo pipefail
 
 seconds="${1:-120}"
 seed="${2:-28}"
+rounds="${3:-4}"
 RANDOM=$seed
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
@@ -119,7 +121,10 @@ declare -A paused_until dead_until
 etcd_dead=0
 tried=0 done_=0 refused=0 failed=0 n=0 kills=0 pauses=0 member_kills=0
 : >"$work/cluster-mount-ms"
-end=$((SECONDS + seconds))
+: >"$work/settle-ms"
+unsettled=0 claims_left=0 attach_left=0
+for ((round = 1; round <= rounds; round++)); do
+end=$((SECONDS + seconds / rounds))
 while ((SECONDS < end)); do
   now=$SECONDS
   for x in "${!paused_until[@]}"; do
@@ -161,9 +166,10 @@ done
 
 # Settle: every node back, every mount unmounted, until etcd holds no claim and no attachment.
 t_settle=$(ms)
-for x in "${!paused_until[@]}"; do kill -CONT "${agent_pid[$x]}"; done
-for x in "${!dead_until[@]}"; do start_agent "$x"; done
+for x in "${!paused_until[@]}"; do kill -CONT "${agent_pid[$x]}"; unset "paused_until[$x]"; done
+for x in "${!dead_until[@]}"; do start_agent "$x"; unset "dead_until[$x]"; done
 ((etcd_dead)) && start_etcd "$etcd_member"
+etcd_dead=0
 sleep 3
 settled=""
 for ((i = 0; i < 240; i++)); do
@@ -175,9 +181,12 @@ for ((i = 0; i < 240; i++)); do
   if [[ -n "$st" ]] && ! grep -qE '^  (claim|attachment) ' <<<"$st"; then settled=yes; break; fi
   sleep 1
 done
-settle_ms=$(($(ms) - t_settle))
-claims_left="$(grep -cE '^  claim ' <<<"$st")"
-attach_left="$(grep -cE '^  attachment ' <<<"$st")"
+echo $(($(ms) - t_settle)) >>"$work/settle-ms"
+[[ -z "$settled" ]] && unsettled=$((unsettled + 1))
+claims_left=$((claims_left + $(grep -cE '^  claim ' <<<"$st")))
+attach_left=$((attach_left + $(grep -cE '^  attachment ' <<<"$st")))
+echo ">>> round $round: settled ${settled:-NO} in $(tail -1 "$work/settle-ms") ms" >&2
+done
 refusals="$(grep -c "is attached to node" "$work/a1.log" 2>/dev/null)"
 doubles="$(cat "$work/doubles" 2>/dev/null || echo 0)"
 
@@ -191,7 +200,8 @@ echo "RESULT cluster-chaos | ${seconds} s, seed $seed, 3 etcd members, 4 agents 
   "agent kill -9: $kills, node pauses (SIGSTOP past the lease): $pauses, etcd member kill -9: $member_kills |" \
   "mounts tried $tried, done $done_, refused (held elsewhere) $refused, failed otherwise $failed |" \
   "double attachments seen $doubles, controller errors naming an attachment elsewhere $refusals |" \
-  "settled: ${settled:-NO} in $settle_ms ms, claims left $claims_left, attachments left $attach_left |" \
+  "$rounds rounds, not settled $unsettled, settle time $(percentiles <"$work/settle-ms") max $(sort -n "$work/settle-ms" | tail -1) ms," \
+  "claims left $claims_left, attachments left $attach_left (summed over the rounds) |" \
   "mount through the CLI, cluster: $(percentiles <"$work/cluster-mount-ms"); node-only agent, same run: $(percentiles <"$work/solo-mount-ms")"
 if [[ -s "$work/mount-failures" ]]; then
   echo ">>> mounts that failed otherwise (first 10):"; head -10 "$work/mount-failures"
