@@ -114,8 +114,24 @@ final class DriverController {
       throw invalid("capacity_range.limit_bytes " + limit + " is less than required_bytes " + required);
     }
     boolean accessible = accessibleFrom(r);
+    java.time.Duration takes = driver.createTime();
+    CreateVolumeResponse answer;
     synchronized (driver.lock()) {
+      if (pendingCreates.contains(name)) {
+        // CSI: ABORTED when an operation is pending for the volume; the CO tries again.
+        throw Status.ABORTED.withDescription("a CreateVolume of '" + name + "' is pending").asRuntimeException();
+      }
       VolumeState existing = driver.findVolumeByName(name);
+      SharedCloud cloud = driver.cloud();
+      if (existing == null && cloud != null) {
+        // Made by another plugin process on the same cloud (its sender may have died): that disk, never a second.
+        java.util.Optional<SharedCloud.Disk> d = cloud.diskNamed(name);
+        if (d.isPresent()) {
+          existing = driver.findVolume(d.get().id()) != null ? driver.findVolume(d.get().id())
+              : driver.addVolume(d.get().id(), name, d.get().capacity());
+          driver.persistLocked();
+        }
+      }
       if (existing != null) {
         boolean fits = existing.capacity >= required && (limit == 0 || existing.capacity <= limit);
         if (!fits || !sameSource(existing.source, r) || !accessible) {
@@ -161,14 +177,41 @@ final class DriverController {
         throw Status.OUT_OF_RANGE.withDescription("not enough capacity for " + capacity + " bytes")
             .asRuntimeException();
       }
-      VolumeState v = driver.addVolume(name, capacity, source);
-      if (driver.cloud() != null) {
-        driver.cloud().addDisk(v.id, capacity);
+      VolumeState v;
+      if (cloud != null && source == null) {
+        SharedCloud.Disk d = cloud.create(name, capacity, driver.volumeIdPrefix()).getKey();
+        v = driver.addVolume(d.id(), name, d.capacity());
+      } else {
+        v = driver.addVolume(name, capacity, source);
+        if (cloud != null) {
+          cloud.addDisk(v.id, capacity);
+        }
       }
       driver.persistLocked();
-      return CreateVolumeResponse.newBuilder().setVolume(toProto(v)).build();
+      answer = CreateVolumeResponse.newBuilder().setVolume(toProto(v)).build();
+      if (!takes.isZero()) {
+        pendingCreates.add(name);
+      }
     }
+    if (!takes.isZero()) {
+      // The scripted create time: the volume exists already (a caller that dies now leaves it made, as a real
+      // cloud's disk is); the answer comes after it.
+      try {
+        Thread.sleep(takes.toMillis());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw Status.ABORTED.withDescription("CreateVolume of '" + name + "' interrupted").asRuntimeException();
+      } finally {
+        synchronized (driver.lock()) {
+          pendingCreates.remove(name);
+        }
+      }
+    }
+    return answer;
   }
+
+  /** Names whose CreateVolume is under way (its scripted time), guarded by the driver's lock. */
+  private final java.util.Set<String> pendingCreates = new java.util.HashSet<>();
 
   /** Its NodeGetInfo accessible_topology segments: where its volumes are; empty: everywhere. */
   private Map<String, String> ownTopology() {
