@@ -273,10 +273,7 @@ final class ClusterVolumeCommand implements Runnable {
           return ExitCodes.FAILURE;
         }
         default -> {
-          err.println("csi-agent: " + r.get().describe() + " not done after " + request.waitSeconds + " s: "
-              + progress(r.get(), v.read()) + ". It stays asked: cluster volume status shows it, the same create "
-              + "waits for it again, cluster volume cancel create " + plugin + " " + name + " withdraws it");
-          return ExitCodes.FAILURE;
+          return notDone(err, r.get(), request.waitSeconds, v);
         }
       }
     }
@@ -331,10 +328,17 @@ final class ClusterVolumeCommand implements Runnable {
             + ")");
         return ExitCodes.FAILURE;
       }
-      err.println("csi-agent: " + r.get().describe() + " not done after " + request.waitSeconds + " s: "
-          + progress(r.get(), v.read()) + ". It stays asked: cluster volume status shows it");
-      return ExitCodes.FAILURE;
+      return notDone(err, r.get(), request.waitSeconds, v);
     }
+  }
+
+  /** A wait that ran out: where the request is, and that it stays asked. */
+  static int notDone(PrintWriter err, ClusterVolumeRequest r, int seconds, ClusterVolumes v) {
+    String kind = r.kind().name().toLowerCase(java.util.Locale.ROOT);
+    err.println("csi-agent: " + r.describe() + " not done after " + seconds + " s: " + progress(r, v.read())
+        + ". It stays asked: cluster volume status shows it, the same " + kind + " waits for it again, cluster volume "
+        + "cancel " + kind + " " + r.pluginId() + " " + r.name() + " withdraws it");
+    return ExitCodes.FAILURE;
   }
 
   @Command(name = "cancel", mixinStandardHelpOptions = true,
