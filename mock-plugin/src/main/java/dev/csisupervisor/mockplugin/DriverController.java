@@ -193,21 +193,24 @@ final class DriverController {
         pendingCreates.add(name);
       }
     }
-    if (!takes.isZero()) {
-      // The scripted create time: the volume exists already (a caller that dies now leaves it made, as a real
-      // cloud's disk is); the answer comes after it.
-      try {
-        Thread.sleep(takes.toMillis());
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw Status.ABORTED.withDescription("CreateVolume of '" + name + "' interrupted").asRuntimeException();
-      } finally {
-        synchronized (driver.lock()) {
-          pendingCreates.remove(name);
-        }
-      }
-    }
     return answer;
+  }
+
+  /**
+   * Whether a CreateVolume of {@code name} made its volume and is within its scripted create time: its answer is
+   * sent later ({@link CsiServices}), then {@link #createAnswered}.
+   */
+  boolean createPending(String name) {
+    synchronized (driver.lock()) {
+      return pendingCreates.contains(name);
+    }
+  }
+
+  /** The pending CreateVolume of {@code name} has been answered: the name may be asked again. */
+  void createAnswered(String name) {
+    synchronized (driver.lock()) {
+      pendingCreates.remove(name);
+    }
   }
 
   /** Names whose CreateVolume is under way (its scripted time), guarded by the driver's lock. */
@@ -263,6 +266,11 @@ final class DriverController {
       if (v != null && (!v.publishedAt.isEmpty() || !v.stagedAt.isEmpty())) {
         throw Status.FAILED_PRECONDITION.withDescription("volume " + v.id
             + " is still staged or published on the node").asRuntimeException();
+      }
+      if (driver.cloud() != null && !driver.cloud().attachedTo(r.getVolumeId()).isEmpty()) {
+        // As a cloud refuses to delete a disk that is attached (a volume in use: CSI's FAILED_PRECONDITION).
+        throw Status.FAILED_PRECONDITION.withDescription("disk '" + r.getVolumeId() + "' is attached to node(s) "
+            + driver.cloud().attachedTo(r.getVolumeId()) + "; detach it first").asRuntimeException();
       }
       driver.removeVolume(r.getVolumeId()); // unknown: already deleted, OK
       if (driver.cloud() != null) {
