@@ -19,6 +19,12 @@ import java.util.Optional;
  * <p><b>Attachments</b> are written by the agent holding the plugin id's election key ({@link #lead}), every
  * write conditional on that key being still its own, so a deposed controller agent can write nothing.
  *
+ * <p><b>Create and delete requests</b> ({@link ClusterVolumeRequest}) are desired state: whoever asks writes one
+ * ({@link #requestCreate}, {@link #requestDelete}); the controller agent writes its attempts and outcome into it
+ * ({@link #updateRequest}, {@link #completeCreate}, {@link #completeDelete}), each write conditional on its
+ * election key and on the request being as it read it. A delete is asked only while the volume has no claim and
+ * no attachment, and no claim is granted while it is asked.
+ *
  * <p>Every call goes to etcd (linearizable) and fails with {@link EtcdException} when no member answers (each
  * endpoint is tried once). Thread-safe.
  */

@@ -191,8 +191,14 @@ public final class ClusterController implements AutoCloseable {
     Map<String, PluginInfo> controllers = new HashMap<>();
     for (PluginInfo p : registry.list(PluginType.CSI_CONTROLLER)) {
       Set<String> caps = p.fingerprint().controllerCapabilities();
-      if (p.health().healthy() && (caps.contains(CsiCapabilities.PUBLISH_UNPUBLISH_VOLUME)
-          || caps.contains(CsiCapabilities.CREATE_DELETE_VOLUME))) {
+      if (!p.health().healthy()) {
+        continue;
+      }
+      if (caps.contains(CsiCapabilities.PUBLISH_UNPUBLISH_VOLUME)) {
+        controllers.put(p.name(), p);
+      } else if (caps.contains(CsiCapabilities.CREATE_DELETE_VOLUME) && !volumes.controllerPublishes(p.name())) {
+        // One that only creates and deletes leads only where no controller of the id publishes: the controller agent
+        // of a plugin id that attaches must be able to attach.
         controllers.put(p.name(), p);
       }
     }
