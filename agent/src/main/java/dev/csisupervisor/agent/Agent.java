@@ -226,7 +226,8 @@ public final class Agent implements AutoCloseable {
         f -> () -> cluster.node().map(n -> f.applyAsLong(n.controller().counts())).orElse(0L);
     metrics.watchClusterVolumes(() -> cluster.node().map(n -> (long) n.controller().leading().size()).orElse(0L),
         counts.apply(ClusterController.Counts::publishes), counts.apply(ClusterController.Counts::unpublishes),
-        counts.apply(ClusterController.Counts::fenced), clusterClaims::pendingReleases);
+        counts.apply(ClusterController.Counts::fenced), counts.apply(ClusterController.Counts::creates),
+        counts.apply(ClusterController.Counts::deletes), clusterClaims::pendingReleases);
 
     // Step 2: the metrics address, before any plugin process is touched: an address in use fails the
     // start without launching, re-attaching to or stopping a plugin.

@@ -14,6 +14,8 @@ import java.util.Optional;
  *   &lt;prefix&gt;/claims/&lt;plugin&gt;/&lt;vol&gt;/&lt;nodeId&gt;/&lt;alloc&gt;
  *   &lt;prefix&gt;/attachments/&lt;plugin&gt;/&lt;vol&gt;/&lt;nodeId&gt;
  *   &lt;prefix&gt;/controllers/&lt;plugin&gt;
+ *   &lt;prefix&gt;/requests/&lt;plugin&gt;/create/&lt;name&gt;
+ *   &lt;prefix&gt;/requests/&lt;plugin&gt;/delete/&lt;vol&gt;
  * </pre>
  * The plugin name and the node id never contain {@code /}; the alloc id of a plugin key is the last segment and
  * may. A volume id (any id CSI allows, {@code /} included) and a claim's alloc id are written escaped
@@ -144,6 +146,18 @@ public final class CatalogKeys {
 
   public String attachmentKey(String pluginId, String volumeId, String nodeId) {
     return attachmentsRoot() + pluginId + "/" + escape(volumeId) + "/" + checkNodeId(nodeId);
+  }
+
+  public String requestsRoot() {
+    return prefix + "/requests/";
+  }
+
+  /**
+   * A create or delete request: {@code <prefix>/requests/<plugin>/create/<name>} (the volume's name, escaped) or
+   * {@code .../delete/<vol>}.
+   */
+  public String requestKey(ClusterVolumeRequest.Kind kind, String pluginId, String name) {
+    return requestsRoot() + pluginId + "/" + kind.name().toLowerCase(java.util.Locale.ROOT) + "/" + escape(name);
   }
 
   /** The election key of the controller agent of a plugin id. */

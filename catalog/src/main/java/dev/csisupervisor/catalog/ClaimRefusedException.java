@@ -22,6 +22,8 @@ public final class ClaimRefusedException extends Exception {
     MODE_NOT_OFFERED,
     /** This allocation already claims the volume with another mode or read-only flag. */
     ALREADY_CLAIMED_OTHERWISE,
+    /** A delete of the volume is asked for: no new claim of it. */
+    BEING_DELETED,
     /** etcd cannot be reached now: no new claim until it can. */
     ETCD_UNAVAILABLE
   }

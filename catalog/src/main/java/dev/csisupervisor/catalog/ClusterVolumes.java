@@ -19,6 +19,12 @@ import java.util.Optional;
  * <p><b>Attachments</b> are written by the agent holding the plugin id's election key ({@link #lead}), every
  * write conditional on that key being still its own, so a deposed controller agent can write nothing.
  *
+ * <p><b>Create and delete requests</b> ({@link ClusterVolumeRequest}) are desired state: whoever asks writes one
+ * ({@link #requestCreate}, {@link #requestDelete}); the controller agent writes its attempts and outcome into it
+ * ({@link #updateRequest}, {@link #completeCreate}, {@link #completeDelete}), each write conditional on its
+ * election key and on the request being as it read it. A delete is asked only while the volume has no claim and
+ * no attachment, and no claim is granted while it is asked.
+ *
  * <p>Every call goes to etcd (linearizable) and fails with {@link EtcdException} when no member answers (each
  * endpoint is tried once). Thread-safe.
  */
@@ -116,6 +122,73 @@ public interface ClusterVolumes extends AutoCloseable {
    * @return false if {@code leadership} is no longer held (nothing deleted)
    */
   boolean deleteAttachment(Leadership leadership, String pluginId, String volumeId, String nodeId, boolean fenceClaims);
+
+  // ---- create and delete requests (desired state; the controller agent acts on them) ----
+
+  /**
+   * The controller plugins of this id in the catalog, one per registration (any node, healthy or not): which
+   * agent could act on its requests.
+   */
+  List<CatalogEntry> controllersOf(String pluginId);
+
+  /**
+   * Asks for a create ({@link ClusterVolumeRequest#create}): written if the name has no request; the stored one if
+   * it asks the same (pending, or done already: a create is idempotent by name); a failed one is replaced (asked
+   * again).
+   *
+   * @return the request as stored now
+   * @throws VolumeStateException if a pending or done create of the name asks for something else
+   */
+  ClusterVolumeRequest requestCreate(ClusterVolumeRequest request) throws VolumeStateException;
+
+  /**
+   * Asks for a delete ({@link ClusterVolumeRequest#delete}) of a registered volume, in one transaction that checks
+   * it has no claim and no attachment; from then on, no claim of it is granted. A failed delete is asked again; a
+   * pending one is returned as it stands.
+   *
+   * @return the request as stored now, or empty if the volume is not registered
+   * @throws VolumeStateException while the volume has claims or attachments, naming them
+   */
+  Optional<ClusterVolumeRequest> requestDelete(ClusterVolumeRequest request) throws VolumeStateException;
+
+  /** One request, if there is one. */
+  Optional<ClusterVolumeRequest> request(ClusterVolumeRequest.Kind kind, String pluginId, String name);
+
+  /**
+   * Removes a request that is not done (pending or failed): the asker gives up. A create already sent may still
+   * make its volume in the plugin (not registered then; a create of the same name asked again finds it).
+   *
+   * @return false if there was none, or it is done
+   */
+  boolean withdraw(ClusterVolumeRequest.Kind kind, String pluginId, String name);
+
+  /**
+   * As the plugin id's controller agent: writes {@code to} over {@code from}, only if {@code from} is unchanged
+   * (its {@link ClusterVolumeRequest#revision()}) and {@code leadership} is held; a delete only while its volume
+   * has no claim and no attachment.
+   *
+   * @return {@code to} as stored (with its new revision), or empty if nothing was written
+   */
+  Optional<ClusterVolumeRequest> updateRequest(Leadership leadership, ClusterVolumeRequest from,
+      ClusterVolumeRequest to);
+
+  /**
+   * As the controller agent, after CreateVolume answered: the volume written under {@code volumes/} and the request
+   * done, in one transaction (conditional as {@link #updateRequest}).
+   *
+   * @return false if nothing was written (leadership gone or the request changed)
+   * @throws VolumeStateException if the volume id is registered already with other content (nothing written)
+   */
+  boolean completeCreate(Leadership leadership, ClusterVolumeRequest request, ClusterVolume volume)
+      throws VolumeStateException;
+
+  /**
+   * As the controller agent, after DeleteVolume succeeded (or answered NOT_FOUND): the volume's key, the request and
+   * the done create that made the volume removed, in one transaction (conditional as {@link #updateRequest}).
+   *
+   * @return false if nothing was removed (leadership gone or the request changed)
+   */
+  boolean completeDelete(Leadership leadership, ClusterVolumeRequest request);
 
   /** Stops keeping the election lease alive and revokes it. Idempotent. */
   @Override

@@ -147,11 +147,12 @@ final class EtcdClusterVolumes implements ClusterVolumes {
     String claimKey = keys.claimKey(request.pluginId(), request.volumeId(), request.nodeId(), request.allocId());
     String what = "claim of " + request.pluginId() + "/" + request.volumeId() + " for " + request.nodeId() + "/"
         + request.allocId();
+    String deleteKey = keys.requestKey(ClusterVolumeRequest.Kind.DELETE, request.pluginId(), request.volumeId());
     for (int round = 1; round <= MAX_CLAIM_ROUNDS; round++) {
       // Step 1: the volume and every claim of it, at one revision.
       String attachmentKey = keys.attachmentKey(request.pluginId(), request.volumeId(), request.nodeId());
       TxnResponse read = txn(TxnRequest.newBuilder().addSuccess(range(volumeKey)).addSuccess(rangePrefix(claims, 0))
-          .addSuccess(range(attachmentKey)).build());
+          .addSuccess(range(attachmentKey)).addSuccess(range(deleteKey)).build());
       long revision = read.getHeader().getRevision();
       List<KeyValue> volumeKv = read.getResponses(0).getResponseRange().getKvsList();
       if (volumeKv.isEmpty()) {
@@ -159,6 +160,10 @@ final class EtcdClusterVolumes implements ClusterVolumes {
             + "the cluster (csi-agent cluster volume register or create)", null);
       }
       ClusterVolume volume = VolumeCodec.decodeVolume(volumeKv.get(0).getValue());
+      if (read.getResponses(3).getResponseRange().getKvsCount() > 0) {
+        throw refused(ClaimRefusedException.Reason.BEING_DELETED, what + " refused: the volume is being deleted "
+            + "(csi-agent cluster volume delete; see cluster volume status)", null);
+      }
       if (!volume.accessModes().isEmpty() && !volume.accessModes().contains(request.mode())) {
         throw refused(ClaimRefusedException.Reason.MODE_NOT_OFFERED, what + " refused: access mode " + request.mode()
             + " is not one of the volume's " + volume.accessModes(), null);
@@ -211,6 +216,7 @@ final class EtcdClusterVolumes implements ClusterVolumes {
               .setResult(Compare.CompareResult.EQUAL).setModRevision(volumeKv.get(0).getModRevision()))
           .addCompare(Compare.newBuilder().setKey(bytes(claims)).setRangeEnd(EtcdClient.prefixEnd(bytes(claims)))
               .setTarget(Compare.CompareTarget.MOD).setResult(Compare.CompareResult.LESS).setModRevision(revision + 1))
+          .addCompare(absent(deleteKey))
           .addSuccess(put(claimKey, VolumeCodec.encode(wanted), 0)).build());
       if (w.getSucceeded()) {
         log.info("{} granted ({}{}) at revision {}", what, request.mode(), request.readOnly() ? " read-only" : "",
@@ -326,6 +332,7 @@ final class EtcdClusterVolumes implements ClusterVolumes {
         .addSuccess(rangePrefix(keys.attachmentsRoot(), 0)).addSuccess(rangePrefix(keys.controllersRoot(), 0))
         .addSuccess(RequestOp.newBuilder().setRequestRange(RangeRequest.newBuilder().setKey(bytes(keys.nodesRoot()))
             .setRangeEnd(EtcdClient.prefixEnd(bytes(keys.nodesRoot()))).setKeysOnly(true)))
+        .addSuccess(rangePrefix(keys.requestsRoot(), 0))
         .build());
     List<ClusterVolume> volumes = new ArrayList<>();
     List<ClusterClaim> claims = new ArrayList<>();
@@ -348,7 +355,11 @@ final class EtcdClusterVolumes implements ClusterVolumes {
     for (KeyValue kv : r.getResponses(4).getResponseRange().getKvsList()) {
       keys.parseNodeKey(kv.getKey().toStringUtf8()).ifPresent(nodes::add);
     }
-    return new VolumesSnapshot(r.getHeader().getRevision(), volumes, claims, attachments, controllers, nodes);
+    List<ClusterVolumeRequest> requests = new ArrayList<>();
+    for (KeyValue kv : r.getResponses(5).getResponseRange().getKvsList()) {
+      decodeOrSkip(kv, () -> requests.add(VolumeCodec.decodeRequest(kv.getValue(), kv.getModRevision())));
+    }
+    return new VolumesSnapshot(r.getHeader().getRevision(), volumes, claims, attachments, controllers, nodes, requests);
   }
 
   private static void decodeOrSkip(KeyValue kv, Runnable decode) {
@@ -445,6 +456,238 @@ final class EtcdClusterVolumes implements ClusterVolumes {
   private Compare held(Leadership l) {
     return Compare.newBuilder().setKey(bytes(keys.controllerKey(l.pluginId()))).setTarget(Compare.CompareTarget.CREATE)
         .setResult(Compare.CompareResult.EQUAL).setCreateRevision(l.createRevision()).build();
+  }
+
+  // ---- create and delete requests ----
+
+  @Override
+  public List<CatalogEntry> controllersOf(String pluginId) {
+    dev.csisupervisor.common.CsiIds.checkPlugin("pluginId", pluginId);
+    String prefix = keys.pluginsRoot() + dev.csisupervisor.registry.PluginType.CSI_CONTROLLER.id() + "/" + pluginId + "/";
+    TxnResponse r = txn(TxnRequest.newBuilder().addSuccess(rangePrefix(prefix, 0)).build());
+    List<CatalogEntry> out = new ArrayList<>();
+    for (KeyValue kv : r.getResponses(0).getResponseRange().getKvsList()) {
+      decodeOrSkip(kv, () -> out.add(CatalogCodec.decodeEntry(kv.getValue())));
+    }
+    return out;
+  }
+
+  @Override
+  public ClusterVolumeRequest requestCreate(ClusterVolumeRequest request) throws VolumeStateException {
+    if (request.kind() != ClusterVolumeRequest.Kind.CREATE || request.state() != ClusterVolumeRequest.State.PENDING) {
+      throw new IllegalArgumentException("request must be a new create, got " + request.kind() + " " + request.state());
+    }
+    String key = keys.requestKey(request.kind(), request.pluginId(), request.name());
+    for (int round = 1; round <= MAX_CLAIM_ROUNDS; round++) {
+      TxnResponse r = txn(TxnRequest.newBuilder().addCompare(absent(key))
+          .addSuccess(put(key, VolumeCodec.encode(request), 0)).addFailure(range(key)).build());
+      if (r.getSucceeded()) {
+        log.info("{} asked", request.describe());
+        return request.withRevision(r.getHeader().getRevision());
+      }
+      List<KeyValue> kvs = r.getResponses(0).getResponseRange().getKvsList();
+      if (kvs.isEmpty()) {
+        continue; // withdrawn in between
+      }
+      ClusterVolumeRequest existing = VolumeCodec.decodeRequest(kvs.get(0).getValue(), kvs.get(0).getModRevision());
+      boolean gone = existing.state() == ClusterVolumeRequest.State.DONE
+          && volume(existing.pluginId(), existing.volumeId()).isEmpty();
+      if (existing.state() == ClusterVolumeRequest.State.FAILED || gone) {
+        // Asked again after a final error, or its volume deregistered since: tried afresh, as asked now (CreateVolume
+        // is idempotent by name: a volume the plugin still has is answered again).
+        if (replace(key, existing.revision(), request)) {
+          log.info("{} asked again (it had failed: {})", request.describe(), existing.message());
+          return request(request.kind(), request.pluginId(), request.name()).orElse(request);
+        }
+        continue;
+      }
+      if (existing.asksSameAs(request)) {
+        return existing;
+      }
+      throw new VolumeStateException(request.describe() + " is asked already with other content (" + existing.state()
+          + (existing.state() == ClusterVolumeRequest.State.DONE ? ", made volume " + existing.volumeId() : "")
+          + ": " + existing.spec() + "); delete that volume first, or use another name");
+    }
+    throw new EtcdException(request.describe() + ": the request kept changing", "CONTENTION", null);
+  }
+
+  /** Puts {@code request} over the key if its mod revision is still {@code revision}. */
+  private boolean replace(String key, long revision, ClusterVolumeRequest request) {
+    return txn(TxnRequest.newBuilder().addCompare(modIs(key, revision))
+        .addSuccess(put(key, VolumeCodec.encode(request), 0)).build()).getSucceeded();
+  }
+
+  @Override
+  public Optional<ClusterVolumeRequest> requestDelete(ClusterVolumeRequest request) throws VolumeStateException {
+    if (request.kind() != ClusterVolumeRequest.Kind.DELETE || request.state() != ClusterVolumeRequest.State.PENDING) {
+      throw new IllegalArgumentException("request must be a new delete, got " + request.kind() + " " + request.state());
+    }
+    String plugin = request.pluginId();
+    String volumeId = request.name();
+    String key = keys.requestKey(request.kind(), plugin, volumeId);
+    String volumeKey = keys.volumeKey(plugin, volumeId);
+    String claims = keys.volumeClaimsPrefix(plugin, volumeId);
+    String attachments = attachmentsPrefix(plugin, volumeId);
+    for (int round = 1; round <= MAX_CLAIM_ROUNDS; round++) {
+      TxnResponse r = txn(TxnRequest.newBuilder()
+          .addCompare(Compare.newBuilder().setKey(bytes(volumeKey)).setTarget(Compare.CompareTarget.CREATE)
+              .setResult(Compare.CompareResult.GREATER).setCreateRevision(0))
+          .addCompare(none(claims)).addCompare(none(attachments)).addCompare(absent(key))
+          .addSuccess(put(key, VolumeCodec.encode(request), 0))
+          .addFailure(range(volumeKey)).addFailure(rangePrefix(claims, 10)).addFailure(rangePrefix(attachments, 10))
+          .addFailure(range(key)).build());
+      if (r.getSucceeded()) {
+        log.info("{} asked", request.describe());
+        return Optional.of(request.withRevision(r.getHeader().getRevision()));
+      }
+      if (r.getResponses(0).getResponseRange().getKvsCount() == 0) {
+        return Optional.empty();
+      }
+      List<String> held = new ArrayList<>();
+      for (KeyValue kv : r.getResponses(1).getResponseRange().getKvsList()) {
+        held.add(describeOrKey(kv, () -> {
+          ClusterClaim c = decodeClaim(kv);
+          return "claim by " + c.holder() + " (" + c.mode() + ")";
+        }));
+      }
+      for (KeyValue kv : r.getResponses(2).getResponseRange().getKvsList()) {
+        held.add(describeOrKey(kv, () -> {
+          ClusterAttachment a = VolumeCodec.decodeAttachment(kv.getValue());
+          return "attachment to node " + a.nodeId() + " (" + a.state() + ")";
+        }));
+      }
+      if (!held.isEmpty()) {
+        throw new VolumeStateException("delete of " + plugin + "/" + volumeId + " refused: the volume is in use: "
+            + String.join("; ", held) + (held.size() >= 10 ? " and maybe more" : "") + ". Unmount it everywhere first "
+            + "(or detach a lost node with csi-agent cluster volume detach --node N --force)");
+      }
+      List<KeyValue> kvs = r.getResponses(3).getResponseRange().getKvsList();
+      if (kvs.isEmpty()) {
+        continue;
+      }
+      ClusterVolumeRequest existing = VolumeCodec.decodeRequest(kvs.get(0).getValue(), kvs.get(0).getModRevision());
+      if (existing.state() != ClusterVolumeRequest.State.FAILED) {
+        return Optional.of(existing);
+      }
+      if (replace(key, existing.revision(), request)) {
+        log.info("{} asked again (it had failed: {})", request.describe(), existing.message());
+        return request(request.kind(), plugin, volumeId);
+      }
+    }
+    throw new EtcdException(request.describe() + ": the request kept changing", "CONTENTION", null);
+  }
+
+  private static String describeOrKey(KeyValue kv, Supplier<String> describe) {
+    try {
+      return describe.get();
+    } catch (IllegalArgumentException e) {
+      return kv.getKey().toStringUtf8();
+    }
+  }
+
+  @Override
+  public Optional<ClusterVolumeRequest> request(ClusterVolumeRequest.Kind kind, String pluginId, String name) {
+    dev.csisupervisor.common.CsiIds.checkPlugin("pluginId", pluginId);
+    String key = keys.requestKey(kind, pluginId, name);
+    var r = call(() -> client.range(RangeRequest.newBuilder().setKey(bytes(key)).build()));
+    return r.getKvsCount() == 0 ? Optional.empty()
+        : Optional.of(VolumeCodec.decodeRequest(r.getKvs(0).getValue(), r.getKvs(0).getModRevision()));
+  }
+
+  @Override
+  public boolean withdraw(ClusterVolumeRequest.Kind kind, String pluginId, String name) {
+    for (int round = 1; round <= MAX_CLAIM_ROUNDS; round++) {
+      Optional<ClusterVolumeRequest> r = request(kind, pluginId, name);
+      if (r.isEmpty() || r.get().state() == ClusterVolumeRequest.State.DONE) {
+        return false;
+      }
+      String key = keys.requestKey(kind, pluginId, name);
+      if (txn(TxnRequest.newBuilder().addCompare(modIs(key, r.get().revision())).addSuccess(delete(key)).build())
+          .getSucceeded()) {
+        log.info("{} withdrawn ({})", r.get().describe(), r.get().state());
+        return true;
+      }
+    }
+    throw new EtcdException("withdraw of " + pluginId + "/" + name + ": the request kept changing", "CONTENTION", null);
+  }
+
+  @Override
+  public Optional<ClusterVolumeRequest> updateRequest(Leadership l, ClusterVolumeRequest from, ClusterVolumeRequest to) {
+    String key = keys.requestKey(from.kind(), from.pluginId(), from.name());
+    TxnRequest.Builder t = TxnRequest.newBuilder().addCompare(held(l)).addCompare(modIs(key, from.revision()));
+    if (from.kind() == ClusterVolumeRequest.Kind.DELETE) {
+      t.addCompare(none(keys.volumeClaimsPrefix(from.pluginId(), from.name())))
+          .addCompare(none(attachmentsPrefix(from.pluginId(), from.name())));
+    }
+    TxnResponse r = txn(t.addSuccess(put(key, VolumeCodec.encode(to), 0)).build());
+    return r.getSucceeded() ? Optional.of(to.withRevision(r.getHeader().getRevision())) : Optional.empty();
+  }
+
+  @Override
+  public boolean completeCreate(Leadership l, ClusterVolumeRequest request, ClusterVolume volume)
+      throws VolumeStateException {
+    String key = keys.requestKey(request.kind(), request.pluginId(), request.name());
+    String volumeKey = keys.volumeKey(volume.pluginId(), volume.volumeId());
+    ByteString done = VolumeCodec.encode(request.done(volume.volumeId()));
+    TxnResponse r = txn(TxnRequest.newBuilder().addCompare(held(l)).addCompare(modIs(key, request.revision()))
+        .addCompare(absent(volumeKey))
+        .addSuccess(put(volumeKey, VolumeCodec.encode(volume), 0)).addSuccess(put(key, done, 0))
+        .addFailure(range(volumeKey)).build());
+    if (r.getSucceeded()) {
+      log.info("{} done: volume {} registered", request.describe(), volume.volumeId());
+      return true;
+    }
+    List<KeyValue> existing = r.getResponses(0).getResponseRange().getKvsList();
+    if (existing.isEmpty()) {
+      return false; // the leadership or the request changed
+    }
+    ClusterVolume there = VolumeCodec.decodeVolume(existing.get(0).getValue());
+    if (!there.equals(volume)) {
+      throw new VolumeStateException(request.describe() + ": CreateVolume answered volume " + volume.volumeId()
+          + ", which is registered already with other content (" + there + ")");
+    }
+    return txn(TxnRequest.newBuilder().addCompare(held(l)).addCompare(modIs(key, request.revision()))
+        .addSuccess(put(key, done, 0)).build()).getSucceeded();
+  }
+
+  @Override
+  public boolean completeDelete(Leadership l, ClusterVolumeRequest request) {
+    String key = keys.requestKey(request.kind(), request.pluginId(), request.name());
+    String creates = keys.requestsRoot() + request.pluginId() + "/create/";
+    TxnResponse made = txn(TxnRequest.newBuilder().addSuccess(rangePrefix(creates, 0)).build());
+    TxnRequest.Builder t = TxnRequest.newBuilder().addCompare(held(l)).addCompare(modIs(key, request.revision()))
+        .addSuccess(delete(keys.volumeKey(request.pluginId(), request.name()))).addSuccess(delete(key));
+    for (KeyValue kv : made.getResponses(0).getResponseRange().getKvsList()) {
+      try {
+        ClusterVolumeRequest c = VolumeCodec.decodeRequest(kv.getValue(), kv.getModRevision());
+        if (c.state() == ClusterVolumeRequest.State.DONE && c.volumeId().equals(request.name())) {
+          t.addSuccess(delete(kv.getKey().toStringUtf8()));
+        }
+      } catch (IllegalArgumentException e) {
+        log.warn("cluster volumes: skipping {}: {}", kv.getKey().toStringUtf8(), e.getMessage());
+      }
+    }
+    boolean done = txn(t.build()).getSucceeded();
+    if (done) {
+      log.info("{} done: the volume's key removed", request.describe());
+    }
+    return done;
+  }
+
+  private String attachmentsPrefix(String pluginId, String volumeId) {
+    return keys.attachmentsRoot() + pluginId + "/" + CatalogKeys.escape(volumeId) + "/";
+  }
+
+  /** The key does not exist. */
+  private static Compare absent(String key) {
+    return Compare.newBuilder().setKey(bytes(key)).setTarget(Compare.CompareTarget.CREATE)
+        .setResult(Compare.CompareResult.EQUAL).setCreateRevision(0).build();
+  }
+
+  /** The key's mod revision is {@code revision} (0: it does not exist). */
+  private static Compare modIs(String key, long revision) {
+    return Compare.newBuilder().setKey(bytes(key)).setTarget(Compare.CompareTarget.MOD)
+        .setResult(Compare.CompareResult.EQUAL).setModRevision(revision).build();
   }
 
   @Override

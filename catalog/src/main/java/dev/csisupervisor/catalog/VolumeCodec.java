@@ -25,6 +25,12 @@ final class VolumeCodec {
   record AttachmentJson(int format, String plugin, String volume, String node, String csiNodeId, String state,
       Map<String, String> publishContext, String message, String controller, String since) {}
 
+  record RequestJson(int format, String kind, String plugin, String name, long requiredBytes, long limitBytes,
+      Set<String> accessModes, boolean block, String fsType, Map<String, String> parameters,
+      List<Map<String, String>> requisite, List<Map<String, String>> preferred, String secretsFile, String state,
+      String volume, String message, int attempts, String controller, String attemptStarted, String nextAttempt,
+      String requested) {}
+
   /** The election value: which agent, since when. */
   record ControllerJson(int format, String node, String since) {}
 
@@ -78,6 +84,43 @@ final class VolumeCodec {
     } catch (RuntimeException e) {
       throw new IllegalArgumentException("bad attachment entry: " + e.getMessage(), e);
     }
+  }
+
+  static ByteString encode(ClusterVolumeRequest r) {
+    ClusterVolumeRequest.Spec s = r.spec();
+    return CatalogCodec.write(new RequestJson(CatalogCodec.FORMAT, r.kind().name(), r.pluginId(), r.name(),
+        s.requiredBytes(), s.limitBytes(),
+        s.accessModes().stream().map(Enum::name).collect(Collectors.toCollection(TreeSet::new)), s.block(), s.fsType(),
+        s.parameters(), s.requisite(), s.preferred(), r.secretsFile().map(Object::toString).orElse(""),
+        r.state().name(), r.volumeId(), r.message(), r.attempts(), r.controllerNodeId(),
+        r.attemptStarted().map(Object::toString).orElse(""), r.nextAttempt().map(Object::toString).orElse(""),
+        r.requested().toString()));
+  }
+
+  static ClusterVolumeRequest decodeRequest(ByteString value, long revision) {
+    RequestJson j = CatalogCodec.read(value, RequestJson.class);
+    try {
+      Set<VolumeAccessMode> modes = EnumSet.noneOf(VolumeAccessMode.class);
+      for (String m : orEmpty(j.accessModes())) {
+        modes.add(VolumeAccessMode.parse("accessModes", m));
+      }
+      ClusterVolumeRequest.Spec spec = new ClusterVolumeRequest.Spec(j.requiredBytes(), j.limitBytes(), modes,
+          j.block(), j.fsType() == null ? "" : j.fsType(), orEmpty(j.parameters()),
+          j.requisite() == null ? List.of() : j.requisite(), j.preferred() == null ? List.of() : j.preferred());
+      return new ClusterVolumeRequest(ClusterVolumeRequest.Kind.valueOf(CatalogCodec.req(j.kind(), "kind")),
+          j.plugin(), j.name(), spec, optional(j.secretsFile()).map(java.nio.file.Path::of),
+          ClusterVolumeRequest.State.valueOf(CatalogCodec.req(j.state(), "state")),
+          j.volume() == null ? "" : j.volume(), j.message() == null ? "" : j.message(), j.attempts(),
+          j.controller() == null ? "" : j.controller(), optional(j.attemptStarted()).map(Instant::parse),
+          optional(j.nextAttempt()).map(Instant::parse), Instant.parse(CatalogCodec.req(j.requested(), "requested")),
+          revision);
+    } catch (RuntimeException e) {
+      throw new IllegalArgumentException("bad request entry: " + e.getMessage(), e);
+    }
+  }
+
+  private static java.util.Optional<String> optional(String s) {
+    return s == null || s.isEmpty() ? java.util.Optional.empty() : java.util.Optional.of(s);
   }
 
   static ByteString encodeController(String nodeId, Instant since) {

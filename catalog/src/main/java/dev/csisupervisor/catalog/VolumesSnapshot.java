@@ -14,9 +14,11 @@ import java.util.Set;
  * @param attachments every attachment
  * @param controllers per plugin id, the agent elected to publish its volumes
  * @param liveNodes the node ids whose node key (on their lease) exists
+ * @param requests every create and delete request (done creates included), each with its mod revision
  */
 public record VolumesSnapshot(long revision, List<ClusterVolume> volumes, List<ClusterClaim> claims,
-    List<ClusterAttachment> attachments, Map<String, String> controllers, Set<String> liveNodes) {
+    List<ClusterAttachment> attachments, Map<String, String> controllers, Set<String> liveNodes,
+    List<ClusterVolumeRequest> requests) {
 
   public VolumesSnapshot {
     volumes = List.copyOf(volumes);
@@ -24,6 +26,26 @@ public record VolumesSnapshot(long revision, List<ClusterVolume> volumes, List<C
     attachments = List.copyOf(attachments);
     controllers = Map.copyOf(controllers);
     liveNodes = Set.copyOf(liveNodes);
+    requests = List.copyOf(requests);
+  }
+
+  /** The requests of one plugin id that are not done: pending or failed. */
+  public List<ClusterVolumeRequest> openRequests(String pluginId) {
+    return requests.stream().filter(r -> r.pluginId().equals(pluginId) && r.state() != ClusterVolumeRequest.State.DONE)
+        .toList();
+  }
+
+  /** The delete request of a volume, if any. */
+  public java.util.Optional<ClusterVolumeRequest> deleteOf(String pluginId, String volumeId) {
+    return requests.stream().filter(r -> r.kind() == ClusterVolumeRequest.Kind.DELETE
+        && r.pluginId().equals(pluginId) && r.name().equals(volumeId)).findFirst();
+  }
+
+  /** The done create that made a volume, if it was made through a create request. */
+  public java.util.Optional<ClusterVolumeRequest> createOf(String pluginId, String volumeId) {
+    return requests.stream().filter(r -> r.kind() == ClusterVolumeRequest.Kind.CREATE
+        && r.state() == ClusterVolumeRequest.State.DONE && r.pluginId().equals(pluginId)
+        && r.volumeId().equals(volumeId)).findFirst();
   }
 
   public List<ClusterClaim> claimsOf(String pluginId, String volumeId) {

@@ -45,7 +45,8 @@ final class CsiServices {
         .bind(IdentityGrpc.getProbeMethod(), identity::probe)
 
         .reply(ControllerGrpc.getControllerGetCapabilitiesMethod(), this::controllerCapabilities)
-        .answer(ControllerGrpc.getCreateVolumeMethod(), controller::createVolume)
+        .bind(ControllerGrpc.getCreateVolumeMethod(), (request, observer) ->
+            createVolume(responder, controller, request, observer))
         .answer(ControllerGrpc.getDeleteVolumeMethod(), controller::deleteVolume)
         .answer(ControllerGrpc.getControllerPublishVolumeMethod(), controller::controllerPublish)
         .answer(ControllerGrpc.getControllerUnpublishVolumeMethod(), controller::controllerUnpublish)
@@ -68,6 +69,38 @@ final class CsiServices {
         .answer(NodeGrpc.getNodeUnpublishVolumeMethod(), node::nodeUnpublish)
         .answer(NodeGrpc.getNodeGetVolumeStatsMethod(), node::nodeGetVolumeStats)
         .answer(NodeGrpc.getNodeExpandVolumeMethod(), node::nodeExpand);
+  }
+
+  /**
+   * CreateVolume, with the driver's scripted create time: the volume is made at once and the answer sent after that
+   * time, from a task on the event loop (never a sleeping thread); the same name asked meanwhile is ABORTED.
+   */
+  private void createVolume(Responder responder, DriverController controller,
+      dev.csisupervisor.csi.v1.CreateVolumeRequest request,
+      io.grpc.stub.StreamObserver<dev.csisupervisor.csi.v1.CreateVolumeResponse> observer) {
+    long takes = driver.createTime().toNanos();
+    if (takes == 0) {
+      responder.answer(observer, () -> controller.createVolume(request));
+      return;
+    }
+    dev.csisupervisor.csi.v1.CreateVolumeResponse made;
+    try {
+      made = controller.createVolume(request);
+    } catch (io.grpc.StatusRuntimeException e) {
+      responder.fail(observer, e.getStatus());
+      return;
+    } catch (RuntimeException e) {
+      responder.fail(observer, io.grpc.Status.INTERNAL.withDescription(e.toString()));
+      return;
+    }
+    if (!controller.createPending(request.getName())) {
+      responder.reply(observer, made); // made before: answered at once
+      return;
+    }
+    responder.after(takes, () -> {
+      controller.createAnswered(request.getName());
+      responder.reply(observer, made);
+    });
   }
 
   private GetPluginCapabilitiesResponse pluginCapabilities() {

@@ -114,8 +114,24 @@ final class DriverController {
       throw invalid("capacity_range.limit_bytes " + limit + " is less than required_bytes " + required);
     }
     boolean accessible = accessibleFrom(r);
+    java.time.Duration takes = driver.createTime();
+    CreateVolumeResponse answer;
     synchronized (driver.lock()) {
+      if (pendingCreates.contains(name)) {
+        // CSI: ABORTED when an operation is pending for the volume; the CO tries again.
+        throw Status.ABORTED.withDescription("a CreateVolume of '" + name + "' is pending").asRuntimeException();
+      }
       VolumeState existing = driver.findVolumeByName(name);
+      SharedCloud cloud = driver.cloud();
+      if (existing == null && cloud != null) {
+        // Made by another plugin process on the same cloud (its sender may have died): that disk, never a second.
+        java.util.Optional<SharedCloud.Disk> d = cloud.diskNamed(name);
+        if (d.isPresent()) {
+          existing = driver.findVolume(d.get().id()) != null ? driver.findVolume(d.get().id())
+              : driver.addVolume(d.get().id(), name, d.get().capacity());
+          driver.persistLocked();
+        }
+      }
       if (existing != null) {
         boolean fits = existing.capacity >= required && (limit == 0 || existing.capacity <= limit);
         if (!fits || !sameSource(existing.source, r) || !accessible) {
@@ -161,14 +177,44 @@ final class DriverController {
         throw Status.OUT_OF_RANGE.withDescription("not enough capacity for " + capacity + " bytes")
             .asRuntimeException();
       }
-      VolumeState v = driver.addVolume(name, capacity, source);
-      if (driver.cloud() != null) {
-        driver.cloud().addDisk(v.id, capacity);
+      VolumeState v;
+      if (cloud != null && source == null) {
+        SharedCloud.Disk d = cloud.create(name, capacity, driver.volumeIdPrefix()).getKey();
+        v = driver.addVolume(d.id(), name, d.capacity());
+      } else {
+        v = driver.addVolume(name, capacity, source);
+        if (cloud != null) {
+          cloud.addDisk(v.id, capacity);
+        }
       }
       driver.persistLocked();
-      return CreateVolumeResponse.newBuilder().setVolume(toProto(v)).build();
+      answer = CreateVolumeResponse.newBuilder().setVolume(toProto(v)).build();
+      if (!takes.isZero()) {
+        pendingCreates.add(name);
+      }
+    }
+    return answer;
+  }
+
+  /**
+   * Whether a CreateVolume of {@code name} made its volume and is within its scripted create time: its answer is
+   * sent later ({@link CsiServices}), then {@link #createAnswered}.
+   */
+  boolean createPending(String name) {
+    synchronized (driver.lock()) {
+      return pendingCreates.contains(name);
     }
   }
+
+  /** The pending CreateVolume of {@code name} has been answered: the name may be asked again. */
+  void createAnswered(String name) {
+    synchronized (driver.lock()) {
+      pendingCreates.remove(name);
+    }
+  }
+
+  /** Names whose CreateVolume is under way (its scripted time), guarded by the driver's lock. */
+  private final java.util.Set<String> pendingCreates = new java.util.HashSet<>();
 
   /** Its NodeGetInfo accessible_topology segments: where its volumes are; empty: everywhere. */
   private Map<String, String> ownTopology() {
@@ -220,6 +266,11 @@ final class DriverController {
       if (v != null && (!v.publishedAt.isEmpty() || !v.stagedAt.isEmpty())) {
         throw Status.FAILED_PRECONDITION.withDescription("volume " + v.id
             + " is still staged or published on the node").asRuntimeException();
+      }
+      if (driver.cloud() != null && !driver.cloud().attachedTo(r.getVolumeId()).isEmpty()) {
+        // As a cloud refuses to delete a disk that is attached (a volume in use: CSI's FAILED_PRECONDITION).
+        throw Status.FAILED_PRECONDITION.withDescription("disk '" + r.getVolumeId() + "' is attached to node(s) "
+            + driver.cloud().attachedTo(r.getVolumeId()) + "; detach it first").asRuntimeException();
       }
       driver.removeVolume(r.getVolumeId()); // unknown: already deleted, OK
       if (driver.cloud() != null) {

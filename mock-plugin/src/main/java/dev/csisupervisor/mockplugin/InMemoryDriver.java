@@ -237,7 +237,7 @@ final class InMemoryDriver {
       // A disk another plugin process made: known here once the cloud has it.
       java.util.Optional<Long> capacity = c.disk(id);
       if (capacity.isPresent()) {
-        v = new VolumeState(id, id, capacity.get(), null);
+        v = new VolumeState(id, c.nameOf(id), capacity.get(), null);
         volumes.put(id, v);
       }
     }
@@ -288,6 +288,28 @@ final class InMemoryDriver {
     VolumeState v = new VolumeState(id, name, capacity, source);
     volumes.put(id, v);
     return v;
+  }
+
+  /** A volume with an id given elsewhere (the shared cloud's); not saved yet. */
+  VolumeState addVolume(String id, String name, long capacity) {
+    VolumeState v = new VolumeState(id, name, capacity, null);
+    volumes.put(id, v);
+    return v;
+  }
+
+  String volumeIdPrefix() {
+    return volumeIdPrefix;
+  }
+
+  /** How long a CreateVolume takes before it answers (the volume exists from its start). */
+  private volatile java.time.Duration createTime = java.time.Duration.ZERO;
+
+  void createTime(java.time.Duration d) {
+    this.createTime = d;
+  }
+
+  java.time.Duration createTime() {
+    return createTime;
   }
 
   void removeVolume(String id) {

@@ -265,6 +265,7 @@ public final class MockCsiPlugin extends ScriptedPlugin implements AutoCloseable
     String volumeIdPrefix = "vol-";
     Path cloudFile;
     java.time.Duration cloudAttachTime = java.time.Duration.ZERO;
+    java.time.Duration createTime = java.time.Duration.ZERO;
     RealMounts.UidSource uidSource = RealMounts::effectiveUid;
 
     private Builder() {
@@ -459,6 +460,21 @@ public final class MockCsiPlugin extends ScriptedPlugin implements AutoCloseable
             + " chars");
       }
       this.volumeIdPrefix = prefix;
+      return this;
+    }
+
+    /**
+     * How long each CreateVolume takes (default 0), as a real driver's create waits for its disk: the volume exists
+     * (by name, in the cloud too) from the call's start and the answer comes after {@code time}; the same name asked
+     * meanwhile in this process is ABORTED (CSI: an operation is pending for it), in another process on the same
+     * cloud it is answered that disk (never a second one).
+     */
+    public Builder createTime(java.time.Duration time) {
+      Objects.requireNonNull(time, "createTime");
+      if (time.isNegative()) {
+        throw new IllegalArgumentException("createTime must not be negative, got " + time);
+      }
+      this.createTime = time;
       return this;
     }
 

@@ -144,6 +144,11 @@ final class MockPluginCommand implements Callable<Integer> {
   @Option(names = "--cloud-attach-ms", paramLabel = "N", description = "How long each cloud attach takes (default 0).")
   private long cloudAttachMs;
 
+  @Option(names = "--create-ms", paramLabel = "N",
+      description = {"How long each CreateVolume takes (default 0); the volume exists from the call's start, and the",
+          "same name asked meanwhile is ABORTED (an operation is pending for it)."})
+  private long createMs;
+
   @Option(names = "--state-file", paramLabel = "PATH",
       description = {"Keep the driver's volumes, publications, stages and publishes in PATH: loaded on start,",
           "saved after every change (atomic rename), so a restart after SIGKILL keeps them."})
@@ -207,6 +212,7 @@ final class MockPluginCommand implements Callable<Integer> {
     if (stateFile != null) {
       builder.stateFile(stateFile);
     }
+    builder.createTime(Duration.ofMillis(nonNegative("--create-ms", createMs)));
     if (cloud != null) {
       builder.cloud(cloud, Duration.ofMillis(nonNegative("--cloud-attach-ms", cloudAttachMs)));
     }

@@ -49,6 +49,7 @@ abstract sealed class ScriptedPlugin permits MockCsiPlugin {
         b.stateFile != null ? new DriverStateFile(b.stateFile) : null,
         b.realMountsDir != null ? new RealMounts(b.realMountsDir, b.uidSource) : null);
     driver.volumeIdPrefix(b.volumeIdPrefix);
+    driver.createTime(b.createTime);
     if (b.cloudFile != null) {
       driver.cloud(new SharedCloud(b.cloudFile, b.cloudAttachTime));
     }

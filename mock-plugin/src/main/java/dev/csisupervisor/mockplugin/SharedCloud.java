@@ -28,8 +28,12 @@ import java.util.function.Consumer;
  * disk that is in use), so a double attachment cannot go unnoticed; an attach takes the scripted attach time. A
  * node plugin stages a disk it has never seen if the cloud has it attached to its node.
  *
+ * <p>Disks have names: a CreateVolume by a name the cloud has (made by any process) answers that disk, so a create
+ * sent again through another plugin process after its first sender died makes no second disk; the cloud hands out
+ * the ids ({@code next}), so two processes never make the same id.
+ *
  * <p>The file: one line per record, fields URL-encoded and separated by one space:
- * {@code disk ID CAPACITY} and {@code attached ID NODE MULTI(0|1)}. Thread-safe (the lock is the file's; the
+ * {@code disk ID CAPACITY [NAME]}, {@code attached ID NODE MULTI(0|1)} and {@code next N}. Thread-safe (the lock is the file's; the
  * JVM's own threads are serialised by {@code this}).
  */
 final class SharedCloud {
@@ -45,7 +49,11 @@ final class SharedCloud {
     return file;
   }
 
-  private record State(Map<String, Long> disks, Map<String, Map<String, Boolean>> attached) {}
+  private record State(Map<String, Long> disks, Map<String, String> names, Map<String, Map<String, Boolean>> attached,
+      long[] next) {}
+
+  /** A disk of the cloud: its id, capacity and name ("" if it was made without one). */
+  record Disk(String id, long capacity, String name) {}
 
   /** Reads, changes and writes the file under its lock; what {@code change} returns. */
   private synchronized <T> T locked(java.util.function.Function<State, T> change) {
@@ -69,23 +77,34 @@ final class SharedCloud {
 
   private static State parse(String text) {
     Map<String, Long> disks = new LinkedHashMap<>();
+    Map<String, String> names = new LinkedHashMap<>();
     Map<String, Map<String, Boolean>> attached = new LinkedHashMap<>();
+    long[] next = {0};
     for (String line : text.split("\n")) {
       String[] f = line.split(" ");
-      if (f.length == 3 && f[0].equals("disk")) {
+      if ((f.length == 3 || f.length == 4) && f[0].equals("disk")) {
         disks.put(dec(f[1]), Long.parseLong(f[2]));
+        if (f.length == 4) {
+          names.put(dec(f[1]), dec(f[3]));
+        }
       } else if (f.length == 4 && f[0].equals("attached")) {
         attached.computeIfAbsent(dec(f[1]), k -> new LinkedHashMap<>()).put(dec(f[2]), f[3].equals("1"));
+      } else if (f.length == 2 && f[0].equals("next")) {
+        next[0] = Long.parseLong(f[1]);
       }
     }
-    return new State(disks, attached);
+    return new State(disks, names, attached, next);
   }
 
   private static String format(State s) {
     StringBuilder b = new StringBuilder();
-    s.disks().forEach((id, cap) -> b.append("disk ").append(enc(id)).append(' ').append(cap).append('\n'));
+    s.disks().forEach((id, cap) -> b.append("disk ").append(enc(id)).append(' ').append(cap)
+        .append(s.names().containsKey(id) ? " " + enc(s.names().get(id)) : "").append('\n'));
     s.attached().forEach((id, nodes) -> nodes.forEach((node, multi) -> b.append("attached ").append(enc(id)).append(' ')
         .append(enc(node)).append(' ').append(multi ? '1' : '0').append('\n')));
+    if (s.next()[0] > 0) {
+      b.append("next ").append(s.next()[0]).append('\n');
+    }
     return b.toString();
   }
 
@@ -102,9 +121,44 @@ final class SharedCloud {
     locked(s -> s.disks().put(id, capacity));
   }
 
+  /**
+   * The disk of this name, made now (id {@code idPrefix} + the cloud's next number, {@code capacity}) if the cloud has
+   * none by that name.
+   *
+   * @return the disk, and whether it was made now
+   */
+  java.util.Map.Entry<Disk, Boolean> create(String name, long capacity, String idPrefix) {
+    return locked(s -> {
+      for (Map.Entry<String, String> e : s.names().entrySet()) {
+        if (e.getValue().equals(name)) {
+          return Map.entry(new Disk(e.getKey(), s.disks().getOrDefault(e.getKey(), 0L), name), false);
+        }
+      }
+      String id;
+      do {
+        id = idPrefix + (++s.next()[0]);
+      } while (s.disks().containsKey(id));
+      s.disks().put(id, capacity);
+      s.names().put(id, name);
+      return Map.entry(new Disk(id, capacity, name), true);
+    });
+  }
+
+  /** The disk of this name, if the cloud has one. */
+  java.util.Optional<Disk> diskNamed(String name) {
+    return locked(s -> s.names().entrySet().stream().filter(e -> e.getValue().equals(name)).findFirst()
+        .map(e -> new Disk(e.getKey(), s.disks().getOrDefault(e.getKey(), 0L), name)));
+  }
+
+  /** The name the disk was made with, or its id if none. */
+  String nameOf(String id) {
+    return locked(s -> s.names().getOrDefault(id, id));
+  }
+
   void removeDisk(String id) {
     locked(s -> {
       s.disks().remove(id);
+      s.names().remove(id);
       s.attached().remove(id);
       return null;
     });

@@ -5,9 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.csisupervisor.csi.v1.ControllerGrpc;
 import dev.csisupervisor.csi.v1.ControllerPublishVolumeRequest;
 import dev.csisupervisor.csi.v1.ControllerUnpublishVolumeRequest;
 import dev.csisupervisor.csi.v1.CreateVolumeRequest;
+import dev.csisupervisor.csi.v1.DeleteVolumeRequest;
 import dev.csisupervisor.csi.v1.NodeStageVolumeRequest;
 import dev.csisupervisor.csi.v1.VolumeCapability;
 import io.grpc.Status;
@@ -106,5 +108,62 @@ class SharedCloudTest {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
         () -> MockCsiPlugin.builder().cloud(dir.resolve("cloud"), Duration.ofMillis(-1)));
     assertTrue(e.getMessage().contains("attachTime"), e.getMessage());
+  }
+
+  private static CreateVolumeRequest create(String name) {
+    return CreateVolumeRequest.newBuilder().setName(name)
+        .addVolumeCapabilities(mode(VolumeCapability.AccessMode.Mode.SINGLE_NODE_WRITER)).build();
+  }
+
+  @Test
+  void createByName_inAnotherProcess_answersTheSameDisk_andIdsComeFromTheCloud() throws Exception {
+    a = plugin("na", Duration.ZERO);
+    b = plugin("nb", Duration.ZERO);
+    ca = new Csi(a.socket());
+    cb = new Csi(b.socket());
+    String x = ca.controller().createVolume(create("x")).getVolume().getVolumeId();
+    assertEquals(x, cb.controller().createVolume(create("x")).getVolume().getVolumeId(), "the same disk, by name");
+    String y = cb.controller().createVolume(create("y")).getVolume().getVolumeId();
+    assertTrue(!x.equals(y), x + " and " + y + ": two processes never make the same id");
+    String cloud = Files.readString(dir.resolve("cloud"));
+    assertEquals(2, cloud.lines().filter(l -> l.startsWith("disk ")).count(), cloud);
+    assertTrue(cloud.contains("disk " + x + " ") && cloud.contains(" x\n"), cloud);
+  }
+
+  @Test
+  void deleteOfAnAttachedDisk_isRefused_untilItIsDetached() throws Exception {
+    a = plugin("na", Duration.ZERO);
+    ca = new Csi(a.socket());
+    String vol = ca.controller().createVolume(create("d")).getVolume().getVolumeId();
+    ca.controller().controllerPublishVolume(publish(vol, "nb", VolumeCapability.AccessMode.Mode.SINGLE_NODE_WRITER));
+    DeleteVolumeRequest delete = DeleteVolumeRequest.newBuilder().setVolumeId(vol).build();
+    assertEquals(Status.Code.FAILED_PRECONDITION, codeOf(() -> ca.controller().deleteVolume(delete)));
+    ca.controller().controllerUnpublishVolume(ControllerUnpublishVolumeRequest.newBuilder().setVolumeId(vol)
+        .setNodeId("nb").build());
+    ca.controller().deleteVolume(delete);
+    assertTrue(new SharedCloud(dir.resolve("cloud"), Duration.ZERO).disk(vol).isEmpty());
+  }
+
+  @Test
+  void aSlowCreate_existsFromItsStart_andTheSameNameMeanwhileIsAborted() throws Exception {
+    Files.createDirectories(dir.resolve("na"));
+    a = MockCsiPlugin.builder().socket(dir.resolve("na").resolve("csi.sock")).allCapabilities().nodeId("na")
+        .cloud(dir.resolve("cloud"), Duration.ZERO).createTime(Duration.ofSeconds(5)).start();
+    b = plugin("nb", Duration.ZERO);
+    ca = new Csi(a.socket());
+    cb = new Csi(b.socket());
+    var slow = ControllerGrpc.newFutureStub(ca.channel).createVolume(create("slow"));
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10))
+        .until(() -> Files.exists(dir.resolve("cloud")) && Files.readString(dir.resolve("cloud")).contains(" slow\n"));
+    assertEquals(Status.Code.ABORTED, codeOf(() -> ca.controller().createVolume(create("slow"))),
+        "an operation is pending for it in this process");
+    // Its sender gone, another process asked the same name answers the disk at once: never a second one.
+    String id = cb.controller().createVolume(create("slow")).getVolume().getVolumeId();
+    assertEquals(Set.of(id), new java.util.HashSet<>(Files.readString(dir.resolve("cloud")).lines()
+        .filter(l -> l.startsWith("disk ")).map(l -> l.split(" ")[1]).toList()));
+    slow.cancel(true);
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> MockCsiPlugin.builder().createTime(Duration.ofMillis(-1)));
+    assertTrue(e.getMessage().contains("createTime"), e.getMessage());
   }
 }

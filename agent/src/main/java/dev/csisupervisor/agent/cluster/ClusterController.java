@@ -3,10 +3,16 @@ package dev.csisupervisor.agent.cluster;
 import dev.csisupervisor.catalog.ClusterAttachment;
 import dev.csisupervisor.catalog.ClusterClaim;
 import dev.csisupervisor.catalog.ClusterVolume;
+import dev.csisupervisor.catalog.ClusterVolumeRequest;
 import dev.csisupervisor.catalog.ClusterVolumes;
+import dev.csisupervisor.catalog.VolumeStateException;
 import dev.csisupervisor.catalog.EtcdException;
 import dev.csisupervisor.catalog.VolumesSnapshot;
 import dev.csisupervisor.client.AccessMode;
+import dev.csisupervisor.client.CapacityRange;
+import dev.csisupervisor.client.CreateVolumeRequest;
+import dev.csisupervisor.client.CsiVolume;
+import dev.csisupervisor.client.TopologyRequirement;
 import dev.csisupervisor.client.ControllerPublishRequest;
 import dev.csisupervisor.client.CsiCapabilities;
 import dev.csisupervisor.client.CsiClient;
@@ -16,6 +22,7 @@ import dev.csisupervisor.client.Secrets;
 import dev.csisupervisor.client.StatusCode;
 import dev.csisupervisor.client.VolumeCapability;
 import dev.csisupervisor.common.Futures;
+import dev.csisupervisor.common.SecretsFiles;
 import dev.csisupervisor.registry.PluginInfo;
 import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.registry.PluginType;
@@ -41,8 +48,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The controller side of cluster volumes on one agent: for every plugin id whose controller runs here, healthy,
- * with {@code PUBLISH_UNPUBLISH_VOLUME}, campaigns for the plugin id's election key and, while it holds it, makes
- * the attachments what the claims say (level-triggered, from etcd alone, so a successor simply acts again):
+ * with {@code PUBLISH_UNPUBLISH_VOLUME} or {@code CREATE_DELETE_VOLUME}, campaigns for the plugin id's election key
+ * and, while it holds it, makes the volumes what the create and delete requests ask and (with
+ * {@code PUBLISH_UNPUBLISH_VOLUME}) the attachments what the claims say (level-triggered, from etcd alone, so a
+ * successor simply acts again):
  * <ol>
  *   <li>a (volume, node) with claims and no attachment (or a {@code FAILED} one, tried again): ControllerPublishVolume
  *       for the node plugin's node id, then {@code ATTACHED} with the publish context; a final error is written
@@ -53,6 +62,13 @@ import org.slf4j.LoggerFactory;
  *       {@code DETACHING} found after a failover is finished the same way;</li>
  *   <li>with {@code detachAfter} set: a node whose lease is gone for longer than that has its attachments
  *       unpublished (the fence) and only then its claims deleted; never on the lease expiry alone.</li>
+ *   <li>each pending create or delete request, in the order asked: the attempt written (who, when), then
+ *       CreateVolume by the request's name (idempotent: a successor that finds an attempt of a dead agent simply
+ *       sends it again, and the plugin answers the same volume) or DeleteVolume (NOT_FOUND: done), then the outcome:
+ *       the volume registered and the request done, or the volume's key removed, in one transaction; UNAVAILABLE,
+ *       DEADLINE_EXCEEDED, ABORTED and CANCELLED (and no answer at all) are retried with backoff ({@link
+ *       RequestRetry}); other codes fail the request with the plugin's words. Secrets are never in etcd: a request
+ *       names at most a secrets file, read here when the call is made.</li>
  * </ol>
  * Every etcd write is conditional on the election key being still this agent's. One round per tick on its own
  * thread ({@link #runOnce}); thread-safe.
@@ -78,6 +94,9 @@ public final class ClusterController implements AutoCloseable {
   private final AtomicLong publishes = new AtomicLong();
   private final AtomicLong unpublishes = new AtomicLong();
   private final AtomicLong fenced = new AtomicLong();
+  private final AtomicLong creates = new AtomicLong();
+  private final AtomicLong deletes = new AtomicLong();
+  private final RequestRetry retry;
   private volatile String lastError = "";
 
   /**
@@ -86,6 +105,14 @@ public final class ClusterController implements AutoCloseable {
    */
   public ClusterController(ClusterVolumes volumes, String nodeId, PluginRegistry registry,
       Function<PluginInfo, CsiClient> clients, Duration callTimeout, Optional<Duration> detachAfter, Clock clock) {
+    this(volumes, nodeId, registry, clients, callTimeout, detachAfter, clock, RequestRetry.DEFAULT);
+  }
+
+  /** @param retry the delays before a create or delete is sent again after a retriable error */
+  public ClusterController(ClusterVolumes volumes, String nodeId, PluginRegistry registry,
+      Function<PluginInfo, CsiClient> clients, Duration callTimeout, Optional<Duration> detachAfter, Clock clock,
+      RequestRetry retry) {
+    this.retry = Objects.requireNonNull(retry, "retry");
     this.volumes = Objects.requireNonNull(volumes, "volumes");
     this.nodeId = Objects.requireNonNull(nodeId, "nodeId");
     this.registry = Objects.requireNonNull(registry, "registry");
@@ -128,18 +155,50 @@ public final class ClusterController implements AutoCloseable {
     return Set.copyOf(inFlight);
   }
 
-  /** Counts for metrics and status: publishes, unpublishes, fenced nodes' claims. */
-  public record Counts(long publishes, long unpublishes, long fenced, String lastError) {}
+  /** Counts for metrics and status: publishes, unpublishes, fenced nodes' claims, volumes created and deleted. */
+  public record Counts(long publishes, long unpublishes, long fenced, long creates, long deletes, String lastError) {}
 
   public Counts counts() {
-    return new Counts(publishes.get(), unpublishes.get(), fenced.get(), lastError);
+    return new Counts(publishes.get(), unpublishes.get(), fenced.get(), creates.get(), deletes.get(), lastError);
+  }
+
+  /**
+   * How long a create or delete waits after a retriable error: {@code initial}, doubled per attempt, at most
+   * {@code max}. Computed from the attempts the request records, so a successor keeps the pace.
+   */
+  public record RequestRetry(Duration initial, Duration max) {
+    public static final RequestRetry DEFAULT = new RequestRetry(Duration.ofSeconds(1), Duration.ofMinutes(1));
+
+    public RequestRetry {
+      dev.csisupervisor.common.Bounds.positive(initial, "initial");
+      if (max.compareTo(initial) < 0) {
+        throw new IllegalArgumentException("max must be at least initial, got " + max + " < " + initial);
+      }
+    }
+
+    /** The wait after the {@code attempts}-th attempt failed (attempts >= 1). */
+    public Duration after(int attempts) {
+      Duration d = initial;
+      for (int i = 1; i < attempts && d.compareTo(max) < 0; i++) {
+        d = d.multipliedBy(2);
+      }
+      return d.compareTo(max) > 0 ? max : d;
+    }
   }
 
   /** One round: campaign for each eligible plugin id, then reconcile the ones led. */
   public void runOnce() {
     Map<String, PluginInfo> controllers = new HashMap<>();
     for (PluginInfo p : registry.list(PluginType.CSI_CONTROLLER)) {
-      if (p.health().healthy() && p.fingerprint().controllerCapabilities().contains(CsiCapabilities.PUBLISH_UNPUBLISH_VOLUME)) {
+      Set<String> caps = p.fingerprint().controllerCapabilities();
+      if (!p.health().healthy()) {
+        continue;
+      }
+      if (caps.contains(CsiCapabilities.PUBLISH_UNPUBLISH_VOLUME)) {
+        controllers.put(p.name(), p);
+      } else if (caps.contains(CsiCapabilities.CREATE_DELETE_VOLUME) && !volumes.controllerPublishes(p.name())) {
+        // One that only creates and deletes leads only where no controller of the id publishes: the controller agent
+        // of a plugin id that attaches must be able to attach.
         controllers.put(p.name(), p);
       }
     }
@@ -171,6 +230,13 @@ public final class ClusterController implements AutoCloseable {
   private record Target(String volumeId, String nodeId) {}
 
   private void reconcile(ClusterVolumes.Leadership l, PluginInfo controller, VolumesSnapshot s) {
+    if (controller.fingerprint().controllerCapabilities().contains(CsiCapabilities.PUBLISH_UNPUBLISH_VOLUME)) {
+      reconcileAttachments(l, controller, s);
+    }
+    provision(l, controller, s);
+  }
+
+  private void reconcileAttachments(ClusterVolumes.Leadership l, PluginInfo controller, VolumesSnapshot s) {
     String plugin = controller.name();
     Map<Target, List<ClusterClaim>> claims = new HashMap<>();
     for (ClusterClaim c : s.claims()) {
@@ -237,6 +303,191 @@ public final class ClusterController implements AutoCloseable {
           unpublishLost(l, client, a, claims.get(t).size());
         }
       }
+    }
+  }
+
+  // ---- create and delete requests ----
+
+  /** Codes after which a create or delete is sent again (CSI: the operation may still be under way, or be retried). */
+  private static final Set<StatusCode> RETRIABLE = Set.of(StatusCode.UNAVAILABLE, StatusCode.DEADLINE_EXCEEDED,
+      StatusCode.ABORTED, StatusCode.CANCELLED);
+
+  /** Every due request of the plugin id, oldest first; each one attempt per round at most. */
+  private void provision(ClusterVolumes.Leadership l, PluginInfo controller, VolumesSnapshot s) {
+    List<ClusterVolumeRequest> due = s.openRequests(controller.name()).stream()
+        .filter(r -> r.state() == ClusterVolumeRequest.State.PENDING)
+        .filter(r -> r.nextAttempt().map(t -> !t.isAfter(clock.instant())).orElse(true))
+        .sorted(java.util.Comparator.comparing(ClusterVolumeRequest::requested))
+        .toList();
+    if (due.isEmpty()) {
+      return;
+    }
+    CsiClient client = clients.apply(controller);
+    for (ClusterVolumeRequest r : due) {
+      if (Thread.currentThread().isInterrupted()) {
+        return;
+      }
+      if (!controller.fingerprint().controllerCapabilities().contains(CsiCapabilities.CREATE_DELETE_VOLUME)) {
+        String why = r.describe() + " failed: controller plugin " + controller.name() + " of controller agent "
+            + nodeId + " does not offer " + CsiCapabilities.CREATE_DELETE_VOLUME;
+        lastError = why;
+        volumes.updateRequest(l, r, r.failed(why));
+        continue;
+      }
+      // Step 1: the attempt, written before the call: who sends it, since when (status shows it in flight).
+      Optional<ClusterVolumeRequest> sent = volumes.updateRequest(l, r, r.sending(nodeId, clock.instant()));
+      if (sent.isEmpty()) {
+        continue; // changed meanwhile (withdrawn, asked again) or no longer ours: the next round reads it again
+      }
+      if (r.kind() == ClusterVolumeRequest.Kind.CREATE) {
+        create(l, controller, client, sent.get());
+      } else {
+        delete(l, client, sent.get());
+      }
+    }
+  }
+
+  private void create(ClusterVolumes.Leadership l, PluginInfo controller, CsiClient client, ClusterVolumeRequest r) {
+    String what = "CreateVolume " + r.name() + " (" + r.describe() + ")";
+    ClusterVolumeRequest.Spec spec = r.spec();
+    CreateVolumeRequest asked;
+    try {
+      Optional<TopologyRequirement> topology = spec.requisite().isEmpty() && spec.preferred().isEmpty()
+          ? Optional.empty() : Optional.of(new TopologyRequirement(spec.requisite(), spec.preferred()));
+      if (topology.isPresent() && !controller.fingerprint().pluginCapabilities()
+          .contains(CsiCapabilities.VOLUME_ACCESSIBILITY_CONSTRAINTS)) {
+        finish(l, r, r.failed(r.describe() + " failed: controller plugin " + controller.name() + " does not offer "
+            + CsiCapabilities.VOLUME_ACCESSIBILITY_CONSTRAINTS + ", so a topology cannot be asked of it (CSI)"));
+        return;
+      }
+      List<VolumeCapability> capabilities = new ArrayList<>();
+      for (dev.csisupervisor.catalog.VolumeAccessMode m : spec.accessModes()) {
+        AccessMode mode = AccessMode.valueOf(m.name());
+        capabilities.add(spec.block() ? VolumeCapability.block(mode) : VolumeCapability.mount(spec.fsType(), List.of(), mode));
+      }
+      Optional<CapacityRange> capacity = spec.requiredBytes() == 0 && spec.limitBytes() == 0 ? Optional.empty()
+          : Optional.of(new CapacityRange(spec.requiredBytes(), spec.limitBytes()));
+      asked = new CreateVolumeRequest(r.name(), capacity, capabilities, spec.parameters(), secrets(r), topology);
+    } catch (SecretsUnreadable e) {
+      finish(l, r, r.failed(r.describe() + " failed: " + e.getMessage()));
+      return;
+    } catch (IllegalArgumentException e) {
+      finish(l, r, r.failed(r.describe() + " failed: " + e.getMessage()));
+      return;
+    }
+    inFlight.add(what);
+    CsiVolume made;
+    try {
+      made = client.createVolumeAsync(asked).get(callTimeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return;
+    } catch (Exception e) {
+      callFailed(l, r, what, e, false);
+      return;
+    } finally {
+      inFlight.remove(what);
+    }
+    creates.incrementAndGet();
+    ClusterVolume volume;
+    try {
+      volume = new ClusterVolume(r.pluginId(), made.volumeId(), made.capacityBytes(), spec.accessModes(),
+          made.accessibleTopology(), spec.parameters(), made.volumeContext());
+    } catch (IllegalArgumentException e) {
+      finish(l, r, r.failed(r.describe() + ": CreateVolume answered a volume the cluster cannot register: "
+          + e.getMessage()));
+      return;
+    }
+    try {
+      if (volumes.completeCreate(l, r, volume)) {
+        log.info("cluster controller: {} done: volume {} ({} bytes) registered", what, made.volumeId(),
+            made.capacityBytes());
+      }
+    } catch (VolumeStateException e) {
+      finish(l, r, r.failed(e.getMessage()));
+    }
+  }
+
+  private void delete(ClusterVolumes.Leadership l, CsiClient client, ClusterVolumeRequest r) {
+    String what = "DeleteVolume " + r.name() + " (" + r.describe() + ")";
+    dev.csisupervisor.client.Secrets secrets;
+    try {
+      secrets = secrets(r);
+    } catch (SecretsUnreadable e) {
+      finish(l, r, r.failed(r.describe() + " failed: " + e.getMessage()));
+      return;
+    }
+    inFlight.add(what);
+    try {
+      client.deleteVolumeAsync(r.name(), secrets).get(callTimeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return;
+    } catch (Exception e) {
+      if (callFailed(l, r, what, e, true)) {
+        return;
+      }
+    } finally {
+      inFlight.remove(what);
+    }
+    deletes.incrementAndGet();
+    if (volumes.completeDelete(l, r)) {
+      log.info("cluster controller: {} done: the volume's key removed", what);
+    }
+  }
+
+  /**
+   * Writes a failed call's outcome: retried later (a retriable code, or no answer) or failed (the plugin's words).
+   *
+   * @return true if handled; false for a delete answered NOT_FOUND (already gone: done)
+   */
+  private boolean callFailed(ClusterVolumes.Leadership l, ClusterVolumeRequest r, String what, Exception e,
+      boolean delete) {
+    Throwable cause = Futures.unwrap(e);
+    Optional<StatusCode> code = CsiException.find(cause).filter(x -> x instanceof CsiStatusException)
+        .map(x -> ((CsiStatusException) x).code());
+    if (delete && code.equals(Optional.of(StatusCode.NOT_FOUND))) {
+      return false;
+    }
+    String said = what + ": " + code.map(c -> c + ": ").orElse("") + cause.getMessage();
+    lastError = said;
+    if (code.isEmpty() || RETRIABLE.contains(code.get())) {
+      java.time.Instant next = clock.instant().plus(retry.after(Math.max(1, r.attempts())));
+      log.info("cluster controller: {}; sent again at {} (attempt {} done)", said, next, r.attempts());
+      finish(l, r, r.retryAt(next, said));
+    } else {
+      log.warn("cluster controller: {} failed: {}", what, said);
+      finish(l, r, r.failed(said));
+    }
+    return true;
+  }
+
+  private void finish(ClusterVolumes.Leadership l, ClusterVolumeRequest from, ClusterVolumeRequest to) {
+    if (to.state() == ClusterVolumeRequest.State.FAILED) {
+      lastError = to.message();
+    }
+    volumes.updateRequest(l, from, to);
+  }
+
+  /** A request's secrets file, read now on this machine (never in etcd). */
+  private dev.csisupervisor.client.Secrets secrets(ClusterVolumeRequest r) throws SecretsUnreadable {
+    if (r.secretsFile().isEmpty()) {
+      return dev.csisupervisor.client.Secrets.none();
+    }
+    try {
+      return dev.csisupervisor.client.Secrets.of(SecretsFiles.read(r.secretsFile().get()));
+    } catch (java.io.IOException | IllegalArgumentException e) {
+      throw new SecretsUnreadable("the secrets file " + r.secretsFile().get() + " cannot be read on controller agent "
+          + nodeId + " (" + e.getMessage() + "); every agent that may be the controller agent of " + r.pluginId()
+          + " needs it at that path");
+    }
+  }
+
+  private static final class SecretsUnreadable extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    SecretsUnreadable(String message) {
+      super(message);
     }
   }
 

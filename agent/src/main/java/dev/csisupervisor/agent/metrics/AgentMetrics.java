@@ -267,10 +267,11 @@ public final class AgentMetrics implements AutoCloseable {
 
   /**
    * Reports cluster volumes at each scrape: plugin ids this agent is the controller agent of, its controller
-   * publishes, unpublishes and fenced claims, and this node's claim releases still waiting for etcd.
+   * publishes, unpublishes and fenced claims, its creates and deletes, and this node's claim releases still waiting
+   * for etcd.
    */
   public void watchClusterVolumes(LongSupplier leading, LongSupplier publishes, LongSupplier unpublishes,
-      LongSupplier fenced, LongSupplier pendingReleases) {
+      LongSupplier fenced, LongSupplier creates, LongSupplier deletes, LongSupplier pendingReleases) {
     gaugeOf("csi_agent_cluster_volume_controller_plugins",
         "Plugin ids this agent is the elected controller agent of", leading::getAsLong);
     counterOf("csi_agent_cluster_volume_publishes_total",
@@ -279,6 +280,11 @@ public final class AgentMetrics implements AutoCloseable {
         "ControllerUnpublishVolume calls this agent made as controller agent that succeeded", unpublishes::getAsLong);
     counterOf("csi_agent_cluster_volume_fenced_claims_total",
         "Claims of lost nodes released after detach_after and a successful unpublish (the fence)", fenced::getAsLong);
+    counterOf("csi_agent_cluster_volume_creates_total",
+        "CreateVolume calls this agent made as controller agent for create requests that succeeded", creates::getAsLong);
+    counterOf("csi_agent_cluster_volume_deletes_total",
+        "DeleteVolume calls this agent made as controller agent for delete requests that succeeded (NOT_FOUND included)",
+        deletes::getAsLong);
     gaugeOf("csi_agent_cluster_volume_pending_releases",
         "Claim releases of this node waiting for etcd (its volumes are unmounted)", pendingReleases::getAsLong);
   }

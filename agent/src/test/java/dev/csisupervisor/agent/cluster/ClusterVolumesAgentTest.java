@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.csisupervisor.catalog.CatalogPublisher;
 import dev.csisupervisor.catalog.ClaimRequest;
 import dev.csisupervisor.catalog.ClusterVolume;
+import dev.csisupervisor.catalog.ClusterVolumeRequest;
 import dev.csisupervisor.catalog.ClusterVolumes;
 import dev.csisupervisor.catalog.EtcdOptions;
 import dev.csisupervisor.catalog.VolumeAccessMode;
@@ -14,7 +15,9 @@ import dev.csisupervisor.catalog.testing.EtcdCluster;
 import dev.csisupervisor.client.AccessMode;
 import dev.csisupervisor.client.CreateVolumeRequest;
 import dev.csisupervisor.client.CsiClient;
+import dev.csisupervisor.client.CsiStatusException;
 import dev.csisupervisor.client.Secrets;
+import dev.csisupervisor.client.StatusCode;
 import dev.csisupervisor.client.VolumeCapability;
 import dev.csisupervisor.mockplugin.MockCsiPlugin;
 import dev.csisupervisor.mockplugin.MockMode;
@@ -121,7 +124,8 @@ class ClusterVolumesAgentTest {
   }
 
   record Node(String id, PluginRegistry registry, CatalogPublisher publisher, ClusterVolumes volumes,
-      ClusterVolumeClaims claims, VolumeManager manager, CsiClient client, Optional<ClusterController> controller) {}
+      ClusterVolumeClaims claims, VolumeManager manager, CsiClient client, Optional<ClusterController> controller,
+      Path socket) {}
 
   private <T extends AutoCloseable> T track(T c) {
     closeables.add(c);
@@ -172,7 +176,7 @@ class ClusterVolumesAgentTest {
           Duration.ofSeconds(5), detachAfter, Clock.systemUTC()));
       c.start(Duration.ofMillis(100));
     }
-    Node n = new Node(id, registry, publisher, volumes, claims, manager, client, Optional.ofNullable(c));
+    Node n = new Node(id, registry, publisher, volumes, claims, manager, client, Optional.ofNullable(c), socket);
     nodes.add(n);
     return n;
   }
@@ -362,5 +366,86 @@ class ClusterVolumesAgentTest {
     String successor = first.equals("n0") ? "n2" : "n0";
     assertEquals(successor, n1.volumes().attachment(PLUGIN, vol, "n1").orElseThrow().controllerNodeId());
     assertEquals(Set.of("csi-n1"), cloud.on(vol));
+  }
+
+  /** A controller client whose CreateVolume and DeleteVolume first answer the scripted codes, then the plugin's. */
+  private static final class Scripted extends dev.csisupervisor.client.ForwardingCsiClient {
+    final CsiClient plugin;
+    final java.util.Queue<StatusCode> createCodes = new java.util.concurrent.ConcurrentLinkedQueue<>();
+    final java.util.Queue<StatusCode> deleteCodes = new java.util.concurrent.ConcurrentLinkedQueue<>();
+    final java.util.concurrent.atomic.AtomicInteger creates = new java.util.concurrent.atomic.AtomicInteger();
+
+    Scripted(CsiClient plugin) {
+      this.plugin = plugin;
+    }
+
+    @Override
+    protected CsiClient delegate() {
+      return plugin;
+    }
+
+    private static <T> CompletableFuture<T> failed(String method, StatusCode code) {
+      return CompletableFuture.failedFuture(new CsiStatusException(Path.of("/scripted.sock"), method, code,
+          "scripted " + code));
+    }
+
+    @Override
+    public CompletableFuture<dev.csisupervisor.client.CsiVolume> createVolumeAsync(CreateVolumeRequest r) {
+      creates.incrementAndGet();
+      StatusCode c = createCodes.poll();
+      return c == null ? plugin.createVolumeAsync(r) : failed("CreateVolume", c);
+    }
+
+    @Override
+    public CompletableFuture<Void> deleteVolumeAsync(String volumeId, Secrets secrets) {
+      StatusCode c = deleteCodes.poll();
+      return c == null ? plugin.deleteVolumeAsync(volumeId, secrets) : failed("DeleteVolume", c);
+    }
+  }
+
+  @Test
+  void requests_retriedAfterUnavailable_failedOnAFinalCode_andADeleteAnsweredNotFoundIsDone() throws Exception {
+    Node n0 = node(0, false);
+    n0.registry().register(info(PluginType.CSI_CONTROLLER, n0.socket(), ""));
+    Scripted client = new Scripted(n0.client());
+    client.createCodes.addAll(List.of(StatusCode.UNAVAILABLE, StatusCode.DEADLINE_EXCEEDED));
+    ClusterController c = track(new ClusterController(n0.volumes(), "n0", n0.registry(), p -> client,
+        Duration.ofSeconds(5), Optional.empty(), Clock.systemUTC(),
+        new ClusterController.RequestRetry(Duration.ofMillis(100), Duration.ofMillis(200))));
+    c.start(Duration.ofMillis(50));
+    ClusterVolumeRequest.Spec spec = new ClusterVolumeRequest.Spec(1 << 20, 0,
+        Set.of(VolumeAccessMode.SINGLE_NODE_WRITER), false, "", Map.of("type", "ssd"), List.of(), List.of());
+
+    // Two uncertain answers: sent again after the retry delay, by the same name; the third makes the one volume.
+    n0.volumes().requestCreate(ClusterVolumeRequest.create(PLUGIN, "retried", spec, Optional.empty(), Instant.now()));
+    await().atMost(WAIT).until(() -> n0.volumes().request(ClusterVolumeRequest.Kind.CREATE, PLUGIN, "retried")
+        .orElseThrow().state() == ClusterVolumeRequest.State.DONE);
+    ClusterVolumeRequest done = n0.volumes().request(ClusterVolumeRequest.Kind.CREATE, PLUGIN, "retried").orElseThrow();
+    assertEquals(3, done.attempts());
+    assertEquals(3, client.creates.get());
+    ClusterVolume made = n0.volumes().volume(PLUGIN, done.volumeId()).orElseThrow();
+    assertEquals(1 << 20, made.capacityBytes());
+    assertEquals(Set.of(VolumeAccessMode.SINGLE_NODE_WRITER), made.accessModes());
+    assertEquals(Map.of("type", "ssd"), made.parameters());
+    assertEquals(1, c.counts().creates());
+
+    // A final code fails the request, in the plugin's words; it is not sent again.
+    client.createCodes.add(StatusCode.INVALID_ARGUMENT);
+    n0.volumes().requestCreate(ClusterVolumeRequest.create(PLUGIN, "refused", spec, Optional.empty(), Instant.now()));
+    await().atMost(WAIT).until(() -> n0.volumes().request(ClusterVolumeRequest.Kind.CREATE, PLUGIN, "refused")
+        .orElseThrow().state() == ClusterVolumeRequest.State.FAILED);
+    ClusterVolumeRequest failed = n0.volumes().request(ClusterVolumeRequest.Kind.CREATE, PLUGIN, "refused").orElseThrow();
+    assertTrue(failed.message().contains("INVALID_ARGUMENT") && failed.message().contains("scripted INVALID_ARGUMENT"),
+        failed.message());
+    assertEquals(1, failed.attempts());
+
+    // A delete answered NOT_FOUND: already gone, so done; the volume's key and the create that made it go.
+    client.deleteCodes.add(StatusCode.NOT_FOUND);
+    n0.volumes().requestDelete(ClusterVolumeRequest.delete(PLUGIN, done.volumeId(), Optional.empty(), Instant.now()));
+    await().atMost(WAIT).until(() -> n0.volumes().volume(PLUGIN, done.volumeId()).isEmpty());
+    assertTrue(n0.volumes().read().requests().stream().noneMatch(r -> r.name().equals("retried")
+        || r.name().equals(done.volumeId())), n0.volumes().read().requests().toString());
+    assertEquals(1, c.counts().deletes());
+    assertEquals(Set.of(PLUGIN), c.leading(), "the controller agent of the plugin id");
   }
 }

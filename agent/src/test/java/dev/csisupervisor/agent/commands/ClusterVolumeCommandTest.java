@@ -100,4 +100,55 @@ class ClusterVolumeCommandTest {
     assertEquals(2, plugin.code());
     assertTrue(plugin.err().contains("pluginId"), plugin.err());
   }
+
+  @Test
+  void create_badInput_namesEachField_andAsksNothing() throws Exception {
+    assertBad(run("create", "disk.csi", ""), "NAME must not be empty");
+    assertBad(run("create", "nope.csi", "web"), "PLUGIN: no controller plugin 'nope.csi' is registered");
+    assertBad(run("create", "bad plugin", "web"), "PLUGIN");
+    assertBad(run("create", "disk.csi", "web", "--size", "lots"), "--size: 'lots' is not a size");
+    assertBad(run("create", "disk.csi", "web", "--size", "0"), "--size must be positive");
+    assertBad(run("create", "disk.csi", "web", "--size", "2GiB", "--limit", "1GiB"),
+        "--size must not be more than --limit");
+    assertBad(run("create", "disk.csi", "web", "--access-mode", "everyone-writes"), "--access-mode must be one of");
+    assertBad(run("create", "disk.csi", "web", "--block", "--fs-type", "ext4"), "--fs-type is for a file system");
+    assertBad(run("create", "disk.csi", "web", "--topology", "zone"), "--topology must be KEY=VALUE");
+    assertBad(run("create", "disk.csi", "web", "--secrets-file", "relative/file"),
+        "--secrets-file must be an absolute path");
+    assertBad(run("create", "disk.csi", "web", "--wait", "-1"), "--wait must not be negative");
+    assertBad(run("delete", "disk.csi", ""), "VOLUME_ID must not be empty");
+    assertBad(run("cancel", "rename", "disk.csi", "web"), "the first argument must be create or delete");
+    try (ClusterVolumes v = ClusterVolumes.builder().etcd(EtcdOptions.of(etcd.endpoint())).prefix("/clivol")
+        .nodeId("reader").build()) {
+      assertTrue(v.read().requests().isEmpty(), "nothing asked: " + v.read().requests());
+    }
+    Run none = run("delete", "disk.csi", "never-registered");
+    assertEquals(0, none.code(), none.err());
+    assertTrue(none.out().contains("is not registered: nothing to delete"), none.out());
+  }
+
+  @Test
+  void status_showsAPendingCreate_asStuck_whileNoControllerAgentActsOnIt() throws Exception {
+    try (ClusterVolumes v = ClusterVolumes.builder().etcd(EtcdOptions.of(etcd.endpoint())).prefix("/clivol")
+        .nodeId("asker").build()) {
+      v.requestCreate(dev.csisupervisor.catalog.ClusterVolumeRequest.create("orphan.csi", "web-data",
+          new dev.csisupervisor.catalog.ClusterVolumeRequest.Spec(1 << 20, 0,
+              java.util.Set.of(VolumeAccessMode.SINGLE_NODE_WRITER), false, "", Map.of(), java.util.List.of(),
+              java.util.List.of()), java.util.Optional.empty(), java.time.Instant.now()));
+    }
+    Run status = run("status");
+    assertTrue(status.out().contains("requests:\n  create of orphan.csi/web-data asked "), status.out());
+    assertTrue(status.out().contains("STUCK: create of orphan.csi/web-data: waiting: no controller agent for plugin "
+        + "orphan.csi"), status.out());
+    assertTrue(run("list").out().contains("create of orphan.csi/web-data"));
+    assertTrue(run("status", "--json").out().contains("\"kind\" : \"CREATE\""));
+    Run cancel = run("cancel", "create", "orphan.csi", "web-data");
+    assertEquals("withdrew the create of orphan.csi/web-data\n", cancel.out());
+    assertTrue(!run("status").out().contains("orphan.csi"));
+  }
+
+  private static void assertBad(Run r, String message) {
+    assertEquals(2, r.code(), r.out() + r.err());
+    assertTrue(r.err().contains(message), r.err());
+  }
 }

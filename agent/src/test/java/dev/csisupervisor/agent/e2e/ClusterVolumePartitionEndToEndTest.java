@@ -43,18 +43,7 @@ class ClusterVolumePartitionEndToEndTest {
   }
 
   private Path config(String node, String type) throws Exception {
-    String y = "data_dir: " + dir.resolve(node) + "\n"
-        + "metrics_address: off\n"
-        + "shutdown_grace: 5s\n"
-        + "volumes: {verify_mounts: false}\n" // the mock plugin mounts nothing here
-        + "plugins:\n  - id: ebs\n    type: " + type + "\n    command: builtin:mock-plugin\n"
-        + "    args: [--type, " + type + ", --name, ebs.csi.dev, --node-id, " + node + ", --cloud, "
-        + dir.resolve("cloud") + ", --cloud-attach-ms, \"200\"]\n"
-        + "cluster:\n  endpoints: [" + etcd.endpoint() + "]\n  node_id: " + node + "\n  prefix: " + PREFIX
-        + "\n  lease_ttl: 3s\n";
-    Path f = dir.resolve(node + ".yaml");
-    Files.writeString(f, y);
-    return f;
+    return CloudAgents.config(dir, etcd.endpoint(), PREFIX, node, type);
   }
 
   private Process startAgent(String node, String type) throws Exception {
