@@ -97,9 +97,9 @@ done
 echo ">>> cluster up: $out" >&2
 
 vols=()
-for i in 1 2 3 4 5 6; do
-  v="$("$A" volume create --config "$work/a1.yaml" --plugin ebs --name "chaos-$i" --size 1MiB | sed -n 's/^created volume \([^ ]*\) .*/\1/p')"
-  "$A" cluster volume register ebs "$v" --access-mode single-node-writer --capacity 1048576 >/dev/null
+for i in 1 2 3 4 5 6; do # through the controller agent (a request in etcd), from a node-only agent's machine
+  v="$("$A" cluster volume create ebs "chaos-$i" --size 1MiB --access-mode single-node-writer | sed -n 's/^created volume \([^ ]*\) .*/\1/p')"
+  [[ -n "$v" ]] || { echo ">>> cluster volume create chaos-$i failed" >&2; exit 1; }
   vols+=("$v")
 done
 svols=()
