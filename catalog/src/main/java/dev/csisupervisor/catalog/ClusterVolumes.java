@@ -190,6 +190,14 @@ public interface ClusterVolumes extends AutoCloseable {
    */
   boolean completeDelete(Leadership leadership, ClusterVolumeRequest request);
 
+  /**
+   * Calls {@code changed} (on an etcd client thread; it must return at once) after claims, attachments or requests
+   * changed anywhere in the cluster: a hint to read them now rather than at the next timer tick, never a substitute
+   * for reading them (a change made while etcd is unreachable is hinted once, after the watch is back, not
+   * replayed). Until the returned handle is closed.
+   */
+  AutoCloseable watchChanges(Runnable changed);
+
   /** Stops keeping the election lease alive and revokes it. Idempotent. */
   @Override
   void close();

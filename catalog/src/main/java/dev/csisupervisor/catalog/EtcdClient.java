@@ -28,6 +28,7 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.TlsChannelCredentials;
 import io.grpc.stub.AbstractStub;
+import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.MetadataUtils;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
@@ -272,6 +273,19 @@ final class EtcdClient implements AutoCloseable {
     Metadata m = new Metadata();
     m.put(REQUIRE_LEADER, "true");
     return stub.withInterceptors(MetadataUtils.newAttachHeadersInterceptor(m));
+  }
+
+  /**
+   * Ends a stream this client opened ({@link #watch}, {@link #keepAlive}) by cancelling its call: a half-closed
+   * watch stream stays open on etcd's side, and {@link #close} then waits two seconds for the channel to end. The
+   * stream's observer hears CANCELLED.
+   */
+  static void cancel(StreamObserver<?> stream, String why) {
+    if (stream instanceof ClientCallStreamObserver<?> call) {
+      call.cancel(why, null);
+    } else {
+      stream.onCompleted();
+    }
   }
 
   /** Translates a failure of a streaming call (from {@code onError}). */

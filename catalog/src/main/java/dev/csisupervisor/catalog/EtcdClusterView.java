@@ -379,7 +379,7 @@ final class EtcdClusterView implements ClusterView {
     watching = false;
     if (w != null) {
       try {
-        w.onCompleted();
+        EtcdClient.cancel(w, "watch closed");
       } catch (RuntimeException ignored) {
         // already broken
       }

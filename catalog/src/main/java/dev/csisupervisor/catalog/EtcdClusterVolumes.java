@@ -15,6 +15,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Executors;
@@ -688,6 +689,12 @@ final class EtcdClusterVolumes implements ClusterVolumes {
   private static Compare modIs(String key, long revision) {
     return Compare.newBuilder().setKey(bytes(key)).setTarget(Compare.CompareTarget.MOD)
         .setResult(Compare.CompareResult.EQUAL).setModRevision(revision).build();
+  }
+
+  @Override
+  public AutoCloseable watchChanges(Runnable changed) {
+    return new ChangeHints(client, List.of(keys.claimsRoot(), keys.attachmentsRoot(), keys.requestsRoot()),
+        Objects.requireNonNull(changed, "changed")).open();
   }
 
   @Override

@@ -1,5 +1,6 @@
 package dev.csisupervisor.catalog;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -142,6 +143,32 @@ class ClusterVolumesTest {
       }
     } finally {
       pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void changeHints_comeForClaimsMadeElsewhere_andAgainAfterTheWatchedMemberDied() throws Exception {
+    ClusterVolumes a = node("a", 0);
+    ClusterVolumes b = node("b", 1);
+    b.register(volume("hinted"));
+    AtomicInteger hints = new AtomicInteger();
+    closeables.add(a.watchChanges(hints::incrementAndGet));
+    // The watch may not be created yet when a first claim lands: claim again until a hint comes.
+    await().atMost(Duration.ofSeconds(10)).until(() -> {
+      b.claim(request("b", "x" + hints.get(), "hinted", VolumeAccessMode.MULTI_NODE_MULTI_WRITER, false));
+      return hints.get() > 0;
+    });
+    EtcdCluster.Member watched = etcd.member(0);
+    etcd.kill(watched);
+    try {
+      int before = hints.get();
+      await().atMost(Duration.ofSeconds(15)).until(() -> {
+        b.release(PLUGIN, "hinted", "b", "y");
+        b.claim(request("b", "y", "hinted", VolumeAccessMode.MULTI_NODE_MULTI_WRITER, false));
+        return hints.get() > before + 1; // the one given when the watch is back, and one for a change after it
+      });
+    } finally {
+      etcd.restart(watched);
     }
   }
 

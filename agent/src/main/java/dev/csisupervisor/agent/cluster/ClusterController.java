@@ -39,8 +39,10 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -98,6 +100,8 @@ public final class ClusterController implements AutoCloseable {
   private final AtomicLong deletes = new AtomicLong();
   private final RequestRetry retry;
   private volatile String lastError = "";
+  private volatile AutoCloseable hints; // the watch that wakes a round, once started
+  private final AtomicBoolean roundQueued = new AtomicBoolean();
 
   /**
    * @param clients a client for a controller registration (the agent caches them per socket)
@@ -127,9 +131,26 @@ public final class ClusterController implements AutoCloseable {
     });
   }
 
-  /** Starts a round every {@code every}. */
+  /**
+   * Starts a round every {@code every}, and one as soon as claims, attachments or requests change in etcd (a watch's
+   * hint, {@link ClusterVolumes#watchChanges}; hints that come while a round is queued make no second one). The
+   * timer is what the rounds rely on; the hint only makes a new claim's attach, a released claim's detach or a new
+   * request start now instead of up to {@code every} later.
+   */
   public ClusterController start(Duration every) {
     loop.scheduleWithFixedDelay(this::runQuietly, 0, every.toMillis(), TimeUnit.MILLISECONDS);
+    hints = volumes.watchChanges(() -> {
+      if (roundQueued.compareAndSet(false, true)) {
+        try {
+          loop.execute(() -> {
+            roundQueued.set(false);
+            runQuietly();
+          });
+        } catch (RejectedExecutionException closing) {
+          roundQueued.set(false);
+        }
+      }
+    });
     return this;
   }
 
@@ -593,6 +614,14 @@ public final class ClusterController implements AutoCloseable {
 
   @Override
   public void close() {
+    AutoCloseable h = hints;
+    if (h != null) {
+      try {
+        h.close();
+      } catch (Exception e) {
+        log.debug("closing the change hints failed", e);
+      }
+    }
     loop.shutdownNow();
     try {
       loop.awaitTermination(callTimeout.toMillis() + 1000, TimeUnit.MILLISECONDS);

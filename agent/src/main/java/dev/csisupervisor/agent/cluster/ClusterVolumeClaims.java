@@ -58,6 +58,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class ClusterVolumeClaims implements ClusterClaims, AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(ClusterVolumeClaims.class);
+  /** The longest pause between two reads of an awaited attachment (one etcd read per waiting mount at most). */
+  static final long ATTACH_POLL_MAX_MS = 200;
 
   /** The cluster as the agent is in it now. */
   public record Membership(ClusterVolumes volumes, String nodeId, Supplier<PublisherStatus> status) {
@@ -163,7 +165,9 @@ public final class ClusterVolumeClaims implements ClusterClaims, AutoCloseable {
 
   /**
    * Step 2: the elected controller agent's attachment of the volume to this node, read again after a pause that
-   * doubles from 50 ms to 1 s (a timer on the scheduler, the read on this object's threads).
+   * doubles from 50 ms to {@value #ATTACH_POLL_MAX_MS} ms (a timer on the scheduler, the read on this object's
+   * threads). The controller starts the attach as soon as the claim lands (its watch), so the attachment usually
+   * comes within the attach's own time; with pauses up to 1 s a mount waited up to a second more after it.
    */
   private CompletableFuture<Map<String, String>> awaitAttached(Membership c, VolumeClaim claim, long deadline,
       long pauseMillis) {
@@ -192,7 +196,7 @@ public final class ClusterVolumeClaims implements ClusterClaims, AutoCloseable {
     CompletableFuture<Map<String, String>> next = new CompletableFuture<>();
     scheduler.schedule(() -> {
       try {
-        io.execute(() -> awaitAttached(c, claim, deadline, Math.min(1000, pauseMillis * 2)).whenComplete((v, e) -> {
+        io.execute(() -> awaitAttached(c, claim, deadline, Math.min(ATTACH_POLL_MAX_MS, pauseMillis * 2)).whenComplete((v, e) -> {
           if (e != null) {
             next.completeExceptionally(e);
           } else {

@@ -145,6 +145,11 @@ class ClusterVolumesAgentTest {
   }
 
   private Node node(int i, boolean controller, Optional<Duration> detachAfter) throws Exception {
+    return node(i, controller, detachAfter, Duration.ofMillis(100));
+  }
+
+  /** @param every the controller's rounds (the first at once) */
+  private Node node(int i, boolean controller, Optional<Duration> detachAfter, Duration every) throws Exception {
     String id = "n" + i;
     ShortTempDir dir = track(new ShortTempDir("cv" + i));
     Path csiRoot = dir.resolve("csi");
@@ -174,7 +179,7 @@ class ClusterVolumesAgentTest {
     if (controller) {
       c = track(new ClusterController(volumes, id, registry, p -> client,
           Duration.ofSeconds(5), detachAfter, Clock.systemUTC()));
-      c.start(Duration.ofMillis(100));
+      c.start(every);
     }
     Node n = new Node(id, registry, publisher, volumes, claims, manager, client, Optional.ofNullable(c), socket);
     nodes.add(n);
@@ -234,6 +239,18 @@ class ClusterVolumesAgentTest {
     get(n2.manager().mount(VolumeClaim.of(PLUGIN, vol, "b1", RWO, false)));
     assertEquals(Set.of("csi-n2"), cloud.on(vol));
     assertEquals(1, n0.manager().list().size() + n2.manager().list().size(), "n2 alone has it");
+  }
+
+  @Test
+  void aNewClaim_isAttachedOnTheWatchsHint_andAReleasedOneDetached_withoutWaitingForARound() throws Exception {
+    Node n0 = node(0, true, Optional.empty(), Duration.ofHours(1)); // one round at start, then only the hints
+    Node n1 = node(1, false);
+    String vol = disk("hinted");
+
+    get(n1.manager().mount(VolumeClaim.of(PLUGIN, vol, "a1", RWO, false)));
+    assertEquals(Set.of("csi-n1"), cloud.on(vol), "attached with no round due for an hour");
+    get(n1.manager().unmount(PLUGIN, vol, "a1"));
+    await().atMost(WAIT).until(() -> cloud.on(vol).isEmpty() && n0.volumes().attachment(PLUGIN, vol, "n1").isEmpty());
   }
 
   @Test
