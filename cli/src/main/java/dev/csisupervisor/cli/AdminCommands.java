@@ -11,6 +11,19 @@ import picocli.CommandLine.Model.CommandSpec;
 public final class AdminCommands {
   private AdminCommands() {}
 
+  /** The names of these commands. */
+  public static final java.util.Set<String> NAMES = java.util.Set.of("reload", "plugins", "plugin", "events", "status",
+      "volume");
+
+  /**
+   * Starts the one-time set-up of the JDK and protobuf that a call to the agent needs on a second thread, so that
+   * it overlaps with building and parsing the command line: for a short-lived process about to run one of these
+   * commands. What the commands do and print is the same without it, only later.
+   */
+  public static void prepareInBackground() {
+    AheadOfUse.begin();
+  }
+
   public static CommandSpec reload(AgentConfigReader configs) {
     return new ReloadCommand(configs).spec;
   }

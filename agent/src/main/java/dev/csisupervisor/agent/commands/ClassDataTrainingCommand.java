@@ -3,6 +3,7 @@ package dev.csisupervisor.agent.commands;
 import dev.csisupervisor.admin.v1.CreateVolumeRequest;
 import dev.csisupervisor.admin.v1.PluginType;
 import dev.csisupervisor.cli.AdminClient;
+import dev.csisupervisor.cli.AdminCommands;
 import dev.csisupervisor.cli.ExitCodes;
 import java.io.OutputStream;
 import java.io.PrintWriter;
@@ -37,6 +38,7 @@ final class ClassDataTrainingCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     PrintWriter nowhere = new PrintWriter(OutputStream.nullOutputStream(), true);
+    AdminCommands.prepareInBackground(); // as Main does for every admin command: its classes in the archive too
     if (plugin != null) {
       waitForThePlugin();
     }
