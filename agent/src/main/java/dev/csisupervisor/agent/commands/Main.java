@@ -28,7 +28,7 @@ public final class Main {
       // say goes to stderr itself; --verbose or CSI_AGENT_LOG_LEVEL bring logging back.
       System.setProperty("slf4j.provider", NO_LOGGING_PROVIDER);
       System.setProperty("slf4j.internal.verbosity", "WARN"); // not the line saying which provider it took
-      // picocli's default factory looks for Groovy closures by class name: a lookup that opens the 30 MB jar, whose
+      // picocli's default factory looks for Groovy closures by class name: a lookup that opens the 48 MB jar, whose
       // classes otherwise all come from the class-data archive (~4 ms).
       System.setProperty("picocli.disable.closures", "true");
       if (args.length > 0 && AdminCommands.NAMES.contains(args[0])) {
