@@ -133,8 +133,13 @@ case "$what" in
     # tree is rebuilt here, before any timing), its archives in $CSI_AGENT_CDS_DIR.
     "$repo/csi-agent" --version >/dev/null
     flags=(-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:-UsePerfData)
-    bare=$(times "$runs" java "${flags[@]}" -XX:SharedArchiveFile="$pkg/lib/cds/cli.jsa" -Xshare:auto -version | stats)
+    # The jar on the class path: the CLI's archive holds the jar's classes and maps only with the class path it was
+    # made with (without it the JVM silently runs with no archive at all, which is the second line).
+    bare=$(times "$runs" java "${flags[@]}" -XX:SharedArchiveFile="$pkg/lib/cds/cli.jsa" -Xshare:auto \
+      -cp "$pkg/lib/csi-agent.jar" -version | stats)
     echo "RESULT cli reference: bare JVM, the CLI's flags and archive, -version | $bare"
+    echo "RESULT cli reference: bare JVM, the CLI's flags, no archive, -version | $(times "$runs" java "${flags[@]}" \
+      -Xshare:off -version | stats)"
     # Volumes to mount, one per timed mount (made through the admin API, not timed).
     mount_rpc() { java -cp "$pkg/lib/csi-agent.jar" "$here/src/cli/MountRpc.java" "$@"; }
     mapfile -t volumes < <(mount_rpc create "$data/agent.sock" mock vol- $((4 * runs + 20)))

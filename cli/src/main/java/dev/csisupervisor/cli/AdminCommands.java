@@ -1,50 +1,60 @@
 package dev.csisupervisor.cli;
 
-import picocli.CommandLine;
+import picocli.CommandLine.Model.CommandSpec;
 
 /**
  * The commands that talk to a running agent over its admin socket ({@code reload}, {@code plugins},
  * {@code plugin}, {@code events}, {@code status}, {@code volume}), for a program to add to its own command
- * line. They know the admin API and how to print it, nothing of the daemon.
+ * line: each a picocli model ({@link CommandSpec}) whose {@code --config} is read by the program's
+ * {@code configs}. They know the admin API and how to print it, nothing of the daemon.
  */
 public final class AdminCommands {
   private AdminCommands() {}
 
+  /** The names of these commands. */
+  public static final java.util.Set<String> NAMES = java.util.Set.of("reload", "plugins", "plugin", "events", "status",
+      "volume");
+
   /**
-   * picocli's factory for a command line holding these commands: every command's {@link AdminOptions} reads
-   * config files with {@code configs}; everything else is made as picocli makes it.
+   * Starts the one-time set-up of the JDK and protobuf that a call to the agent needs on a second thread, so that
+   * it overlaps with building and parsing the command line: for a short-lived process about to run one of these
+   * commands. What the commands do and print is the same without it, only later.
    */
-  public static CommandLine.IFactory factory(AgentConfigReader configs) {
-    CommandLine.IFactory fallback = CommandLine.defaultFactory();
-    return new CommandLine.IFactory() {
-      @Override
-      public <K> K create(Class<K> type) throws Exception {
-        return type == AdminOptions.class ? type.cast(new AdminOptions(configs)) : fallback.create(type);
-      }
-    };
+  public static void prepareInBackground() {
+    AheadOfUse.begin();
   }
 
-  public static Object reload() {
-    return new ReloadCommand();
+  public static CommandSpec reload(AgentConfigReader configs) {
+    return new ReloadCommand(configs).spec;
   }
 
-  public static Object plugins() {
-    return new PluginsCommand();
+  public static CommandSpec plugins(AgentConfigReader configs) {
+    return new PluginsCommand(configs).spec;
   }
 
-  public static Object plugin() {
-    return new PluginCommand();
+  public static CommandSpec plugin(AgentConfigReader configs) {
+    return new PluginCommand(configs).spec;
   }
 
-  public static Object events() {
-    return new EventsCommand();
+  public static CommandSpec events(AgentConfigReader configs) {
+    return new EventsCommand(configs).spec;
   }
 
-  public static Object status() {
-    return new StatusCommand();
+  public static CommandSpec status(AgentConfigReader configs) {
+    return new StatusCommand(configs).spec;
   }
 
-  public static Object volume() {
-    return new VolumeCommand();
+  /** {@code volume} with all its subcommands (what its help lists). */
+  public static CommandSpec volume(AgentConfigReader configs) {
+    return VolumeCommand.spec(configs, null);
+  }
+
+  /**
+   * {@code volume} for a command line whose word after {@code volume} is {@code subcommand}: if that names one of
+   * its subcommands, with only that one (a command line runs one; the others' models would be built for nothing),
+   * else with all (for its help, and for the usage error that lists them).
+   */
+  public static CommandSpec volume(AgentConfigReader configs, String subcommand) {
+    return VolumeCommand.spec(configs, subcommand);
   }
 }

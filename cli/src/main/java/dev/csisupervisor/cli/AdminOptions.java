@@ -3,11 +3,12 @@ package dev.csisupervisor.cli;
 import java.nio.file.Path;
 import java.util.function.Function;
 import picocli.CommandLine;
-import picocli.CommandLine.Option;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
 
 /**
- * Where the agent's admin socket is: {@code --admin-socket}, or from {@code --config}. Made by
- * {@link AdminCommands#factory}, which says how a config file is read.
+ * Where the agent's admin socket is: {@code --admin-socket}, or from {@code --config} (read by the
+ * {@link AgentConfigReader} the program gives {@link AdminCommands}); {@link #addTo} puts both options on a command.
  */
 public final class AdminOptions {
   public static final String ENV = "CSI_AGENT_ADMIN_SOCKET";
@@ -15,18 +16,22 @@ public final class AdminOptions {
    *  package sets it to /etc/csi-agent/agent.yaml). */
   public static final String CONFIG_ENV = "CSI_AGENT_CONFIG";
 
-  @Option(names = "--admin-socket", paramLabel = "PATH",
-      description = "The agent's admin socket (default: $" + ENV + ", else from $" + CONFIG_ENV + ").")
-  Path adminSocket;
-
-  @Option(names = "--config", paramLabel = "FILE",
-      description = "Take the admin socket from this agent config file.")
-  Path config;
-
   private final AgentConfigReader configs;
+  /** The options once {@link #addTo} put them on a command; null before (neither given). */
+  private OptionSpec adminSocket;
+  private OptionSpec config;
 
   public AdminOptions(AgentConfigReader configs) {
     this.configs = java.util.Objects.requireNonNull(configs, "configs");
+  }
+
+  /** Adds {@code --admin-socket} and {@code --config} to {@code spec}; this, to ask for the socket they give. */
+  AdminOptions addTo(CommandSpec spec) {
+    adminSocket = CommandSpecs.add(spec, CommandSpecs.option("--admin-socket", "PATH", Path.class,
+        "The agent's admin socket (default: $" + ENV + ", else from $" + CONFIG_ENV + ")."));
+    config = CommandSpecs.add(spec, CommandSpecs.option("--config", "FILE", Path.class,
+        "Take the admin socket from this agent config file."));
+    return this;
   }
 
   /**
@@ -41,6 +46,8 @@ public final class AdminOptions {
 
   /** {@link #socket(CommandLine)} with {@code env} for the process environment. */
   public Path socket(CommandLine cmd, Function<String, String> env) {
+    Path adminSocket = this.adminSocket == null ? null : CommandSpecs.value(this.adminSocket);
+    Path config = this.config == null ? null : CommandSpecs.value(this.config);
     if (adminSocket != null && config != null) {
       throw new CommandLine.ParameterException(cmd,
           "Give either --admin-socket or --config, not both");

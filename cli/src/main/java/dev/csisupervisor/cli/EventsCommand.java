@@ -7,25 +7,25 @@ import dev.csisupervisor.admin.v1.WatchEventsResponse;
 import io.grpc.StatusRuntimeException;
 import java.io.PrintWriter;
 import java.util.Iterator;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
+import picocli.CommandLine.Model.OptionSpec;
 
 /** {@code csi-agent events [--type T] [--follow] [--json]}. */
-@Command(name = "events", mixinStandardHelpOptions = true,
-    description = {"Show the registry's current content as a snapshot; with --follow, then every"
-        + " event (REGISTERED, UPDATED, DEREGISTERED) as it happens, until Ctrl-C or the agent"
-        + " stops. Sequence numbers are per type."})
 final class EventsCommand extends AdminCommand {
-  @Option(names = "--type", paramLabel = "controller|node", converter = TypeOption.class,
-      description = "Only this type.")
-  PluginType type = PluginType.PLUGIN_TYPE_UNSPECIFIED;
+  private final OptionSpec typeOption = CommandSpecs.add(spec, TypeOption.option());
+  private final OptionSpec followOption = CommandSpecs.add(spec,
+      CommandSpecs.flag(new String[] {"-f", "--follow"}, "Keep printing events as they happen."));
 
-  @Option(names = {"-f", "--follow"}, description = "Keep printing events as they happen.")
-  boolean follow;
+  EventsCommand(AgentConfigReader configs) {
+    super(configs, "events", "Show the registry's current content as a snapshot; with --follow, then every"
+        + " event (REGISTERED, UPDATED, DEREGISTERED) as it happens, until Ctrl-C or the agent"
+        + " stops. Sequence numbers are per type.");
+  }
 
   @Override
   int run(AdminClient client, PrintWriter out, PrintWriter err)
       throws AdminClient.AdminException {
+    PluginType type = CommandSpecs.value(typeOption);
+    boolean follow = CommandSpecs.isSet(followOption);
     int expectedSnapshots = type == PluginType.PLUGIN_TYPE_UNSPECIFIED ? 2 : 1;
     while (true) {
       Iterator<WatchEventsResponse> it = client.watch(type);
@@ -66,7 +66,7 @@ final class EventsCommand extends AdminCommand {
   }
 
   private void print(PrintWriter out, WatchEventsResponse m) {
-    if (json) {
+    if (json()) {
       out.println(Format.json(m, false));
       return;
     }

@@ -2,14 +2,15 @@ package dev.csisupervisor.cli;
 
 import dev.csisupervisor.admin.v1.ReloadConfigResponse;
 import java.io.PrintWriter;
-import picocli.CommandLine.Command;
 
 /** {@code csi-agent reload}: the running agent re-reads its config file (no signal needed). */
-@Command(name = "reload", mixinStandardHelpOptions = true,
-    description = {"Make the running agent re-read its config file and apply its plugin changes"
-        + " (what SIGHUP does, without a signal). Prints what changed; an invalid file changes"
-        + " nothing and its problems are printed (exit 2)."})
 final class ReloadCommand extends ResponseCommand<ReloadConfigResponse> {
+  ReloadCommand(AgentConfigReader configs) {
+    super(configs, "reload", "Make the running agent re-read its config file and apply its plugin changes"
+        + " (what SIGHUP does, without a signal). Prints what changed; an invalid file changes"
+        + " nothing and its problems are printed (exit 2).");
+  }
+
   @Override
   ReloadConfigResponse ask(AdminClient client) throws AdminClient.AdminException {
     return client.reload();

@@ -8,6 +8,10 @@ import java.io.PrintWriter;
  * {@code --json}, else as text for people. The exit code depends on the answer, not on its form.
  */
 abstract class ResponseCommand<R extends MessageOrBuilder> extends AdminCommand {
+  ResponseCommand(AgentConfigReader configs, String name, String... description) {
+    super(configs, name, description);
+  }
+
   /** The agent's answer. */
   abstract R ask(AdminClient client) throws AdminClient.AdminException;
 
@@ -23,7 +27,7 @@ abstract class ResponseCommand<R extends MessageOrBuilder> extends AdminCommand 
   final int run(AdminClient client, PrintWriter out, PrintWriter err)
       throws AdminClient.AdminException {
     R response = ask(client);
-    if (json) {
+    if (json()) {
       out.println(Format.json(response, true));
     } else {
       print(response, out, err);

@@ -5,14 +5,15 @@ import dev.csisupervisor.admin.v1.DiscoveredSocket;
 import dev.csisupervisor.admin.v1.GetAgentStatusResponse;
 import dev.csisupervisor.admin.v1.TaskStatus;
 import java.io.PrintWriter;
-import picocli.CommandLine.Command;
 
 /** {@code csi-agent status}: the agent and its plugin tasks. */
-@Command(name = "status", mixinStandardHelpOptions = true,
-    description = {"Show the running agent and its plugin tasks (processes, restarts, phase, CPU,"
-        + " memory), the cluster catalog publisher (etcd member, lease, backlog, last error), volumes with"
-        + " pending operations or an abnormal condition, and the sockets of its discovery directory."})
 final class StatusCommand extends ResponseCommand<GetAgentStatusResponse> {
+  StatusCommand(AgentConfigReader configs) {
+    super(configs, "status", "Show the running agent and its plugin tasks (processes, restarts, phase, CPU,"
+        + " memory), the cluster catalog publisher (etcd member, lease, backlog, last error), volumes with"
+        + " pending operations or an abnormal condition, and the sockets of its discovery directory.");
+  }
+
   @Override
   GetAgentStatusResponse ask(AdminClient client) throws AdminClient.AdminException {
     return client.status();

@@ -19,6 +19,12 @@ public final class TypeOption implements CommandLine.ITypeConverter<PluginType> 
     };
   }
 
+  /** {@code --type controller|node}: only plugins of this type (unspecified: both). */
+  static CommandLine.Model.OptionSpec.Builder option() {
+    return CommandSpecs.option("--type", "controller|node", PluginType.class, "Only this type.")
+        .converters(new TypeOption()).initialValue(PluginType.PLUGIN_TYPE_UNSPECIFIED);
+  }
+
   /** The registry types a config type names: a monolith is registered as both. */
   static java.util.List<PluginType> parseKind(String value) {
     if (value.toLowerCase(Locale.ROOT).equals("monolith")) {

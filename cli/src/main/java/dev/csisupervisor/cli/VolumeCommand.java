@@ -36,73 +36,131 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import picocli.CommandLine;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
 
 /**
  * {@code csi-agent volume create|delete|mount|unmount|release|list|stats|expand|gc}: the agent's node volumes.
  * Secrets are read from a file ({@code --secrets-file}: one {@code key=value} per line, {@code #}
  * comments), never taken from the command line, where {@code ps} and shell histories would show them.
+ *
+ * <p>The models are built with picocli's programmatic API ({@link CommandSpecs}); {@link #spec} builds the group with
+ * only the subcommand a command line runs, or with all nine for help and usage errors.
  */
-@Command(name = "volume", mixinStandardHelpOptions = true,
-    description = "Create, mount, unmount, list, inspect, expand and delete node volumes through the agent;"
-        + " release an allocation's volumes; find and unmount orphan mounts.",
-    subcommands = {VolumeCommand.Create.class, VolumeCommand.Delete.class, VolumeCommand.Mount.class,
-        VolumeCommand.Unmount.class, VolumeCommand.Release.class, VolumeCommand.ListVolumes.class,
-        VolumeCommand.Stats.class, VolumeCommand.Expand.class, VolumeCommand.Gc.class})
 final class VolumeCommand implements Runnable {
-  @CommandLine.Spec
-  CommandLine.Model.CommandSpec spec;
+  /** The subcommands, in the order help lists them. */
+  static final List<String> SUBCOMMANDS = List.of("create", "delete", "mount", "unmount", "release", "list", "stats",
+      "expand", "gc");
+
+  private final CommandSpec spec = CommandSpecs.command(this, "volume",
+      "Create, mount, unmount, list, inspect, expand and delete node volumes through the agent;"
+          + " release an allocation's volumes; find and unmount orphan mounts.");
 
   @Override
   public void run() {
     throw new CommandLine.ParameterException(spec.commandLine(), "Missing volume command");
   }
 
+  /**
+   * The {@code volume} group: with only {@code subcommand} if it is one of {@link #SUBCOMMANDS}, else with all of
+   * them.
+   */
+  static CommandSpec spec(AgentConfigReader configs, String subcommand) {
+    CommandSpec spec = new VolumeCommand().spec;
+    for (String name : subcommand != null && SUBCOMMANDS.contains(subcommand) ? List.of(subcommand) : SUBCOMMANDS) {
+      spec.addSubcommand(name, subcommand(configs, name));
+    }
+    return spec;
+  }
+
+  /** The model of the subcommand {@code name}, one of {@link #SUBCOMMANDS}. */
+  private static CommandSpec subcommand(AgentConfigReader configs, String name) {
+    return switch (name) {
+      case "create" -> new Create(configs).spec;
+      case "delete" -> new Delete(configs).spec;
+      case "mount" -> new Mount(configs).spec;
+      case "unmount" -> new Unmount(configs).spec;
+      case "release" -> new Release(configs).spec;
+      case "list" -> new ListVolumes(configs).spec;
+      case "stats" -> new Stats(configs).spec;
+      case "expand" -> new Expand(configs).spec;
+      case "gc" -> new Gc(configs).spec;
+      default -> throw new IllegalArgumentException("no volume command " + name);
+    };
+  }
+
+  /** A required {@code --alloc=ALLOC_ID}. */
+  private static OptionSpec.Builder allocOption() {
+    return CommandSpecs.option("--alloc", "ALLOC_ID", String.class).required(true);
+  }
+
   /** The options every volume command that names a volume has. */
   static final class Target {
-    @Option(names = "--plugin", required = true, paramLabel = "ID", description = "The plugin's id.")
-    String plugin;
+    private final OptionSpec plugin;
+    private final OptionSpec volume;
 
-    @Option(names = "--volume", required = true, paramLabel = "VOLUME_ID", description = "The volume's id.")
-    String volume;
+    Target(CommandSpec spec) {
+      plugin = CommandSpecs.add(spec, CommandSpecs.option("--plugin", "ID", String.class, "The plugin's id.")
+          .required(true));
+      volume = CommandSpecs.add(spec, CommandSpecs.option("--volume", "VOLUME_ID", String.class,
+          "The volume's id.").required(true));
+    }
+
+    String plugin() {
+      return CommandSpecs.value(plugin);
+    }
+
+    String volume() {
+      return CommandSpecs.value(volume);
+    }
   }
 
   /** How the volume is accessed. */
   static final class Access {
-    @Option(names = "--access-mode", paramLabel = "MODE", defaultValue = "single-node-writer",
-        description = "CSI access mode: single-node-writer (default), single-node-reader-only, "
-            + "multi-node-reader-only, multi-node-single-writer, multi-node-multi-writer, "
-            + "single-node-single-writer, single-node-multi-writer.")
-    String accessMode;
+    private final OptionSpec accessMode;
+    private final OptionSpec block;
+    private final OptionSpec fsType;
+    private final OptionSpec mountFlags;
+    private final OptionSpec mountGroup;
 
-    @Option(names = "--block", description = "A raw block device instead of a file system mount.")
-    boolean block;
-
-    @Option(names = "--fs-type", paramLabel = "TYPE", defaultValue = "", description = "File system type (mount).")
-    String fsType;
-
-    @Option(names = "--mount-flag", paramLabel = "FLAG", description = "A mount flag (repeatable).")
-    List<String> mountFlags = new ArrayList<>();
-
-    @Option(names = "--mount-group", paramLabel = "GID", defaultValue = "",
-        description = "The group that should own the mounted volume (VOLUME_MOUNT_GROUP).")
-    String mountGroup;
+    Access(CommandSpec spec) {
+      accessMode = CommandSpecs.add(spec, CommandSpecs.option("--access-mode", "MODE", String.class,
+          "CSI access mode: single-node-writer (default), single-node-reader-only, "
+              + "multi-node-reader-only, multi-node-single-writer, multi-node-multi-writer, "
+              + "single-node-single-writer, single-node-multi-writer.").defaultValue("single-node-writer"));
+      block = CommandSpecs.add(spec, CommandSpecs.flag("--block", "A raw block device instead of a file system mount."));
+      fsType = CommandSpecs.add(spec, CommandSpecs.option("--fs-type", "TYPE", String.class,
+          "File system type (mount).").defaultValue(""));
+      mountFlags = CommandSpecs.add(spec, CommandSpecs.option("--mount-flag", "FLAG", List.class,
+          "A mount flag (repeatable).").auxiliaryTypes(String.class));
+      mountGroup = CommandSpecs.add(spec, CommandSpecs.option("--mount-group", "GID", String.class,
+          "The group that should own the mounted volume (VOLUME_MOUNT_GROUP).").defaultValue(""));
+    }
 
     VolumeAccess proto() {
-      return VolumeAccess.newBuilder().setAccessType(block ? "block" : "mount").setFsType(fsType)
-          .addAllMountFlags(mountFlags).setAccessMode(accessMode).setVolumeMountGroup(mountGroup).build();
+      List<String> flags = CommandSpecs.value(mountFlags);
+      return VolumeAccess.newBuilder().setAccessType(CommandSpecs.isSet(block) ? "block" : "mount")
+          .setFsType(CommandSpecs.value(fsType)).addAllMountFlags(flags == null ? List.of() : flags)
+          .setAccessMode(CommandSpecs.value(accessMode)).setVolumeMountGroup(CommandSpecs.value(mountGroup)).build();
     }
   }
 
   /** {@code --secrets-file}. */
   static final class SecretsFile {
-    @Option(names = "--secrets-file", paramLabel = "FILE",
-        description = "Secrets for the plugin: one key=value per line (# comments). Never on the command line.")
-    Path file;
+    private final OptionSpec file;
+
+    SecretsFile(CommandSpec spec) {
+      file = CommandSpecs.add(spec, CommandSpecs.option("--secrets-file", "FILE", Path.class,
+          "Secrets for the plugin: one key=value per line (# comments). Never on the command line."));
+    }
+
+    /** The file given, or null. */
+    Path file() {
+      return CommandSpecs.value(file);
+    }
 
     Map<String, String> read(PrintWriter err) {
-      return file == null ? Map.of() : readSecrets(file, err);
+      return file() == null ? Map.of() : readSecrets(file(), err);
     }
   }
 
@@ -135,28 +193,32 @@ final class VolumeCommand implements Runnable {
     return given == null ? Map.of() : given;
   }
 
-  @Command(name = "create", mixinStandardHelpOptions = true,
-      description = "Create a volume through the plugin's controller (CreateVolume).")
   static final class Create extends ResponseCommand<CreateVolumeResponse> {
-    @Option(names = "--plugin", required = true, paramLabel = "ID") String plugin;
-    @Option(names = "--name", required = true, paramLabel = "NAME", description = "The volume's name (idempotency key).")
-    String name;
-    @Option(names = "--size", paramLabel = "SIZE", description = "At least this size: bytes, or 512MiB, 10GiB.")
-    String size;
-    @CommandLine.Mixin Access access = new Access();
-    @Option(names = "--parameter", paramLabel = "K=V", description = "A plugin parameter (repeatable).")
-    Map<String, String> parameters;
-    @Option(names = "--topology", paramLabel = "KEY=VALUE",
-        description = "A topology segment the volume must be accessible from (repeatable; together one segment set,"
-            + " e.g. topology.ebs.csi.aws.com/zone=eu-west-1a). Default: this node's, if the plugin is topology-aware.")
-    Map<String, String> topology;
-    @CommandLine.Mixin SecretsFile secrets = new SecretsFile();
+    private final OptionSpec plugin = CommandSpecs.add(spec, CommandSpecs.option("--plugin", "ID", String.class)
+        .required(true));
+    private final OptionSpec name = CommandSpecs.add(spec, CommandSpecs.option("--name", "NAME", String.class,
+        "The volume's name (idempotency key).").required(true));
+    private final OptionSpec size = CommandSpecs.add(spec, CommandSpecs.option("--size", "SIZE", String.class,
+        "At least this size: bytes, or 512MiB, 10GiB."));
+    private final Access access = new Access(spec);
+    private final OptionSpec parameters = CommandSpecs.add(spec, CommandSpecs.map("--parameter", "K=V",
+        "A plugin parameter (repeatable)."));
+    private final OptionSpec topology = CommandSpecs.add(spec, CommandSpecs.map("--topology", "KEY=VALUE",
+        "A topology segment the volume must be accessible from (repeatable; together one segment set,"
+            + " e.g. topology.ebs.csi.aws.com/zone=eu-west-1a). Default: this node's, if the plugin is topology-aware."));
+    private final SecretsFile secrets = new SecretsFile(spec);
+
+    Create(AgentConfigReader configs) {
+      super(configs, "create", "Create a volume through the plugin's controller (CreateVolume).");
+    }
 
     @Override
     CreateVolumeResponse ask(AdminClient client) throws AdminClient.AdminException {
-      CreateVolumeRequest.Builder b = CreateVolumeRequest.newBuilder().setPlugin(plugin).setName(name)
-          .setAccess(access.proto()).putAllParameters(pairs(parameters)).putAllTopology(pairs(topology))
+      CreateVolumeRequest.Builder b = CreateVolumeRequest.newBuilder().setPlugin(CommandSpecs.value(plugin))
+          .setName(CommandSpecs.value(name)).setAccess(access.proto())
+          .putAllParameters(pairs(CommandSpecs.value(parameters))).putAllTopology(pairs(CommandSpecs.value(topology)))
           .putAllSecrets(secrets.read(spec.commandLine().getErr()));
+      String size = CommandSpecs.value(this.size);
       if (size != null) {
         b.setRequiredBytes(ByteSizes.parse(size));
       }
@@ -183,48 +245,60 @@ final class VolumeCommand implements Runnable {
     }
   }
 
-  @Command(name = "delete", mixinStandardHelpOptions = true,
-      description = "Delete a volume through the plugin's controller (DeleteVolume); refused while mounted here.")
   static final class Delete extends ResponseCommand<DeleteVolumeResponse> {
-    @CommandLine.Mixin Target target = new Target();
-    @CommandLine.Mixin SecretsFile secrets = new SecretsFile();
+    private final Target target = new Target(spec);
+    private final SecretsFile secrets = new SecretsFile(spec);
+
+    Delete(AgentConfigReader configs) {
+      super(configs, "delete",
+          "Delete a volume through the plugin's controller (DeleteVolume); refused while mounted here.");
+    }
 
     @Override
     DeleteVolumeResponse ask(AdminClient client) throws AdminClient.AdminException {
-      return client.deleteVolume(DeleteVolumeRequest.newBuilder().setPlugin(target.plugin)
-          .setVolumeId(target.volume).putAllSecrets(secrets.read(spec.commandLine().getErr())).build());
+      return client.deleteVolume(DeleteVolumeRequest.newBuilder().setPlugin(target.plugin())
+          .setVolumeId(target.volume()).putAllSecrets(secrets.read(spec.commandLine().getErr())).build());
     }
 
     @Override
     void print(DeleteVolumeResponse r, PrintWriter out, PrintWriter err) {
-      out.println("deleted volume " + target.volume);
+      out.println("deleted volume " + target.volume());
     }
   }
 
-  @Command(name = "mount", mixinStandardHelpOptions = true,
-      description = "Mount a volume for an allocation (stage once, publish per alloc); prints the target path.")
   static final class Mount extends ResponseCommand<MountVolumeResponse> {
-    @CommandLine.Mixin Target target = new Target();
-    @Option(names = "--alloc", required = true, paramLabel = "ALLOC_ID") String alloc;
-    @CommandLine.Mixin Access access = new Access();
-    @Option(names = "--read-only", description = "Publish read-only.") boolean readOnly;
-    @Option(names = "--context", paramLabel = "K=V", description = "Volume context (repeatable).")
-    Map<String, String> context;
-    @Option(names = "--publish-context", paramLabel = "K=V", description = "Publish context (repeatable).")
-    Map<String, String> publishContext;
-    @CommandLine.Mixin SecretsFile secrets = new SecretsFile();
+    private final Target target = new Target(spec);
+    private final OptionSpec alloc = CommandSpecs.add(spec, allocOption());
+    private final Access access = new Access(spec);
+    private final OptionSpec readOnly = CommandSpecs.add(spec, CommandSpecs.flag("--read-only", "Publish read-only."));
+    private final OptionSpec context = CommandSpecs.add(spec, CommandSpecs.map("--context", "K=V",
+        "Volume context (repeatable)."));
+    private final OptionSpec publishContext = CommandSpecs.add(spec, CommandSpecs.map("--publish-context", "K=V",
+        "Publish context (repeatable)."));
+    private final SecretsFile secrets = new SecretsFile(spec);
+
+    Mount(AgentConfigReader configs) {
+      super(configs, "mount",
+          "Mount a volume for an allocation (stage once, publish per alloc); prints the target path.");
+    }
+
+    /** The request the command line asks for. */
+    MountVolumeRequest request() {
+      MountVolumeRequest.Builder b = MountVolumeRequest.newBuilder().setPlugin(target.plugin())
+          .setVolumeId(target.volume()).setAllocId(CommandSpecs.value(alloc)).setAccess(access.proto())
+          .setReadOnly(CommandSpecs.isSet(readOnly)).putAllVolumeContext(pairs(CommandSpecs.value(context)))
+          .putAllPublishContext(pairs(CommandSpecs.value(publishContext)))
+          .putAllSecrets(secrets.read(spec.commandLine().getErr()));
+      if (secrets.file() != null) {
+        // The agent keeps the path to read the secrets again if the mount must be done again (after a reboot).
+        b.setSecretsFile(secrets.file().toAbsolutePath().normalize().toString());
+      }
+      return b.build();
+    }
 
     @Override
     MountVolumeResponse ask(AdminClient client) throws AdminClient.AdminException {
-      MountVolumeRequest.Builder b = MountVolumeRequest.newBuilder().setPlugin(target.plugin)
-          .setVolumeId(target.volume).setAllocId(alloc).setAccess(access.proto()).setReadOnly(readOnly)
-          .putAllVolumeContext(pairs(context)).putAllPublishContext(pairs(publishContext))
-          .putAllSecrets(secrets.read(spec.commandLine().getErr()));
-      if (secrets.file != null) {
-        // The agent keeps the path to read the secrets again if the mount must be done again (after a reboot).
-        b.setSecretsFile(secrets.file.toAbsolutePath().normalize().toString());
-      }
-      return client.mountVolume(b.build());
+      return client.mountVolume(request());
     }
 
     @Override
@@ -233,39 +307,43 @@ final class VolumeCommand implements Runnable {
     }
   }
 
-  @Command(name = "unmount", mixinStandardHelpOptions = true,
-      description = {"Unmount a volume from an allocation (unpublish; unstage at the last use; controller unpublish"
-          + " at the last use of the volume on this node).",
+  static final class Unmount extends ResponseCommand<UnmountVolumeResponse> {
+    static final int PENDING = 3;
+    private final Target target = new Target(spec);
+    private final OptionSpec alloc = CommandSpecs.add(spec, allocOption());
+    private final Wait wait = new Wait(spec);
+    private final SecretsFile secrets = new SecretsFile(spec);
+    private final OptionSpec force = CommandSpecs.add(spec, CommandSpecs.flag("--force", "For a node plugin that is"
+        + " gone for good: the agent unmounts the targets and the staging itself (what the plugin cannot do) and"
+        + " removes their empty directories, then does the controller side; what it cannot do stays pending and is"
+        + " reported."));
+
+    Unmount(AgentConfigReader configs) {
+      super(configs, "unmount", "Unmount a volume from an allocation (unpublish; unstage at the last use; controller"
+          + " unpublish at the last use of the volume on this node).",
           "With --secrets-file, the controller unpublish gets the file's secrets; the agent keeps the file's"
               + " absolute path (never the values) and reads it again if that step comes later, after a"
               + " restart too: leave the file in place until the unmount is done.",
-          "Exit 0 when done; 3 when it is pending (recorded: it finishes when the plugin is back)."})
-  static final class Unmount extends ResponseCommand<UnmountVolumeResponse> {
-    static final int PENDING = 3;
-    @CommandLine.Mixin Target target = new Target();
-    @Option(names = "--alloc", required = true, paramLabel = "ALLOC_ID") String alloc;
-    @CommandLine.Mixin Wait wait = new Wait();
-    @CommandLine.Mixin SecretsFile secrets = new SecretsFile();
-    @Option(names = "--force", description = "For a node plugin that is gone for good: the agent unmounts the"
-        + " targets and the staging itself (what the plugin cannot do) and removes their empty directories, then"
-        + " does the controller side; what it cannot do stays pending and is reported.")
-    boolean force;
+          "Exit 0 when done; 3 when it is pending (recorded: it finishes when the plugin is back).");
+    }
 
     @Override
     UnmountVolumeResponse ask(AdminClient client) throws AdminClient.AdminException {
-      UnmountVolumeRequest.Builder b = UnmountVolumeRequest.newBuilder().setPlugin(target.plugin)
-          .setVolumeId(target.volume).setAllocId(alloc).setWaitSeconds(wait.seconds(spec)).setForce(force);
-      if (secrets.file != null) {
+      UnmountVolumeRequest.Builder b = UnmountVolumeRequest.newBuilder().setPlugin(target.plugin())
+          .setVolumeId(target.volume()).setAllocId(CommandSpecs.value(alloc)).setWaitSeconds(wait.seconds(spec))
+          .setForce(CommandSpecs.isSet(force));
+      if (secrets.file() != null) {
         b.putAllSecrets(secrets.read(spec.commandLine().getErr()))
-            .setSecretsFile(secrets.file.toAbsolutePath().normalize().toString());
+            .setSecretsFile(secrets.file().toAbsolutePath().normalize().toString());
       }
       return client.unmountVolume(b.build());
     }
 
     @Override
     void print(UnmountVolumeResponse r, PrintWriter out, PrintWriter err) {
-      out.println(r.getDone() ? "unmounted " + target.volume + " from " + alloc
-          : "unmount of " + target.volume + " from " + alloc + " is " + r.getMessage());
+      String alloc = CommandSpecs.value(this.alloc);
+      out.println(r.getDone() ? "unmounted " + target.volume() + " from " + alloc
+          : "unmount of " + target.volume() + " from " + alloc + " is " + r.getMessage());
     }
 
     @Override
@@ -276,12 +354,16 @@ final class VolumeCommand implements Runnable {
 
   /** {@code --wait}: how long an unmount or a release waits before it answers "pending". */
   static final class Wait {
-    @Option(names = "--wait", paramLabel = "SECONDS", defaultValue = "30",
-        description = "How long to wait for it to finish (default ${DEFAULT-VALUE}).")
-    int seconds;
+    private final OptionSpec seconds;
+
+    Wait(CommandSpec spec) {
+      seconds = CommandSpecs.add(spec, CommandSpecs.option("--wait", "SECONDS", int.class,
+          "How long to wait for it to finish (default ${DEFAULT-VALUE}).").defaultValue("30"));
+    }
 
     /** The wait, checked. */
-    int seconds(CommandLine.Model.CommandSpec spec) {
+    int seconds(CommandSpec spec) {
+      int seconds = CommandSpecs.value(this.seconds);
       if (seconds < 1) {
         throw new CommandLine.ParameterException(spec.commandLine(), "--wait must be >= 1, got " + seconds);
       }
@@ -289,25 +371,27 @@ final class VolumeCommand implements Runnable {
     }
   }
 
-  @Command(name = "release", mixinStandardHelpOptions = true,
-      description = {"Unmount every volume of one allocation (as unmount, without secrets): an allocation the"
-          + " task runner no longer runs.",
-          "Exit 0 when done; 3 when something is pending (recorded: it finishes when the plugin is back)."})
   static final class Release extends ResponseCommand<ReleaseAllocResponse> {
-    @Option(names = "--alloc", required = true, paramLabel = "ALLOC_ID") String alloc;
-    @CommandLine.Mixin Wait wait = new Wait();
-    @Option(names = "--force", description = "Each unmount forced (see volume unmount --help): for a node plugin"
-        + " that is gone for good.")
-    boolean force;
+    private final OptionSpec alloc = CommandSpecs.add(spec, allocOption());
+    private final Wait wait = new Wait(spec);
+    private final OptionSpec force = CommandSpecs.add(spec, CommandSpecs.flag("--force", "Each unmount forced (see"
+        + " volume unmount --help): for a node plugin that is gone for good."));
+
+    Release(AgentConfigReader configs) {
+      super(configs, "release", "Unmount every volume of one allocation (as unmount, without secrets): an allocation"
+          + " the task runner no longer runs.",
+          "Exit 0 when done; 3 when something is pending (recorded: it finishes when the plugin is back).");
+    }
 
     @Override
     ReleaseAllocResponse ask(AdminClient client) throws AdminClient.AdminException {
-      return client.releaseAlloc(ReleaseAllocRequest.newBuilder().setAllocId(alloc).setForce(force)
-          .setWaitSeconds(wait.seconds(spec)).build());
+      return client.releaseAlloc(ReleaseAllocRequest.newBuilder().setAllocId(CommandSpecs.value(alloc))
+          .setForce(CommandSpecs.isSet(force)).setWaitSeconds(wait.seconds(spec)).build());
     }
 
     @Override
     void print(ReleaseAllocResponse r, PrintWriter out, PrintWriter err) {
+      String alloc = CommandSpecs.value(this.alloc);
       String volumes = String.join(", ", r.getVolumesList());
       if (r.getVolumesCount() == 0) {
         out.println("alloc " + alloc + " holds no volume on this node");
@@ -324,19 +408,21 @@ final class VolumeCommand implements Runnable {
     }
   }
 
-  @Command(name = "gc", mixinStandardHelpOptions = true,
-      description = {"List the orphan mounts: mount points under the CSI root's staging/ and per-alloc/"
+  static final class Gc extends ResponseCommand<CollectOrphansResponse> {
+    private final OptionSpec yes = CommandSpecs.add(spec, CommandSpecs.flag("--yes",
+        "Unmount them (and remove their empty directories)."));
+
+    Gc(AgentConfigReader configs) {
+      super(configs, "gc", "List the orphan mounts: mount points under the CSI root's staging/ and per-alloc/"
           + " directories that no volume record names (a crash before the record was written, another agent,"
           + " a hand); with --yes, unmount them.",
           "None are found when the agent does not verify mounts (volumes.verify_mounts: false).",
-          "Exit 0; 1 if one could not be unmounted."})
-  static final class Gc extends ResponseCommand<CollectOrphansResponse> {
-    @Option(names = "--yes", description = "Unmount them (and remove their empty directories).")
-    boolean yes;
+          "Exit 0; 1 if one could not be unmounted.");
+    }
 
     @Override
     CollectOrphansResponse ask(AdminClient client) throws AdminClient.AdminException {
-      return client.collectOrphans(yes);
+      return client.collectOrphans(CommandSpecs.isSet(yes));
     }
 
     @Override
@@ -346,7 +432,7 @@ final class VolumeCommand implements Runnable {
             + " belongs to a volume");
         return;
       }
-      if (!yes) {
+      if (!CommandSpecs.isSet(yes)) {
         out.println("orphan mounts (no volume record names them):");
         r.getOrphansList().forEach(o -> out.println("  " + o.getPath()));
         out.println("would unmount " + r.getOrphansCount() + " orphan mount(s); to do it: csi-agent volume gc --yes");
@@ -365,9 +451,11 @@ final class VolumeCommand implements Runnable {
     }
   }
 
-  @Command(name = "list", mixinStandardHelpOptions = true,
-      description = "List the volumes this node has staged or published, with their allocations and phases.")
   static final class ListVolumes extends ResponseCommand<ListVolumesResponse> {
+    ListVolumes(AgentConfigReader configs) {
+      super(configs, "list", "List the volumes this node has staged or published, with their allocations and phases.");
+    }
+
     @Override
     ListVolumesResponse ask(AdminClient client) throws AdminClient.AdminException {
       return client.listVolumes();
@@ -427,18 +515,19 @@ final class VolumeCommand implements Runnable {
     }
   }
 
-  @Command(name = "stats", mixinStandardHelpOptions = true,
-      description = "Usage and condition of a mounted volume (NodeGetVolumeStats).")
   static final class Stats extends ResponseCommand<GetVolumeStatsResponse> {
-    @CommandLine.Mixin Target target = new Target();
-    @Option(names = "--alloc", paramLabel = "ALLOC_ID", defaultValue = "",
-        description = "Where it is published for this alloc (default: its first publication).")
-    String alloc;
+    private final Target target = new Target(spec);
+    private final OptionSpec alloc = CommandSpecs.add(spec, CommandSpecs.option("--alloc", "ALLOC_ID", String.class,
+        "Where it is published for this alloc (default: its first publication).").defaultValue(""));
+
+    Stats(AgentConfigReader configs) {
+      super(configs, "stats", "Usage and condition of a mounted volume (NodeGetVolumeStats).");
+    }
 
     @Override
     GetVolumeStatsResponse ask(AdminClient client) throws AdminClient.AdminException {
-      return client.volumeStats(GetVolumeStatsRequest.newBuilder().setPlugin(target.plugin)
-          .setVolumeId(target.volume).setAllocId(alloc).build());
+      return client.volumeStats(GetVolumeStatsRequest.newBuilder().setPlugin(target.plugin())
+          .setVolumeId(target.volume()).setAllocId(CommandSpecs.value(alloc)).build());
     }
 
     @Override
@@ -454,24 +543,26 @@ final class VolumeCommand implements Runnable {
     }
   }
 
-  @Command(name = "expand", mixinStandardHelpOptions = true,
-      description = "Expand a volume (ControllerExpandVolume, then NodeExpandVolume where it is mounted).")
   static final class Expand extends ResponseCommand<ExpandVolumeResponse> {
-    @CommandLine.Mixin Target target = new Target();
-    @Option(names = "--size", required = true, paramLabel = "SIZE", description = "At least this size.")
-    String size;
-    @CommandLine.Mixin SecretsFile secrets = new SecretsFile();
+    private final Target target = new Target(spec);
+    private final OptionSpec size = CommandSpecs.add(spec, CommandSpecs.option("--size", "SIZE", String.class,
+        "At least this size.").required(true));
+    private final SecretsFile secrets = new SecretsFile(spec);
+
+    Expand(AgentConfigReader configs) {
+      super(configs, "expand", "Expand a volume (ControllerExpandVolume, then NodeExpandVolume where it is mounted).");
+    }
 
     @Override
     ExpandVolumeResponse ask(AdminClient client) throws AdminClient.AdminException {
-      return client.expandVolume(ExpandVolumeRequest.newBuilder().setPlugin(target.plugin)
-          .setVolumeId(target.volume).setRequiredBytes(ByteSizes.parse(size))
+      return client.expandVolume(ExpandVolumeRequest.newBuilder().setPlugin(target.plugin())
+          .setVolumeId(target.volume()).setRequiredBytes(ByteSizes.parse(CommandSpecs.value(size)))
           .putAllSecrets(secrets.read(spec.commandLine().getErr())).build());
     }
 
     @Override
     void print(ExpandVolumeResponse r, PrintWriter out, PrintWriter err) {
-      out.println("expanded " + target.volume + (r.getCapacityBytes() == 0 ? "" : " to " + Format.bytes(r.getCapacityBytes()))
+      out.println("expanded " + target.volume() + (r.getCapacityBytes() == 0 ? "" : " to " + Format.bytes(r.getCapacityBytes()))
           + (r.getNodeExpansionPending() ? "; the node's part (NodeExpandVolume) is owed: done after its next mount"
               + " here" : ""));
     }

@@ -2,7 +2,9 @@ package dev.csisupervisor.agent.commands;
 
 import dev.csisupervisor.admin.v1.CreateVolumeRequest;
 import dev.csisupervisor.admin.v1.PluginType;
+import dev.csisupervisor.admin.v1.VolumeAccess;
 import dev.csisupervisor.cli.AdminClient;
+import dev.csisupervisor.cli.AdminCommands;
 import dev.csisupervisor.cli.ExitCodes;
 import java.io.OutputStream;
 import java.io.PrintWriter;
@@ -37,6 +39,7 @@ final class ClassDataTrainingCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     PrintWriter nowhere = new PrintWriter(OutputStream.nullOutputStream(), true);
+    AdminCommands.prepareInBackground(); // as Main does for every admin command: its classes in the archive too
     if (plugin != null) {
       waitForThePlugin();
     }
@@ -73,8 +76,11 @@ final class ClassDataTrainingCommand implements Callable<Integer> {
   /** A volume of the plugin to mount (one per way of finding the agent: each is mounted once). */
   private String volume(String finder) throws AdminClient.AdminException {
     try (AdminClient client = AdminClient.connect(adminSocket)) {
+      // With the access `volume create` asks for by default: without one the agent refuses the volume, and the
+      // mount's answer (the success path: its classes) would never be trained.
       return client.createVolume(CreateVolumeRequest.newBuilder().setPlugin(plugin).setName("training-"
-          + finder.hashCode()).setRequiredBytes(1 << 20).build()).getVolumeId();
+          + finder.hashCode()).setRequiredBytes(1 << 20).setAccess(VolumeAccess.newBuilder().setAccessType("mount")
+          .setAccessMode("single-node-writer")).build()).getVolumeId();
     } catch (AdminClient.AdminException e) {
       return "none"; // the mount's error path is trained instead
     }

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.csisupervisor.admin.v1.GetAgentStatusResponse;
 import dev.csisupervisor.cli.AdminCommands;
+import dev.csisupervisor.cli.AgentConfigReader;
 import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.state.InMemoryStateStore;
 import dev.csisupervisor.volumes.OrphanMount;
@@ -39,6 +40,9 @@ import picocli.CommandLine;
  */
 class VolumeCliTest {
   private static final String SECRET = "cli-secret-777";
+  private static final AgentConfigReader NO_CONFIG = file -> {
+    throw new IllegalArgumentException("no config in this test");
+  };
 
   @TempDir Path dir;
   private final FakeVolumeManager volumes = new FakeVolumeManager();
@@ -67,9 +71,7 @@ class VolumeCliTest {
   private Result cli(Object command, String... args) {
     StringWriter out = new StringWriter();
     StringWriter err = new StringWriter();
-    CommandLine cl = new CommandLine(command, AdminCommands.factory(file -> {
-      throw new IllegalArgumentException("no config in this test");
-    }));
+    CommandLine cl = new CommandLine(command);
     cl.setOut(new PrintWriter(out, true)).setErr(new PrintWriter(err, true));
     List<String> all = new ArrayList<>(List.of(args));
     all.addAll(List.of("--admin-socket", server.socket().toString()));
@@ -77,7 +79,7 @@ class VolumeCliTest {
   }
 
   private Result volume(String... args) {
-    return cli(AdminCommands.volume(), args);
+    return cli(AdminCommands.volume(NO_CONFIG), args);
   }
 
   @Test
@@ -276,7 +278,7 @@ class VolumeCliTest {
         List.of(FakeVolumeManager.record("v", AllocPhase.UNPUBLISHING, StageState.STAGED, false)), volumes))
         .build();
 
-    String out = cli(AdminCommands.status()).out();
+    String out = cli(AdminCommands.status(NO_CONFIG)).out();
 
     assertTrue(out.contains("volumes with an operation pending (finished when their plugin is ready):\n"), out);
     assertTrue(out.contains("\ndisk/v is pending: NodeUnpublishVolume failed: UNAVAILABLE: plugin down\n"), out);
