@@ -17,9 +17,16 @@ import java.util.Objects;
  * @param csiNodeId the node plugin's NodeGetInfo node_id on that node: what ControllerPublishVolume is sent for
  *     ({@code ""} if the node plugin did not say)
  * @param since when it was taken
+ * @param access block device or file system (what the controller publishes it as)
  */
 public record ClusterClaim(String pluginId, String volumeId, String nodeId, String allocId, VolumeAccessMode mode,
-    boolean readOnly, String csiNodeId, Instant since) {
+    boolean readOnly, String csiNodeId, Instant since, ClaimAccess access) {
+
+  /** A claim of a mount with the plugin's default file system. */
+  public ClusterClaim(String pluginId, String volumeId, String nodeId, String allocId, VolumeAccessMode mode,
+      boolean readOnly, String csiNodeId, Instant since) {
+    this(pluginId, volumeId, nodeId, allocId, mode, readOnly, csiNodeId, since, ClaimAccess.MOUNT);
+  }
 
   public ClusterClaim {
     CsiIds.checkPlugin("pluginId", pluginId);
@@ -32,6 +39,7 @@ public record ClusterClaim(String pluginId, String volumeId, String nodeId, Stri
     }
     Objects.requireNonNull(csiNodeId, "csiNodeId");
     Objects.requireNonNull(since, "since");
+    Objects.requireNonNull(access, "access");
   }
 
   /** Whether this claim writes. */

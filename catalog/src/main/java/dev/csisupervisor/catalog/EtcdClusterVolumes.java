@@ -181,7 +181,7 @@ final class EtcdClusterVolumes implements ClusterVolumes {
       ClusterClaim wanted = request.toClaim(clock.instant());
       for (ClusterClaim e : existing) {
         if (e.nodeId().equals(request.nodeId()) && e.allocId().equals(request.allocId())) {
-          if (e.mode() == request.mode() && e.readOnly() == request.readOnly()) {
+          if (e.mode() == request.mode() && e.readOnly() == request.readOnly() && e.access().equals(request.access())) {
             // Asked again (a mount tried again): an attachment that FAILED for it is cleared to be tried again.
             List<KeyValue> att = read.getResponses(2).getResponseRange().getKvsList();
             if (!att.isEmpty() && failed(att.get(0))) {
@@ -192,7 +192,8 @@ final class EtcdClusterVolumes implements ClusterVolumes {
             return e;
           }
           throw refused(ClaimRefusedException.Reason.ALREADY_CLAIMED_OTHERWISE, what + " refused: the allocation "
-              + "claims it already as " + e.mode() + (e.readOnly() ? " read-only" : "") + "; release it first", e);
+              + "claims it already as " + e.mode() + (e.readOnly() ? " read-only" : "") + ", " + e.access()
+              + "; release it first", e);
         }
       }
       Optional<ClaimRules.Conflict> conflict = ClaimRules.conflict(wanted, existing);

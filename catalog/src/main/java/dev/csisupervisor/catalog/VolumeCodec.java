@@ -19,8 +19,9 @@ final class VolumeCodec {
   record VolumeJson(int format, String plugin, String volume, long capacityBytes, Set<String> accessModes,
       List<Map<String, String>> accessibleTopology, Map<String, String> parameters, Map<String, String> context) {}
 
+  /** {@code block} and {@code fsType} absent (claims written before they were kept): a mount, the default type. */
   record ClaimJson(int format, String plugin, String volume, String node, String alloc, String mode, boolean readOnly,
-      String csiNodeId, String since) {}
+      String csiNodeId, String since, boolean block, String fsType) {}
 
   record AttachmentJson(int format, String plugin, String volume, String node, String csiNodeId, String state,
       Map<String, String> publishContext, String message, String controller, String since) {}
@@ -57,14 +58,15 @@ final class VolumeCodec {
 
   static ByteString encode(ClusterClaim c) {
     return CatalogCodec.write(new ClaimJson(CatalogCodec.FORMAT, c.pluginId(), c.volumeId(), c.nodeId(), c.allocId(),
-        c.mode().name(), c.readOnly(), c.csiNodeId(), c.since().toString()));
+        c.mode().name(), c.readOnly(), c.csiNodeId(), c.since().toString(), c.access().block(), c.access().fsType()));
   }
 
   static ClusterClaim decodeClaim(ByteString value) {
     ClaimJson j = CatalogCodec.read(value, ClaimJson.class);
     try {
       return new ClusterClaim(j.plugin(), j.volume(), j.node(), j.alloc(), VolumeAccessMode.parse("mode", j.mode()),
-          j.readOnly(), j.csiNodeId() == null ? "" : j.csiNodeId(), Instant.parse(CatalogCodec.req(j.since(), "since")));
+          j.readOnly(), j.csiNodeId() == null ? "" : j.csiNodeId(), Instant.parse(CatalogCodec.req(j.since(), "since")),
+          new ClaimAccess(j.block(), j.fsType() == null ? "" : j.fsType()));
     } catch (RuntimeException e) {
       throw new IllegalArgumentException("bad claim entry: " + e.getMessage(), e);
     }

@@ -173,6 +173,31 @@ class ClusterVolumesTest {
   }
 
   @Test
+  void aClaimKeepsItsAccessType_anotherForTheSameAllocationIsRefused_andAnOldClaimWithoutOneIsAMount()
+      throws Exception {
+    ClusterVolumes a = node("a", 0);
+    a.register(volume("raw"));
+    ClaimRequest block = new ClaimRequest(PLUGIN, "raw", "a", "x", VolumeAccessMode.SINGLE_NODE_WRITER, false, "csi-a",
+        Map.of(), ClaimAccess.BLOCK);
+    a.claim(block);
+    assertEquals(ClaimAccess.BLOCK, a.claims(PLUGIN, "raw").get(0).access());
+    ClaimRefusedException e = assertThrows(ClaimRefusedException.class,
+        () -> a.claim(request("a", "x", "raw", VolumeAccessMode.SINGLE_NODE_WRITER, false)));
+    assertEquals(ClaimRefusedException.Reason.ALREADY_CLAIMED_OTHERWISE, e.reason());
+    assertTrue(e.getMessage().contains("SINGLE_NODE_WRITER, block"), e.getMessage());
+
+    ClusterClaim old = VolumeCodec.decodeClaim(EtcdClient.bytes("{\"format\":1,\"plugin\":\"" + PLUGIN + "\","
+        + "\"volume\":\"v\",\"node\":\"a\",\"alloc\":\"x\",\"mode\":\"SINGLE_NODE_WRITER\",\"readOnly\":false,"
+        + "\"csiNodeId\":\"csi-a\",\"since\":\"2026-11-26T00:00:00Z\"}"));
+    assertEquals(ClaimAccess.MOUNT, old.access(), "written before the access type was kept");
+    ClusterClaim xfs = new ClusterClaim(PLUGIN, "v", "a", "y", VolumeAccessMode.SINGLE_NODE_WRITER, false, "csi-a",
+        Instant.EPOCH, ClaimAccess.mount("xfs"));
+    assertEquals(xfs, VolumeCodec.decodeClaim(VolumeCodec.encode(xfs)));
+    IllegalArgumentException bad = assertThrows(IllegalArgumentException.class, () -> new ClaimAccess(true, "ext4"));
+    assertTrue(bad.getMessage().contains("fsType"), bad.getMessage());
+  }
+
+  @Test
   void sameAllocationAgain_isGrantedAsItStands_andAnotherModeIsRefused() throws Exception {
     ClusterVolumes a = node("a", 0);
     a.register(volume("v"));

@@ -523,7 +523,11 @@ public final class ClusterController implements AutoCloseable {
     ClusterClaim writer = cs.stream().filter(ClusterClaim::writer).findFirst().orElse(cs.get(0));
     boolean readOnly = cs.stream().allMatch(ClusterClaim::readOnly)
         && controller.fingerprint().controllerCapabilities().contains(CsiCapabilities.PUBLISH_READONLY);
-    VolumeCapability capability = VolumeCapability.mount(AccessMode.valueOf(writer.mode().name()));
+    // As the claim uses it (CSI: the capability the CO intends to use the published volume with): a block device,
+    // or a file system of the type asked for.
+    AccessMode mode = AccessMode.valueOf(writer.mode().name());
+    VolumeCapability capability = writer.access().block() ? VolumeCapability.block(mode)
+        : VolumeCapability.mount(writer.access().fsType(), List.of(), mode);
     inFlight.add(what);
     try {
       Map<String, String> context = client.controllerPublishVolumeAsync(new ControllerPublishRequest(t.volumeId(),

@@ -1,5 +1,6 @@
 package dev.csisupervisor.agent.cluster;
 
+import dev.csisupervisor.catalog.ClaimAccess;
 import dev.csisupervisor.catalog.ClaimRefusedException;
 import dev.csisupervisor.catalog.ClaimRequest;
 import dev.csisupervisor.catalog.ClusterAttachment;
@@ -8,6 +9,7 @@ import dev.csisupervisor.catalog.ClusterVolumes;
 import dev.csisupervisor.catalog.EtcdException;
 import dev.csisupervisor.catalog.PublisherStatus;
 import dev.csisupervisor.catalog.VolumeAccessMode;
+import dev.csisupervisor.client.VolumeCapability;
 import dev.csisupervisor.common.Backoff;
 import dev.csisupervisor.common.ExponentialBackoff;
 import dev.csisupervisor.registry.Fingerprint;
@@ -147,7 +149,9 @@ public final class ClusterVolumeClaims implements ClusterClaims, AutoCloseable {
     Optional<Fingerprint> node = registry.find(PluginType.CSI_NODE, claim.pluginId()).map(PluginInfo::fingerprint);
     ClaimRequest request = new ClaimRequest(claim.pluginId(), claim.volumeId(), c.nodeId(), claim.allocId(),
         VolumeAccessMode.valueOf(claim.capability().accessMode().name()), claim.readOnly(),
-        node.map(Fingerprint::nodeId).orElse(""), node.map(Fingerprint::accessibleTopology).orElse(Map.of()));
+        node.map(Fingerprint::nodeId).orElse(""), node.map(Fingerprint::accessibleTopology).orElse(Map.of()),
+        claim.capability().accessType() == VolumeCapability.AccessType.BLOCK ? ClaimAccess.BLOCK
+            : ClaimAccess.mount(claim.capability().fsType()));
     try {
       c.volumes().claim(request);
       return c.volumes().controllerPublishes(claim.pluginId());

@@ -421,6 +421,41 @@ class ClusterVolumesAgentTest {
   }
 
   @Test
+  void theControllerPublishes_withTheClaimsAccessType_aBlockDeviceOrAFileSystemOfItsType() throws Exception {
+    Node n0 = node(0, false);
+    Node n1 = node(1, false);
+    n0.registry().register(info(PluginType.CSI_CONTROLLER, n0.socket(), ""));
+    List<VolumeCapability> published = new java.util.concurrent.CopyOnWriteArrayList<>();
+    CsiClient plugin = n0.client();
+    CsiClient recording = new dev.csisupervisor.client.ForwardingCsiClient() {
+      @Override
+      protected CsiClient delegate() {
+        return plugin;
+      }
+
+      @Override
+      public CompletableFuture<Map<String, String>> controllerPublishVolumeAsync(
+          dev.csisupervisor.client.ControllerPublishRequest r) {
+        published.add(r.capability());
+        return plugin.controllerPublishVolumeAsync(r);
+      }
+    };
+    track(new ClusterController(n0.volumes(), "n0", n0.registry(), p -> recording, Duration.ofSeconds(5),
+        Optional.empty(), Clock.systemUTC())).start(Duration.ofMillis(100));
+    String raw = disk("raw");
+    String fs = disk("fs");
+
+    VolumeCapability block = VolumeCapability.block(AccessMode.SINGLE_NODE_WRITER);
+    get(n1.manager().mount(VolumeClaim.of(PLUGIN, raw, "a1", block, false)));
+    VolumeCapability xfs = VolumeCapability.mount("xfs", List.of(), AccessMode.SINGLE_NODE_WRITER);
+    get(n1.manager().mount(VolumeClaim.of(PLUGIN, fs, "a2", xfs, false)));
+
+    assertEquals(List.of(block, xfs), published, "published as each claim uses it (a block volume was a mount)");
+    assertEquals(dev.csisupervisor.catalog.ClaimAccess.BLOCK,
+        n0.volumes().claims(PLUGIN, raw).get(0).access(), "the claim says block");
+  }
+
+  @Test
   void requests_retriedAfterUnavailable_failedOnAFinalCode_andADeleteAnsweredNotFoundIsDone() throws Exception {
     Node n0 = node(0, false);
     n0.registry().register(info(PluginType.CSI_CONTROLLER, n0.socket(), ""));
