@@ -38,6 +38,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -77,6 +78,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class ClusterController implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(ClusterController.class);
+  /** Creates and deletes under way at once at most (of different requests). */
+  private static final int PROVISIONING_THREADS = 4;
   private static final Set<StatusCode> UNCERTAIN = Set.of(StatusCode.UNAVAILABLE, StatusCode.DEADLINE_EXCEEDED,
       StatusCode.ABORTED);
 
@@ -93,6 +96,10 @@ public final class ClusterController implements AutoCloseable {
   private final Map<String, ClusterVolumes.Leadership> leading = new ConcurrentHashMap<>();
   /** Controller calls under way, in words ("ControllerPublishVolume of V to node N"). */
   private final Set<String> inFlight = ConcurrentHashMap.newKeySet();
+  /** Requests whose attempt is under way on {@link #provisioner}, by kind, plugin and name. */
+  private final Set<String> provisioning = ConcurrentHashMap.newKeySet();
+  /** Where creates and deletes run, beside the rounds: a few at once, each request one at a time. */
+  private final ExecutorService provisioner;
   private final AtomicLong publishes = new AtomicLong();
   private final AtomicLong unpublishes = new AtomicLong();
   private final AtomicLong fenced = new AtomicLong();
@@ -126,6 +133,11 @@ public final class ClusterController implements AutoCloseable {
     this.clock = Objects.requireNonNull(clock, "clock");
     this.loop = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "cluster-controller-" + nodeId);
+      t.setDaemon(true);
+      return t;
+    });
+    this.provisioner = Executors.newFixedThreadPool(PROVISIONING_THREADS, r -> {
+      Thread t = new Thread(r, "cluster-provisioner-" + nodeId);
       t.setDaemon(true);
       return t;
     });
@@ -345,26 +357,54 @@ public final class ClusterController implements AutoCloseable {
     }
     CsiClient client = clients.apply(controller);
     for (ClusterVolumeRequest r : due) {
-      if (Thread.currentThread().isInterrupted()) {
+      String key = r.kind() + " " + r.pluginId() + "/" + r.name();
+      if (!provisioning.add(key)) {
+        continue; // its call is under way (a round does not wait for it)
+      }
+      try {
+        provisioner.execute(() -> {
+          try {
+            provisionOne(l, controller, client, r);
+          } catch (EtcdException e) {
+            lastError = e.getMessage();
+            log.debug("cluster controller: {} deferred: {}", r.describe(), e.getMessage());
+          } catch (RuntimeException e) {
+            lastError = e.toString();
+            log.warn("cluster controller: {} failed here", r.describe(), e);
+          } finally {
+            provisioning.remove(key);
+          }
+        });
+      } catch (RejectedExecutionException closing) {
+        provisioning.remove(key);
         return;
       }
-      if (!controller.fingerprint().controllerCapabilities().contains(CsiCapabilities.CREATE_DELETE_VOLUME)) {
-        String why = r.describe() + " failed: controller plugin " + controller.name() + " of controller agent "
-            + nodeId + " does not offer " + CsiCapabilities.CREATE_DELETE_VOLUME;
-        lastError = why;
-        volumes.updateRequest(l, r, r.failed(why));
-        continue;
-      }
-      // Step 1: the attempt, written before the call: who sends it, since when (status shows it in flight).
-      Optional<ClusterVolumeRequest> sent = volumes.updateRequest(l, r, r.sending(nodeId, clock.instant()));
-      if (sent.isEmpty()) {
-        continue; // changed meanwhile (withdrawn, asked again) or no longer ours: the next round reads it again
-      }
-      if (r.kind() == ClusterVolumeRequest.Kind.CREATE) {
-        create(l, controller, client, sent.get());
-      } else {
-        delete(l, client, sent.get());
-      }
+    }
+  }
+
+  /**
+   * One request's attempt, on a provisioning thread: a CreateVolume can take minutes in a real cloud, and the
+   * round that found it must go on publishing and unpublishing meanwhile (a round made every call in turn, so one slow
+   * create held every attach of the plugin id back).
+   */
+  private void provisionOne(ClusterVolumes.Leadership l, PluginInfo controller, CsiClient client,
+      ClusterVolumeRequest r) {
+    if (!controller.fingerprint().controllerCapabilities().contains(CsiCapabilities.CREATE_DELETE_VOLUME)) {
+      String why = r.describe() + " failed: controller plugin " + controller.name() + " of controller agent "
+          + nodeId + " does not offer " + CsiCapabilities.CREATE_DELETE_VOLUME;
+      lastError = why;
+      volumes.updateRequest(l, r, r.failed(why));
+      return;
+    }
+    // Step 1: the attempt, written before the call: who sends it, since when (status shows it in flight).
+    Optional<ClusterVolumeRequest> sent = volumes.updateRequest(l, r, r.sending(nodeId, clock.instant()));
+    if (sent.isEmpty()) {
+      return; // changed meanwhile (withdrawn, asked again) or no longer ours: the next round reads it again
+    }
+    if (r.kind() == ClusterVolumeRequest.Kind.CREATE) {
+      create(l, controller, client, sent.get());
+    } else {
+      delete(l, client, sent.get());
     }
   }
 
@@ -627,8 +667,10 @@ public final class ClusterController implements AutoCloseable {
       }
     }
     loop.shutdownNow();
+    provisioner.shutdownNow(); // a call under way is abandoned unanswered: its request stays PENDING for a successor
     try {
       loop.awaitTermination(callTimeout.toMillis() + 1000, TimeUnit.MILLISECONDS);
+      provisioner.awaitTermination(callTimeout.toMillis() + 1000, TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }

@@ -386,7 +386,7 @@ class ClusterVolumesAgentTest {
   }
 
   /** A controller client whose CreateVolume and DeleteVolume first answer the scripted codes, then the plugin's. */
-  private static final class Scripted extends dev.csisupervisor.client.ForwardingCsiClient {
+  private static class Scripted extends dev.csisupervisor.client.ForwardingCsiClient {
     final CsiClient plugin;
     final java.util.Queue<StatusCode> createCodes = new java.util.concurrent.ConcurrentLinkedQueue<>();
     final java.util.Queue<StatusCode> deleteCodes = new java.util.concurrent.ConcurrentLinkedQueue<>();
@@ -453,6 +453,41 @@ class ClusterVolumesAgentTest {
     assertEquals(List.of(block, xfs), published, "published as each claim uses it (a block volume was a mount)");
     assertEquals(dev.csisupervisor.catalog.ClaimAccess.BLOCK,
         n0.volumes().claims(PLUGIN, raw).get(0).access(), "the claim says block");
+  }
+
+  @Test
+  void aCreateStillUnderWay_holdsNoAttachBack() throws Exception {
+    Node n0 = node(0, false);
+    Node n1 = node(1, false);
+    n0.registry().register(info(PluginType.CSI_CONTROLLER, n0.socket(), ""));
+    CompletableFuture<Void> cloudAnswers = new CompletableFuture<>();
+    java.util.concurrent.atomic.AtomicInteger sent = new java.util.concurrent.atomic.AtomicInteger();
+    Scripted client = new Scripted(n0.client()) {
+      @Override
+      public CompletableFuture<dev.csisupervisor.client.CsiVolume> createVolumeAsync(CreateVolumeRequest r) {
+        sent.incrementAndGet();
+        return cloudAnswers.thenCompose(x -> super.createVolumeAsync(r)); // a cloud taking its time
+      }
+    };
+    // A call timeout far past the test's waits: a round that waited for the create would attach nothing meanwhile.
+    track(new ClusterController(n0.volumes(), "n0", n0.registry(), p -> client, Duration.ofMinutes(10),
+        Optional.empty(), Clock.systemUTC())).start(Duration.ofMillis(100));
+    ClusterVolumeRequest.Spec spec = new ClusterVolumeRequest.Spec(1 << 20, 0,
+        Set.of(VolumeAccessMode.SINGLE_NODE_WRITER), false, "", Map.of(), List.of(), List.of());
+    n0.volumes().requestCreate(ClusterVolumeRequest.create(PLUGIN, "slow", spec, Optional.empty(), Instant.now()));
+    await().atMost(WAIT).until(() -> n0.volumes().request(ClusterVolumeRequest.Kind.CREATE, PLUGIN, "slow")
+        .orElseThrow().controllerNodeId().equals("n0"));
+
+    String vol = disk("meanwhile");
+    get(n1.manager().mount(VolumeClaim.of(PLUGIN, vol, "a1", RWO, false)));
+    assertEquals(Set.of("csi-n1"), cloud.on(vol), "attached while the create waits for its cloud");
+    assertEquals(ClusterVolumeRequest.State.PENDING,
+        n0.volumes().request(ClusterVolumeRequest.Kind.CREATE, PLUGIN, "slow").orElseThrow().state());
+    assertEquals(1, sent.get(), "sent once, not again at each round while under way");
+
+    cloudAnswers.complete(null);
+    await().atMost(WAIT).until(() -> n0.volumes().request(ClusterVolumeRequest.Kind.CREATE, PLUGIN, "slow")
+        .orElseThrow().state() == ClusterVolumeRequest.State.DONE);
   }
 
   @Test
