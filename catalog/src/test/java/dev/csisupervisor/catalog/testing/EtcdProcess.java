@@ -59,19 +59,33 @@ public final class EtcdProcess implements AutoCloseable {
 
   /** Starts a fresh etcd with a new data directory under {@code parent}; waits until it is healthy. */
   public static EtcdProcess start(Path parent) throws IOException {
-    Path bin = assumeInstalled();
-    EtcdProcess e = new EtcdProcess(bin, Files.createTempDirectory(parent, "etcd"), freePort(), freePort(), "http", List.of());
-    e.startAgain();
-    return e;
+    return fresh(parent, "http", List.of());
   }
 
   /** Starts a fresh etcd with these extra flags (e.g. {@code --auth-token-ttl 1}); waits until it is healthy. */
   public static EtcdProcess startWith(Path parent, String... extraArgs) throws IOException {
+    return fresh(parent, "http", List.of(extraArgs));
+  }
+
+  /**
+   * A fresh etcd on ports free a moment before: {@link #freePort} closes its socket before etcd binds, and another
+   * process may take the port meanwhile ("bind: address already in use", seen once in CI), so a start that fails so
+   * is made again on other ports, a few times.
+   */
+  private static EtcdProcess fresh(Path parent, String scheme, List<String> extraArgs) throws IOException {
     Path bin = assumeInstalled();
-    EtcdProcess e = new EtcdProcess(bin, Files.createTempDirectory(parent, "etcd"), freePort(), freePort(), "http",
-        List.of(extraArgs));
-    e.startAgain();
-    return e;
+    for (int attempt = 1; ; attempt++) {
+      EtcdProcess e = new EtcdProcess(bin, Files.createTempDirectory(parent, "etcd"), freePort(), freePort(), scheme,
+          extraArgs);
+      try {
+        e.startAgain();
+        return e;
+      } catch (IOException failed) {
+        if (attempt == 3 || failed.getMessage() == null || !failed.getMessage().contains("address already in use")) {
+          throw failed;
+        }
+      }
+    }
   }
 
   /**
@@ -79,12 +93,8 @@ public final class EtcdProcess implements AutoCloseable {
    * (client certificates required); {@code /health} stays on a plain metrics port.
    */
   public static EtcdProcess startTls(Path parent, Path cert, Path key, Path clientCa) throws IOException {
-    Path bin = assumeInstalled();
-    EtcdProcess e = new EtcdProcess(bin, Files.createTempDirectory(parent, "etcd"), freePort(), freePort(), "https",
-        List.of("--cert-file", cert.toString(), "--key-file", key.toString(), "--trusted-ca-file", clientCa.toString(),
-            "--client-cert-auth"));
-    e.startAgain();
-    return e;
+    return fresh(parent, "https", List.of("--cert-file", cert.toString(), "--key-file", key.toString(),
+        "--trusted-ca-file", clientCa.toString(), "--client-cert-auth"));
   }
 
   /** Starts etcd on a given client port (to test "unreachable at first, then there"). */
