@@ -99,16 +99,27 @@ public final class EtcdCluster implements AutoCloseable {
 
   /** {@link #start(Path, int)} with this etcd binary (for the benchmarks, which have no test to skip). */
   public static EtcdCluster start(Path binary, Path parent, int size) throws IOException {
-    EtcdCluster c = new EtcdCluster(binary, Files.createTempDirectory(parent, "etcd-cluster"));
-    for (int i = 0; i < size; i++) {
-      c.members.add(c.newMember());
+    // Ports are found free a moment before etcd binds them; one taken meanwhile ("bind: address already in use")
+    // makes the whole cluster again on other ports, a few times (as EtcdProcess does for one member).
+    for (int attempt = 1; ; attempt++) {
+      EtcdCluster c = new EtcdCluster(binary, Files.createTempDirectory(parent, "etcd-cluster"));
+      try {
+        for (int i = 0; i < size; i++) {
+          c.members.add(c.newMember());
+        }
+        String initial = c.members.stream().map(m -> m.name + "=" + m.peerUrl()).collect(Collectors.joining(","));
+        for (Member m : c.members) {
+          c.launch(m, initial, "new");
+        }
+        c.awaitHealthy(c.members);
+        return c;
+      } catch (IOException | RuntimeException failed) {
+        c.close();
+        if (attempt == 3 || failed.getMessage() == null || !failed.getMessage().contains("address already in use")) {
+          throw failed;
+        }
+      }
     }
-    String initial = c.members.stream().map(m -> m.name + "=" + m.peerUrl()).collect(Collectors.joining(","));
-    for (Member m : c.members) {
-      c.launch(m, initial, "new");
-    }
-    c.awaitHealthy(c.members);
-    return c;
   }
 
   private Member newMember() throws IOException {
