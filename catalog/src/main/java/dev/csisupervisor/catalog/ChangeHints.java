@@ -26,6 +26,8 @@ final class ChangeHints implements AutoCloseable {
   private final List<String> prefixes;
   private final Runnable changed;
   private StreamObserver<WatchRequest> stream; // guarded by this
+  /** The open's own token: a stream's end counts only while its open is the current one. */
+  private Object current; // guarded by this
   private boolean closed; // guarded by this
   private String lastFailure = ""; // guarded by this
 
@@ -40,6 +42,8 @@ final class ChangeHints implements AutoCloseable {
     if (closed) {
       return this;
     }
+    Object token = new Object();
+    current = token;
     StreamObserver<WatchRequest> s;
     try {
       s = client.watch(new StreamObserver<>() {
@@ -52,12 +56,12 @@ final class ChangeHints implements AutoCloseable {
 
         @Override
         public void onError(Throwable t) {
-          ended(client.translate("watch " + prefixes, t).getMessage());
+          ended(token, client.translate("watch " + prefixes, t).getMessage());
         }
 
         @Override
         public void onCompleted() {
-          ended("the watch was ended by etcd");
+          ended(token, "the watch was ended by etcd");
         }
       });
       for (String prefix : prefixes) {
@@ -76,7 +80,9 @@ final class ChangeHints implements AutoCloseable {
       reopenLater(e.toString());
       return this;
     }
-    stream = s;
+    if (current == token) {
+      stream = s; // unless it failed already, while being opened
+    }
     return this;
   }
 
@@ -88,12 +94,13 @@ final class ChangeHints implements AutoCloseable {
     }
   }
 
-  private void ended(String why) {
+  private void ended(Object token, String why) {
     synchronized (this) {
-      stream = null;
-      if (closed) {
-        return;
+      if (closed || current != token) {
+        return; // closed, or a stream an earlier open made (already replaced)
       }
+      current = null;
+      stream = null;
     }
     reopenLater(why);
   }
@@ -123,6 +130,7 @@ final class ChangeHints implements AutoCloseable {
     StreamObserver<WatchRequest> s;
     synchronized (this) {
       closed = true;
+      current = null;
       s = stream;
       stream = null;
     }

@@ -22,7 +22,7 @@ public record ClaimAccess(boolean block, String fsType) {
       throw new IllegalArgumentException("fsType must not be null");
     }
     if (block && !fsType.isEmpty()) {
-      throw new IllegalArgumentException("fsType must be empty for a block device, got " + Printable.quote(fsType));
+      throw new IllegalArgumentException("fsType must be empty for a block volume, got " + Printable.quote(fsType));
     }
     if (fsType.length() > 128 || !fsType.strip().equals(fsType)) {
       throw new IllegalArgumentException("fsType " + Printable.quote(fsType)

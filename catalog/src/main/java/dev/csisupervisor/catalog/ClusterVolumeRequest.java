@@ -93,10 +93,7 @@ public record ClusterVolumeRequest(Kind kind, String pluginId, String name, Spec
         throw new IllegalArgumentException("accessModes must not contain null, got " + accessModes);
       }
       accessModes = accessModes.isEmpty() ? Set.of() : Collections.unmodifiableSet(EnumSet.copyOf(accessModes));
-      Objects.requireNonNull(fsType, "fsType");
-      if (block && !fsType.isEmpty()) {
-        throw new IllegalArgumentException("fsType must be empty for a block volume, got '" + fsType + "'");
-      }
+      new ClaimAccess(block, fsType); // the same rules as the claims of the volume it makes
       parameters = Values.copyOf(parameters, "parameters");
       requisite = topologies(requisite, "requisite");
       preferred = topologies(preferred, "preferred");

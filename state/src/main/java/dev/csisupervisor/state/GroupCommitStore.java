@@ -345,8 +345,8 @@ public final class GroupCommitStore implements StateStore {
    * Under the lock, {@code e} queued: returns false once another thread's commit did it, or true, holding the turn
    * ({@code committing} set), when this thread is to commit: at once when no commit is in flight, else when the
    * commit in flight hands it the turn (its caller was the first waiting in the queue). Only this thread is woken
-   * for it: with sixteen writers, waking all of them at every commit (to find out which is next) put the next
-   * leader behind fifteen runnable threads on two CPUs, and that wait, not the disk, was the writers' p99.
+   * for it: waking every waiter at each commit (to find out which is next) sent all but one back to sleep, a
+   * context switch each (benchmarks/README.md 15b: half the fsyncs since, the tail unchanged).
    */
   private boolean awaitOutcomeOrTurn(Entry e) {
     if (!committing) {

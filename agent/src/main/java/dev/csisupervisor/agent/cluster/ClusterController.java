@@ -1,5 +1,6 @@
 package dev.csisupervisor.agent.cluster;
 
+import dev.csisupervisor.catalog.ClaimAccess;
 import dev.csisupervisor.catalog.ClusterAttachment;
 import dev.csisupervisor.catalog.ClusterClaim;
 import dev.csisupervisor.catalog.ClusterVolume;
@@ -424,7 +425,7 @@ public final class ClusterController implements AutoCloseable {
       List<VolumeCapability> capabilities = new ArrayList<>();
       for (dev.csisupervisor.catalog.VolumeAccessMode m : spec.accessModes()) {
         AccessMode mode = AccessMode.valueOf(m.name());
-        capabilities.add(spec.block() ? VolumeCapability.block(mode) : VolumeCapability.mount(spec.fsType(), List.of(), mode));
+        capabilities.add(capability(new ClaimAccess(spec.block(), spec.fsType()), mode));
       }
       Optional<CapacityRange> capacity = spec.requiredBytes() == 0 && spec.limitBytes() == 0 ? Optional.empty()
           : Optional.of(new CapacityRange(spec.requiredBytes(), spec.limitBytes()));
@@ -563,11 +564,8 @@ public final class ClusterController implements AutoCloseable {
     ClusterClaim writer = cs.stream().filter(ClusterClaim::writer).findFirst().orElse(cs.get(0));
     boolean readOnly = cs.stream().allMatch(ClusterClaim::readOnly)
         && controller.fingerprint().controllerCapabilities().contains(CsiCapabilities.PUBLISH_READONLY);
-    // As the claim uses it (CSI: the capability the CO intends to use the published volume with): a block device,
-    // or a file system of the type asked for.
-    AccessMode mode = AccessMode.valueOf(writer.mode().name());
-    VolumeCapability capability = writer.access().block() ? VolumeCapability.block(mode)
-        : VolumeCapability.mount(writer.access().fsType(), List.of(), mode);
+    // As the claim uses it (CSI: the capability the CO intends to use the published volume with).
+    VolumeCapability capability = capability(writer.access(), AccessMode.valueOf(writer.mode().name()));
     inFlight.add(what);
     try {
       Map<String, String> context = client.controllerPublishVolumeAsync(new ControllerPublishRequest(t.volumeId(),
@@ -595,6 +593,11 @@ public final class ClusterController implements AutoCloseable {
     } finally {
       inFlight.remove(what);
     }
+  }
+
+  /** A block device, or a file system of the type asked for (mount flags are the node's, never sent here). */
+  private static VolumeCapability capability(ClaimAccess access, AccessMode mode) {
+    return access.block() ? VolumeCapability.block(mode) : VolumeCapability.mount(access.fsType(), List.of(), mode);
   }
 
   private void fail(ClusterVolumes.Leadership l, Target t, String plugin, String csiNode, String message) {

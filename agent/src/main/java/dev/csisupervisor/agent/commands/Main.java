@@ -15,9 +15,14 @@ import java.util.Set;
 public final class Main {
   private Main() {}
 
-  /** Commands that only talk to a running agent's admin socket: they log nothing of their own. */
-  private static final Set<String> ADMIN_COMMANDS = Set.of("plugins", "plugin", "events", "status", "reload",
-      "volume", "class-data-training", "", "help", "--help", "-h", "--version", "-V");
+  /** Command lines that log nothing of their own: the admin-socket commands, help, the version, the training. */
+  private static final Set<String> ADMIN_COMMANDS = quietCommands();
+
+  private static Set<String> quietCommands() {
+    Set<String> names = new java.util.HashSet<>(AdminCommands.NAMES);
+    java.util.Collections.addAll(names, "class-data-training", "", "help", "--help", "-h", "--version", "-V");
+    return Set.copyOf(names);
+  }
 
   /** slf4j's provider that drops every message (in slf4j-api itself). */
   static final String NO_LOGGING_PROVIDER = "org.slf4j.helpers.NOP_FallbackServiceProvider";

@@ -99,9 +99,8 @@ public final class EtcdCluster implements AutoCloseable {
 
   /** {@link #start(Path, int)} with this etcd binary (for the benchmarks, which have no test to skip). */
   public static EtcdCluster start(Path binary, Path parent, int size) throws IOException {
-    // Ports are found free a moment before etcd binds them; one taken meanwhile ("bind: address already in use")
-    // makes the whole cluster again on other ports, a few times (as EtcdProcess does for one member).
-    for (int attempt = 1; ; attempt++) {
+    // Ports are found free a moment before etcd binds them; one taken meanwhile makes the cluster again.
+    return EtcdProcess.onFreePorts(() -> {
       EtcdCluster c = new EtcdCluster(binary, Files.createTempDirectory(parent, "etcd-cluster"));
       try {
         for (int i = 0; i < size; i++) {
@@ -115,11 +114,9 @@ public final class EtcdCluster implements AutoCloseable {
         return c;
       } catch (IOException | RuntimeException failed) {
         c.close();
-        if (attempt == 3 || failed.getMessage() == null || !failed.getMessage().contains("address already in use")) {
-          throw failed;
-        }
+        throw failed;
       }
-    }
+    });
   }
 
   private Member newMember() throws IOException {

@@ -74,12 +74,27 @@ public final class EtcdProcess implements AutoCloseable {
    */
   private static EtcdProcess fresh(Path parent, String scheme, List<String> extraArgs) throws IOException {
     Path bin = assumeInstalled();
-    for (int attempt = 1; ; attempt++) {
+    return onFreePorts(() -> {
       EtcdProcess e = new EtcdProcess(bin, Files.createTempDirectory(parent, "etcd"), freePort(), freePort(), scheme,
           extraArgs);
+      e.startAgain();
+      return e;
+    });
+  }
+
+  /** A start of etcd on ports {@link #freePort} found, which fails with an {@link IOException}. */
+  interface Start<T> {
+    T start() throws IOException;
+  }
+
+  /**
+   * Runs {@code start} again (with the new ports it picks) when etcd found one of them taken; three tries. A start
+   * that fails must leave nothing running.
+   */
+  static <T> T onFreePorts(Start<T> start) throws IOException {
+    for (int attempt = 1; ; attempt++) {
       try {
-        e.startAgain();
-        return e;
+        return start.start();
       } catch (IOException failed) {
         if (attempt == 3 || failed.getMessage() == null || !failed.getMessage().contains("address already in use")) {
           throw failed;
