@@ -59,6 +59,8 @@ final class CallFaults {
   private static final class MethodRecord {
     final LongAdder calls = new LongAdder();
     volatile Object lastRequest;
+    /** The caller of the last call received; null: it named none (or none came). */
+    volatile Caller lastCaller;
     final Deque<Fault> faults = new ArrayDeque<>(); // guarded by this
     long delayNanos; // guarded by this
   }
@@ -215,6 +217,19 @@ final class CallFaults {
 
   Object lastRequest(String method) {
     return record(method).lastRequest;
+  }
+
+  /** The caller (null: none) of a call of {@code method} (a full name) that has just arrived. */
+  void recordCaller(String method, Caller caller) {
+    MethodRecord r = records.get(method);
+    if (r != null) {
+      r.lastCaller = caller;
+    }
+  }
+
+  /** The caller of the last call of {@code method} received, or null. */
+  Caller lastCaller(String method) {
+    return record(method).lastCaller;
   }
 
   private MethodRecord record(String method) {

@@ -322,8 +322,8 @@ final class DriverController {
 
   ControllerUnpublishVolumeResponse controllerUnpublish(ControllerUnpublishVolumeRequest r) {
     requireId("volume_id", r.getVolumeId());
-    if (driver.cloud() != null && !r.getNodeId().isEmpty()) {
-      driver.cloud().detach(r.getVolumeId(), r.getNodeId());
+    if (driver.cloud() != null) {
+      driver.cloud().detach(r.getVolumeId(), r.getNodeId()); // an empty node id: from every node
     }
     synchronized (driver.lock()) {
       VolumeState v = driver.findVolume(r.getVolumeId());

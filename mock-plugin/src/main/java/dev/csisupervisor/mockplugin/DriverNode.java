@@ -72,6 +72,7 @@ final class DriverNode {
           && realMounts.stage(v, Path.of(r.getStagingTargetPath()), r.getVolumeCapability().hasBlock());
       v.stagedAt.add(r.getStagingTargetPath());
       persistOrUnmount(mounted, r.getStagingTargetPath());
+      recordOnCloud(SharedCloud.NodeUse.STAGED, v.id, r.getStagingTargetPath(), true);
     }
     return NodeStageVolumeResponse.getDefaultInstance();
   }
@@ -88,6 +89,7 @@ final class DriverNode {
         v.stagedAt.remove(r.getStagingTargetPath());
       }
       driver.persistLocked();
+      recordOnCloud(SharedCloud.NodeUse.STAGED, r.getVolumeId(), r.getStagingTargetPath(), false);
     }
     return NodeUnstageVolumeResponse.getDefaultInstance();
   }
@@ -124,6 +126,7 @@ final class DriverNode {
       boolean mounted = realMounts != null && realMounts.publish(v, stagedMount, target, block, r.getReadonly());
       v.publishedAt.put(r.getTargetPath(), r.getReadonly());
       persistOrUnmount(mounted, r.getTargetPath());
+      recordOnCloud(SharedCloud.NodeUse.PUBLISHED, v.id, r.getTargetPath(), true);
     }
     return NodePublishVolumeResponse.getDefaultInstance();
   }
@@ -144,6 +147,8 @@ final class DriverNode {
         driver.persistLocked();
         removeTarget(target);
       }
+      // Also when this process does not know it (restarted without a state file): the node has it no longer.
+      recordOnCloud(SharedCloud.NodeUse.PUBLISHED, r.getVolumeId(), r.getTargetPath(), false);
     }
     return NodeUnpublishVolumeResponse.getDefaultInstance();
   }
@@ -173,6 +178,17 @@ final class DriverNode {
         driver.persistLocked();
       }
       return NodeExpandVolumeResponse.newBuilder().setCapacityBytes(v.capacity).build();
+    }
+  }
+
+  /**
+   * Under the lock, after a stage, unstage, publish or unpublish was saved: tells the shared cloud's oracle, if there
+   * is one, what this node ({@code NodeGetInfo}'s node id) now holds.
+   */
+  private void recordOnCloud(SharedCloud.NodeUse use, String volumeId, String path, boolean on) {
+    SharedCloud cloud = driver.cloud();
+    if (cloud != null) {
+      cloud.recordNodeUse(use, volumeId, script.nodeInfo().getNodeId(), path, on);
     }
   }
 

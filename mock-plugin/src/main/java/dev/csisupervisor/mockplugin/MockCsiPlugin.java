@@ -122,7 +122,13 @@ public final class MockCsiPlugin extends ScriptedPlugin implements AutoCloseable
       if (initialReadyAfter != null && !initialReadyAfter.isZero()) {
         script.readyAfter(initialReadyAfter);
       }
-      server = PluginServer.start(socket, mode, services, group, sharedGroup == null);
+      CallerInterceptor callers = new CallerInterceptor(faults, (caller, method) -> {
+        SharedCloud cloud = driver.cloud();
+        if (cloud != null) {
+          cloud.controllerCall(script.pluginInfo().getName(), caller, method);
+        }
+      });
+      server = PluginServer.start(socket, mode, services, callers, group, sharedGroup == null);
       identity = identityService;
       state.set(State.RUNNING);
     }
@@ -481,7 +487,10 @@ public final class MockCsiPlugin extends ScriptedPlugin implements AutoCloseable
     /**
      * A "cloud" shared with other mock plugin processes through {@code file} (under a file lock): created disks go
      * there, a controller attaches a disk to any node (a single-node mode to one node only: FAILED_PRECONDITION for
-     * a second), each attach taking {@code attachTime}, and a node plugin stages any disk the cloud has.
+     * a second), each attach taking {@code attachTime}, and a node plugin stages any disk the cloud has. The cloud
+     * is also an oracle: node plugins record there what they stage and publish, and it counts what a correct CO
+     * never does (a double attachment, a detach while staged or published, a controller call of a deposed
+     * controller agent by its {@link Caller} headers); {@link CloudReport#read} reads it.
      */
     public Builder cloud(Path file, java.time.Duration attachTime) {
       this.cloudFile = Objects.requireNonNull(file, "cloud").toAbsolutePath().normalize();

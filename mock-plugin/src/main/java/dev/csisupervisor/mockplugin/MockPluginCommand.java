@@ -53,6 +53,8 @@ import picocli.CommandLine.Spec;
         "  delay RPC DURATION  (e.g. 500ms, 2s; 0 ends it) | clear-faults",
         "  calls RPC  (answers 'OK calls RPC N', the calls received)",
         "",
+        "'csi-mock-plugin cloud-report --cloud PATH' prints what a shared cloud holds and its oracle's counts.",
+        "",
         "Exit codes: 0 stopped, 1 cannot start (path occupied, no parent dir, bad state file,",
         "--real-mounts without root), 2 bad arguments,",
         "3 crashed (crash, --crash-after-ms)."})
@@ -138,7 +140,8 @@ final class MockPluginCommand implements Callable<Integer> {
 
   @Option(names = "--cloud", paramLabel = "PATH",
       description = {"Share a cloud with other mock plugins through PATH (file-locked): disks made by any of them,",
-          "attached by any controller to any node, a single-node disk to one node only."})
+          "attached by any controller to any node, a single-node disk to one node only; an oracle that counts",
+          "what a correct CO never does (see 'csi-mock-plugin cloud-report --help')."})
   private Path cloud;
 
   @Option(names = "--cloud-attach-ms", paramLabel = "N", description = "How long each cloud attach takes (default 0).")
@@ -187,7 +190,8 @@ final class MockPluginCommand implements Callable<Integer> {
   }
 
   static CommandLine commandLine(MockPluginCommand command) {
-    return new CommandLine(command).setCaseInsensitiveEnumValuesAllowed(true);
+    return new CommandLine(command).setCaseInsensitiveEnumValuesAllowed(true)
+        .addSubcommand("cloud-report", new CloudReportCommand(command.out, command.in));
   }
 
   @Override

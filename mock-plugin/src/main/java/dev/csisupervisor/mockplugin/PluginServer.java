@@ -4,6 +4,7 @@ import dev.csisupervisor.csi.v1.ControllerGrpc;
 import dev.csisupervisor.csi.v1.IdentityGrpc;
 import dev.csisupervisor.csi.v1.NodeGrpc;
 import io.grpc.Server;
+import io.grpc.ServerInterceptor;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
@@ -58,13 +59,13 @@ final class PluginServer {
 
   /**
    * Binds {@code socket} (prepared: nothing is there) and serves {@code services} on {@code group}:
-   * Identity always, Controller and Node as {@code mode} says.
+   * Identity always, Controller and Node as {@code mode} says; every call meets {@code callers} first.
    *
    * @param ownsGroup whether the server shuts {@code group} down when it ends (and when binding fails)
    * @throws IOException naming the socket if binding failed
    */
-  static PluginServer start(Path socket, MockMode mode, ServiceTable services, EventLoopGroup group,
-      boolean ownsGroup) throws IOException {
+  static PluginServer start(Path socket, MockMode mode, ServiceTable services, ServerInterceptor callers,
+      EventLoopGroup group, boolean ownsGroup) throws IOException {
     ConnectionKiller killer = new ConnectionKiller();
     NettyServerBuilder builder = NettyServerBuilder.forAddress(new DomainSocketAddress(socket.toString()))
         .channelFactory(killer)
@@ -74,6 +75,7 @@ final class PluginServer {
         // and Netty would warn on every connection.
         .withChildOption(ChannelOption.SO_KEEPALIVE, null)
         .directExecutor()
+        .intercept(callers)
         .addService(services.service(IdentityGrpc.getServiceDescriptor()));
     if (mode.servesController()) {
       builder.addService(services.service(ControllerGrpc.getServiceDescriptor()));

@@ -272,6 +272,14 @@ abstract sealed class ScriptedPlugin permits MockCsiPlugin {
     return Optional.ofNullable((Q) faults.lastRequest(CallFaults.fullName(method)));
   }
 
+  /**
+   * Who sent the last call of {@code method} received, by its {@link Caller} headers
+   * ({@value Caller#AGENT_HEADER}, {@value Caller#ELECTION_HEADER}); empty if that call carried none, or none came.
+   */
+  public Optional<Caller> lastCaller(MethodDescriptor<?, ?> method) {
+    return Optional.ofNullable(faults.lastCaller(CallFaults.fullName(method)));
+  }
+
   /** {@link #lastRequest(MethodDescriptor)} by name. */
   public Optional<Message> lastRequest(String method) {
     return Optional.ofNullable((Message) faults.lastRequest(CallFaults.fullName(method)));
