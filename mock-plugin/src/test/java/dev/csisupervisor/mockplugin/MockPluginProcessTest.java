@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.common.util.concurrent.ListenableFuture;
+import dev.csisupervisor.csi.v1.ControllerPublishVolumeRequest;
 import dev.csisupervisor.csi.v1.CreateVolumeRequest;
 import dev.csisupervisor.csi.v1.GetPluginInfoRequest;
 import dev.csisupervisor.csi.v1.GetPluginInfoResponse;
@@ -30,6 +31,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -184,6 +186,58 @@ class MockPluginProcessTest {
           .setTargetPath(target.toString()).build());
       assertFalse(Files.exists(target), "and removes the target it knew");
     }
+  }
+
+  /** {@code csi-mock-plugin cloud-report ARGS} as a child JVM: its exit code and stdout. */
+  private Map.Entry<Integer, String> cloudReport(String... args) throws Exception {
+    List<String> all = new ArrayList<>(List.of("cloud-report"));
+    all.addAll(List.of(args));
+    Process report = launch(null, all.toArray(String[]::new));
+    String out = new String(report.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertTrue(report.waitFor(20, TimeUnit.SECONDS));
+    return Map.entry(report.exitValue(), out);
+  }
+
+  @Test
+  void cloudOracle_acrossTwoPluginProcesses_readByTheReportCommand() throws Exception {
+    Path cloud = dir.resolve("cloud");
+    Path sa = dir.resolve("a.sock");
+    Path sb = dir.resolve("b.sock");
+    Process a = launch(null, "--endpoint", "unix://" + sa, "--node-id", "na", "--cloud", cloud.toString());
+    Process b = launch(null, "--endpoint", "unix://" + sb, "--node-id", "nb", "--cloud", cloud.toString());
+    assertEquals("READY-TO-SERVE " + sa, stdout(a).readLine(), () -> "stderr: " + stderrQuietly(0));
+    assertEquals("READY-TO-SERVE " + sb, stdout(b).readLine(), () -> "stderr: " + stderrQuietly(1));
+    VolumeCapability rwo = Csi.singleNodeWriter(VolumeCapability.newBuilder()
+        .setMount(VolumeCapability.MountVolume.getDefaultInstance()));
+    Path recorded = dir.resolve("recorded");
+    String id;
+    try (Csi ca = new Csi(sa); Csi cb = new Csi(sb)) {
+      id = ca.controller().createVolume(CreateVolumeRequest.newBuilder().setName("d").addVolumeCapabilities(rwo)
+          .build()).getVolume().getVolumeId();
+      ca.controller().controllerPublishVolume(ControllerPublishVolumeRequest.newBuilder().setVolumeId(id)
+          .setNodeId("nb").setVolumeCapability(rwo).build());
+      Files.writeString(recorded, "# what etcd records\n" + id + " nb\n");
+      Map.Entry<Integer, String> legal = cloudReport("--cloud", cloud.toString(), "--recorded", recorded.toString(),
+          "--check");
+      assertEquals(0, legal.getKey(), legal.getValue());
+      assertTrue(legal.getValue().contains("\"double_attach\": 0,") && legal.getValue().contains(
+          "\"unrecorded_attachment\": 0") && legal.getValue().contains("\"total\": 0,"), legal.getValue());
+
+      // The other process's controller attaches it to na as well: refused, and counted.
+      assertEquals(Status.Code.FAILED_PRECONDITION, Csi.codeOf(() -> cb.controller().controllerPublishVolume(
+          ControllerPublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId("na").setVolumeCapability(rwo)
+              .build())));
+    }
+    Files.writeString(recorded, "");
+    Map.Entry<Integer, String> illegal = cloudReport("--cloud", cloud.toString(), "--recorded", recorded.toString(),
+        "--check");
+    assertEquals(4, illegal.getKey(), illegal.getValue());
+    assertTrue(illegal.getValue().contains("\"double_attach\": 1,") && illegal.getValue().contains(
+        "\"unrecorded_attachment\": 1") && illegal.getValue().contains("\"total\": 2,")
+        && illegal.getValue().contains("{\"volume\": \"" + id + "\", \"node\": \"nb\", \"multi_node\": false}"),
+        illegal.getValue());
+    Map.Entry<Integer, String> plain = cloudReport("--cloud", cloud.toString());
+    assertEquals(0, plain.getKey(), "without --check the report only prints: " + plain.getValue());
   }
 
   private String stderrQuietly(int index) {
