@@ -183,6 +183,35 @@ public interface CsiClient extends AutoCloseable {
       Optional<VolumeCapability> capability, Secrets secrets);
 
   /**
+   * A view of this client whose every call carries {@code agentNodeId} and {@code electionRevision} as gRPC metadata
+   * ({@link CallerIdentity}: headers {@value CallerIdentity#AGENT_HEADER} and {@value CallerIdentity#ELECTION_HEADER}),
+   * for a controller agent to say on each Controller call which election it acts under. This client is unaffected:
+   * its calls carry nothing.
+   *
+   * <p>The view shares this client's channel, so it is cheap: take one per election term, or one per call
+   * ({@code client.withCallerIdentity(id, rev).controllerPublishVolumeAsync(r)}). It carries the identity on every
+   * call it makes (Identity and Node calls too). Its {@link #close()} stops only the view (its later calls fail with
+   * {@link CallCancelledException}; calls in flight run on), never the channel: closing this client closes the view's
+   * calls too. {@link #withCallerIdentity} of a view replaces the identity. The default implementation (a client
+   * that is no gRPC client, such as a test's fake) refuses with {@link UnsupportedOperationException}, after checking
+   * the arguments.
+   *
+   * @param agentNodeId the calling agent's node id, not blank
+   * @param electionRevision the create revision of the election key the agent holds, at least 1
+   * @throws IllegalArgumentException naming the field: a blank node id, a revision below 1
+   */
+  default CsiClient withCallerIdentity(String agentNodeId, long electionRevision) {
+    CallerIdentity identity = new CallerIdentity(agentNodeId, electionRevision);
+    throw new UnsupportedOperationException(getClass().getName() + " cannot carry a caller identity (" + identity
+        + ")");
+  }
+
+  /** The identity this client's calls carry ({@link #withCallerIdentity}); empty for a client made by {@link #create}. */
+  default Optional<CallerIdentity> callerIdentity() {
+    return Optional.empty();
+  }
+
+  /**
    * Calls {@code listener} each time an established connection to the plugin is lost: the plugin's end closed
    * it (the process died, or the server shut the connection), never because this client closed. Lets a
    * supervisor see a dead plugin at once instead of at its next probe. The listener runs on a gRPC I/O thread:

@@ -65,6 +65,11 @@ public abstract class ForwardingCsiClient implements CsiClient {
       CapacityRange capacityRange, Optional<VolumeCapability> capability, Secrets secrets) {
     return delegate().controllerExpandVolumeAsync(volumeId, capacityRange, capability, secrets);
   }
+  /** The delegate's view: a decorator whose behaviour the view must keep overrides this. */
+  @Override public CsiClient withCallerIdentity(String agentNodeId, long electionRevision) {
+    return delegate().withCallerIdentity(agentNodeId, electionRevision);
+  }
+  @Override public Optional<CallerIdentity> callerIdentity() { return delegate().callerIdentity(); }
   @Override public void onConnectionLost(Runnable listener) { delegate().onConnectionLost(listener); }
   @Override public void close() { delegate().close(); }
 

@@ -12,6 +12,9 @@ import dev.csisupervisor.csi.v1.NodeGrpc;
 import dev.csisupervisor.csi.v1.ProbeRequest;
 import io.grpc.Attributes;
 import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientInterceptor;
+import io.grpc.ClientInterceptors;
 import io.grpc.ClientCall;
 import io.grpc.ClientStreamTracer;
 import io.grpc.Deadline;
@@ -20,6 +23,7 @@ import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.stub.ClientCalls;
+import io.grpc.stub.MetadataUtils;
 import io.grpc.stub.StreamObserver;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -30,6 +34,7 @@ import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -37,7 +42,9 @@ import org.slf4j.LoggerFactory;
  * {@link CsiClient} over grpc-java with Netty epoll on a unix domain socket. See the interface for
  * the contract. This class runs the calls: deadlines, cancellation, typed errors. Its {@link PluginChannel}
  * keeps one live channel, replaces it only after a failed connection attempt, and watches for a lost
- * connection; {@link VolumeProtos} builds the volume calls' messages.
+ * connection; {@link VolumeProtos} builds the volume calls' messages. A {@link #withCallerIdentity} view is another
+ * instance on the same {@link PluginChannel} whose calls go through an interceptor adding the two
+ * {@link CallerIdentity} headers.
  */
 final class GrpcCsiClient implements CsiClient {
   private static final Logger log = LoggerFactory.getLogger(GrpcCsiClient.class);
@@ -57,6 +64,12 @@ final class GrpcCsiClient implements CsiClient {
   private final CsiClientOptions options;
   private final StatusTranslator translator;
   private final PluginChannel channels;
+  /** What every call carries as metadata; null: nothing (the client {@link #create} made). */
+  private final CallerIdentity identity;
+  /** Adds {@link #identity}'s headers to a call; null without an identity. */
+  private final ClientInterceptor identityHeaders;
+  /** A view's own close (see {@link CsiClient#withCallerIdentity}); the channel's is {@link #channels}'. */
+  private final AtomicBoolean viewClosed = new AtomicBoolean();
 
   private GrpcCsiClient(Path socket, CsiClientOptions options) {
     this.socket = socket;
@@ -64,7 +77,27 @@ final class GrpcCsiClient implements CsiClient {
     this.translator = new StatusTranslator(socket, options, SocketInspector::tryConnect,
         peer -> SocketInspector.answerToHttp2Preface(peer, StatusTranslator.FIRST_BYTES, PREFACE_ANSWER_WAIT));
     this.channels = new PluginChannel(socket, options.maxInboundMessageBytes());
+    this.identity = null;
+    this.identityHeaders = null;
   }
+
+  /** A view of {@code root}'s channel whose calls carry {@code identity}. */
+  private GrpcCsiClient(GrpcCsiClient root, CallerIdentity identity) {
+    this.socket = root.socket;
+    this.options = root.options;
+    this.translator = root.translator;
+    this.channels = root.channels;
+    this.identity = identity;
+    Metadata headers = new Metadata();
+    headers.put(AGENT_KEY, identity.agentHeaderValue());
+    headers.put(ELECTION_KEY, Long.toString(identity.electionRevision()));
+    this.identityHeaders = MetadataUtils.newAttachHeadersInterceptor(headers);
+  }
+
+  private static final Metadata.Key<String> AGENT_KEY =
+      Metadata.Key.of(CallerIdentity.AGENT_HEADER, Metadata.ASCII_STRING_MARSHALLER);
+  private static final Metadata.Key<String> ELECTION_KEY =
+      Metadata.Key.of(CallerIdentity.ELECTION_HEADER, Metadata.ASCII_STRING_MARSHALLER);
 
   static CsiClient create(Path socket, CsiClientOptions options) throws SocketPathTooLongException {
     Objects.requireNonNull(socket, "socket");
@@ -72,6 +105,16 @@ final class GrpcCsiClient implements CsiClient {
     Path absolute = SocketInspector.validate(socket);
     SharedEventLoop.group(); // fail here, not on the first call, if epoll is missing
     return new GrpcCsiClient(absolute, options);
+  }
+
+  @Override
+  public CsiClient withCallerIdentity(String agentNodeId, long electionRevision) {
+    return new GrpcCsiClient(this, new CallerIdentity(agentNodeId, electionRevision));
+  }
+
+  @Override
+  public Optional<CallerIdentity> callerIdentity() {
+    return Optional.ofNullable(identity);
   }
 
   @Override
@@ -267,6 +310,11 @@ final class GrpcCsiClient implements CsiClient {
       Duration timeout,
       boolean mayRetry) {
     String name = method.getFullMethodName();
+    if (viewClosed.get()) {
+      result.completeExceptionally(new CallCancelledException(socket, name, "this view of the client (caller "
+          + identity + ") is closed"));
+      return;
+    }
     ManagedChannel ch;
     try {
       ch = channels.forCall(name);
@@ -277,7 +325,8 @@ final class GrpcCsiClient implements CsiClient {
     ConnectionTracer tracer = new ConnectionTracer();
     // waitForReady stays off: a call on a channel that cannot connect fails now, not at its deadline.
     CallOptions callOptions = CallOptions.DEFAULT.withDeadline(deadline).withStreamTracerFactory(tracer);
-    ClientCall<Q, R> call = ch.newCall(method, callOptions);
+    Channel target = identityHeaders == null ? ch : ClientInterceptors.intercept(ch, identityHeaders);
+    ClientCall<Q, R> call = target.newCall(method, callOptions);
     result.whenComplete((value, failure) -> {
       if (failure instanceof CancellationException) {
         call.cancel("cancelled by the caller", null);
@@ -344,6 +393,10 @@ final class GrpcCsiClient implements CsiClient {
 
   @Override
   public void close() {
+    if (identity != null) {
+      viewClosed.set(true); // a view: the channel is its root's
+      return;
+    }
     if (channels.close()) {
       log.debug("closed client for {}", socket);
     }
@@ -356,7 +409,8 @@ final class GrpcCsiClient implements CsiClient {
 
   @Override
   public String toString() {
-    return "CsiClient[" + socket + ", " + (channels.isClosed() ? "CLOSED" : "RUNNING") + "]";
+    return "CsiClient[" + socket + (identity != null ? ", caller " + identity : "") + ", "
+        + (channels.isClosed() || viewClosed.get() ? "CLOSED" : "RUNNING") + "]";
   }
 
   /**
