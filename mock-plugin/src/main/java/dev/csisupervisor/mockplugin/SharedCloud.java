@@ -48,7 +48,8 @@ import java.util.function.Function;
  * {@code staged ID NODE PATH}, {@code published ID NODE PATH}, {@code count KIND N},
  * {@code election PLUGIN REVISION AGENT} and {@code violation KIND TEXT} (the last {@value #KEPT_VIOLATIONS}). Lines
  * it does not know are skipped, so an older file (only the first three kinds) reads as a cloud with nothing staged
- * and nothing counted. Thread-safe (the lock is the file's; the JVM's own threads are serialised by {@code this}).
+ * and nothing counted. Thread-safe (the lock is the file's; the JVM's own threads, of every plugin on the file, are serialised by one
+ * monitor per file).
  */
 final class SharedCloud {
   /** How many violation descriptions the file keeps (the counts are never capped). */
@@ -102,7 +103,21 @@ final class SharedCloud {
    * Reads, changes and writes the file under its lock; what {@code change} returns. The file is written only if
    * the change changed it.
    */
-  private synchronized <T> T locked(Function<State, T> change) {
+  private <T> T locked(Function<State, T> change) {
+    synchronized (IN_THIS_JVM.computeIfAbsent(file, k -> new Object())) {
+      return lockedFile(change);
+    }
+  }
+
+  /**
+   * One monitor per cloud file for the whole JVM: a {@link FileLock} is held for the JVM, so two plugins of one JVM
+   * (two {@code SharedCloud}s on one file) locking it at once would fail ({@code OverlappingFileLockException})
+   * rather than wait; they take turns here first.
+   */
+  private static final java.util.concurrent.ConcurrentMap<Path, Object> IN_THIS_JVM =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
+  private <T> T lockedFile(Function<State, T> change) {
     try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ,
         StandardOpenOption.WRITE); FileLock lock = ch.lock()) {
       ByteBuffer buf = ByteBuffer.allocate((int) ch.size());

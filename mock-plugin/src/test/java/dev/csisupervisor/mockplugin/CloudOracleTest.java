@@ -305,4 +305,32 @@ class CloudOracleTest {
     assertTrue(text.startsWith("disk vol-1 1073741824 d\ndisk vol-2 1073741824 e\nattached vol-1 nb 0\nnext 2\n"), text);
     assertTrue(text.contains("\ncount double_attach 1\n") && text.contains("\nelection ebs.csi.dev 3 a1\n"), text);
   }
+  @Test
+  void manyPluginsInOneJvm_changeTheCloudAtOnce_withoutLosingACount() throws Exception {
+    // Two SharedCloud instances on one file, as two in-process plugins have: a FileLock is the JVM's, so without a
+    // JVM-wide lock per file their threads would collide (OverlappingFileLockException) instead of taking turns.
+    SharedCloud one = new SharedCloud(cloudFile(), Duration.ZERO);
+    SharedCloud two = new SharedCloud(cloudFile(), Duration.ZERO);
+    one.controllerCall("p", new Caller("a2", 2), "csi.v1.Controller/ListVolumes");
+    int perThread = 100;
+    List<Thread> threads = new java.util.ArrayList<>();
+    List<Throwable> failures = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+    for (SharedCloud c : new SharedCloud[] {one, two, one, two}) {
+      threads.add(new Thread(() -> {
+        try {
+          for (int i = 0; i < perThread; i++) {
+            c.controllerCall("p", new Caller("a1", 1), "csi.v1.Controller/ListVolumes");
+          }
+        } catch (Throwable t) {
+          failures.add(t);
+        }
+      }));
+    }
+    threads.forEach(Thread::start);
+    for (Thread t : threads) {
+      t.join();
+    }
+    assertEquals(List.of(), failures);
+    assertEquals(4L * perThread, report().count(Count.DEPOSED_CONTROLLER_CALL));
+  }
 }
