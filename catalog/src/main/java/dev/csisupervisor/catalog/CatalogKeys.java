@@ -16,6 +16,8 @@ import java.util.Optional;
  *   &lt;prefix&gt;/controllers/&lt;plugin&gt;
  *   &lt;prefix&gt;/requests/&lt;plugin&gt;/create/&lt;name&gt;
  *   &lt;prefix&gt;/requests/&lt;plugin&gt;/delete/&lt;vol&gt;
+ *   &lt;prefix&gt;/stopped/&lt;nodeId&gt;
+ *   &lt;prefix&gt;/capabilities/&lt;plugin&gt;
  * </pre>
  * The plugin name and the node id never contain {@code /}; the alloc id of a plugin key is the last segment and
  * may. A volume id (any id CSI allows, {@code /} included) and a claim's alloc id are written escaped
@@ -158,6 +160,24 @@ public final class CatalogKeys {
    */
   public String requestKey(ClusterVolumeRequest.Kind kind, String pluginId, String name) {
     return requestsRoot() + pluginId + "/" + kind.name().toLowerCase(java.util.Locale.ROOT) + "/" + escape(name);
+  }
+
+  /** Nodes whose agent stopped cleanly with its mounts kept: {@code <prefix>/stopped/}. */
+  public String stoppedRoot() {
+    return prefix + "/stopped/";
+  }
+
+  /** {@code <prefix>/stopped/<node>}: not on any lease; deleted when the agent starts again. */
+  public String stoppedKey(String nodeId) {
+    return stoppedRoot() + checkNodeId(nodeId);
+  }
+
+  /**
+   * {@code <prefix>/capabilities/<plugin>}: the controller capabilities the plugin id's controller agent last saw,
+   * not on any lease, so that whether a mount waits for a controller publish is known while no controller runs.
+   */
+  public String capabilitiesKey(String pluginId) {
+    return prefix + "/capabilities/" + dev.csisupervisor.common.CsiIds.checkPlugin("pluginId", pluginId);
   }
 
   /** The election key of the controller agent of a plugin id. */

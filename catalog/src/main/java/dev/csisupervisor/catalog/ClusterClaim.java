@@ -18,14 +18,23 @@ import java.util.Objects;
  *     ({@code ""} if the node plugin did not say)
  * @param since when it was taken
  * @param access block device or file system (what the controller publishes it as)
+ * @param revision the etcd mod revision of its key as read or written (0: not from etcd); not part of its value. A
+ *     release is conditional on it, so it never removes a newer claim of the same allocation; a claim taken again
+ *     gets a new one
  */
 public record ClusterClaim(String pluginId, String volumeId, String nodeId, String allocId, VolumeAccessMode mode,
-    boolean readOnly, String csiNodeId, Instant since, ClaimAccess access) {
+    boolean readOnly, String csiNodeId, Instant since, ClaimAccess access, long revision) {
 
   /** A claim of a mount with the plugin's default file system. */
   public ClusterClaim(String pluginId, String volumeId, String nodeId, String allocId, VolumeAccessMode mode,
       boolean readOnly, String csiNodeId, Instant since) {
     this(pluginId, volumeId, nodeId, allocId, mode, readOnly, csiNodeId, since, ClaimAccess.MOUNT);
+  }
+
+  /** A claim not read from etcd (revision 0). */
+  public ClusterClaim(String pluginId, String volumeId, String nodeId, String allocId, VolumeAccessMode mode,
+      boolean readOnly, String csiNodeId, Instant since, ClaimAccess access) {
+    this(pluginId, volumeId, nodeId, allocId, mode, readOnly, csiNodeId, since, access, 0);
   }
 
   public ClusterClaim {
@@ -40,6 +49,19 @@ public record ClusterClaim(String pluginId, String volumeId, String nodeId, Stri
     Objects.requireNonNull(csiNodeId, "csiNodeId");
     Objects.requireNonNull(since, "since");
     Objects.requireNonNull(access, "access");
+    if (revision < 0) {
+      throw new IllegalArgumentException("revision must be >= 0, got " + revision);
+    }
+  }
+
+  /** The same claim at another etcd revision. */
+  public ClusterClaim withRevision(long revision) {
+    return new ClusterClaim(pluginId, volumeId, nodeId, allocId, mode, readOnly, csiNodeId, since, access, revision);
+  }
+
+  /** Whether {@code other} is this claim's value (everything but the revision). */
+  public boolean sameAs(ClusterClaim other) {
+    return withRevision(0).equals(other.withRevision(0));
   }
 
   /** Whether this claim writes. */

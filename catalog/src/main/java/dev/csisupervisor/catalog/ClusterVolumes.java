@@ -61,8 +61,18 @@ public interface ClusterVolumes extends AutoCloseable {
    */
   ClusterClaim claim(ClaimRequest request) throws ClaimRefusedException;
 
-  /** Deletes one claim; false if there was none. To be called once the allocation is unmounted on its node. */
+  /** Deletes one claim whatever its revision (an operator's tool); false if there was none. */
   boolean release(String pluginId, String volumeId, String nodeId, String allocId);
+
+  /**
+   * Deletes the claim as {@code claim} read or took it: only if its key's mod revision is still
+   * {@link ClusterClaim#revision()} (0: whatever it is), so a release never removes a newer claim of the same
+   * allocation (taken again meanwhile). To be called once the allocation is unmounted and, if it was the node's
+   * last use, the volume unstaged on its node.
+   *
+   * @return false if there was no such claim (released already, or taken again since)
+   */
+  boolean release(ClusterClaim claim);
 
   /** Every claim of one volume. */
   List<ClusterClaim> claims(String pluginId, String volumeId);
@@ -81,8 +91,9 @@ public interface ClusterVolumes extends AutoCloseable {
   Optional<ClusterAttachment> attachment(String pluginId, String volumeId, String nodeId);
 
   /**
-   * Whether a controller plugin of this id in the catalog (any node, healthy or not) offers
-   * {@code PUBLISH_UNPUBLISH_VOLUME}: then a node's claim waits for its attachment.
+   * Whether the plugin id's controller offers {@code PUBLISH_UNPUBLISH_VOLUME} (then a node's claim waits for its
+   * attachment): as its controller agent last remembered it ({@link #rememberCapabilities}), which stays while no
+   * controller runs; before any agent ever led the id, as any controller plugin of the id in the catalog says.
    */
   boolean controllerPublishes(String pluginId);
 
@@ -101,27 +112,68 @@ public interface ClusterVolumes extends AutoCloseable {
   void resign(Leadership leadership);
 
   /**
-   * Writes an attachment as the plugin id's controller agent.
-   *
-   * @return false if {@code leadership} is no longer held (nothing written)
+   * How long {@code l} is sure to be held, as far as this agent knows: until its election lease could expire
+   * (the send time of the last keep-alive etcd answered, plus the TTL). Zero once the lease is lost. A controller
+   * call ends before this (DESIGN.md "One acting controller").
    */
-  boolean putAttachment(Leadership leadership, ClusterAttachment attachment);
+  java.time.Duration leadershipLeft(Leadership l);
+
+  /** Calls {@code lost} (on a timer thread; it must return at once) each time the election lease is lost. */
+  void onLeaseLost(Runnable lost);
 
   /**
-   * Marks the attachment {@link ClusterAttachment.State#DETACHING}, only if the node has no claim of the volume
-   * left and {@code leadership} is held: from then on the node waits for a new attachment.
+   * As the controller agent: the attachment's intent ({@link ClusterAttachment.State#ATTACHING}), written before
+   * ControllerPublishVolume, only while there is no attachment and the node claims the volume.
    *
-   * @return false if a claim exists or the leadership is gone (nothing written)
+   * @return the intent as stored (with its revision), or empty if nothing was written
    */
-  boolean markDetaching(Leadership leadership, ClusterAttachment attachment);
+  Optional<ClusterAttachment> intendAttach(Leadership l, ClusterAttachment attaching);
 
   /**
-   * Deletes the attachment after its ControllerUnpublishVolume succeeded; with {@code fenceClaims}, also the
-   * node's claims of the volume (the node is lost and now fenced: its {@code detach_after} passed).
+   * As the controller agent: {@code to} over {@code from}, only if {@code from} is unchanged (its revision).
    *
-   * @return false if {@code leadership} is no longer held (nothing deleted)
+   * @return {@code to} as stored, or empty if nothing was written
    */
-  boolean deleteAttachment(Leadership leadership, String pluginId, String volumeId, String nodeId, boolean fenceClaims);
+  Optional<ClusterAttachment> updateAttachment(Leadership l, ClusterAttachment from, ClusterAttachment to);
+
+  /**
+   * As the controller agent: {@link ClusterAttachment.State#DETACHING}, only if {@code a} is unchanged and the node
+   * has no claim of the volume left: from then on the node waits for a new attachment.
+   *
+   * @return the DETACHING attachment as stored, or empty if nothing was written
+   */
+  Optional<ClusterAttachment> markDetaching(Leadership l, ClusterAttachment a);
+
+  /** As the controller agent, after ControllerUnpublishVolume succeeded: deletes {@code a} if unchanged. */
+  boolean deleteAttachment(Leadership l, ClusterAttachment a);
+
+  /**
+   * The fence's first step, as the controller agent: {@code a} DETACHING, only while its node is lost (no node key,
+   * no clean-stop marker) and {@code a} is unchanged.
+   */
+  Optional<ClusterAttachment> beginFence(Leadership l, ClusterAttachment a);
+
+  /**
+   * The fence's last step, after its unpublish (or with no attachment): the lost node's claims of the volume and the
+   * attachment deleted, in one transaction that checks the node is still lost, the attachment is {@code a} as read
+   * (or absent) and no claim of the node was put after {@code revision} (the snapshot the fence decided on).
+   *
+   * @return false if nothing was deleted (the node came back, a claim came, the attachment changed)
+   */
+  boolean completeFence(Leadership l, String pluginId, String volumeId, String nodeId, Optional<ClusterAttachment> a,
+      long revision);
+
+  /** As the controller agent: remembers the plugin id's controller capabilities (see {@link #controllerPublishes}). */
+  void rememberCapabilities(Leadership l, java.util.Set<String> controllerCapabilities);
+
+  /**
+   * This agent stops cleanly and keeps its mounts: it is marked so (a key on no lease), and is not taken for a lost
+   * node, nor ever fenced automatically, until it runs again ({@link #clearStopped}).
+   */
+  void markStopped();
+
+  /** This agent runs: its clean-stop marker, if any, goes. */
+  void clearStopped();
 
   // ---- create and delete requests (desired state; the controller agent acts on them) ----
 
@@ -208,8 +260,9 @@ public interface ClusterVolumes extends AutoCloseable {
    * @param pluginId the plugin id
    * @param nodeId this agent
    * @param createRevision the key's create revision: every write as controller compares it
+   * @param leaseId the election lease it is held on
    */
-  record Leadership(String pluginId, String nodeId, long createRevision) {}
+  record Leadership(String pluginId, String nodeId, long createRevision, long leaseId) {}
 
   /** Builds {@link ClusterVolumes}. Not thread-safe. */
   final class Builder extends EtcdClientSettings<Builder> {

@@ -1,5 +1,14 @@
 package dev.csisupervisor.catalog;
 
+import static dev.csisupervisor.catalog.EtcdOps.absent;
+import static dev.csisupervisor.catalog.EtcdOps.bytes;
+import static dev.csisupervisor.catalog.EtcdOps.delete;
+import static dev.csisupervisor.catalog.EtcdOps.modIs;
+import static dev.csisupervisor.catalog.EtcdOps.none;
+import static dev.csisupervisor.catalog.EtcdOps.put;
+import static dev.csisupervisor.catalog.EtcdOps.range;
+import static dev.csisupervisor.catalog.EtcdOps.rangePrefix;
+
 import com.google.protobuf.ByteString;
 import dev.csisupervisor.catalog.etcdpb.Compare;
 import dev.csisupervisor.catalog.etcdpb.DeleteRangeRequest;
@@ -10,6 +19,7 @@ import dev.csisupervisor.catalog.etcdpb.RequestOp;
 import dev.csisupervisor.catalog.etcdpb.TxnRequest;
 import dev.csisupervisor.catalog.etcdpb.TxnResponse;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -20,6 +30,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -44,6 +55,12 @@ final class EtcdClusterVolumes implements ClusterVolumes {
 
   private final EtcdClient client;
   private final CatalogKeys keys;
+  private final EtcdOps ops;
+  private final EtcdAttachments attachmentWrites;
+  /** Told when the election lease is lost. */
+  private final List<Runnable> leaseLost = new java.util.concurrent.CopyOnWriteArrayList<>();
+  /** nanoTime until which the election lease is sure to live (the last answered keep-alive's send time + TTL). */
+  private volatile long leaseSureUntil; // guarded by leaseLock for writes
   private final String nodeId;
   private final long ttlSeconds;
   private final Clock clock;
@@ -55,35 +72,19 @@ final class EtcdClusterVolumes implements ClusterVolumes {
   EtcdClusterVolumes(ClusterVolumes.Builder b) {
     this.client = b.newClient();
     this.keys = b.keys;
+    this.ops = new EtcdOps(client, keys);
+    this.attachmentWrites = new EtcdAttachments(ops, b.nodeId, b.clock);
     this.nodeId = b.nodeId;
     this.ttlSeconds = b.leaseTtl.toSeconds();
     this.clock = b.clock;
   }
 
-  /** Runs {@code op}, moving to the next endpoint after a failure, each endpoint once. */
   private <T> T call(Supplier<T> op) {
-    EtcdException first = null;
-    int endpoints = client.options().endpoints().size();
-    for (int i = 0; i < endpoints; i++) {
-      try {
-        return op.get();
-      } catch (EtcdException e) {
-        if ("CLOSED".equals(e.code())) {
-          throw e;
-        }
-        if (first == null) {
-          first = e;
-        } else {
-          first.addSuppressed(e);
-        }
-        client.failover();
-      }
-    }
-    throw first;
+    return ops.call(op);
   }
 
   private TxnResponse txn(TxnRequest t) {
-    return call(() -> client.txn(t));
+    return ops.txn(t);
   }
 
   // ---- volumes ----
@@ -149,11 +150,11 @@ final class EtcdClusterVolumes implements ClusterVolumes {
     String what = "claim of " + request.pluginId() + "/" + request.volumeId() + " for " + request.nodeId() + "/"
         + request.allocId();
     String deleteKey = keys.requestKey(ClusterVolumeRequest.Kind.DELETE, request.pluginId(), request.volumeId());
+    rounds:
     for (int round = 1; round <= MAX_CLAIM_ROUNDS; round++) {
       // Step 1: the volume and every claim of it, at one revision.
-      String attachmentKey = keys.attachmentKey(request.pluginId(), request.volumeId(), request.nodeId());
       TxnResponse read = txn(TxnRequest.newBuilder().addSuccess(range(volumeKey)).addSuccess(rangePrefix(claims, 0))
-          .addSuccess(range(attachmentKey)).addSuccess(range(deleteKey)).build());
+          .addSuccess(range(deleteKey)).build());
       long revision = read.getHeader().getRevision();
       List<KeyValue> volumeKv = read.getResponses(0).getResponseRange().getKvsList();
       if (volumeKv.isEmpty()) {
@@ -161,7 +162,7 @@ final class EtcdClusterVolumes implements ClusterVolumes {
             + "the cluster (csi-agent cluster volume register or create)", null);
       }
       ClusterVolume volume = VolumeCodec.decodeVolume(volumeKv.get(0).getValue());
-      if (read.getResponses(3).getResponseRange().getKvsCount() > 0) {
+      if (read.getResponses(2).getResponseRange().getKvsCount() > 0) {
         throw refused(ClaimRefusedException.Reason.BEING_DELETED, what + " refused: the volume is being deleted "
             + "(csi-agent cluster volume delete; see cluster volume status)", null);
       }
@@ -182,14 +183,16 @@ final class EtcdClusterVolumes implements ClusterVolumes {
       for (ClusterClaim e : existing) {
         if (e.nodeId().equals(request.nodeId()) && e.allocId().equals(request.allocId())) {
           if (e.mode() == request.mode() && e.readOnly() == request.readOnly() && e.access().equals(request.access())) {
-            // Asked again (a mount tried again): an attachment that FAILED for it is cleared to be tried again.
-            List<KeyValue> att = read.getResponses(2).getResponseRange().getKvsList();
-            if (!att.isEmpty() && failed(att.get(0))) {
-              txn(TxnRequest.newBuilder().addCompare(Compare.newBuilder().setKey(bytes(attachmentKey))
-                  .setTarget(Compare.CompareTarget.MOD).setResult(Compare.CompareResult.EQUAL)
-                  .setModRevision(att.get(0).getModRevision())).addSuccess(delete(attachmentKey)).build());
+            // Asked again (a mount tried again, a task restarted with the same alloc id): the same value put again,
+            // so that it has a new revision. A release of the claim as it was before (still on its way from an
+            // earlier unmount) is conditional on the old one and removes nothing; a FAILED attachment older than
+            // the new revision is the old claim's answer, which the controller agent clears (through an unpublish).
+            TxnResponse again = txn(TxnRequest.newBuilder().addCompare(modIs(claimKey, e.revision()))
+                .addSuccess(put(claimKey, VolumeCodec.encode(e), 0)).build());
+            if (again.getSucceeded()) {
+              return e.withRevision(again.getHeader().getRevision());
             }
-            return e;
+            continue rounds; // released or changed in between: decided again
           }
           throw refused(ClaimRefusedException.Reason.ALREADY_CLAIMED_OTHERWISE, what + " refused: the allocation "
               + "claims it already as " + e.mode() + (e.readOnly() ? " read-only" : "") + ", " + e.access()
@@ -203,27 +206,17 @@ final class EtcdClusterVolumes implements ClusterVolumes {
             + conflict.get().holder().mode() + (conflict.get().holder().readOnly() ? " read-only" : "") + ": "
             + conflict.get().why(), conflict.get().holder());
       }
-      // Step 3: the put, only if the volume and its claims are as read (no claim changed or added since). A FAILED
-      // attachment to this node is an earlier claim's answer: it goes with this put, so the controller agent tries
-      // again for this claim and the node never reads the old failure as its own.
-      TxnRequest.Builder put = TxnRequest.newBuilder();
-      List<KeyValue> attachment = read.getResponses(2).getResponseRange().getKvsList();
-      if (!attachment.isEmpty() && failed(attachment.get(0))) {
-        put.addCompare(Compare.newBuilder().setKey(bytes(attachmentKey)).setTarget(Compare.CompareTarget.MOD)
-            .setResult(Compare.CompareResult.EQUAL).setModRevision(attachment.get(0).getModRevision()));
-        put.addSuccess(delete(attachmentKey));
-      }
-      TxnResponse w = txn(put
+      // Step 3: the put, only if the volume and its claims are as read (no claim changed or added since).
+      TxnResponse w = txn(TxnRequest.newBuilder()
           .addCompare(Compare.newBuilder().setKey(bytes(volumeKey)).setTarget(Compare.CompareTarget.MOD)
               .setResult(Compare.CompareResult.EQUAL).setModRevision(volumeKv.get(0).getModRevision()))
-          .addCompare(Compare.newBuilder().setKey(bytes(claims)).setRangeEnd(EtcdClient.prefixEnd(bytes(claims)))
-              .setTarget(Compare.CompareTarget.MOD).setResult(Compare.CompareResult.LESS).setModRevision(revision + 1))
+          .addCompare(EtcdOps.unchangedSince(claims, revision))
           .addCompare(absent(deleteKey))
           .addSuccess(put(claimKey, VolumeCodec.encode(wanted), 0)).build());
       if (w.getSucceeded()) {
         log.info("{} granted ({}{}) at revision {}", what, request.mode(), request.readOnly() ? " read-only" : "",
             w.getHeader().getRevision());
-        return wanted;
+        return wanted.withRevision(w.getHeader().getRevision());
       }
       log.debug("{}: the volume's claims changed while deciding (round {}); reading again", what, round);
     }
@@ -231,17 +224,9 @@ final class EtcdClusterVolumes implements ClusterVolumes {
         "CONTENTION", null);
   }
 
-  private static boolean failed(KeyValue attachment) {
-    try {
-      return VolumeCodec.decodeAttachment(attachment.getValue()).state() == ClusterAttachment.State.FAILED;
-    } catch (IllegalArgumentException e) {
-      return false;
-    }
-  }
-
   /** A claim value that does not read is never guessed at: it holds the volume as a writer of its key. */
   private ClusterClaim decodeClaim(KeyValue kv) {
-    return VolumeCodec.decodeClaim(kv.getValue());
+    return VolumeCodec.decodeClaim(kv.getValue(), kv.getModRevision());
   }
 
   private static ClaimRefusedException refused(ClaimRefusedException.Reason reason, String message, ClusterClaim holder) {
@@ -263,6 +248,21 @@ final class EtcdClusterVolumes implements ClusterVolumes {
   }
 
   @Override
+  public boolean release(ClusterClaim claim) {
+    if (claim.revision() == 0) {
+      return release(claim.pluginId(), claim.volumeId(), claim.nodeId(), claim.allocId());
+    }
+    String key = keys.claimKey(claim.pluginId(), claim.volumeId(), claim.nodeId(), claim.allocId());
+    boolean released = txn(TxnRequest.newBuilder().addCompare(modIs(key, claim.revision())).addSuccess(delete(key))
+        .build()).getSucceeded();
+    if (released) {
+      log.info("claim of {}/{} for {}/{} released (revision {})", claim.pluginId(), claim.volumeId(), claim.nodeId(),
+          claim.allocId(), claim.revision());
+    }
+    return released;
+  }
+
+  @Override
   public List<ClusterClaim> claims(String pluginId, String volumeId) {
     TxnResponse r = txn(TxnRequest.newBuilder().addSuccess(rangePrefix(keys.volumeClaimsPrefix(pluginId, volumeId), 0)).build());
     return r.getResponses(0).getResponseRange().getKvsList().stream().map(this::decodeClaim).toList();
@@ -271,7 +271,14 @@ final class EtcdClusterVolumes implements ClusterVolumes {
   @Override
   public List<ClusterClaim> claimsOfNode(String nodeId) {
     CatalogKeys.checkNodeId(nodeId);
-    return read().claims().stream().filter(c -> c.nodeId().equals(nodeId)).toList();
+    TxnResponse r = txn(TxnRequest.newBuilder().addSuccess(rangePrefix(keys.claimsRoot(), 0)).build());
+    List<ClusterClaim> out = new ArrayList<>();
+    for (KeyValue kv : r.getResponses(0).getResponseRange().getKvsList()) {
+      if (keys.parseClaimKey(kv.getKey().toStringUtf8()).map(p -> p.nodeId().equals(nodeId)).orElse(false)) {
+        decodeOrSkip(kv, () -> out.add(decodeClaim(kv)));
+      }
+    }
+    return out;
   }
 
   @Override
@@ -307,12 +314,17 @@ final class EtcdClusterVolumes implements ClusterVolumes {
   public Optional<ClusterAttachment> attachment(String pluginId, String volumeId, String nodeId) {
     String key = keys.attachmentKey(pluginId, volumeId, nodeId);
     var r = call(() -> client.range(RangeRequest.newBuilder().setKey(bytes(key)).build()));
-    return r.getKvsCount() == 0 ? Optional.empty() : Optional.of(VolumeCodec.decodeAttachment(r.getKvs(0).getValue()));
+    return r.getKvsCount() == 0 ? Optional.empty()
+        : Optional.of(VolumeCodec.decodeAttachment(r.getKvs(0).getValue(), r.getKvs(0).getModRevision()));
   }
 
   @Override
   public boolean controllerPublishes(String pluginId) {
     dev.csisupervisor.common.CsiIds.checkPlugin("pluginId", pluginId);
+    Optional<java.util.Set<String>> remembered = attachmentWrites.rememberedCapabilities(pluginId);
+    if (remembered.isPresent()) {
+      return remembered.get().contains("PUBLISH_UNPUBLISH_VOLUME");
+    }
     String prefix = keys.pluginsRoot() + dev.csisupervisor.registry.PluginType.CSI_CONTROLLER.id() + "/" + pluginId + "/";
     TxnResponse r = txn(TxnRequest.newBuilder().addSuccess(rangePrefix(prefix, 0)).build());
     for (KeyValue kv : r.getResponses(0).getResponseRange().getKvsList()) {
@@ -335,6 +347,7 @@ final class EtcdClusterVolumes implements ClusterVolumes {
         .addSuccess(RequestOp.newBuilder().setRequestRange(RangeRequest.newBuilder().setKey(bytes(keys.nodesRoot()))
             .setRangeEnd(EtcdClient.prefixEnd(bytes(keys.nodesRoot()))).setKeysOnly(true)))
         .addSuccess(rangePrefix(keys.requestsRoot(), 0))
+        .addSuccess(rangePrefix(keys.stoppedRoot(), 0))
         .build());
     List<ClusterVolume> volumes = new ArrayList<>();
     List<ClusterClaim> claims = new ArrayList<>();
@@ -348,7 +361,7 @@ final class EtcdClusterVolumes implements ClusterVolumes {
       decodeOrSkip(kv, () -> claims.add(decodeClaim(kv)));
     }
     for (KeyValue kv : r.getResponses(2).getResponseRange().getKvsList()) {
-      decodeOrSkip(kv, () -> attachments.add(VolumeCodec.decodeAttachment(kv.getValue())));
+      decodeOrSkip(kv, () -> attachments.add(VolumeCodec.decodeAttachment(kv.getValue(), kv.getModRevision())));
     }
     for (KeyValue kv : r.getResponses(3).getResponseRange().getKvsList()) {
       decodeOrSkip(kv, () -> controllers.put(kv.getKey().toStringUtf8().substring(keys.controllersRoot().length()),
@@ -361,7 +374,13 @@ final class EtcdClusterVolumes implements ClusterVolumes {
     for (KeyValue kv : r.getResponses(5).getResponseRange().getKvsList()) {
       decodeOrSkip(kv, () -> requests.add(VolumeCodec.decodeRequest(kv.getValue(), kv.getModRevision())));
     }
-    return new VolumesSnapshot(r.getHeader().getRevision(), volumes, claims, attachments, controllers, nodes, requests);
+    Map<String, java.time.Instant> stopped = new HashMap<>();
+    for (KeyValue kv : r.getResponses(6).getResponseRange().getKvsList()) {
+      String node = kv.getKey().toStringUtf8().substring(keys.stoppedRoot().length());
+      decodeOrSkip(kv, () -> stopped.put(node, java.time.Instant.parse(VolumeCodec.decodeController(kv.getValue()).since())));
+    }
+    return new VolumesSnapshot(r.getHeader().getRevision(), volumes, claims, attachments, controllers, nodes, requests,
+        stopped, Map.of());
   }
 
   private static void decodeOrSkip(KeyValue kv, Runnable decode) {
@@ -381,9 +400,18 @@ final class EtcdClusterVolumes implements ClusterVolumes {
       if (leaseId != 0) {
         return leaseId;
       }
+      long asked = System.nanoTime();
       long id = call(() -> client.grantLease(ttlSeconds));
       leaseId = id;
-      keepAlive = LeaseKeepAlive.start(client, id, ttlSeconds, KEEPALIVE, ttl -> { }, (ka, e) -> {
+      leaseSureUntil = asked + TimeUnit.SECONDS.toNanos(ttlSeconds);
+      keepAlive = LeaseKeepAlive.start(client, id, ttlSeconds, KEEPALIVE, (LeaseKeepAlive.Answered) (ttl, sent) -> {
+        synchronized (leaseLock) {
+          if (leaseId == id) {
+            leaseSureUntil = Math.max(leaseSureUntil, sent + TimeUnit.SECONDS.toNanos(ttl));
+          }
+        }
+      }, (ka, e) -> {
+        boolean lost = false;
         synchronized (leaseLock) {
           if (ka == keepAlive) {
             log.warn("cluster volumes: election lease {} of node {} lost ({}); campaigning again with a new one",
@@ -391,11 +419,24 @@ final class EtcdClusterVolumes implements ClusterVolumes {
             keepAlive.stop();
             keepAlive = null;
             leaseId = 0;
+            leaseSureUntil = 0;
             client.failover();
+            lost = true;
           }
+        }
+        if (lost) {
+          leaseLost.forEach(EtcdClusterVolumes::runQuietly);
         }
       });
       return id;
+    }
+  }
+
+  private static void runQuietly(Runnable r) {
+    try {
+      r.run();
+    } catch (RuntimeException e) {
+      log.warn("cluster volumes: a lease-lost listener failed", e);
     }
   }
 
@@ -411,11 +452,11 @@ final class EtcdClusterVolumes implements ClusterVolumes {
         .addFailure(range(key)).build());
     if (r.getSucceeded()) {
       log.info("node {} is now the controller agent of plugin {}", nodeId, pluginId);
-      return Optional.of(new Leadership(pluginId, nodeId, r.getHeader().getRevision()));
+      return Optional.of(new Leadership(pluginId, nodeId, r.getHeader().getRevision(), lease));
     }
     List<KeyValue> kvs = r.getResponses(0).getResponseRange().getKvsList();
     if (!kvs.isEmpty() && kvs.get(0).getLease() == lease) {
-      return Optional.of(new Leadership(pluginId, nodeId, kvs.get(0).getCreateRevision()));
+      return Optional.of(new Leadership(pluginId, nodeId, kvs.get(0).getCreateRevision(), lease));
     }
     return Optional.empty();
   }
@@ -426,38 +467,70 @@ final class EtcdClusterVolumes implements ClusterVolumes {
   }
 
   @Override
-  public boolean putAttachment(Leadership l, ClusterAttachment a) {
-    return txn(TxnRequest.newBuilder().addCompare(held(l))
-        .addSuccess(put(keys.attachmentKey(a.pluginId(), a.volumeId(), a.nodeId()), VolumeCodec.encode(a), 0))
-        .build()).getSucceeded();
-  }
-
-  @Override
-  public boolean markDetaching(Leadership l, ClusterAttachment a) {
-    ClusterAttachment detaching = new ClusterAttachment(a.pluginId(), a.volumeId(), a.nodeId(), a.csiNodeId(),
-        ClusterAttachment.State.DETACHING, a.publishContext(), "", nodeId, clock.instant());
-    return txn(TxnRequest.newBuilder().addCompare(held(l))
-        .addCompare(none(keys.nodeClaimsPrefix(a.pluginId(), a.volumeId(), a.nodeId())))
-        .addSuccess(put(keys.attachmentKey(a.pluginId(), a.volumeId(), a.nodeId()), VolumeCodec.encode(detaching), 0))
-        .build()).getSucceeded();
-  }
-
-  @Override
-  public boolean deleteAttachment(Leadership l, String pluginId, String volumeId, String node, boolean fenceClaims) {
-    TxnRequest.Builder t = TxnRequest.newBuilder().addCompare(held(l))
-        .addSuccess(delete(keys.attachmentKey(pluginId, volumeId, node)));
-    if (fenceClaims) {
-      String prefix = keys.nodeClaimsPrefix(pluginId, volumeId, node);
-      t.addSuccess(RequestOp.newBuilder().setRequestDeleteRange(DeleteRangeRequest.newBuilder().setKey(bytes(prefix))
-          .setRangeEnd(EtcdClient.prefixEnd(bytes(prefix)))));
+  public Duration leadershipLeft(Leadership l) {
+    synchronized (leaseLock) {
+      if (closed || leaseId == 0 || leaseId != l.leaseId()) {
+        return Duration.ZERO;
+      }
+      long left = leaseSureUntil - System.nanoTime();
+      return left <= 0 ? Duration.ZERO : Duration.ofNanos(left);
     }
-    return txn(t.build()).getSucceeded();
+  }
+
+  @Override
+  public void onLeaseLost(Runnable lost) {
+    leaseLost.add(Objects.requireNonNull(lost, "lost"));
+  }
+
+  @Override
+  public Optional<ClusterAttachment> intendAttach(Leadership l, ClusterAttachment attaching) {
+    return attachmentWrites.intend(l, attaching);
+  }
+
+  @Override
+  public Optional<ClusterAttachment> updateAttachment(Leadership l, ClusterAttachment from, ClusterAttachment to) {
+    return attachmentWrites.update(l, from, to);
+  }
+
+  @Override
+  public Optional<ClusterAttachment> markDetaching(Leadership l, ClusterAttachment a) {
+    return attachmentWrites.markDetaching(l, a);
+  }
+
+  @Override
+  public boolean deleteAttachment(Leadership l, ClusterAttachment a) {
+    return attachmentWrites.delete(l, a);
+  }
+
+  @Override
+  public Optional<ClusterAttachment> beginFence(Leadership l, ClusterAttachment a) {
+    return attachmentWrites.beginFence(l, a);
+  }
+
+  @Override
+  public boolean completeFence(Leadership l, String pluginId, String volumeId, String node,
+      Optional<ClusterAttachment> a, long revision) {
+    return attachmentWrites.completeFence(l, pluginId, volumeId, node, a, revision);
+  }
+
+  @Override
+  public void rememberCapabilities(Leadership l, java.util.Set<String> controllerCapabilities) {
+    attachmentWrites.rememberCapabilities(l, controllerCapabilities);
+  }
+
+  @Override
+  public void markStopped() {
+    attachmentWrites.markStopped();
+  }
+
+  @Override
+  public void clearStopped() {
+    attachmentWrites.clearStopped();
   }
 
   /** The election key is still the one {@code l} took. */
   private Compare held(Leadership l) {
-    return Compare.newBuilder().setKey(bytes(keys.controllerKey(l.pluginId()))).setTarget(Compare.CompareTarget.CREATE)
-        .setResult(Compare.CompareResult.EQUAL).setCreateRevision(l.createRevision()).build();
+    return attachmentWrites.held(l);
   }
 
   // ---- create and delete requests ----
@@ -680,18 +753,6 @@ final class EtcdClusterVolumes implements ClusterVolumes {
     return keys.attachmentsRoot() + pluginId + "/" + CatalogKeys.escape(volumeId) + "/";
   }
 
-  /** The key does not exist. */
-  private static Compare absent(String key) {
-    return Compare.newBuilder().setKey(bytes(key)).setTarget(Compare.CompareTarget.CREATE)
-        .setResult(Compare.CompareResult.EQUAL).setCreateRevision(0).build();
-  }
-
-  /** The key's mod revision is {@code revision} (0: it does not exist). */
-  private static Compare modIs(String key, long revision) {
-    return Compare.newBuilder().setKey(bytes(key)).setTarget(Compare.CompareTarget.MOD)
-        .setResult(Compare.CompareResult.EQUAL).setModRevision(revision).build();
-  }
-
   @Override
   public AutoCloseable watchChanges(Runnable changed) {
     return new ChangeHints(client, List.of(keys.claimsRoot(), keys.attachmentsRoot(), keys.requestsRoot()),
@@ -724,33 +785,4 @@ final class EtcdClusterVolumes implements ClusterVolumes {
     client.close();
   }
 
-  // ---- request helpers ----
-
-  private static ByteString bytes(String s) {
-    return EtcdClient.bytes(s);
-  }
-
-  /** No key under {@code prefix} (a range compare: an empty range compares as a zero key). */
-  private static Compare none(String prefix) {
-    return Compare.newBuilder().setKey(bytes(prefix)).setRangeEnd(EtcdClient.prefixEnd(bytes(prefix)))
-        .setTarget(Compare.CompareTarget.CREATE).setResult(Compare.CompareResult.EQUAL).setCreateRevision(0).build();
-  }
-
-  private static RequestOp range(String key) {
-    return RequestOp.newBuilder().setRequestRange(RangeRequest.newBuilder().setKey(bytes(key))).build();
-  }
-
-  private static RequestOp rangePrefix(String prefix, long limit) {
-    return RequestOp.newBuilder().setRequestRange(RangeRequest.newBuilder().setKey(bytes(prefix))
-        .setRangeEnd(EtcdClient.prefixEnd(bytes(prefix))).setLimit(limit)).build();
-  }
-
-  private static RequestOp put(String key, ByteString value, long lease) {
-    return RequestOp.newBuilder().setRequestPut(PutRequest.newBuilder().setKey(bytes(key)).setValue(value)
-        .setLease(lease)).build();
-  }
-
-  private static RequestOp delete(String key) {
-    return RequestOp.newBuilder().setRequestDeleteRange(DeleteRangeRequest.newBuilder().setKey(bytes(key))).build();
-  }
 }

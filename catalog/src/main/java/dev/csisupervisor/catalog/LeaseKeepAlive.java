@@ -30,6 +30,12 @@ final class LeaseKeepAlive {
     this.client = client;
   }
 
+  /** Told each answer: the granted TTL (seconds) and when the ping it answers was sent (nanoTime). */
+  @FunctionalInterface
+  interface Answered {
+    void answered(long ttlSeconds, long pingSentNanos);
+  }
+
   /**
    * Starts keeping {@code lease} alive.
    *
@@ -40,24 +46,36 @@ final class LeaseKeepAlive {
    */
   static LeaseKeepAlive start(EtcdClient client, long lease, long ttlSeconds, ScheduledExecutorService timer,
       LongConsumer answered, BiConsumer<LeaseKeepAlive, EtcdException> lost) {
+    return start(client, lease, ttlSeconds, timer, (ttl, sent) -> answered.accept(ttl), lost);
+  }
+
+  /**
+   * {@link #start(EtcdClient, long, long, ScheduledExecutorService, LongConsumer, BiConsumer)}, also telling when
+   * the answered ping was sent: the lease lives at least its TTL from then (for a holder that must act only while
+   * sure of its lease).
+   */
+  static LeaseKeepAlive start(EtcdClient client, long lease, long ttlSeconds, ScheduledExecutorService timer,
+      Answered answered, BiConsumer<LeaseKeepAlive, EtcdException> lost) {
     LeaseKeepAlive ka = new LeaseKeepAlive(client);
     ka.run(lease, ttlSeconds, timer, answered, lost);
     return ka;
   }
 
-  private void run(long lease, long ttlSeconds, ScheduledExecutorService timer, LongConsumer answered,
+  private void run(long lease, long ttlSeconds, ScheduledExecutorService timer, Answered answered,
       BiConsumer<LeaseKeepAlive, EtcdException> lost) {
     // Nanos when the oldest unanswered ping was sent, 0 when every ping is answered.
     AtomicLong unansweredSince = new AtomicLong();
     StreamObserver<LeaseKeepAliveRequest> requests = client.keepAlive(new StreamObserver<>() {
       @Override
       public void onNext(LeaseKeepAliveResponse r) {
-        unansweredSince.set(0);
+        long sent = unansweredSince.getAndSet(0);
         if (r.getTTL() <= 0) {
           lost.accept(LeaseKeepAlive.this,
               new EtcdException("lease " + Long.toHexString(lease) + " expired", "LEASE_EXPIRED", null));
-        } else {
-          answered.accept(r.getTTL());
+        } else if (sent != 0) {
+          // The oldest unanswered ping: etcd renewed the lease no earlier than it was sent. An answer with none
+          // outstanding (a duplicate) renews nothing we can date, and is ignored.
+          answered.answered(r.getTTL(), sent);
         }
       }
 

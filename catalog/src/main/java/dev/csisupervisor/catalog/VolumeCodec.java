@@ -24,13 +24,30 @@ final class VolumeCodec {
       String csiNodeId, String since, boolean block, String fsType) {}
 
   record AttachmentJson(int format, String plugin, String volume, String node, String csiNodeId, String state,
-      Map<String, String> publishContext, String message, String controller, String since) {}
+      Map<String, String> publishContext, String message, String controller, String since, int attempts,
+      String retryAt) {}
 
   record RequestJson(int format, String kind, String plugin, String name, long requiredBytes, long limitBytes,
       Set<String> accessModes, boolean block, String fsType, Map<String, String> parameters,
       List<Map<String, String>> requisite, List<Map<String, String>> preferred, String secretsFile, String state,
       String volume, String message, int attempts, String controller, String attemptStarted, String nextAttempt,
       String requested) {}
+
+  /** The remembered controller capabilities of a plugin id: which, seen by which agent, when. */
+  record CapabilitiesJson(int format, Set<String> controllerCapabilities, String node, String since) {}
+
+  static ByteString encodeCapabilities(Set<String> capabilities, String nodeId, Instant since) {
+    return CatalogCodec.write(new CapabilitiesJson(CatalogCodec.FORMAT, new TreeSet<>(capabilities), nodeId,
+        since.toString()));
+  }
+
+  static Set<String> decodeCapabilities(ByteString value) {
+    CapabilitiesJson j = CatalogCodec.read(value, CapabilitiesJson.class);
+    if (j.controllerCapabilities() == null) {
+      throw new IllegalArgumentException("bad capabilities entry: controllerCapabilities is missing");
+    }
+    return Set.copyOf(j.controllerCapabilities());
+  }
 
   /** The election value: which agent, since when. */
   record ControllerJson(int format, String node, String since) {}
@@ -62,11 +79,16 @@ final class VolumeCodec {
   }
 
   static ClusterClaim decodeClaim(ByteString value) {
+    return decodeClaim(value, 0);
+  }
+
+  /** @param revision the key's mod revision */
+  static ClusterClaim decodeClaim(ByteString value, long revision) {
     ClaimJson j = CatalogCodec.read(value, ClaimJson.class);
     try {
       return new ClusterClaim(j.plugin(), j.volume(), j.node(), j.alloc(), VolumeAccessMode.parse("mode", j.mode()),
           j.readOnly(), j.csiNodeId() == null ? "" : j.csiNodeId(), Instant.parse(CatalogCodec.req(j.since(), "since")),
-          new ClaimAccess(j.block(), j.fsType() == null ? "" : j.fsType()));
+          new ClaimAccess(j.block(), j.fsType() == null ? "" : j.fsType()), revision);
     } catch (RuntimeException e) {
       throw new IllegalArgumentException("bad claim entry: " + e.getMessage(), e);
     }
@@ -74,15 +96,22 @@ final class VolumeCodec {
 
   static ByteString encode(ClusterAttachment a) {
     return CatalogCodec.write(new AttachmentJson(CatalogCodec.FORMAT, a.pluginId(), a.volumeId(), a.nodeId(),
-        a.csiNodeId(), a.state().name(), a.publishContext(), a.message(), a.controllerNodeId(), a.since().toString()));
+        a.csiNodeId(), a.state().name(), a.publishContext(), a.message(), a.controllerNodeId(), a.since().toString(),
+        a.attempts(), a.retryAt().map(Object::toString).orElse("")));
   }
 
   static ClusterAttachment decodeAttachment(ByteString value) {
+    return decodeAttachment(value, 0);
+  }
+
+  /** @param revision the key's mod revision */
+  static ClusterAttachment decodeAttachment(ByteString value, long revision) {
     AttachmentJson j = CatalogCodec.read(value, AttachmentJson.class);
     try {
       return new ClusterAttachment(j.plugin(), j.volume(), j.node(), j.csiNodeId() == null ? "" : j.csiNodeId(),
           ClusterAttachment.State.valueOf(CatalogCodec.req(j.state(), "state")), orEmpty(j.publishContext()),
-          j.message() == null ? "" : j.message(), j.controller(), Instant.parse(CatalogCodec.req(j.since(), "since")));
+          j.message() == null ? "" : j.message(), j.controller(), Instant.parse(CatalogCodec.req(j.since(), "since")),
+          j.attempts(), optional(j.retryAt()).map(Instant::parse), revision);
     } catch (RuntimeException e) {
       throw new IllegalArgumentException("bad attachment entry: " + e.getMessage(), e);
     }

@@ -15,10 +15,15 @@ import java.util.Set;
  * @param controllers per plugin id, the agent elected to publish its volumes
  * @param liveNodes the node ids whose node key (on their lease) exists
  * @param requests every create and delete request (done creates included), each with its mod revision
+ * @param stoppedNodes the node ids whose agent stopped cleanly with its mounts kept (DESIGN.md: not a lost node), and
+ *     since when, until it starts again
+ * @param damaged keys whose value does not read (a newer version's, a truncated one, a key whose node or alloc
+ *     disagrees with its value), each with why: left out of the lists above, shown by status, removable by an
+ *     operator's force
  */
 public record VolumesSnapshot(long revision, List<ClusterVolume> volumes, List<ClusterClaim> claims,
     List<ClusterAttachment> attachments, Map<String, String> controllers, Set<String> liveNodes,
-    List<ClusterVolumeRequest> requests) {
+    List<ClusterVolumeRequest> requests, Map<String, java.time.Instant> stoppedNodes, Map<String, String> damaged) {
 
   public VolumesSnapshot {
     volumes = List.copyOf(volumes);
@@ -27,6 +32,13 @@ public record VolumesSnapshot(long revision, List<ClusterVolume> volumes, List<C
     controllers = Map.copyOf(controllers);
     liveNodes = Set.copyOf(liveNodes);
     requests = List.copyOf(requests);
+    stoppedNodes = Map.copyOf(stoppedNodes);
+    damaged = Map.copyOf(damaged);
+  }
+
+  /** Whether {@code nodeId} is lost: its lease is gone, and it did not stop cleanly. */
+  public boolean lost(String nodeId) {
+    return !liveNodes.contains(nodeId) && !stoppedNodes.containsKey(nodeId);
   }
 
   /** The requests of one plugin id that are not done: pending or failed. */

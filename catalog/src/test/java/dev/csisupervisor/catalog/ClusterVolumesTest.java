@@ -202,7 +202,10 @@ class ClusterVolumesTest {
     ClusterVolumes a = node("a", 0);
     a.register(volume("v"));
     ClusterClaim first = a.claim(request("a", "x", "v", VolumeAccessMode.SINGLE_NODE_WRITER, false));
-    assertEquals(first, a.claim(request("a", "x", "v", VolumeAccessMode.SINGLE_NODE_WRITER, false)));
+    ClusterClaim again = a.claim(request("a", "x", "v", VolumeAccessMode.SINGLE_NODE_WRITER, false));
+    assertTrue(first.sameAs(again), again.toString());
+    assertTrue(again.revision() > first.revision(), "taken again: a new revision (" + first.revision() + " then "
+        + again.revision() + ")");
     ClaimRefusedException e = assertThrows(ClaimRefusedException.class,
         () -> a.claim(request("a", "x", "v", VolumeAccessMode.SINGLE_NODE_WRITER, true)));
     assertEquals(ClaimRefusedException.Reason.ALREADY_CLAIMED_OTHERWISE, e.reason());
@@ -336,25 +339,90 @@ class ClusterVolumesTest {
     assertEquals(Optional.of(la), a.lead(PLUGIN), "kept while held");
     assertEquals(Optional.empty(), b.lead(PLUGIN), "one leader per plugin id");
     assertEquals(Map.of(PLUGIN, "a"), b.read().controllers());
-    ClusterAttachment att = new ClusterAttachment(PLUGIN, "v", "b", "csi-b", ClusterAttachment.State.ATTACHED,
-        Map.of("device", "/dev/x"), "", "a", java.time.Instant.now());
+    ClusterAttachment att = new ClusterAttachment(PLUGIN, "v", "b", "csi-b", ClusterAttachment.State.ATTACHING,
+        Map.of(), "", "a", java.time.Instant.now());
+    assertEquals(Optional.empty(), a.intendAttach(la, att), "no intent while the node has no claim");
     b.claim(request("b", "x", "v", VolumeAccessMode.SINGLE_NODE_WRITER, false));
-    assertTrue(a.putAttachment(la, att));
-    assertFalse(a.markDetaching(la, att), "not while the node claims the volume");
+    ClusterAttachment intent = a.intendAttach(la, att).orElseThrow();
+    assertEquals(Optional.empty(), a.intendAttach(la, att), "one intent");
+    ClusterAttachment attached = a.updateAttachment(la, intent, intent.next(ClusterAttachment.State.ATTACHED,
+        Map.of("device", "/dev/x"), "", "a", java.time.Instant.now(), Optional.empty())).orElseThrow();
+    assertEquals(Optional.empty(), a.updateAttachment(la, intent, intent), "not over a changed attachment");
+    assertEquals(Optional.empty(), a.markDetaching(la, attached), "not while the node claims the volume");
     assertEquals(ClusterAttachment.State.ATTACHED, b.attachment(PLUGIN, "v", "b").orElseThrow().state());
+    assertEquals(attached.revision(), b.attachment(PLUGIN, "v", "b").orElseThrow().revision());
 
     a.close(); // the lease is revoked: b takes over
     ClusterVolumes.Leadership lb = b.lead(PLUGIN).orElseThrow();
-    assertFalse(a.equals(b));
     ClusterVolumes a2 = node("a", 0);
-    assertFalse(a2.putAttachment(la, att), "a deposed leader's write is refused");
-    assertFalse(a2.deleteAttachment(la, PLUGIN, "v", "b", true));
+    assertEquals(Duration.ZERO, a2.leadershipLeft(la), "a deposed leader is sure of nothing");
+    assertTrue(b.leadershipLeft(lb).compareTo(Duration.ZERO) > 0);
+    assertEquals(Optional.empty(), a2.updateAttachment(la, attached, attached), "a deposed leader's write is refused");
+    assertFalse(a2.deleteAttachment(la, attached));
     assertEquals(1, b.claims(PLUGIN, "v").size());
     assertTrue(b.release(PLUGIN, "v", "b", "x"));
-    assertTrue(b.markDetaching(lb, att));
+    ClusterAttachment detaching = b.markDetaching(lb, attached).orElseThrow();
     assertEquals(ClusterAttachment.State.DETACHING, b.attachment(PLUGIN, "v", "b").orElseThrow().state());
-    assertTrue(b.deleteAttachment(lb, PLUGIN, "v", "b", false));
+    assertFalse(b.deleteAttachment(lb, attached), "only the attachment as read");
+    assertTrue(b.deleteAttachment(lb, detaching));
     assertEquals(Optional.empty(), b.attachment(PLUGIN, "v", "b"));
+  }
+
+  @Test
+  void release_isOfTheClaimAsTaken_aClaimTakenAgainMeanwhileStays() throws Exception {
+    ClusterVolumes a = node("a", 0);
+    a.register(volume("v"));
+    ClusterClaim first = a.claim(request("a", "x", "v", VolumeAccessMode.SINGLE_NODE_WRITER, false));
+    ClusterClaim again = a.claim(request("a", "x", "v", VolumeAccessMode.SINGLE_NODE_WRITER, false));
+    assertFalse(a.release(first), "the release of the first claim is late: the allocation took it again since");
+    assertEquals(1, a.claims(PLUGIN, "v").size());
+    assertEquals(again.revision(), a.claimsOfNode("a").get(0).revision());
+    assertTrue(a.release(again));
+    assertEquals(List.of(), a.claims(PLUGIN, "v"));
+  }
+
+  @Test
+  void fence_onlyWhileTheNodeIsLost_andNoClaimCameSinceItsSnapshot() throws Exception {
+    ClusterVolumes a = node("a", 0);
+    ClusterVolumes b = node("b", 1);
+    a.register(volume("v"));
+    ClusterVolumes.Leadership la = a.lead(PLUGIN).orElseThrow();
+    b.claim(request("b", "x", "v", VolumeAccessMode.SINGLE_NODE_WRITER, false));
+    ClusterAttachment intent = a.intendAttach(la, new ClusterAttachment(PLUGIN, "v", "b", "csi-b",
+        ClusterAttachment.State.ATTACHING, Map.of(), "", "a", java.time.Instant.now())).orElseThrow();
+    // b has no node key in this test (no publisher): lost. A clean stop marker makes it not lost.
+    b.markStopped();
+    VolumesSnapshot stopped = a.read();
+    assertFalse(stopped.lost("b"), "stopped cleanly: not lost");
+    assertEquals(Optional.empty(), a.beginFence(la, intent), "a node stopped cleanly is never fenced");
+    b.clearStopped(); // no node key: the marker stays (the node would be lost in between)
+    assertFalse(a.read().lost("b"));
+    try (EtcdClient side = new EtcdClient(EtcdOptions.of(etcd.member(2).endpoint()))) {
+      side.txn(dev.csisupervisor.catalog.etcdpb.TxnRequest.newBuilder()
+          .addSuccess(EtcdOps.delete(CatalogKeys.of(prefix).stoppedKey("b"))).build()); // as if b started and died
+    }
+    VolumesSnapshot s = a.read();
+    assertTrue(s.lost("b"));
+    ClusterAttachment fencing = a.beginFence(la, intent).orElseThrow();
+    assertEquals(ClusterAttachment.State.DETACHING, fencing.state());
+    // A claim taken after the snapshot the fence decided on: nothing is deleted.
+    b.claim(request("b", "y", "v", VolumeAccessMode.SINGLE_NODE_WRITER, true)); // a reader beside its writer
+    assertFalse(a.completeFence(la, PLUGIN, "v", "b", Optional.of(fencing), s.revision()));
+    assertEquals(2, a.claims(PLUGIN, "v").size());
+    assertTrue(a.completeFence(la, PLUGIN, "v", "b", Optional.of(fencing), a.read().revision()));
+    assertEquals(List.of(), a.claims(PLUGIN, "v"));
+    assertEquals(Optional.empty(), a.attachment(PLUGIN, "v", "b"));
+  }
+
+  @Test
+  void controllerPublishes_isRemembered_whileNoControllerIsInTheCatalog() throws Exception {
+    ClusterVolumes a = node("a", 0);
+    assertFalse(a.controllerPublishes(PLUGIN), "nothing known: no controller publish awaited");
+    ClusterVolumes.Leadership la = a.lead(PLUGIN).orElseThrow();
+    a.rememberCapabilities(la, java.util.Set.of("PUBLISH_UNPUBLISH_VOLUME", "CREATE_DELETE_VOLUME"));
+    a.close(); // the controller agent stops: its catalog entries and its election go
+    ClusterVolumes b = node("b", 1);
+    assertTrue(b.controllerPublishes(PLUGIN), "remembered: a mount waits for its attachment");
   }
 
   @Test

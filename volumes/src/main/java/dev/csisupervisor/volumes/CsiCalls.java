@@ -59,17 +59,11 @@ final class CsiCalls {
 
   /** Whether a failure is worth trying again soon: the spec's transient codes, or a plugin restarting. */
   static boolean isTransient(CsiException e) {
-    if (e instanceof CsiStatusException s) {
-      return s.code() == StatusCode.UNAVAILABLE || s.code() == StatusCode.DEADLINE_EXCEEDED
-          || s.code() == StatusCode.ABORTED;
-    }
-    CsiErrorKind k = e.kind();
-    return k == CsiErrorKind.DEADLINE_EXCEEDED || k == CsiErrorKind.CONNECTION_LOST
-        || k == CsiErrorKind.CONNECTION_REFUSED || k == CsiErrorKind.SOCKET_NOT_FOUND;
+    return dev.csisupervisor.client.CsiOutcome.uncertain(e);
   }
 
   static boolean isNotFound(CsiException e) {
-    return e instanceof CsiStatusException s && s.code() == StatusCode.NOT_FOUND;
+    return dev.csisupervisor.client.CsiOutcome.notFound(e);
   }
 
   /**

@@ -85,11 +85,13 @@ final class DefaultVolumeManager implements VolumeManager {
 
   private final Map<String, byte[]> givenRecords;
   private final ClusterClaims clusterClaims;
+  private final ClusterReleases clusterReleases;
 
   private DefaultVolumeManager(Builder b) {
     this.store = b.stateStore;
     this.givenRecords = b.records;
     this.clusterClaims = b.clusterClaims;
+    this.clusterReleases = new ClusterReleases(b.clusterClaims, records);
     this.csiRoot = b.csiRoot;
     this.mountWait = b.mountWait;
     this.committer = GroupCommitStore.sharing(b.stateStore);
@@ -125,7 +127,7 @@ final class DefaultVolumeManager implements VolumeManager {
       // After the commit that took the allocation off the volume: its cluster claim goes.
       m.events.add(e -> {
         if (e.kind() == VolumeEvent.Kind.UNMOUNTED || e.kind() == VolumeEvent.Kind.ROLLED_BACK) {
-          m.releaseIfGone(new VolumeKey(e.pluginId(), e.volumeId()), e.allocId());
+          m.clusterReleases.allocGone(new VolumeKey(e.pluginId(), e.volumeId()), e.allocId());
         }
       }, Runnable::run);
     }
@@ -202,17 +204,18 @@ final class DefaultVolumeManager implements VolumeManager {
     VolumeKey key = claim.key();
     // Step 0 (in a cluster; NONE grants at once), once the node plugin is ready (its node id and topology go with
     // the claim): the claim, and the controller's publication to this node, before anything is done here.
+    clusterReleases.mountStarted(key, claim.allocId());
+    AtomicBoolean claimed = new AtomicBoolean();
     return plugins.awaitNode(claim.pluginId(), mountWait)
         .thenCompose(ready -> acquire(claim))
         .thenCompose(context -> {
+          claimed.set(true);
           VolumeClaim c = context.map(claim::withPublishContext).orElse(claim);
-          return lanes.submit(key, () -> mountOnLane(c, context.isPresent()))
-              .whenComplete((m, e) -> {
-                if (e != null) {
-                  releaseIfGone(key, c.allocId()); // a mount that failed before (or undid) its first step
-                }
-              });
-        });
+          return lanes.submit(key, () -> mountOnLane(c, context.isPresent()));
+        })
+        // A mount that failed after its claim (before or undoing its first step): the claim goes, once nothing of it
+        // is left here. A claim that was refused (or not granted) is no claim of this mount.
+        .whenComplete((m, e) -> clusterReleases.mountEnded(key, claim.allocId(), e != null && claimed.get()));
   }
 
   private CompletableFuture<Optional<Map<String, String>>> acquire(VolumeClaim claim) {
@@ -225,14 +228,6 @@ final class DefaultVolumeManager implements VolumeManager {
     return granted.exceptionallyCompose(e -> CompletableFuture.failedFuture(new VolumeException(Reason.CLUSTER_REFUSED,
         "mount of " + claim.volumeId() + " for alloc " + claim.allocId() + ": " + Futures.unwrap(e).getMessage(),
         Futures.unwrap(e))));
-  }
-
-  /** In a cluster: the allocation's claim goes once no usage of the volume here holds it. */
-  private void releaseIfGone(VolumeKey key, String allocId) {
-    VolumeRecord r = records.get(key);
-    if (r == null || r.usageOf(allocId).isEmpty()) {
-      clusterClaims.released(key.pluginId(), key.volumeId(), allocId);
-    }
   }
 
   private CompletableFuture<MountedVolume> mountOnLane(VolumeClaim c, boolean clusterPublished) {
@@ -655,6 +650,7 @@ final class DefaultVolumeManager implements VolumeManager {
         records.put(key, next);
       }
       unmountWaiters.recordChanged(key, records.get(key));
+      clusterReleases.recordChanged(key);
       return next;
     });
   }

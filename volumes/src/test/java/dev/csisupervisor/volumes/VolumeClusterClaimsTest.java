@@ -44,7 +44,10 @@ class VolumeClusterClaimsTest {
     public synchronized void released(String pluginId, String volumeId, String allocId) {
       // What the node holds when the release is asked for: the allocation must be gone from the record.
       boolean stillHeld = manager.find(pluginId, volumeId).flatMap(r -> r.usageOf(allocId)).isPresent();
-      log.add("release " + volumeId + " " + allocId + (stillHeld ? " WHILE STILL MOUNTED" : ""));
+      boolean staged = manager.find(pluginId, volumeId).map(r -> r.allocs().isEmpty() && !r.stagings().isEmpty())
+          .orElse(false);
+      log.add("release " + volumeId + " " + allocId + (stillHeld ? " WHILE STILL MOUNTED" : "")
+          + (staged ? " WHILE STILL STAGED" : ""));
     }
 
     synchronized List<String> log() {
@@ -121,5 +124,31 @@ class VolumeClusterClaimsTest {
     assertEquals(List.of("acquire " + warm + " a0", "acquire " + vol + " a1", "release " + vol + " a1"),
         claims.log().stream().distinct().toList());
     assertEquals(1, kit.client("mono").calls("NodeUnstageVolume"), "unstaged before the release");
+  }
+
+  @Test
+  void aFailingUnstage_keepsTheLastClaim_untilTheVolumeIsUnstaged() throws Exception {
+    String vol = kit.createVolume("mono", "busy");
+    kit.drive(manager.mount(VolumeClaim.of("mono", vol, "a1", RWO, false)));
+    kit.client("mono").fail("NodeUnstageVolume", StatusCode.INTERNAL, 2); // "target is busy", twice
+    kit.drive(manager.unmount("mono", vol, "a1")); // done once the unstage, retried, succeeded
+    assertEquals(3, kit.client("mono").calls("NodeUnstageVolume"));
+    assertEquals(List.of("acquire " + vol + " a1", "release " + vol + " a1"), claims.log(),
+        "released once, after the unstage (CSI: the controller unpublish follows every node unstage)");
+  }
+
+  @Test
+  void aSecondAllocationsClaim_goesAtItsUnpublish_theLastOneAfterTheUnstage() throws Exception {
+    String vol = kit.createVolume("mono", "two");
+    VolumeCapability rwx = VolumeCapability.mount(AccessMode.SINGLE_NODE_MULTI_WRITER);
+    kit.drive(manager.mount(VolumeClaim.of("mono", vol, "a1", rwx, false)));
+    kit.drive(manager.mount(VolumeClaim.of("mono", vol, "a2", rwx, false)));
+    kit.client("mono").fail("NodeUnstageVolume", StatusCode.INTERNAL, 1);
+    kit.drive(manager.unmount("mono", vol, "a1"));
+    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> claims.log().size() >= 3);
+    assertEquals("release " + vol + " a1", claims.log().get(2), "a2 still uses the volume: a1's claim goes now");
+    kit.drive(manager.unmount("mono", vol, "a2"));
+    assertEquals(List.of("acquire " + vol + " a1", "acquire " + vol + " a2", "release " + vol + " a1",
+        "release " + vol + " a2"), claims.log());
   }
 }

@@ -18,7 +18,7 @@ import dev.csisupervisor.client.ControllerPublishRequest;
 import dev.csisupervisor.client.CsiCapabilities;
 import dev.csisupervisor.client.CsiClient;
 import dev.csisupervisor.client.CsiException;
-import dev.csisupervisor.client.CsiStatusException;
+import dev.csisupervisor.client.CsiOutcome;
 import dev.csisupervisor.client.Secrets;
 import dev.csisupervisor.client.StatusCode;
 import dev.csisupervisor.client.VolumeCapability;
@@ -57,20 +57,14 @@ import org.slf4j.LoggerFactory;
  * {@code PUBLISH_UNPUBLISH_VOLUME}) the attachments what the claims say (level-triggered, from etcd alone, so a
  * successor simply acts again):
  * <ol>
- *   <li>a (volume, node) with claims and no attachment (or a {@code FAILED} one, tried again): ControllerPublishVolume
- *       for the node plugin's node id, then {@code ATTACHED} with the publish context; a final error is written
- *       {@code FAILED} with the RPC, code and message (the node's mount fails with it); UNAVAILABLE,
- *       DEADLINE_EXCEEDED and ABORTED are tried again on the next round;</li>
- *   <li>an attachment whose node has no claim left: {@code DETACHING} (only if still no claim), then
- *       ControllerUnpublishVolume (NOT_FOUND: already done, as the spec says), then the key deleted; a
- *       {@code DETACHING} found after a failover is finished the same way;</li>
- *   <li>with {@code detachAfter} set: a node whose lease is gone for longer than that has its attachments
- *       unpublished (the fence) and only then its claims deleted; never on the lease expiry alone.</li>
+ *   <li>the attachments, per volume ({@link VolumeAttacher}: the intent before each publish, detaches first, the
+ *       fence of lost nodes past {@code detachAfter}, many volumes at once and each one call at a time, every call
+ *       ended before the election lease could expire);</li>
  *   <li>each pending create or delete request, in the order asked: the attempt written (who, when), then
  *       CreateVolume by the request's name (idempotent: a successor that finds an attempt of a dead agent simply
  *       sends it again, and the plugin answers the same volume) or DeleteVolume (NOT_FOUND: done), then the outcome:
  *       the volume registered and the request done, or the volume's key removed, in one transaction; UNAVAILABLE,
- *       DEADLINE_EXCEEDED, ABORTED and CANCELLED (and no answer at all) are retried with backoff ({@link
+ *       DEADLINE_EXCEEDED and ABORTED (and no answer at all: {@code CsiOutcome.uncertain}) are retried with backoff ({@link
  *       RequestRetry}); other codes fail the request with the plugin's words. Secrets are never in etcd: a request
  *       names at most a secrets file, read here when the call is made.</li>
  * </ol>
@@ -81,33 +75,34 @@ public final class ClusterController implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(ClusterController.class);
   /** Creates and deletes under way at once at most (of different requests). */
   private static final int PROVISIONING_THREADS = 4;
-  private static final Set<StatusCode> UNCERTAIN = Set.of(StatusCode.UNAVAILABLE, StatusCode.DEADLINE_EXCEEDED,
-      StatusCode.ABORTED);
+  /** Volumes whose attach or detach is under way at once at most (each volume one call at a time). */
+  private static final int ATTACHING_THREADS = 8;
 
   private final ClusterVolumes volumes;
   private final String nodeId;
   private final PluginRegistry registry;
   private final Function<PluginInfo, CsiClient> clients;
+  /** Whether controller calls carry this agent's identity and election revision ({@link #identifyCalls}). */
+  private volatile boolean identify;
+  /** Per plugin id, the identified view of its client for the current election term. */
+  private final Map<String, IdentifiedClient> identified = new ConcurrentHashMap<>();
   private final Duration callTimeout;
   private final Optional<Duration> detachAfter;
   private final Clock clock;
   private final ScheduledExecutorService loop;
-  /** Per lost node, when this agent first saw its lease gone (nanoTime). */
-  private final Map<String, Long> lostSince = new ConcurrentHashMap<>();
   private final Map<String, ClusterVolumes.Leadership> leading = new ConcurrentHashMap<>();
-  /** Controller calls under way, in words ("ControllerPublishVolume of V to node N"). */
-  private final Set<String> inFlight = ConcurrentHashMap.newKeySet();
+  /** Elections given up here whose resign etcd has not taken yet: tried again each round. */
+  private final Map<String, ClusterVolumes.Leadership> resigning = new ConcurrentHashMap<>();
   /** Requests whose attempt is under way on {@link #provisioner}, by kind, plugin and name. */
   private final Set<String> provisioning = ConcurrentHashMap.newKeySet();
   /** Where creates and deletes run, beside the rounds: a few at once, each request one at a time. */
   private final ExecutorService provisioner;
-  private final AtomicLong publishes = new AtomicLong();
-  private final AtomicLong unpublishes = new AtomicLong();
-  private final AtomicLong fenced = new AtomicLong();
-  private final AtomicLong creates = new AtomicLong();
-  private final AtomicLong deletes = new AtomicLong();
+  /** Where attaches and detaches run: many volumes at once, each one call at a time. */
+  private final ExecutorService attachers;
+  private final VolumeAttacher attacher;
+  private final LeaderCalls calls;
+  private final ControllerCounts counts = new ControllerCounts();
   private final RequestRetry retry;
-  private volatile String lastError = "";
   private volatile AutoCloseable hints; // the watch that wakes a round, once started
   private final AtomicBoolean roundQueued = new AtomicBoolean();
 
@@ -142,6 +137,14 @@ public final class ClusterController implements AutoCloseable {
       t.setDaemon(true);
       return t;
     });
+    this.attachers = Executors.newFixedThreadPool(ATTACHING_THREADS, r -> {
+      Thread t = new Thread(r, "cluster-attacher-" + nodeId);
+      t.setDaemon(true);
+      return t;
+    });
+    this.calls = new LeaderCalls(volumes, callTimeout);
+    this.attacher = new VolumeAttacher(volumes, nodeId, calls, detachAfter, clock, retry, attachers, counts);
+    volumes.onLeaseLost(calls::cancelAll);
   }
 
   /**
@@ -171,12 +174,36 @@ public final class ClusterController implements AutoCloseable {
     try {
       runOnce();
     } catch (EtcdException e) {
-      lastError = e.getMessage();
+      counts.error(e.getMessage());
       log.debug("cluster controller: round deferred: {}", e.getMessage());
     } catch (RuntimeException e) {
-      lastError = e.toString();
+      counts.error(e.toString());
       log.warn("cluster controller: round failed", e);
     }
+  }
+
+  private record IdentifiedClient(ClusterVolumes.Leadership leadership, CsiClient base, CsiClient view) {}
+
+  /**
+   * Every controller call from now on carries this agent's node id and its election key's revision as gRPC
+   * metadata ({@link CsiClient#withCallerIdentity}), so that a plugin (or the test cloud's oracle) can tell a call of
+   * a deposed controller agent from its successor's. Call before {@link #start}.
+   */
+  public ClusterController identifyCalls() {
+    identify = true;
+    return this;
+  }
+
+  /** The client for the plugin's controller calls in the election term {@code l}. */
+  private CsiClient client(ClusterVolumes.Leadership l, PluginInfo controller) {
+    CsiClient base = clients.apply(controller);
+    if (!identify) {
+      return base;
+    }
+    IdentifiedClient c = identified.compute(l.pluginId(), (k, old) -> old != null && old.leadership().equals(l)
+        && old.base() == base ? old : new IdentifiedClient(l, base, base.withCallerIdentity(nodeId,
+            l.createRevision())));
+    return c.view();
   }
 
   /** The plugin ids this agent leads now. */
@@ -186,14 +213,14 @@ public final class ClusterController implements AutoCloseable {
 
   /** The controller calls under way now, in words (for status). */
   public Set<String> inFlight() {
-    return Set.copyOf(inFlight);
+    return calls.inFlight();
   }
 
   /** Counts for metrics and status: publishes, unpublishes, fenced nodes' claims, volumes created and deleted. */
   public record Counts(long publishes, long unpublishes, long fenced, long creates, long deletes, String lastError) {}
 
   public Counts counts() {
-    return new Counts(publishes.get(), unpublishes.get(), fenced.get(), creates.get(), deletes.get(), lastError);
+    return counts.snapshot();
   }
 
   /**
@@ -238,9 +265,24 @@ public final class ClusterController implements AutoCloseable {
     }
     for (String gone : List.copyOf(leading.keySet())) {
       if (!controllers.containsKey(gone)) {
-        ClusterVolumes.Leadership l = leading.remove(gone);
+        resigning.put(gone, leading.remove(gone));
         log.info("cluster controller: controller {} no longer healthy here: giving up its election", gone);
-        volumes.resign(l);
+      }
+    }
+    // A resign etcd did not take is tried again, so that no plugin id is left with an agent that does not act (its
+    // key would otherwise stay until the whole election lease goes).
+    for (Map.Entry<String, ClusterVolumes.Leadership> r : List.copyOf(resigning.entrySet())) {
+      if (controllers.containsKey(r.getKey())) {
+        resigning.remove(r.getKey()); // healthy again: it campaigns below
+        continue;
+      }
+      try {
+        volumes.resign(r.getValue());
+        resigning.remove(r.getKey());
+      } catch (EtcdException e) {
+        counts.error("resign of plugin " + r.getKey() + ": " + e.getMessage());
+        log.warn("cluster controller: giving up the election of {} failed ({}); tried again next round",
+            r.getKey(), e.getMessage());
       }
     }
     if (controllers.isEmpty()) {
@@ -253,7 +295,9 @@ public final class ClusterController implements AutoCloseable {
         leading.remove(p.name());
         continue;
       }
-      leading.put(p.name(), l.get());
+      if (!l.get().equals(leading.put(p.name(), l.get()))) {
+        volumes.rememberCapabilities(l.get(), p.fingerprint().controllerCapabilities());
+      }
       if (snapshot == null) {
         snapshot = volumes.read();
       }
@@ -261,90 +305,14 @@ public final class ClusterController implements AutoCloseable {
     }
   }
 
-  private record Target(String volumeId, String nodeId) {}
-
   private void reconcile(ClusterVolumes.Leadership l, PluginInfo controller, VolumesSnapshot s) {
     if (controller.fingerprint().controllerCapabilities().contains(CsiCapabilities.PUBLISH_UNPUBLISH_VOLUME)) {
-      reconcileAttachments(l, controller, s);
+      attacher.reconcile(l, controller, client(l, controller), s);
     }
     provision(l, controller, s);
   }
 
-  private void reconcileAttachments(ClusterVolumes.Leadership l, PluginInfo controller, VolumesSnapshot s) {
-    String plugin = controller.name();
-    Map<Target, List<ClusterClaim>> claims = new HashMap<>();
-    for (ClusterClaim c : s.claims()) {
-      if (c.pluginId().equals(plugin)) {
-        claims.computeIfAbsent(new Target(c.volumeId(), c.nodeId()), k -> new ArrayList<>()).add(c);
-      }
-    }
-    Map<Target, ClusterAttachment> attachments = new HashMap<>();
-    for (ClusterAttachment a : s.attachments()) {
-      if (a.pluginId().equals(plugin)) {
-        attachments.put(new Target(a.volumeId(), a.nodeId()), a);
-      }
-    }
-    Map<String, ClusterVolume> registered = new HashMap<>();
-    s.volumes().stream().filter(v -> v.pluginId().equals(plugin)).forEach(v -> registered.put(v.volumeId(), v));
-    CsiClient client = clients.apply(controller);
-    // Step 1: unpublish what no claim needs. First, so that a single-node volume handed from one node to another is
-    // detached from the first before it is attached to the second.
-    Set<Target> detached = new HashSet<>();
-    attachments.forEach((t, a) -> {
-      if ((!claims.containsKey(t) || a.state() == ClusterAttachment.State.DETACHING) && unpublish(l, client, a, false)) {
-        detached.add(t);
-      }
-    });
-    // Step 2: publish what the claims need. A single-node claim whose volume is still attached to another node waits
-    // for that detach (a later round publishes it; the node waits for its attachment meanwhile), as the kubelet's
-    // attach/detach controller waits on a multi-attach: never a second attachment of a single-node disk tried.
-    claims.forEach((t, cs) -> {
-      ClusterAttachment a = attachments.get(t);
-      if (a == null || a.state() == ClusterAttachment.State.FAILED) {
-        Optional<Target> elsewhere = attachments.entrySet().stream()
-            .filter(e -> e.getKey().volumeId().equals(t.volumeId()) && !e.getKey().nodeId().equals(t.nodeId())
-                && !detached.contains(e.getKey()) && e.getValue().state() != ClusterAttachment.State.FAILED)
-            .map(Map.Entry::getKey).findFirst();
-        if (elsewhere.isPresent() && cs.stream().anyMatch(c -> !c.mode().multiNode())) {
-          log.debug("cluster controller: {} to node {} waits: still attached to node {}", t.volumeId(), t.nodeId(),
-              elsewhere.get().nodeId());
-          return;
-        }
-        publish(l, controller, client, t, cs, Optional.ofNullable(registered.get(t.volumeId())));
-      }
-    });
-    // Step 3: lost nodes past detach_after: fenced by the unpublish, then their claims go.
-    if (detachAfter.isPresent()) {
-      long now = System.nanoTime();
-      lostSince.keySet().retainAll(claims.keySet().stream().map(Target::nodeId).filter(n -> !s.liveNodes().contains(n)).toList());
-      for (Target t : claims.keySet()) {
-        if (s.liveNodes().contains(t.nodeId())) {
-          continue;
-        }
-        long since = lostSince.computeIfAbsent(t.nodeId(), n -> now);
-        if (now - since < detachAfter.get().toNanos()) {
-          continue;
-        }
-        ClusterAttachment a = attachments.get(t);
-        if (a == null) {
-          // Never attached (or already unpublished): nothing to fence; the claims go.
-          if (volumes.deleteAttachment(l, plugin, t.volumeId(), t.nodeId(), true)) {
-            fenced.addAndGet(claims.get(t).size());
-            log.warn("cluster controller: node {} lost for over {}: its claims of {} released (no attachment to fence)",
-                t.nodeId(), detachAfter.get(), t.volumeId());
-          }
-        } else {
-          unpublishLost(l, client, a, claims.get(t).size());
-        }
-      }
-    }
-  }
-
   // ---- create and delete requests ----
-
-  /** Codes after which a create or delete is sent again (CSI: the operation may still be under way, or be retried). */
-  private static final Set<StatusCode> RETRIABLE = Set.of(StatusCode.UNAVAILABLE, StatusCode.DEADLINE_EXCEEDED,
-      StatusCode.ABORTED, StatusCode.CANCELLED);
 
   /** Every due request of the plugin id, oldest first; each one attempt per round at most. */
   private void provision(ClusterVolumes.Leadership l, PluginInfo controller, VolumesSnapshot s) {
@@ -356,7 +324,7 @@ public final class ClusterController implements AutoCloseable {
     if (due.isEmpty()) {
       return;
     }
-    CsiClient client = clients.apply(controller);
+    CsiClient client = client(l, controller);
     for (ClusterVolumeRequest r : due) {
       String key = r.kind() + " " + r.pluginId() + "/" + r.name();
       if (!provisioning.add(key)) {
@@ -367,10 +335,10 @@ public final class ClusterController implements AutoCloseable {
           try {
             provisionOne(l, controller, client, r);
           } catch (EtcdException e) {
-            lastError = e.getMessage();
+            counts.error(e.getMessage());
             log.debug("cluster controller: {} deferred: {}", r.describe(), e.getMessage());
           } catch (RuntimeException e) {
-            lastError = e.toString();
+            counts.error(e.toString());
             log.warn("cluster controller: {} failed here", r.describe(), e);
           } finally {
             provisioning.remove(key);
@@ -393,7 +361,7 @@ public final class ClusterController implements AutoCloseable {
     if (!controller.fingerprint().controllerCapabilities().contains(CsiCapabilities.CREATE_DELETE_VOLUME)) {
       String why = r.describe() + " failed: controller plugin " + controller.name() + " of controller agent "
           + nodeId + " does not offer " + CsiCapabilities.CREATE_DELETE_VOLUME;
-      lastError = why;
+      counts.error(why);
       volumes.updateRequest(l, r, r.failed(why));
       return;
     }
@@ -425,7 +393,7 @@ public final class ClusterController implements AutoCloseable {
       List<VolumeCapability> capabilities = new ArrayList<>();
       for (dev.csisupervisor.catalog.VolumeAccessMode m : spec.accessModes()) {
         AccessMode mode = AccessMode.valueOf(m.name());
-        capabilities.add(capability(new ClaimAccess(spec.block(), spec.fsType()), mode));
+        capabilities.add(VolumeAttacher.capability(new ClaimAccess(spec.block(), spec.fsType()), mode));
       }
       Optional<CapacityRange> capacity = spec.requiredBytes() == 0 && spec.limitBytes() == 0 ? Optional.empty()
           : Optional.of(new CapacityRange(spec.requiredBytes(), spec.limitBytes()));
@@ -437,20 +405,16 @@ public final class ClusterController implements AutoCloseable {
       finish(l, r, r.failed(r.describe() + " failed: " + e.getMessage()));
       return;
     }
-    inFlight.add(what);
     CsiVolume made;
     try {
-      made = client.createVolumeAsync(asked).get(callTimeout.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
+      made = calls.call(l, what, () -> client.createVolumeAsync(asked));
+    } catch (LeaderCalls.NotLeading e) {
+      return; // the attempt stays PENDING: the successor sends it again by name
+    } catch (LeaderCalls.CallFailed e) {
+      callFailed(l, r, what, e.getCause(), false);
       return;
-    } catch (Exception e) {
-      callFailed(l, r, what, e, false);
-      return;
-    } finally {
-      inFlight.remove(what);
     }
-    creates.incrementAndGet();
+    counts.created();
     ClusterVolume volume;
     try {
       volume = new ClusterVolume(r.pluginId(), made.volumeId(), made.capacityBytes(), spec.accessModes(),
@@ -479,20 +443,16 @@ public final class ClusterController implements AutoCloseable {
       finish(l, r, r.failed(r.describe() + " failed: " + e.getMessage()));
       return;
     }
-    inFlight.add(what);
     try {
-      client.deleteVolumeAsync(r.name(), secrets).get(callTimeout.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
+      calls.call(l, what, () -> client.deleteVolumeAsync(r.name(), secrets));
+    } catch (LeaderCalls.NotLeading e) {
       return;
-    } catch (Exception e) {
-      if (callFailed(l, r, what, e, true)) {
+    } catch (LeaderCalls.CallFailed e) {
+      if (callFailed(l, r, what, e.getCause(), true)) {
         return;
       }
-    } finally {
-      inFlight.remove(what);
     }
-    deletes.incrementAndGet();
+    counts.deleted();
     if (volumes.completeDelete(l, r)) {
       log.info("cluster controller: {} done: the volume's key removed", what);
     }
@@ -503,17 +463,15 @@ public final class ClusterController implements AutoCloseable {
    *
    * @return true if handled; false for a delete answered NOT_FOUND (already gone: done)
    */
-  private boolean callFailed(ClusterVolumes.Leadership l, ClusterVolumeRequest r, String what, Exception e,
+  private boolean callFailed(ClusterVolumes.Leadership l, ClusterVolumeRequest r, String what, Throwable cause,
       boolean delete) {
-    Throwable cause = Futures.unwrap(e);
-    Optional<StatusCode> code = CsiException.find(cause).filter(x -> x instanceof CsiStatusException)
-        .map(x -> ((CsiStatusException) x).code());
-    if (delete && code.equals(Optional.of(StatusCode.NOT_FOUND))) {
+    Optional<StatusCode> code = CsiOutcome.code(cause);
+    if (delete && CsiOutcome.notFound(cause)) {
       return false;
     }
     String said = what + ": " + code.map(c -> c + ": ").orElse("") + cause.getMessage();
-    lastError = said;
-    if (code.isEmpty() || RETRIABLE.contains(code.get())) {
+    counts.error(said);
+    if (CsiOutcome.uncertain(cause)) {
       java.time.Instant next = clock.instant().plus(retry.after(Math.max(1, r.attempts())));
       log.info("cluster controller: {}; sent again at {} (attempt {} done)", said, next, r.attempts());
       finish(l, r, r.retryAt(next, said));
@@ -526,7 +484,7 @@ public final class ClusterController implements AutoCloseable {
 
   private void finish(ClusterVolumes.Leadership l, ClusterVolumeRequest from, ClusterVolumeRequest to) {
     if (to.state() == ClusterVolumeRequest.State.FAILED) {
-      lastError = to.message();
+      counts.error(to.message());
     }
     volumes.updateRequest(l, from, to);
   }
@@ -553,110 +511,9 @@ public final class ClusterController implements AutoCloseable {
     }
   }
 
-  private void publish(ClusterVolumes.Leadership l, PluginInfo controller, CsiClient client, Target t,
-      List<ClusterClaim> cs, Optional<ClusterVolume> volume) {
-    String csiNode = cs.stream().map(ClusterClaim::csiNodeId).filter(n -> !n.isEmpty()).findFirst().orElse("");
-    String what = "ControllerPublishVolume of " + t.volumeId() + " to node " + t.nodeId();
-    if (csiNode.isEmpty()) {
-      fail(l, t, controller.name(), "", what + ": node " + t.nodeId() + "'s node plugin reported no node id");
-      return;
-    }
-    ClusterClaim writer = cs.stream().filter(ClusterClaim::writer).findFirst().orElse(cs.get(0));
-    boolean readOnly = cs.stream().allMatch(ClusterClaim::readOnly)
-        && controller.fingerprint().controllerCapabilities().contains(CsiCapabilities.PUBLISH_READONLY);
-    // As the claim uses it (CSI: the capability the CO intends to use the published volume with).
-    VolumeCapability capability = capability(writer.access(), AccessMode.valueOf(writer.mode().name()));
-    inFlight.add(what);
-    try {
-      Map<String, String> context = client.controllerPublishVolumeAsync(new ControllerPublishRequest(t.volumeId(),
-              csiNode, capability, readOnly, Secrets.none(), volume.map(ClusterVolume::volumeContext).orElse(Map.of())))
-          .get(callTimeout.toMillis(), TimeUnit.MILLISECONDS);
-      publishes.incrementAndGet();
-      if (volumes.putAttachment(l, new ClusterAttachment(controller.name(), t.volumeId(), t.nodeId(), csiNode,
-          ClusterAttachment.State.ATTACHED, context, "", nodeId, clock.instant()))) {
-        log.info("cluster controller: {} done: attached", what);
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    } catch (Exception e) {
-      Throwable cause = Futures.unwrap(e);
-      Optional<StatusCode> code = CsiException.find(cause).filter(x -> x instanceof CsiStatusException)
-          .map(x -> ((CsiStatusException) x).code());
-      if (code.isEmpty() || UNCERTAIN.contains(code.get())) {
-        lastError = what + ": " + cause.getMessage();
-        log.info("cluster controller: {} uncertain ({}); sent again next round", what, cause.getMessage());
-        return;
-      }
-      // NOT_FOUND (volume or node gone), FAILED_PRECONDITION (published to another node, single-node volume),
-      // RESOURCE_EXHAUSTED (the node's attach limit), ALREADY_EXISTS (published incompatibly): final, said as is.
-      fail(l, t, controller.name(), csiNode, what + " failed: " + code.get() + ": " + cause.getMessage());
-    } finally {
-      inFlight.remove(what);
-    }
-  }
-
-  /** A block device, or a file system of the type asked for (mount flags are the node's, never sent here). */
-  private static VolumeCapability capability(ClaimAccess access, AccessMode mode) {
-    return access.block() ? VolumeCapability.block(mode) : VolumeCapability.mount(access.fsType(), List.of(), mode);
-  }
-
-  private void fail(ClusterVolumes.Leadership l, Target t, String plugin, String csiNode, String message) {
-    lastError = message;
-    log.warn("cluster controller: {}", message);
-    volumes.putAttachment(l, new ClusterAttachment(plugin, t.volumeId(), t.nodeId(), csiNode,
-        ClusterAttachment.State.FAILED, Map.of(), message, nodeId, clock.instant()));
-  }
-
-  /** Marks DETACHING (if no claim came back), unpublishes, deletes. False if not done this round. */
-  private boolean unpublish(ClusterVolumes.Leadership l, CsiClient client, ClusterAttachment a, boolean fence) {
-    if (a.state() != ClusterAttachment.State.DETACHING && !fence && !volumes.markDetaching(l, a)) {
-      return false; // a claim came back: it stays attached
-    }
-    if (a.state() == ClusterAttachment.State.FAILED || a.csiNodeId().isEmpty()) {
-      // Never published: nothing to undo.
-      return volumes.deleteAttachment(l, a.pluginId(), a.volumeId(), a.nodeId(), fence);
-    }
-    String what = "ControllerUnpublishVolume of " + a.volumeId() + " from node " + a.nodeId();
-    inFlight.add(what);
-    try {
-      client.controllerUnpublishVolumeAsync(a.volumeId(), a.csiNodeId(), Secrets.none())
-          .get(callTimeout.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return false;
-    } catch (Exception e) {
-      Throwable cause = Futures.unwrap(e);
-      boolean notFound = CsiException.find(cause).filter(x -> x instanceof CsiStatusException)
-          .map(x -> ((CsiStatusException) x).code() == StatusCode.NOT_FOUND).orElse(false);
-      if (!notFound) {
-        lastError = what + ": " + cause.getMessage();
-        log.warn("cluster controller: {} failed ({}); tried again next round", what, cause.getMessage());
-        return false;
-      }
-    } finally {
-      inFlight.remove(what);
-    }
-    unpublishes.incrementAndGet();
-    boolean done = volumes.deleteAttachment(l, a.pluginId(), a.volumeId(), a.nodeId(), fence);
-    if (done) {
-      log.info("cluster controller: {} done{}", what, fence ? " (the fence: the lost node's claims are released)" : "");
-    }
-    return done;
-  }
-
-  private void unpublishLost(ClusterVolumes.Leadership l, CsiClient client, ClusterAttachment a, int claims) {
-    if (unpublish(l, client, a, true)) {
-      fenced.addAndGet(claims);
-    }
-  }
-
   /** When this agent last saw each lost node with claims (for status). */
   public Map<String, Instant> lostNodes() {
-    Map<String, Instant> out = new HashMap<>();
-    long now = System.nanoTime();
-    Instant wall = clock.instant();
-    lostSince.forEach((n, since) -> out.put(n, wall.minusNanos(now - since)));
-    return out;
+    return attacher.lostNodes();
   }
 
   @Override
@@ -671,9 +528,11 @@ public final class ClusterController implements AutoCloseable {
     }
     loop.shutdownNow();
     provisioner.shutdownNow(); // a call under way is abandoned unanswered: its request stays PENDING for a successor
+    attachers.shutdownNow(); // likewise: an ATTACHING intent stays, for a successor to send again
     try {
       loop.awaitTermination(callTimeout.toMillis() + 1000, TimeUnit.MILLISECONDS);
       provisioner.awaitTermination(callTimeout.toMillis() + 1000, TimeUnit.MILLISECONDS);
+      attachers.awaitTermination(callTimeout.toMillis() + 1000, TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }

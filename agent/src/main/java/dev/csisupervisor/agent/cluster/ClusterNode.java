@@ -38,7 +38,7 @@ public final class ClusterNode implements AutoCloseable {
     this.controller = new ClusterController(volumes, config.nodeId(), registry, this::controllerClient,
         config.etcd().requestTimeout().multipliedBy(6),
         config.detachAfter().isZero() ? Optional.empty() : Optional.of(config.detachAfter()), Clock.systemUTC())
-        .start(Duration.ofSeconds(1));
+        .identifyCalls().start(Duration.ofSeconds(1));
   }
 
   /** A client for a local controller registration, one per socket, closed with the node. */
@@ -86,10 +86,20 @@ public final class ClusterNode implements AutoCloseable {
     return publisher.status();
   }
 
-  /** Leaves the catalog: the node's lease is revoked, so its entries disappear now. */
+  /**
+   * Leaves the catalog: the node's lease is revoked, so its entries disappear now. Its mounts stay (the agent's
+   * tasks keep running; the package's {@code KillMode=process}), so it is first marked stopped cleanly: not a lost
+   * node, never fenced, until it runs again.
+   */
   @Override
   public void close() {
     controller.close();
+    try {
+      volumes.markStopped();
+    } catch (RuntimeException e) {
+      log.warn("cluster: node {} could not be marked stopped cleanly ({}): until it runs again, the cluster takes it"
+          + " for a lost node (its claims stay; with detach_after, they are fenced)", config.nodeId(), e.getMessage());
+    }
     volumes.close();
     controllerClients.values().forEach(CsiClient::close);
     publisher.close();

@@ -50,11 +50,14 @@ import org.slf4j.LoggerFactory;
  * mount with the controller's error, and no attachment within the attach wait fails it naming the controller
  * agent (or its absence).
  *
- * <p><b>Release.</b> Once the manager has committed that the allocation is off the volume. A release etcd does
- * not take now is kept and tried again with backoff; and a sweep ({@link #sweep}, at start and every sweep
- * interval) releases every claim of this node that the volume manager's records (its journal) no longer hold, so
- * a crash or restart between the unmount and the release loses nothing: the journal says what is mounted, etcd
- * follows it.
+ * <p><b>Release.</b> Once the manager has committed that the allocation is off the volume and, if it was the
+ * volume's last use here, that the volume is unstaged (the manager says when: CSI's controller unpublish comes only
+ * after every node unpublish and unstage). The release is of the claim as this node took it (its revision), so a
+ * claim taken again meanwhile, by the same allocation, stays. A release etcd does not take now is kept and tried
+ * again with backoff; and a sweep ({@link #sweep}, at start and every sweep interval) releases every claim of this
+ * node that the volume manager's records (its journal) no longer hold, staging included, so a crash or restart
+ * between the unmount and the release loses nothing: the journal says what is mounted, etcd follows it. The sweep
+ * also removes this node's clean-stop marker: it runs again.
  *
  * <p>Thread-safe. etcd calls run on this object's own threads, never the caller's.
  */
@@ -83,8 +86,10 @@ public final class ClusterVolumeClaims implements ClusterClaims, AutoCloseable {
   private volatile VolumeManager manager;
   /** Claims being acquired, or acquired and not yet in a record: a sweep leaves them. */
   private final Set<Held> acquiring = ConcurrentHashMap.newKeySet();
-  /** Releases etcd has not taken yet. */
-  private final Set<Held> pendingReleases = ConcurrentHashMap.newKeySet();
+  /** Releases etcd has not taken yet, each of the claim as this node last took it (revision 0: not known here). */
+  private final Map<Held, Optional<ClusterClaim>> pendingReleases = new ConcurrentHashMap<>();
+  /** The claims as this node last took them (with their revision): what a release means. */
+  private final Map<Held, ClusterClaim> taken = new ConcurrentHashMap<>();
   private volatile boolean releaseScheduled;
   private volatile boolean closed;
 
@@ -125,17 +130,27 @@ public final class ClusterVolumeClaims implements ClusterClaims, AutoCloseable {
     }
     Membership c = m.get();
     PublisherStatus status = c.status().get();
+    Held held = new Held(claim.pluginId(), claim.volumeId(), claim.allocId());
     if (!status.connected()) {
       return CompletableFuture.failedFuture(new CompletionException(new ClaimRefusedException(
           ClaimRefusedException.Reason.ETCD_UNAVAILABLE, "etcd cannot be reached now (" + (status.lastError().isBlank()
               ? "not connected to " + status.endpoint() + " yet, no error so far" : status.lastError())
               + "): new cluster claims are refused until it is back; volumes mounted here stay mounted", null, null)));
     }
-    Held held = new Held(claim.pluginId(), claim.volumeId(), claim.allocId());
     acquiring.add(held);
-    return CompletableFuture.supplyAsync(() -> claim(c, claim), io)
-        .thenCompose(publishes -> publishes
-            ? awaitAttached(c, claim, System.nanoTime() + attachWait.toNanos(), 50).thenApply(Optional::of)
+    // A release of this allocation's claim still waiting for etcd is dropped: the claim is wanted again. (One already
+    // on its way is conditional on the claim as it was, and the claim taken now has a newer revision.)
+    pendingReleases.remove(held);
+    return CompletableFuture.supplyAsync(() -> claim(c, claim, held), io)
+        .thenCompose(granted -> granted.publishes()
+            ? awaitAttached(c, claim, granted.claim(), System.nanoTime() + attachWait.toNanos(), 50)
+                .thenApply(Optional::of)
+                // Taken but never attached (failed, or not within the wait): nothing was done here, the claim goes.
+                .whenComplete((x, e) -> {
+                  if (e != null) {
+                    released(claim.pluginId(), claim.volumeId(), claim.allocId());
+                  }
+                })
             : CompletableFuture.completedFuture(Optional.of(Map.<String, String>of())))
         .whenComplete((x, e) -> {
           if (e != null) {
@@ -144,8 +159,10 @@ public final class ClusterVolumeClaims implements ClusterClaims, AutoCloseable {
         });
   }
 
+  private record Granted(ClusterClaim claim, boolean publishes) {}
+
   /** Step 1: the claim transaction; whether the plugin's controller publishes (then an attachment is awaited). */
-  private boolean claim(Membership c, VolumeClaim claim) {
+  private Granted claim(Membership c, VolumeClaim claim, Held held) {
     Optional<Fingerprint> node = registry.find(PluginType.CSI_NODE, claim.pluginId()).map(PluginInfo::fingerprint);
     ClaimRequest request = new ClaimRequest(claim.pluginId(), claim.volumeId(), c.nodeId(), claim.allocId(),
         VolumeAccessMode.valueOf(claim.capability().accessMode().name()), claim.readOnly(),
@@ -153,11 +170,13 @@ public final class ClusterVolumeClaims implements ClusterClaims, AutoCloseable {
         claim.capability().accessType() == VolumeCapability.AccessType.BLOCK ? ClaimAccess.BLOCK
             : ClaimAccess.mount(claim.capability().fsType()));
     try {
-      c.volumes().claim(request);
-      return c.volumes().controllerPublishes(claim.pluginId());
+      ClusterClaim granted = c.volumes().claim(request);
+      taken.put(held, granted);
+      return new Granted(granted, c.volumes().controllerPublishes(claim.pluginId()));
     } catch (ClaimRefusedException e) {
       throw new CompletionException(e);
     } catch (EtcdException e) {
+      // If the claim landed all the same, no record holds it: the sweep releases it.
       throw new CompletionException(unreachable(e));
     }
   }
@@ -173,8 +192,8 @@ public final class ClusterVolumeClaims implements ClusterClaims, AutoCloseable {
    * threads). The controller starts the attach as soon as the claim lands (its watch), so the attachment usually
    * comes within the attach's own time; with pauses up to 1 s a mount waited up to a second more after it.
    */
-  private CompletableFuture<Map<String, String>> awaitAttached(Membership c, VolumeClaim claim, long deadline,
-      long pauseMillis) {
+  private CompletableFuture<Map<String, String>> awaitAttached(Membership c, VolumeClaim claim, ClusterClaim mine,
+      long deadline, long pauseMillis) {
     Optional<ClusterAttachment> a;
     try {
       a = c.volumes().attachment(claim.pluginId(), claim.volumeId(), c.nodeId());
@@ -184,7 +203,9 @@ public final class ClusterVolumeClaims implements ClusterClaims, AutoCloseable {
     if (a.isPresent() && a.get().state() == ClusterAttachment.State.ATTACHED) {
       return CompletableFuture.completedFuture(a.get().publishContext());
     }
-    if (a.isPresent() && a.get().state() == ClusterAttachment.State.FAILED) {
+    // A FAILED attachment written before this claim is an earlier claim's answer: the controller agent clears it
+    // (through an unpublish) and publishes again for this one.
+    if (a.isPresent() && a.get().state() == ClusterAttachment.State.FAILED && a.get().revision() > mine.revision()) {
       return CompletableFuture.failedFuture(new IllegalStateException("the controller agent "
           + a.get().controllerNodeId() + " could not attach " + claim.volumeId() + " to node " + c.nodeId() + ": "
           + a.get().message()));
@@ -200,7 +221,8 @@ public final class ClusterVolumeClaims implements ClusterClaims, AutoCloseable {
     CompletableFuture<Map<String, String>> next = new CompletableFuture<>();
     scheduler.schedule(() -> {
       try {
-        io.execute(() -> awaitAttached(c, claim, deadline, Math.min(ATTACH_POLL_MAX_MS, pauseMillis * 2)).whenComplete((v, e) -> {
+        io.execute(() -> awaitAttached(c, claim, mine, deadline, Math.min(ATTACH_POLL_MAX_MS, pauseMillis * 2))
+            .whenComplete((v, e) -> {
           if (e != null) {
             next.completeExceptionally(e);
           } else {
@@ -221,7 +243,7 @@ public final class ClusterVolumeClaims implements ClusterClaims, AutoCloseable {
     if (cluster.get().isEmpty()) {
       return;
     }
-    pendingReleases.add(h);
+    pendingReleases.put(h, Optional.ofNullable(taken.remove(h)));
     try {
       io.execute(this::drainReleases);
     } catch (java.util.concurrent.RejectedExecutionException e) {
@@ -234,12 +256,18 @@ public final class ClusterVolumeClaims implements ClusterClaims, AutoCloseable {
     if (m.isEmpty() || closed) {
       return;
     }
-    for (Held h : List.copyOf(pendingReleases)) {
+    for (Map.Entry<Held, Optional<ClusterClaim>> e : List.copyOf(pendingReleases.entrySet())) {
+      Held h = e.getKey();
       try {
-        m.get().volumes().release(h.pluginId(), h.volumeId(), m.get().nodeId(), h.allocId());
-        pendingReleases.remove(h);
-      } catch (EtcdException e) {
-        scheduleReleaseRetry(e);
+        if (e.getValue().isPresent()) {
+          m.get().volumes().release(e.getValue().get());
+        } else {
+          // Taken before this agent started (its revision is not known here): as it stands now.
+          m.get().volumes().release(h.pluginId(), h.volumeId(), m.get().nodeId(), h.allocId());
+        }
+        pendingReleases.remove(h, e.getValue());
+      } catch (EtcdException x) {
+        scheduleReleaseRetry(x);
         return;
       }
     }
@@ -278,20 +306,29 @@ public final class ClusterVolumeClaims implements ClusterClaims, AutoCloseable {
     if (m.isEmpty() || vm == null) {
       return List.of();
     }
+    m.get().volumes().clearStopped();
     Set<Held> local = new HashSet<>();
+    // A volume still staged here with no allocation left (its unstage pending) keeps every claim of it on this node:
+    // the controller's unpublish must come after the unstage (CSI).
+    Set<List<String>> staged = new HashSet<>();
     for (VolumeRecord r : vm.list()) {
       for (String alloc : r.allocs()) {
         local.add(new Held(r.pluginId(), r.volumeId(), alloc));
+      }
+      if (r.allocs().isEmpty() && r.onNode()) {
+        staged.add(List.of(r.pluginId(), r.volumeId()));
       }
     }
     acquiring.removeAll(local); // mounted: the record holds them now
     List<ClusterClaim> gone = new java.util.ArrayList<>();
     for (ClusterClaim c : m.get().volumes().claimsOfNode(m.get().nodeId())) {
       Held h = new Held(c.pluginId(), c.volumeId(), c.allocId());
-      if (!local.contains(h) && !acquiring.contains(h)) {
-        if (m.get().volumes().release(c.pluginId(), c.volumeId(), c.nodeId(), c.allocId())) {
+      if (!local.contains(h) && !acquiring.contains(h) && !staged.contains(List.of(c.pluginId(), c.volumeId()))) {
+        // As read: a claim taken again meanwhile (a new revision) stays.
+        if (m.get().volumes().release(c)) {
           log.info("cluster: released the claim of {}/{} for alloc {}: no volume record here holds it", c.pluginId(),
               c.volumeId(), c.allocId());
+          taken.remove(h, c);
           gone.add(c);
         }
       }

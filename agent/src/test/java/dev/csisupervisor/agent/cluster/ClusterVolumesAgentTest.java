@@ -125,7 +125,7 @@ class ClusterVolumesAgentTest {
 
   record Node(String id, PluginRegistry registry, CatalogPublisher publisher, ClusterVolumes volumes,
       ClusterVolumeClaims claims, VolumeManager manager, CsiClient client, Optional<ClusterController> controller,
-      Path socket) {}
+      Path socket, MockCsiPlugin plugin) {}
 
   private <T extends AutoCloseable> T track(T c) {
     closeables.add(c);
@@ -155,8 +155,8 @@ class ClusterVolumesAgentTest {
     Path csiRoot = dir.resolve("csi");
     Path socket = csiRoot.resolve("monolith").resolve(PLUGIN).resolve("csi.sock");
     Files.createDirectories(socket.getParent());
-    track(MockCsiPlugin.builder().mode(MockMode.MONOLITH).socket(socket).allCapabilities().nodeId("csi-" + id)
-        .cloud(cloudFile, attachTime).start());
+    MockCsiPlugin plugin = track(MockCsiPlugin.builder().mode(MockMode.MONOLITH).socket(socket).allCapabilities()
+        .nodeId("csi-" + id).cloud(cloudFile, attachTime).start());
     PluginRegistry registry = track(PluginRegistry.builder().stateStore(new InMemoryStateStore()).build());
     registry.register(info(PluginType.CSI_NODE, socket, "csi-" + id));
     if (controller) {
@@ -172,7 +172,8 @@ class ClusterVolumesAgentTest {
         () -> Optional.of(new ClusterVolumeClaims.Membership(volumes, id, publisher::status)), registry, scheduler,
         Duration.ofSeconds(20), Duration.ZERO));
     VolumeManager manager = track(VolumeManager.builder().registry(registry).stateStore(new InMemoryStateStore())
-        .csiRoot(csiRoot).scheduler(scheduler).mountTable(Optional.empty()).clusterClaims(claims).build());
+        .csiRoot(csiRoot).scheduler(scheduler).mountTable(Optional.empty()).clusterClaims(claims)
+        .pendingRetryMax(Duration.ofSeconds(1)).build());
     claims.bind(manager);
     CsiClient client = track(CsiClient.create(socket));
     ClusterController c = null;
@@ -181,7 +182,8 @@ class ClusterVolumesAgentTest {
           Duration.ofSeconds(5), detachAfter, Clock.systemUTC()));
       c.start(every);
     }
-    Node n = new Node(id, registry, publisher, volumes, claims, manager, client, Optional.ofNullable(c), socket);
+    Node n = new Node(id, registry, publisher, volumes, claims, manager, client, Optional.ofNullable(c), socket,
+        plugin);
     nodes.add(n);
     return n;
   }
@@ -239,6 +241,35 @@ class ClusterVolumesAgentTest {
     get(n2.manager().mount(VolumeClaim.of(PLUGIN, vol, "b1", RWO, false)));
     assertEquals(Set.of("csi-n2"), cloud.on(vol));
     assertEquals(1, n0.manager().list().size() + n2.manager().list().size(), "n2 alone has it");
+  }
+
+  @Test
+  void aFailingUnstage_keepsTheClaimAndTheAttachment_untilTheUnstageSucceeds() throws Exception {
+    Node n0 = node(0, true);
+    Node n1 = node(1, false);
+    Node n2 = node(2, false);
+    String vol = disk("busy");
+    get(n1.manager().mount(VolumeClaim.of(PLUGIN, vol, "a1", RWO, false)));
+    n1.plugin().failCalls(dev.csisupervisor.csi.v1.NodeGrpc.getNodeUnstageVolumeMethod(), io.grpc.Status.Code.INTERNAL,
+        "target is busy", -1);
+
+    CompletableFuture<Void> unmount = n1.manager().unmount(PLUGIN, vol, "a1"); // done once unstaged too
+    // Unpublished, not unstaged: the node still has the disk staged, so its claim and the attachment stay.
+    await().atMost(WAIT).until(() -> n1.manager().find(PLUGIN, vol)
+        .map(r -> r.allocs().isEmpty() && !r.stagings().isEmpty()).orElse(false));
+    await().during(Duration.ofSeconds(2)).atMost(WAIT).until(() -> n0.volumes().claims(PLUGIN, vol).size() == 1
+        && n0.volumes().attachment(PLUGIN, vol, "n1").isPresent() && cloud.on(vol).equals(Set.of("csi-n1")));
+    VolumeException refused = failure(n2.manager().mount(VolumeClaim.of(PLUGIN, vol, "b1", RWO, false)));
+    assertTrue(refused.getMessage().contains("node n1, alloc a1"), refused.getMessage());
+    assertTrue(n2.manager().list().isEmpty(), "nothing done on n2");
+
+    // The unstage succeeds (retried by the node): only then the claim goes, and the controller detaches.
+    n1.plugin().clearFaults();
+    get(unmount);
+    await().atMost(WAIT).until(() -> n1.manager().find(PLUGIN, vol).isEmpty()
+        && n0.volumes().claims(PLUGIN, vol).isEmpty() && cloud.on(vol).isEmpty());
+    get(n2.manager().mount(VolumeClaim.of(PLUGIN, vol, "b1", RWO, false)));
+    assertEquals(Set.of("csi-n2"), cloud.on(vol));
   }
 
   @Test
@@ -377,7 +408,9 @@ class ClusterVolumesAgentTest {
     await().atMost(WAIT).until(() -> !leader.controller().orElseThrow().inFlight().isEmpty());
     leader.controller().orElseThrow().close();
     leader.volumes().close();
-    assertTrue(n1.volumes().attachment(PLUGIN, vol, "n1").isEmpty(), "the dead leader wrote no attachment");
+    assertEquals(dev.csisupervisor.catalog.ClusterAttachment.State.ATTACHING,
+        n1.volumes().attachment(PLUGIN, vol, "n1").orElseThrow().state(),
+        "the dead leader wrote its intent, not an attachment");
 
     get(mount); // the successor published again (the same node: the cloud's attach is idempotent)
     String successor = first.equals("n0") ? "n2" : "n0";

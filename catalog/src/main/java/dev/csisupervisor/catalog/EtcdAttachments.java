@@ -1,0 +1,170 @@
+package dev.csisupervisor.catalog;
+
+import static dev.csisupervisor.catalog.EtcdOps.absent;
+import static dev.csisupervisor.catalog.EtcdOps.deletePrefix;
+import static dev.csisupervisor.catalog.EtcdOps.modIs;
+import static dev.csisupervisor.catalog.EtcdOps.none;
+import static dev.csisupervisor.catalog.EtcdOps.put;
+import static dev.csisupervisor.catalog.EtcdOps.range;
+import static dev.csisupervisor.catalog.EtcdOps.some;
+import static dev.csisupervisor.catalog.EtcdOps.unchangedSince;
+
+import dev.csisupervisor.catalog.etcdpb.Compare;
+import dev.csisupervisor.catalog.etcdpb.TxnRequest;
+import dev.csisupervisor.catalog.etcdpb.TxnResponse;
+import java.time.Clock;
+import java.util.Optional;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The controller agent's writes of attachments, the fence and what it remembers of a plugin id, each one
+ * transaction conditional on the election key being still the writer's ({@link #held}) and on what it read being
+ * unchanged (the attachment's mod revision; for the fence, the node still gone and its claims as read). Thread-safe.
+ */
+final class EtcdAttachments {
+  private static final Logger log = LoggerFactory.getLogger(EtcdAttachments.class);
+
+  private final EtcdOps ops;
+  private final CatalogKeys keys;
+  private final String nodeId;
+  private final Clock clock;
+
+  EtcdAttachments(EtcdOps ops, String nodeId, Clock clock) {
+    this.ops = ops;
+    this.keys = ops.keys;
+    this.nodeId = nodeId;
+    this.clock = clock;
+  }
+
+  /** The election key is still the one {@code l} took. */
+  Compare held(ClusterVolumes.Leadership l) {
+    return Compare.newBuilder().setKey(EtcdOps.bytes(keys.controllerKey(l.pluginId())))
+        .setTarget(Compare.CompareTarget.CREATE).setResult(Compare.CompareResult.EQUAL)
+        .setCreateRevision(l.createRevision()).build();
+  }
+
+  private String key(ClusterAttachment a) {
+    return keys.attachmentKey(a.pluginId(), a.volumeId(), a.nodeId());
+  }
+
+  private Optional<ClusterAttachment> written(TxnResponse r, ClusterAttachment a) {
+    return r.getSucceeded() ? Optional.of(a.withRevision(r.getHeader().getRevision())) : Optional.empty();
+  }
+
+  /** The intent, before ControllerPublishVolume: only while there is no attachment and the node claims the volume. */
+  Optional<ClusterAttachment> intend(ClusterVolumes.Leadership l, ClusterAttachment attaching) {
+    if (attaching.state() != ClusterAttachment.State.ATTACHING) {
+      throw new IllegalArgumentException("an intent is ATTACHING, got " + attaching.state());
+    }
+    String key = key(attaching);
+    return written(ops.txn(TxnRequest.newBuilder().addCompare(held(l)).addCompare(absent(key))
+        .addCompare(some(keys.nodeClaimsPrefix(attaching.pluginId(), attaching.volumeId(), attaching.nodeId())))
+        .addSuccess(put(key, VolumeCodec.encode(attaching), 0)).build()), attaching);
+  }
+
+  /** {@code to} over {@code from}, if {@code from} is as read (its revision). */
+  Optional<ClusterAttachment> update(ClusterVolumes.Leadership l, ClusterAttachment from, ClusterAttachment to) {
+    String key = key(from);
+    return written(ops.txn(TxnRequest.newBuilder().addCompare(held(l)).addCompare(modIs(key, from.revision()))
+        .addSuccess(put(key, VolumeCodec.encode(to), 0)).build()), to);
+  }
+
+  /** DETACHING, only if {@code a} is as read and the node has no claim of the volume left. */
+  Optional<ClusterAttachment> markDetaching(ClusterVolumes.Leadership l, ClusterAttachment a) {
+    ClusterAttachment detaching = a.next(ClusterAttachment.State.DETACHING, a.publishContext(), "", nodeId,
+        clock.instant(), Optional.empty());
+    String key = key(a);
+    return written(ops.txn(TxnRequest.newBuilder().addCompare(held(l)).addCompare(modIs(key, a.revision()))
+        .addCompare(none(keys.nodeClaimsPrefix(a.pluginId(), a.volumeId(), a.nodeId())))
+        .addSuccess(put(key, VolumeCodec.encode(detaching), 0)).build()), detaching);
+  }
+
+  /** Deletes the attachment after its ControllerUnpublishVolume succeeded, if it is as read. */
+  boolean delete(ClusterVolumes.Leadership l, ClusterAttachment a) {
+    String key = key(a);
+    return ops.txn(TxnRequest.newBuilder().addCompare(held(l)).addCompare(modIs(key, a.revision()))
+        .addSuccess(EtcdOps.delete(key)).build()).getSucceeded();
+  }
+
+  /** The lost node's state, as the fence compares it: its node key and its clean-stop marker both absent. */
+  private TxnRequest.Builder whileLost(ClusterVolumes.Leadership l, String node) {
+    return TxnRequest.newBuilder().addCompare(held(l)).addCompare(absent(keys.nodeKey(node)))
+        .addCompare(absent(keys.stoppedKey(node)));
+  }
+
+  /** The fence's first step: DETACHING, only while the node is lost and {@code a} is as read. */
+  Optional<ClusterAttachment> beginFence(ClusterVolumes.Leadership l, ClusterAttachment a) {
+    ClusterAttachment detaching = a.next(ClusterAttachment.State.DETACHING, a.publishContext(),
+        "fencing lost node " + a.nodeId(), nodeId, clock.instant(), Optional.empty());
+    String key = key(a);
+    return written(ops.txn(whileLost(l, a.nodeId()).addCompare(modIs(key, a.revision()))
+        .addSuccess(put(key, VolumeCodec.encode(detaching), 0)).build()), detaching);
+  }
+
+  /**
+   * The fence's last step, after its ControllerUnpublishVolume succeeded (or with no attachment at all): the lost
+   * node's claims of the volume and the attachment deleted, in one transaction that also checks the node is still
+   * lost, the attachment is as read ({@code a}, or absent), and no claim of the node was put after {@code revision}
+   * (the snapshot that decided it).
+   */
+  boolean completeFence(ClusterVolumes.Leadership l, String pluginId, String volumeId, String node,
+      Optional<ClusterAttachment> a, long revision) {
+    String key = keys.attachmentKey(pluginId, volumeId, node);
+    String claims = keys.nodeClaimsPrefix(pluginId, volumeId, node);
+    TxnResponse r = ops.txn(whileLost(l, node).addCompare(a.map(x -> modIs(key, x.revision())).orElse(absent(key)))
+        .addCompare(unchangedSince(claims, revision))
+        .addSuccess(EtcdOps.delete(key)).addSuccess(deletePrefix(claims)).build());
+    if (r.getSucceeded()) {
+      log.warn("FENCED: node {} lost past detach_after: its claims of {}/{} deleted ({})", node, pluginId, volumeId,
+          a.isPresent() ? "after its ControllerUnpublishVolume" : "it had no attachment");
+    }
+    return r.getSucceeded();
+  }
+
+  /** Remembers the controller capabilities of the plugin id (written only when they changed). */
+  void rememberCapabilities(ClusterVolumes.Leadership l, Set<String> capabilities) {
+    String key = keys.capabilitiesKey(l.pluginId());
+    com.google.protobuf.ByteString value = VolumeCodec.encodeCapabilities(capabilities, nodeId, clock.instant());
+    var now = ops.txn(TxnRequest.newBuilder().addSuccess(range(key)).build()).getResponses(0).getResponseRange();
+    if (now.getKvsCount() > 0) {
+      try {
+        if (VolumeCodec.decodeCapabilities(now.getKvs(0).getValue()).equals(capabilities)) {
+          return;
+        }
+      } catch (IllegalArgumentException e) {
+        log.warn("cluster volumes: {} does not read ({}): written again", key, e.getMessage());
+      }
+    }
+    ops.txn(TxnRequest.newBuilder().addCompare(held(l)).addSuccess(put(key, value, 0)).build());
+  }
+
+  /** The controller capabilities remembered for the plugin id, if any agent ever led it. */
+  Optional<Set<String>> rememberedCapabilities(String pluginId) {
+    String key = keys.capabilitiesKey(pluginId);
+    var r = ops.txn(TxnRequest.newBuilder().addSuccess(range(key)).build()).getResponses(0).getResponseRange();
+    return r.getKvsCount() == 0 ? Optional.empty()
+        : Optional.of(VolumeCodec.decodeCapabilities(r.getKvs(0).getValue()));
+  }
+
+  /** This node's clean stop with its mounts kept: it is not lost, and never fenced, until it starts again. */
+  void markStopped() {
+    ops.txn(TxnRequest.newBuilder().addSuccess(put(keys.stoppedKey(nodeId),
+        VolumeCodec.encodeController(nodeId, clock.instant()), 0)).build());
+    log.info("cluster volumes: node {} marked stopped cleanly (its mounts are kept; it is not a lost node)", nodeId);
+  }
+
+  /**
+   * This node runs again: its clean-stop marker goes, once its node key is back (so it is never lost in between); a
+   * read-only transaction when there is nothing to do.
+   */
+  void clearStopped() {
+    String key = keys.stoppedKey(nodeId);
+    if (ops.txn(TxnRequest.newBuilder().addCompare(EtcdOps.present(key)).addCompare(EtcdOps.present(keys.nodeKey(nodeId)))
+        .addSuccess(EtcdOps.delete(key)).build()).getSucceeded()) {
+      log.info("cluster volumes: node {} runs again: its clean-stop marker removed", nodeId);
+    }
+  }
+
+}
