@@ -249,6 +249,25 @@ public final class CatalogKeys {
     }
   }
 
+  /** A parsed attachment key. */
+  public record AttachmentPath(String pluginId, String volumeId, String nodeId) {}
+
+  /** The parts of an attachment key, or empty if {@code key} is not a well-formed one. */
+  public Optional<AttachmentPath> parseAttachmentKey(String key) {
+    if (!key.startsWith(attachmentsRoot())) {
+      return Optional.empty();
+    }
+    String[] parts = key.substring(attachmentsRoot().length()).split("/", -1);
+    if (parts.length != 3 || !PluginIds.isValid(parts[0]) || !isNodeIdShape(parts[2])) {
+      return Optional.empty();
+    }
+    try {
+      return Optional.of(new AttachmentPath(parts[0], unescape(parts[1]), parts[2]));
+    } catch (IllegalArgumentException e) {
+      return Optional.empty();
+    }
+  }
+
   /** A parsed plugin key: the node and the registration's key. */
   public record PluginPath(String nodeId, PluginKey key) {}
 

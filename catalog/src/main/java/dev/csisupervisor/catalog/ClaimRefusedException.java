@@ -25,7 +25,12 @@ public final class ClaimRefusedException extends Exception {
     /** A delete of the volume is asked for: no new claim of it. */
     BEING_DELETED,
     /** etcd cannot be reached now: no new claim until it can. */
-    ETCD_UNAVAILABLE
+    ETCD_UNAVAILABLE,
+    /**
+     * A claim of the volume does not read (a newer version's value, a truncated one, one whose key and value
+     * disagree): it is taken to hold the volume, never guessed at, until an operator's force removes it.
+     */
+    UNREADABLE_CLAIM
   }
 
   private final Reason reason;

@@ -176,7 +176,14 @@ final class EtcdClusterVolumes implements ClusterVolumes {
       }
       List<ClusterClaim> existing = new ArrayList<>();
       for (KeyValue kv : read.getResponses(1).getResponseRange().getKvsList()) {
-        existing.add(decodeClaim(kv));
+        Optional<String> bad = problem(() -> existing.add(claimAtItsKey(kv)));
+        if (bad.isPresent()) {
+          String key = kv.getKey().toStringUtf8();
+          String node = keys.parseClaimKey(key).map(CatalogKeys.ClaimPath::nodeId).orElse("N");
+          throw refused(ClaimRefusedException.Reason.UNREADABLE_CLAIM, what + " refused: the claim key " + key
+              + " does not read (" + bad.get() + "), so it is taken to hold the volume; csi-agent cluster volume "
+              + "detach --node " + node + " --force removes it", null);
+        }
       }
       // Step 2: the rules against every other claim, cluster-wide.
       ClusterClaim wanted = request.toClaim(clock.instant());
@@ -275,7 +282,7 @@ final class EtcdClusterVolumes implements ClusterVolumes {
     List<ClusterClaim> out = new ArrayList<>();
     for (KeyValue kv : r.getResponses(0).getResponseRange().getKvsList()) {
       if (keys.parseClaimKey(kv.getKey().toStringUtf8()).map(p -> p.nodeId().equals(nodeId)).orElse(false)) {
-        decodeOrSkip(kv, () -> out.add(decodeClaim(kv)));
+        decodeOrSkip(kv, () -> out.add(claimAtItsKey(kv)));
       }
     }
     return out;
@@ -300,6 +307,13 @@ final class EtcdClusterVolumes implements ClusterVolumes {
         ops.add(delete(keys.attachmentKey(a.pluginId(), a.volumeId(), a.nodeId())));
       }
     }
+    for (VolumesSnapshot.DamagedKey d : s.damaged()) {
+      if (d.nodeId().equals(nodeId) && pluginId.map(d.pluginId()::equals).orElse(true)
+          && volumeId.map(d.volumeId()::equals).orElse(true)) {
+        log.warn("FORCED: unreadable key {} of node {} deleted ({})", d.key(), nodeId, d.why());
+        ops.add(delete(d.key()));
+      }
+    }
     for (int i = 0; i < ops.size(); i += MAX_TXN_OPS) {
       txn(TxnRequest.newBuilder().addAllSuccess(ops.subList(i, Math.min(ops.size(), i + MAX_TXN_OPS))).build());
     }
@@ -314,8 +328,15 @@ final class EtcdClusterVolumes implements ClusterVolumes {
   public Optional<ClusterAttachment> attachment(String pluginId, String volumeId, String nodeId) {
     String key = keys.attachmentKey(pluginId, volumeId, nodeId);
     var r = call(() -> client.range(RangeRequest.newBuilder().setKey(bytes(key)).build()));
-    return r.getKvsCount() == 0 ? Optional.empty()
-        : Optional.of(VolumeCodec.decodeAttachment(r.getKvs(0).getValue(), r.getKvs(0).getModRevision()));
+    if (r.getKvsCount() == 0) {
+      return Optional.empty();
+    }
+    try {
+      return Optional.of(attachmentAtItsKey(r.getKvs(0)));
+    } catch (IllegalArgumentException e) {
+      throw new IllegalStateException("the attachment key " + key + " does not read (" + e.getMessage() + "); "
+          + "csi-agent cluster volume detach --node " + nodeId + " --force removes it", e);
+    }
   }
 
   @Override
@@ -357,11 +378,20 @@ final class EtcdClusterVolumes implements ClusterVolumes {
     for (KeyValue kv : r.getResponses(0).getResponseRange().getKvsList()) {
       decodeOrSkip(kv, () -> volumes.add(VolumeCodec.decodeVolume(kv.getValue())));
     }
+    List<VolumesSnapshot.DamagedKey> damaged = new ArrayList<>();
     for (KeyValue kv : r.getResponses(1).getResponseRange().getKvsList()) {
-      decodeOrSkip(kv, () -> claims.add(decodeClaim(kv)));
+      String key = kv.getKey().toStringUtf8();
+      Optional<String> bad = problem(() -> claims.add(claimAtItsKey(kv)));
+      bad.ifPresent(why -> damaged.add(keys.parseClaimKey(key).map(c -> new VolumesSnapshot.DamagedKey(key, why,
+          "claim", c.pluginId(), c.volumeId(), c.nodeId())).orElse(new VolumesSnapshot.DamagedKey(key, why, "claim",
+          "", "", ""))));
     }
     for (KeyValue kv : r.getResponses(2).getResponseRange().getKvsList()) {
-      decodeOrSkip(kv, () -> attachments.add(VolumeCodec.decodeAttachment(kv.getValue(), kv.getModRevision())));
+      String key = kv.getKey().toStringUtf8();
+      Optional<String> bad = problem(() -> attachments.add(attachmentAtItsKey(kv)));
+      bad.ifPresent(why -> damaged.add(keys.parseAttachmentKey(key).map(a -> new VolumesSnapshot.DamagedKey(key, why,
+          "attachment", a.pluginId(), a.volumeId(), a.nodeId())).orElse(new VolumesSnapshot.DamagedKey(key, why,
+          "attachment", "", "", ""))));
     }
     for (KeyValue kv : r.getResponses(3).getResponseRange().getKvsList()) {
       decodeOrSkip(kv, () -> controllers.put(kv.getKey().toStringUtf8().substring(keys.controllersRoot().length()),
@@ -380,7 +410,38 @@ final class EtcdClusterVolumes implements ClusterVolumes {
       decodeOrSkip(kv, () -> stopped.put(node, java.time.Instant.parse(VolumeCodec.decodeController(kv.getValue()).since())));
     }
     return new VolumesSnapshot(r.getHeader().getRevision(), volumes, claims, attachments, controllers, nodes, requests,
-        stopped, Map.of());
+        stopped, damaged);
+  }
+
+  /** Why {@code decode} failed, logged once per read; empty if it did not. */
+  private static Optional<String> problem(Runnable decode) {
+    try {
+      decode.run();
+      return Optional.empty();
+    } catch (IllegalArgumentException e) {
+      return Optional.of(String.valueOf(e.getMessage()));
+    }
+  }
+
+  /** A claim whose value says what its key says (plugin, volume, node, alloc); else it does not read. */
+  private ClusterClaim claimAtItsKey(KeyValue kv) {
+    ClusterClaim c = decodeClaim(kv);
+    String key = kv.getKey().toStringUtf8();
+    if (!key.equals(keys.claimKey(c.pluginId(), c.volumeId(), c.nodeId(), c.allocId()))) {
+      throw new IllegalArgumentException("its value is the claim of " + c.pluginId() + "/" + c.volumeId() + " for "
+          + c.holder() + ", which is not what its key says");
+    }
+    return c;
+  }
+
+  /** An attachment whose value says what its key says (plugin, volume, node); else it does not read. */
+  private ClusterAttachment attachmentAtItsKey(KeyValue kv) {
+    ClusterAttachment a = VolumeCodec.decodeAttachment(kv.getValue(), kv.getModRevision());
+    if (!kv.getKey().toStringUtf8().equals(keys.attachmentKey(a.pluginId(), a.volumeId(), a.nodeId()))) {
+      throw new IllegalArgumentException("its value is the attachment of " + a.pluginId() + "/" + a.volumeId()
+          + " to node " + a.nodeId() + ", which is not what its key says");
+    }
+    return a;
   }
 
   private static void decodeOrSkip(KeyValue kv, Runnable decode) {

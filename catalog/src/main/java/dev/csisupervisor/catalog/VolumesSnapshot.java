@@ -19,11 +19,19 @@ import java.util.Set;
  *     since when, until it starts again
  * @param damaged keys whose value does not read (a newer version's, a truncated one, a key whose node or alloc
  *     disagrees with its value), each with why: left out of the lists above, shown by status, removable by an
- *     operator's force
+ *     operator's force. An unreadable claim still holds its volume on its node (no detach), an unreadable attachment
+ *     still holds its volume (no single-node attach elsewhere)
  */
 public record VolumesSnapshot(long revision, List<ClusterVolume> volumes, List<ClusterClaim> claims,
     List<ClusterAttachment> attachments, Map<String, String> controllers, Set<String> liveNodes,
-    List<ClusterVolumeRequest> requests, Map<String, java.time.Instant> stoppedNodes, Map<String, String> damaged) {
+    List<ClusterVolumeRequest> requests, Map<String, java.time.Instant> stoppedNodes, List<DamagedKey> damaged) {
+
+  /**
+   * A key whose value does not read, and why; what its key says of it where it parses (else "").
+   *
+   * @param kind {@code claim}, {@code attachment}, {@code volume}, {@code request}, ...
+   */
+  public record DamagedKey(String key, String why, String kind, String pluginId, String volumeId, String nodeId) {}
 
   public VolumesSnapshot {
     volumes = List.copyOf(volumes);
@@ -33,7 +41,19 @@ public record VolumesSnapshot(long revision, List<ClusterVolume> volumes, List<C
     liveNodes = Set.copyOf(liveNodes);
     requests = List.copyOf(requests);
     stoppedNodes = Map.copyOf(stoppedNodes);
-    damaged = Map.copyOf(damaged);
+    damaged = List.copyOf(damaged);
+  }
+
+  /** Whether an unreadable claim key says {@code nodeId} claims the volume. */
+  public boolean unreadableClaim(String pluginId, String volumeId, String nodeId) {
+    return damaged.stream().anyMatch(d -> d.kind().equals("claim") && d.pluginId().equals(pluginId)
+        && d.volumeId().equals(volumeId) && d.nodeId().equals(nodeId));
+  }
+
+  /** The nodes an unreadable attachment key of the volume names. */
+  public Set<String> unreadableAttachments(String pluginId, String volumeId) {
+    return damaged.stream().filter(d -> d.kind().equals("attachment") && d.pluginId().equals(pluginId)
+        && d.volumeId().equals(volumeId)).map(DamagedKey::nodeId).collect(java.util.stream.Collectors.toSet());
   }
 
   /** Whether {@code nodeId} is lost: its lease is gone, and it did not stop cleanly. */

@@ -415,6 +415,41 @@ class ClusterVolumesTest {
   }
 
   @Test
+  void anUnreadableClaim_holdsTheVolume_isNamedBy_claimAndRead_andTheForceRemovesIt() throws Exception {
+    ClusterVolumes a = node("a", 0);
+    ClusterVolumes b = node("b", 1);
+    a.register(volume("v"));
+    CatalogKeys keys = CatalogKeys.of(prefix);
+    String newer = keys.claimKey(PLUGIN, "v", "b", "x");
+    String disagreeing = keys.claimKey(PLUGIN, "v", "b", "y");
+    try (EtcdClient side = new EtcdClient(EtcdOptions.of(etcd.member(2).endpoint()))) {
+      side.txn(dev.csisupervisor.catalog.etcdpb.TxnRequest.newBuilder()
+          // A value a newer version wrote (a mode this one does not know), and a value naming another alloc.
+          .addSuccess(EtcdOps.put(newer, EtcdClient.bytes("{\"format\":1,\"plugin\":\"" + PLUGIN + "\",\"volume\":"
+              + "\"v\",\"node\":\"b\",\"alloc\":\"x\",\"mode\":\"SINGLE_NODE_QUANTUM_WRITER\",\"readOnly\":false,"
+              + "\"since\":\"2026-11-27T00:00:00Z\"}"), 0))
+          .addSuccess(EtcdOps.put(disagreeing, VolumeCodec.encode(new ClusterClaim(PLUGIN, "v", "b", "z",
+              VolumeAccessMode.SINGLE_NODE_WRITER, false, "csi-b", java.time.Instant.now())), 0))
+          .build());
+    }
+    ClaimRefusedException refused = assertThrows(ClaimRefusedException.class,
+        () -> a.claim(request("a", "w", "v", VolumeAccessMode.MULTI_NODE_READER_ONLY, true)));
+    assertEquals(ClaimRefusedException.Reason.UNREADABLE_CLAIM, refused.reason());
+    assertTrue(refused.getMessage().contains("/claims/" + PLUGIN + "/v/b/") && refused.getMessage().contains(
+        "detach --node b --force"), refused.getMessage());
+    VolumesSnapshot s = a.read();
+    assertEquals(java.util.Set.of(newer, disagreeing),
+        s.damaged().stream().map(VolumesSnapshot.DamagedKey::key).collect(java.util.stream.Collectors.toSet()));
+    assertTrue(s.unreadableClaim(PLUGIN, "v", "b"), "an unreadable claim holds the volume on its node");
+    assertTrue(s.damaged().stream().anyMatch(d -> d.why().contains("not what its key says")), s.damaged().toString());
+    assertEquals(List.of(), b.claimsOfNode("b"), "the node's own sweep never releases what it cannot read");
+
+    a.forceDetach("b", Optional.empty(), Optional.empty());
+    assertEquals(List.of(), a.read().damaged());
+    a.claim(request("a", "w", "v", VolumeAccessMode.SINGLE_NODE_WRITER, false));
+  }
+
+  @Test
   void controllerPublishes_isRemembered_whileNoControllerIsInTheCatalog() throws Exception {
     ClusterVolumes a = node("a", 0);
     assertFalse(a.controllerPublishes(PLUGIN), "nothing known: no controller publish awaited");

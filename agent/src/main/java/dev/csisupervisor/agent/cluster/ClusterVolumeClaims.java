@@ -112,7 +112,9 @@ public final class ClusterVolumeClaims implements ClusterClaims, AutoCloseable {
       return t;
     });
     if (!sweepEvery.isZero()) {
-      scheduler.scheduleWithFixedDelay(() -> io.execute(this::sweepQuietly), sweepEvery.toMillis(),
+      // The first soon after start (the records are restored by then): a claim a crash left goes, and this node's
+      // clean-stop marker with it, without waiting a whole interval.
+      scheduler.scheduleWithFixedDelay(() -> io.execute(this::sweepQuietly), Math.min(1000, sweepEvery.toMillis()),
           sweepEvery.toMillis(), TimeUnit.MILLISECONDS);
     }
   }
@@ -199,6 +201,8 @@ public final class ClusterVolumeClaims implements ClusterClaims, AutoCloseable {
       a = c.volumes().attachment(claim.pluginId(), claim.volumeId(), c.nodeId());
     } catch (EtcdException e) {
       return CompletableFuture.failedFuture(unreachable(e));
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e); // an attachment value that does not read: said, never waited on
     }
     if (a.isPresent() && a.get().state() == ClusterAttachment.State.ATTACHED) {
       return CompletableFuture.completedFuture(a.get().publishContext());

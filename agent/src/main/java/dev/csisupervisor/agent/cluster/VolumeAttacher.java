@@ -155,7 +155,9 @@ final class VolumeAttacher {
       if (a.state() != State.ATTACHED && a.state() != State.FAILED) {
         return a.due(now) || a.state() == State.DETACHING && !v.claims().containsKey(e.getKey());
       }
-      if (!v.claims().containsKey(e.getKey()) || a.state() == State.FAILED && newerClaim(v, e.getKey(), a)) {
+      boolean claimed = v.claims().containsKey(e.getKey())
+          || s.unreadableClaim(v.pluginId(), v.volumeId(), e.getKey());
+      if (!claimed || a.state() == State.FAILED && newerClaim(v, e.getKey(), a)) {
         return true;
       }
     }
@@ -191,7 +193,8 @@ final class VolumeAttacher {
     for (Map.Entry<String, ClusterAttachment> e : v.attachments().entrySet()) {
       String node = e.getKey();
       ClusterAttachment a = e.getValue();
-      boolean claimed = v.claims().containsKey(node);
+      // An unreadable claim of the node still holds it there: never detached on a guess.
+      boolean claimed = v.claims().containsKey(node) || s.unreadableClaim(v.pluginId(), v.volumeId(), node);
       if (claimed && s.lost(node)) {
         continue; // a lost node's attachment goes only through the fence (step 2)
       }
@@ -229,7 +232,9 @@ final class VolumeAttacher {
       if (s.lost(node) || a != null && a.state() != State.ATTACHING) {
         continue;
       }
-      Optional<String> elsewhere = attachments.keySet().stream().filter(n -> !n.equals(node)).findFirst();
+      Optional<String> elsewhere = java.util.stream.Stream.concat(attachments.keySet().stream(),
+              s.unreadableAttachments(v.pluginId(), v.volumeId()).stream()) // an unreadable one holds the disk too
+          .filter(n -> !n.equals(node)).findFirst();
       if (elsewhere.isPresent() && e.getValue().stream().anyMatch(c -> !c.mode().multiNode())) {
         log.debug("cluster controller: {} to node {} waits: still attached to node {}", v.volumeId(), node,
             elsewhere.get());

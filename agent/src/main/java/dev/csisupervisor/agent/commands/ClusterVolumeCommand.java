@@ -490,7 +490,7 @@ final class ClusterVolumeCommand implements Runnable {
             + s.deleteOf(vol.pluginId(), vol.volumeId()).map(r -> " BEING DELETED").orElse(""));
         for (ClusterClaim c : s.claimsOf(vol.pluginId(), vol.volumeId())) {
           out.println("  claim " + c.holder() + " " + c.mode() + (c.readOnly() ? " read-only" : "") + " since " + c.since()
-              + (s.liveNodes().contains(c.nodeId()) ? "" : " (NODE LOST)"));
+              + nodeState(s, c.nodeId()));
         }
         for (ClusterAttachment a : s.attachmentsOf(vol.pluginId(), vol.volumeId())) {
           out.println("  attachment node " + a.nodeId() + " " + a.state() + " by " + a.controllerNodeId() + " since "
@@ -587,11 +587,15 @@ final class ClusterVolumeCommand implements Runnable {
       }
     }
     for (ClusterClaim c : s.claims()) {
-      if (!s.liveNodes().contains(c.nodeId())) {
+      if (s.lost(c.nodeId())) {
         out.add("claim of " + c.pluginId() + "/" + c.volumeId() + " by " + c.holder() + ": the node is lost; it stays "
             + "until the node is back, detach_after fences it, or csi-agent cluster volume detach --node " + c.nodeId()
             + " --force");
       }
+    }
+    for (VolumesSnapshot.DamagedKey d : s.damaged()) {
+      out.add("UNREADABLE: " + d.key() + ": " + d.why() + (d.nodeId().isEmpty() ? "" : " (taken to hold the volume; "
+          + "csi-agent cluster volume detach --node " + d.nodeId() + " --force removes it)"));
     }
     for (ClusterAttachment a : s.attachments()) {
       if (a.state() == ClusterAttachment.State.FAILED) {
@@ -599,6 +603,15 @@ final class ClusterVolumeCommand implements Runnable {
       }
     }
     return out;
+  }
+
+  /** How a claim's node is, when it is not running: lost (its lease expired), or stopped cleanly with its mounts. */
+  static String nodeState(VolumesSnapshot s, String node) {
+    if (s.liveNodes().contains(node)) {
+      return "";
+    }
+    java.time.Instant stopped = s.stoppedNodes().get(node);
+    return stopped != null ? " (NODE STOPPED since " + stopped + ", mounts kept; not lost)" : " (NODE LOST)";
   }
 
   static Map<String, Object> json(ClusterVolume vol, VolumesSnapshot s) {
@@ -613,7 +626,8 @@ final class ClusterVolumeCommand implements Runnable {
     List<Object> claims = new ArrayList<>();
     for (ClusterClaim c : s.claimsOf(vol.pluginId(), vol.volumeId())) {
       claims.add(Map.of("node", c.nodeId(), "alloc", c.allocId(), "mode", c.mode().name(), "readOnly", c.readOnly(),
-          "since", c.since().toString(), "nodeLive", s.liveNodes().contains(c.nodeId())));
+          "since", c.since().toString(), "nodeLive", s.liveNodes().contains(c.nodeId()),
+          "nodeStopped", s.stoppedNodes().containsKey(c.nodeId())));
     }
     m.put("claims", claims);
     List<Object> attachments = new ArrayList<>();

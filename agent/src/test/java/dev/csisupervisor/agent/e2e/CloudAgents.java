@@ -18,6 +18,12 @@ final class CloudAgents {
    */
   static Path config(Path dir, String etcdEndpoint, String prefix, String node, String type, String... extraArgs)
       throws Exception {
+    return configWith(dir, etcdEndpoint, prefix, node, type, "", extraArgs);
+  }
+
+  /** @param clusterLines more lines of the {@code cluster:} section, each indented by two spaces and ended */
+  static Path configWith(Path dir, String etcdEndpoint, String prefix, String node, String type, String clusterLines,
+      String... extraArgs) throws Exception {
     StringBuilder extra = new StringBuilder();
     for (String a : extraArgs) {
       extra.append(", \"").append(a).append('"');
@@ -30,7 +36,7 @@ final class CloudAgents {
         + "    args: [--type, " + type + ", --name, ebs.csi.dev, --node-id, " + node + ", --cloud, "
         + dir.resolve("cloud") + ", --cloud-attach-ms, \"200\"" + extra + "]\n"
         + "cluster:\n  endpoints: [" + etcdEndpoint + "]\n  node_id: " + node + "\n  prefix: " + prefix
-        + "\n  lease_ttl: 3s\n";
+        + "\n  lease_ttl: 3s\n" + clusterLines;
     Path f = dir.resolve(node + ".yaml");
     Files.writeString(f, y);
     return f;

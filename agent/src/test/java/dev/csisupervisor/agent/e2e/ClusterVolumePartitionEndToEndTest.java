@@ -42,14 +42,74 @@ class ClusterVolumePartitionEndToEndTest {
     }
   }
 
+  /** {@code cluster:} lines every agent of the test gets. */
+  private String clusterLines = "";
+
   private Path config(String node, String type) throws Exception {
-    return CloudAgents.config(dir, etcd.endpoint(), PREFIX, node, type);
+    return CloudAgents.configWith(dir, etcd.endpoint(), PREFIX, node, type, clusterLines);
   }
 
   private Process startAgent(String node, String type) throws Exception {
     Process p = Cli.start(dir, node, "run", "--config", config(node, type).toString());
     processes.add(p);
     return p;
+  }
+
+  /** Three agents, the plugin everywhere; a single-node-writer disk made and registered; mounted on a2. */
+  private String volumeMountedOnA2() throws Exception {
+    await().atMost(WAIT).pollInterval(Duration.ofMillis(200)).until(() -> cli("cluster", "plugins", "--config",
+        dir.resolve("a1.yaml").toString()).out().matches("(?s).*ebs\\s+1/1\\s+3/3\\s.*"));
+    Cli.Result created = cli("volume", "create", "--config", dir.resolve("a1.yaml").toString(), "--plugin", "ebs",
+        "--name", "web-data", "--size", "1MiB");
+    assertEquals(0, created.code(), created.toString());
+    Matcher m = Pattern.compile("created volume (\\S+) ").matcher(created.out());
+    assertTrue(m.find(), created.toString());
+    String vol = m.group(1);
+    Cli.Result registered = cli("cluster", "volume", "register", "ebs", vol, "--access-mode", "single-node-writer",
+        "--capacity", "1048576", "--config", dir.resolve("a1.yaml").toString());
+    assertEquals(0, registered.code(), registered.toString());
+    Cli.Result onA2 = mount("a2", vol, "web-1");
+    assertEquals(0, onA2.code(), onA2.toString());
+    assertTrue(cloud().contains("attached " + vol + " a2"), cloud());
+    return vol;
+  }
+
+  /**
+   * An agent stopped cleanly (SIGTERM) keeps its mounts (its tasks run on): it is not a lost node, and is never
+   * fenced, however long past {@code detach_after}; back, it releases by its own unmount. Before, it was "fenced"
+   * {@code detach_after} after the stop: the disk detached from under its mount and handed to a3.
+   */
+  @Test
+  void aCleanlyStoppedHolder_isNotLost_andNeverFenced_pastDetachAfter() throws Exception {
+    etcd = EtcdProcess.start(dir);
+    clusterLines = "  detach_after: 1s\n";
+    startAgent("a1", "monolith");
+    Process a2 = startAgent("a2", "node");
+    startAgent("a3", "node");
+    String vol = volumeMountedOnA2();
+
+    a2.destroy(); // SIGTERM: a clean stop
+    assertTrue(a2.waitFor(30, java.util.concurrent.TimeUnit.SECONDS), "a2 stopped");
+    assertEquals(0, a2.exitValue());
+    await().atMost(WAIT).pollInterval(Duration.ofMillis(500)).until(() -> status().contains("NODE STOPPED"));
+    // Well past detach_after (1 s) and many controller rounds: the claim, the attachment and the disk stay a2's.
+    await().during(Duration.ofSeconds(4)).atMost(WAIT).pollInterval(Duration.ofMillis(500))
+        .until(() -> cloud().contains("attached " + vol + " a2") && status().contains("claim node a2, alloc web-1")
+            && status().contains("attachment node a2 ATTACHED"));
+    Cli.Result onA3 = mount("a3", vol, "web-2");
+    assertEquals(1, onA3.code(), onA3.toString());
+    assertTrue(onA3.err().contains("held by node a2, alloc web-1"), onA3.toString());
+
+    // a2 runs again: not stopped any more; its own unmount releases the volume, and a3 gets it.
+    startAgent("a2", "node");
+    await().atMost(WAIT).pollInterval(Duration.ofMillis(500)).until(() -> !status().contains("NODE STOPPED")
+        && !status().contains("NODE LOST"));
+    Cli.Result unmounted = cli("volume", "unmount", "--config", dir.resolve("a2.yaml").toString(), "--plugin", "ebs",
+        "--volume", vol, "--alloc", "web-1");
+    assertEquals(0, unmounted.code(), unmounted.toString());
+    Cli.Result again = mount("a3", vol, "web-2");
+    assertEquals(0, again.code(), again.toString());
+    assertTrue(cloud().contains("attached " + vol + " a3") && !cloud().contains("attached " + vol + " a2"), cloud());
   }
 
   private static void signal(Process p, String sig) throws Exception {
