@@ -196,11 +196,12 @@ public final class ClusterVolumeClaims implements ClusterClaims, AutoCloseable {
    */
   private CompletableFuture<Map<String, String>> awaitAttached(Membership c, VolumeClaim claim, ClusterClaim mine,
       long deadline, long pauseMillis) {
-    Optional<ClusterAttachment> a;
+    Optional<ClusterAttachment> a = Optional.empty();
+    EtcdException unanswered = null;
     try {
       a = c.volumes().attachment(claim.pluginId(), claim.volumeId(), c.nodeId());
     } catch (EtcdException e) {
-      return CompletableFuture.failedFuture(unreachable(e));
+      unanswered = e; // the claim stands: read again until the wait is over (an etcd member may be failing over)
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e); // an attachment value that does not read: said, never waited on
     }
@@ -215,12 +216,22 @@ public final class ClusterVolumeClaims implements ClusterClaims, AutoCloseable {
           + a.get().message()));
     }
     if (System.nanoTime() > deadline || closed) {
-      String controller = c.volumes().read().controllers().get(claim.pluginId());
+      if (unanswered != null) {
+        return CompletableFuture.failedFuture(unreachable(unanswered));
+      }
+      String controller;
+      try {
+        controller = c.volumes().read().controllers().get(claim.pluginId());
+      } catch (RuntimeException e) {
+        return CompletableFuture.failedFuture(e);
+      }
+      Optional<ClusterAttachment> seen = a;
       return CompletableFuture.failedFuture(new IllegalStateException("no attachment of " + claim.volumeId()
           + " to node " + c.nodeId() + " within " + attachWait.toMillis() + " ms: " + (controller == null
               ? "no agent with a healthy controller of plugin " + claim.pluginId() + " is elected"
               : "the controller agent " + controller + " has not published it ("
-                  + a.map(x -> x.state().name()).orElse("no attachment yet") + ")")));
+                  + seen.map(x -> x.state().name() + (x.message().isEmpty() ? "" : ": " + x.message()))
+                      .orElse("no attachment yet") + ")")));
     }
     CompletableFuture<Map<String, String>> next = new CompletableFuture<>();
     scheduler.schedule(() -> {
