@@ -88,6 +88,8 @@ public final class ClusterVolumeClaims implements ClusterClaims, AutoCloseable {
   private final Set<Held> acquiring = ConcurrentHashMap.newKeySet();
   /** Releases etcd has not taken yet, each of the claim as this node last took it (revision 0: not known here). */
   private final Map<Held, Optional<ClusterClaim>> pendingReleases = new ConcurrentHashMap<>();
+  /** Mounts whose claim the last sweep did not find in etcd: fenced if the next one does not either. */
+  private final Set<Held> claimMissing = ConcurrentHashMap.newKeySet();
   /** The claims as this node last took them (with their revision): what a release means. */
   private final Map<Held, ClusterClaim> taken = new ConcurrentHashMap<>();
   private volatile boolean releaseScheduled;
@@ -336,7 +338,9 @@ public final class ClusterVolumeClaims implements ClusterClaims, AutoCloseable {
     }
     acquiring.removeAll(local); // mounted: the record holds them now
     List<ClusterClaim> gone = new java.util.ArrayList<>();
-    for (ClusterClaim c : m.get().volumes().claimsOfNode(m.get().nodeId())) {
+    List<ClusterClaim> ofNode = m.get().volumes().claimsOfNode(m.get().nodeId());
+    fenceMountsWithoutClaims(m.get(), vm, ofNode);
+    for (ClusterClaim c : ofNode) {
       Held h = new Held(c.pluginId(), c.volumeId(), c.allocId());
       if (!local.contains(h) && !acquiring.contains(h) && !staged.contains(List.of(c.pluginId(), c.volumeId()))) {
         // As read: a claim taken again meanwhile (a new revision) stays.
@@ -350,6 +354,46 @@ public final class ClusterVolumeClaims implements ClusterClaims, AutoCloseable {
     }
     drainReleases();
     return gone;
+  }
+
+  /**
+   * A mount this node's journal holds whose cluster claim is gone (fenced by the controller agent past
+   * {@code detach_after}, or forced by an operator) is not this node's any more: its disk may be attached elsewhere.
+   * It is unmounted, never done again, and said as FENCED. Only a mount of a volume registered in the cluster, found
+   * without its claim by two sweeps in a row (a claim being taken or released between two reads is never taken for
+   * a fenced one).
+   */
+  private void fenceMountsWithoutClaims(Membership m, VolumeManager vm, List<ClusterClaim> ofNode) {
+    Set<Held> claimed = new HashSet<>();
+    ofNode.forEach(c -> claimed.add(new Held(c.pluginId(), c.volumeId(), c.allocId())));
+    Set<Held> missing = new HashSet<>();
+    for (VolumeRecord r : vm.list()) {
+      for (String alloc : r.allocs()) {
+        Held h = new Held(r.pluginId(), r.volumeId(), alloc);
+        boolean published = r.usageOf(alloc).map(u -> u.allocs().get(alloc) == VolumeRecord.AllocPhase.PUBLISHED
+            || u.allocs().get(alloc) == VolumeRecord.AllocPhase.LOST).orElse(false);
+        if (published && !claimed.contains(h) && !acquiring.contains(h)
+            && m.volumes().volume(r.pluginId(), r.volumeId()).isPresent()) {
+          missing.add(h);
+        }
+      }
+    }
+    claimMissing.retainAll(missing);
+    for (Held h : missing) {
+      if (!claimMissing.add(h)) {
+        claimMissing.remove(h);
+        log.warn("FENCED: the cluster claim of {}/{} for alloc {} on node {} is gone (fenced past detach_after, or "
+            + "forced by an operator): the volume is unmounted here and not mounted again", h.pluginId(),
+            h.volumeId(), h.allocId(), m.nodeId());
+        vm.unmount(dev.csisupervisor.volumes.UnmountRequest.of(h.pluginId(), h.volumeId(), h.allocId()))
+            .whenComplete((x, e) -> {
+              if (e != null) {
+                log.warn("FENCED: the unmount of {}/{} for alloc {} is pending: {}", h.pluginId(), h.volumeId(),
+                    h.allocId(), e.getMessage());
+              }
+            });
+      }
+    }
   }
 
   private void sweepQuietly() {

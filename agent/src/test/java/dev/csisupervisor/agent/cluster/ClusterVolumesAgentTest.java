@@ -439,6 +439,24 @@ class ClusterVolumesAgentTest {
   }
 
   @Test
+  void aMountWhoseClaimWasForced_isUnmountedByItsNode_asFenced_notKept() throws Exception {
+    forcesTheOracle = true; // forced without any unpublish: the cloud keeps the disk on n1, which no key records
+    Node n0 = node(0, true);
+    Node n1 = node(1, false);
+    String vol = disk("forced");
+    String kept = disk("kept");
+    get(n1.manager().mount(VolumeClaim.of(PLUGIN, vol, "a1", RWO, false)));
+    get(n1.manager().mount(VolumeClaim.of(PLUGIN, kept, "a2", RWO, false)));
+    n0.volumes().forceDetach("n1", Optional.of(PLUGIN), Optional.of(vol));
+    n1.claims().sweep(); // the first sweep that finds the claim gone only notes it
+    assertTrue(n1.manager().find(PLUGIN, vol).isPresent());
+    n1.claims().sweep();
+    await().atMost(WAIT).until(() -> n1.manager().find(PLUGIN, vol).isEmpty());
+    assertTrue(n1.manager().find(PLUGIN, kept).isPresent(), "a mount whose claim stands is kept");
+    assertEquals(1, n0.volumes().claims(PLUGIN, kept).size());
+  }
+
+  @Test
   void lostNode_pastDetachAfter_isFencedByTheUnpublish_thenItsClaimsGo() throws Exception {
     forcesTheOracle = true; // the fence detaches from a node taken for dead (here its plugin runs on, staged)
     Node n0 = node(0, true, Optional.of(Duration.ofSeconds(1)));
