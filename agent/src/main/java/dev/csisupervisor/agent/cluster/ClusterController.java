@@ -428,9 +428,28 @@ public final class ClusterController implements AutoCloseable {
       if (volumes.completeCreate(l, r, volume)) {
         log.info("cluster controller: {} done: volume {} ({} bytes) registered", what, made.volumeId(),
             made.capacityBytes());
+      } else if (volumes.request(r.kind(), r.pluginId(), r.name()).isEmpty()) {
+        // Cancelled while the plugin made it: nobody wants the disk, and no record names it. Deleted again, by the id
+        // the plugin gave (an etcd failure instead leaves the request pending: sent again by name, the same disk).
+        undoCreate(l, client, r, made.volumeId());
       }
     } catch (VolumeStateException e) {
       finish(l, r, r.failed(e.getMessage()));
+    }
+  }
+
+  /** DeleteVolume of a volume a cancelled create made; a failure is said with the id (the disk to delete by hand). */
+  private void undoCreate(ClusterVolumes.Leadership l, CsiClient client, ClusterVolumeRequest r, String volumeId) {
+    String what = "DeleteVolume " + volumeId + " (made by " + r.describe() + ", cancelled meanwhile)";
+    try {
+      calls.call(l, what, () -> client.deleteVolumeAsync(volumeId, dev.csisupervisor.client.Secrets.none()));
+      counts.deleted();
+      log.info("cluster controller: {} done: no disk left that no record names", what);
+    } catch (LeaderCalls.NotLeading | LeaderCalls.CallFailed e) {
+      String said = what + " failed (" + e.getMessage() + "): volume " + volumeId + " of plugin " + r.pluginId()
+          + " exists and no record names it; delete it by hand, or create " + r.name() + " again to register it";
+      counts.error(said);
+      log.error("cluster controller: {}", said);
     }
   }
 
@@ -455,6 +474,16 @@ public final class ClusterController implements AutoCloseable {
     counts.deleted();
     if (volumes.completeDelete(l, r)) {
       log.info("cluster controller: {} done: the volume's key removed", what);
+    } else if (volumes.request(r.kind(), r.pluginId(), r.name()).isEmpty()) {
+      // Cancelled while the plugin deleted it: the disk is gone all the same, so its record goes too.
+      try {
+        if (volumes.deregister(r.pluginId(), r.name())) {
+          log.info("cluster controller: {} done after its cancel: the disk is gone, its record removed", what);
+        }
+      } catch (VolumeStateException e) {
+        counts.error(what + ": " + e.getMessage());
+        log.warn("cluster controller: {} succeeded after its cancel, but the record stays: {}", what, e.getMessage());
+      }
     }
   }
 

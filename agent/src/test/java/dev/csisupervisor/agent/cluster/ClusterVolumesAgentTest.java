@@ -602,6 +602,59 @@ class ClusterVolumesAgentTest {
         .orElseThrow().state() == ClusterVolumeRequest.State.DONE);
   }
 
+  /** The cloud's disks by name (the mock's file: {@code disk ID CAPACITY [NAME]}). */
+  private Set<String> diskNames() throws java.io.IOException {
+    Set<String> out = new HashSet<>();
+    for (String line : Files.exists(cloudFile) ? Files.readAllLines(cloudFile) : List.<String>of()) {
+      String[] f = line.split(" ");
+      if (f[0].equals("disk") && f.length == 4) {
+        out.add(java.net.URLDecoder.decode(f[3], java.nio.charset.StandardCharsets.UTF_8));
+      }
+    }
+    return out;
+  }
+
+  @Test
+  void aCreateCancelledWhileThePluginMakesIt_deletesTheDiskAgain_andADeleteCancelledMidCallDropsTheRecord()
+      throws Exception {
+    Node n0 = node(0, false);
+    n0.registry().register(info(PluginType.CSI_CONTROLLER, n0.socket(), ""));
+    CompletableFuture<Void> cloudAnswers = new CompletableFuture<>();
+    java.util.concurrent.atomic.AtomicReference<CompletableFuture<Void>> deleteAnswers =
+        new java.util.concurrent.atomic.AtomicReference<>(CompletableFuture.completedFuture(null));
+    Scripted client = new Scripted(n0.client()) {
+      @Override
+      public CompletableFuture<dev.csisupervisor.client.CsiVolume> createVolumeAsync(CreateVolumeRequest r) {
+        return super.createVolumeAsync(r).thenCompose(v -> cloudAnswers.thenApply(x -> v)); // made, answered late
+      }
+
+      @Override
+      public CompletableFuture<Void> deleteVolumeAsync(String volumeId, Secrets secrets) {
+        CompletableFuture<Void> gate = deleteAnswers.get();
+        return super.deleteVolumeAsync(volumeId, secrets).thenCompose(v -> gate);
+      }
+    };
+    track(new ClusterController(n0.volumes(), "n0", n0.registry(), p -> client, Duration.ofMinutes(1),
+        Optional.empty(), Clock.systemUTC())).start(Duration.ofMillis(100));
+    ClusterVolumeRequest.Spec spec = new ClusterVolumeRequest.Spec(1 << 20, 0,
+        Set.of(VolumeAccessMode.SINGLE_NODE_WRITER), false, "", Map.of(), List.of(), List.of());
+    n0.volumes().requestCreate(ClusterVolumeRequest.create(PLUGIN, "unwanted", spec, Optional.empty(), Instant.now()));
+    await().atMost(WAIT).until(() -> diskNames().contains("unwanted"));
+    assertTrue(n0.volumes().withdraw(ClusterVolumeRequest.Kind.CREATE, PLUGIN, "unwanted"), "cancelled");
+    cloudAnswers.complete(null);
+    await().atMost(WAIT).until(() -> !diskNames().contains("unwanted"));
+    assertTrue(n0.volumes().read().volumes().isEmpty(), "never registered");
+
+    String vol = disk("doomed");
+    CompletableFuture<Void> slowDelete = new CompletableFuture<>();
+    deleteAnswers.set(slowDelete);
+    n0.volumes().requestDelete(ClusterVolumeRequest.delete(PLUGIN, vol, Optional.empty(), Instant.now()));
+    await().atMost(WAIT).until(() -> !diskNames().contains("doomed")); // the plugin deleted it; its answer waits
+    assertTrue(n0.volumes().withdraw(ClusterVolumeRequest.Kind.DELETE, PLUGIN, vol), "cancelled mid-call");
+    slowDelete.complete(null);
+    await().atMost(WAIT).until(() -> n0.volumes().volume(PLUGIN, vol).isEmpty());
+  }
+
   @Test
   void requests_retriedAfterUnavailable_failedOnAFinalCode_andADeleteAnsweredNotFoundIsDone() throws Exception {
     Node n0 = node(0, false);
