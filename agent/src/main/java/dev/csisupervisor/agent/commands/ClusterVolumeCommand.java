@@ -1,5 +1,6 @@
 package dev.csisupervisor.agent.commands;
 
+import dev.csisupervisor.agent.views.ClusterViews;
 import dev.csisupervisor.cli.ExitCodes;
 import dev.csisupervisor.catalog.ClusterAttachment;
 import dev.csisupervisor.catalog.ClusterClaim;
@@ -142,30 +143,6 @@ final class ClusterVolumeCommand implements Runnable {
     }
     return Optional.of("no healthy controller of plugin " + plugin + " with CREATE_DELETE_VOLUME in the cluster ("
         + String.join("; ", what) + "): nothing was asked");
-  }
-
-  /** Where a request is, in words, for a wait that ran out and for status. */
-  static String progress(ClusterVolumeRequest r, VolumesSnapshot s) {
-    String leader = s.controllers().get(r.pluginId());
-    if (r.state() == ClusterVolumeRequest.State.FAILED) {
-      return "failed: " + r.message();
-    }
-    if (r.state() == ClusterVolumeRequest.State.DONE) {
-      return "done: volume " + r.volumeId();
-    }
-    String call = r.kind() == ClusterVolumeRequest.Kind.CREATE ? "CreateVolume" : "DeleteVolume";
-    if (r.attemptStarted().isPresent()) {
-      String on = r.controllerNodeId();
-      return call + " attempt " + r.attempts() + " in flight on " + on + " since " + r.attemptStarted().get()
-          + (leader == null ? " (no controller agent elected now: the next one sends it again)"
-              : leader.equals(on) ? "" : " (" + on + " is no longer the controller agent; " + leader
-                  + " sends it again)");
-    }
-    if (r.nextAttempt().isPresent()) {
-      return "retried at " + r.nextAttempt().get() + " after attempt " + r.attempts() + ": " + r.message();
-    }
-    return leader == null ? "waiting: no controller agent for plugin " + r.pluginId() + " (no agent runs a healthy "
-        + "controller of it)" : "waiting for controller agent " + leader;
   }
 
   /** Reads the request until it is done, failed or the wait is over. */
@@ -335,7 +312,7 @@ final class ClusterVolumeCommand implements Runnable {
   /** A wait that ran out: where the request is, and that it stays asked. */
   static int notDone(PrintWriter err, ClusterVolumeRequest r, int seconds, ClusterVolumes v) {
     String kind = r.kind().name().toLowerCase(java.util.Locale.ROOT);
-    err.println("csi-agent: " + r.describe() + " not done after " + seconds + " s: " + progress(r, v.read())
+    err.println("csi-agent: " + r.describe() + " not done after " + seconds + " s: " + ClusterViews.progress(r, v.read())
         + ". It stays asked: cluster volume status shows it, the same " + kind + " waits for it again, cluster volume "
         + "cancel " + kind + " " + r.pluginId() + " " + r.name() + " withdraws it");
     return ExitCodes.FAILURE;
@@ -445,9 +422,9 @@ final class ClusterVolumeCommand implements Runnable {
       VolumesSnapshot s = v.read();
       if (etcd.json) {
         List<Object> all = new ArrayList<>();
-        s.volumes().forEach(vol -> all.add(json(vol, s)));
-        ClusterCommand.printJson(out, Map.of("revision", s.revision(), "volumes", all, "requests", requestsJson(s,
-            r -> r.state() != ClusterVolumeRequest.State.DONE)));
+        s.volumes().forEach(vol -> all.add(ClusterViews.volume(vol, s)));
+        ClusterCommand.printJson(out, Map.of("revision", s.revision(), "volumes", all, "requests",
+            ClusterViews.requestsJson(s, r -> r.state() != ClusterVolumeRequest.State.DONE)));
         return ExitCodes.OK;
       }
       out.printf("%-20s %-40s %-8s %s%n", "PLUGIN", "VOLUME", "CLAIMS", "ATTACHED TO");
@@ -469,14 +446,8 @@ final class ClusterVolumeCommand implements Runnable {
     @Override
     int run(ClusterVolumes v, PrintWriter out) {
       VolumesSnapshot s = v.read();
-      List<String> stuck = stuck(s);
       if (etcd.json) {
-        List<Object> vols = new ArrayList<>();
-        s.volumes().stream().filter(this::selected).forEach(vol -> vols.add(json(vol, s)));
-        ClusterCommand.printJson(out, Map.of("revision", s.revision(), "controllers", new TreeMap<>(s.controllers()),
-            "volumes", vols, "requests", requestsJson(s, r -> r.state() != ClusterVolumeRequest.State.DONE
-                && selected(r.pluginId(), r.kind() == ClusterVolumeRequest.Kind.DELETE ? r.name() : null)),
-            "stuck", stuck));
+        ClusterCommand.printJson(out, ClusterViews.volumeStatus(s, plugin, volumeId));
         return ExitCodes.OK;
       }
       out.println("controller agents: " + (s.controllers().isEmpty() ? "none elected" : new TreeMap<>(s.controllers())));
@@ -499,7 +470,7 @@ final class ClusterVolumeCommand implements Runnable {
       }
       printRequests(s, r -> selected(r.pluginId(), r.kind() == ClusterVolumeRequest.Kind.DELETE ? r.name() : null),
           out);
-      stuck.forEach(line -> out.println("STUCK: " + line));
+      ClusterViews.stuck(s).forEach(line -> out.println("STUCK: " + line));
       return ExitCodes.OK;
     }
 
@@ -507,9 +478,8 @@ final class ClusterVolumeCommand implements Runnable {
       return selected(vol.pluginId(), vol.volumeId());
     }
 
-    /** A volume id of null: a request of the plugin not about one volume (a create), shown unless a volume is given. */
     private boolean selected(String p, String v) {
-      return (plugin == null || plugin.equals(p)) && (volumeId == null || volumeId.equals(v));
+      return ClusterViews.selected(plugin, volumeId, p, v);
     }
   }
 
@@ -543,85 +513,7 @@ final class ClusterVolumeCommand implements Runnable {
         .filter(r -> r.state() != ClusterVolumeRequest.State.DONE && selected.test(r)).toList();
     if (!open.isEmpty()) {
       out.println("requests:");
-      open.forEach(r -> out.println("  " + r.describe() + " asked " + r.requested() + ": " + progress(r, s)));
+      open.forEach(r -> out.println("  " + r.describe() + " asked " + r.requested() + ": " + ClusterViews.progress(r, s)));
     }
-  }
-
-  static List<Object> requestsJson(VolumesSnapshot s, java.util.function.Predicate<ClusterVolumeRequest> selected) {
-    List<Object> out = new ArrayList<>();
-    for (ClusterVolumeRequest r : s.requests()) {
-      if (!selected.test(r)) {
-        continue;
-      }
-      Map<String, Object> m = new LinkedHashMap<>();
-      m.put("kind", r.kind().name());
-      m.put("plugin", r.pluginId());
-      m.put("name", r.name());
-      m.put("state", r.state().name());
-      m.put("volume", r.volumeId());
-      m.put("attempts", r.attempts());
-      m.put("controller", r.controllerNodeId());
-      m.put("attemptStarted", r.attemptStarted().map(Object::toString).orElse(""));
-      m.put("nextAttempt", r.nextAttempt().map(Object::toString).orElse(""));
-      m.put("message", r.message());
-      m.put("requested", r.requested().toString());
-      m.put("progress", progress(r, s));
-      out.add(m);
-    }
-    return out;
-  }
-
-  /**
-   * What waits and why: claims of lost nodes, failed attachments, failed requests, requests retried after an error
-   * and requests of a plugin with no controller agent.
-   */
-  static List<String> stuck(VolumesSnapshot s) {
-    List<String> out = new ArrayList<>();
-    for (ClusterVolumeRequest r : s.requests()) {
-      if (r.state() == ClusterVolumeRequest.State.FAILED) {
-        out.add(r.describe() + " failed: " + r.message() + " (ask again to retry, or csi-agent cluster volume cancel "
-            + r.kind().name().toLowerCase(java.util.Locale.ROOT) + " " + r.pluginId() + " " + r.name() + ")");
-      } else if (r.state() == ClusterVolumeRequest.State.PENDING
-          && (r.nextAttempt().isPresent() || !s.controllers().containsKey(r.pluginId()))) {
-        out.add(r.describe() + ": " + progress(r, s));
-      }
-    }
-    for (ClusterClaim c : s.claims()) {
-      if (!s.liveNodes().contains(c.nodeId())) {
-        out.add("claim of " + c.pluginId() + "/" + c.volumeId() + " by " + c.holder() + ": the node is lost; it stays "
-            + "until the node is back, detach_after fences it, or csi-agent cluster volume detach --node " + c.nodeId()
-            + " --force");
-      }
-    }
-    for (ClusterAttachment a : s.attachments()) {
-      if (a.state() == ClusterAttachment.State.FAILED) {
-        out.add("attachment of " + a.pluginId() + "/" + a.volumeId() + " to node " + a.nodeId() + ": " + a.message());
-      }
-    }
-    return out;
-  }
-
-  static Map<String, Object> json(ClusterVolume vol, VolumesSnapshot s) {
-    Map<String, Object> m = new LinkedHashMap<>();
-    m.put("plugin", vol.pluginId());
-    m.put("volume", vol.volumeId());
-    m.put("capacityBytes", vol.capacityBytes());
-    m.put("accessModes", vol.accessModes().stream().map(Enum::name).sorted().toList());
-    m.put("accessibleTopology", vol.accessibleTopology());
-    m.put("parameters", vol.parameters());
-    m.put("context", vol.volumeContext());
-    List<Object> claims = new ArrayList<>();
-    for (ClusterClaim c : s.claimsOf(vol.pluginId(), vol.volumeId())) {
-      claims.add(Map.of("node", c.nodeId(), "alloc", c.allocId(), "mode", c.mode().name(), "readOnly", c.readOnly(),
-          "since", c.since().toString(), "nodeLive", s.liveNodes().contains(c.nodeId())));
-    }
-    m.put("claims", claims);
-    List<Object> attachments = new ArrayList<>();
-    for (ClusterAttachment a : s.attachmentsOf(vol.pluginId(), vol.volumeId())) {
-      attachments.add(Map.of("node", a.nodeId(), "state", a.state().name(), "controller", a.controllerNodeId(),
-          "since", a.since().toString(), "message", a.message()));
-    }
-    m.put("attachments", attachments);
-    return m;
   }
 }
