@@ -154,7 +154,8 @@ final class OperatorView implements OperatorPages.Source {
       }
     }
     volumes.abnormal().forEach((key, message) -> out.add(problem("volume_abnormal", "volume " + key, message, null,
-        "csi-agent volume stats " + key.replace('/', ' '), "volume:" + key)));
+        "csi-agent volume stats --plugin " + key.substring(0, key.indexOf('/')) + " --volume "
+            + key.substring(key.indexOf('/') + 1), "volume:" + key)));
     synchronized (failedMounts) {
       for (VolumeEvent e : failedMounts) {
         if (Duration.between(e.time(), now).compareTo(RECENT) <= 0) {
