@@ -217,7 +217,7 @@ public final class Agent implements AutoCloseable {
         .map(n -> new ClusterVolumeClaims.Membership(n.volumes(), n.config().nodeId(), n::status)), registry,
         threads.scheduler, config.volumeMountWait(), Duration.ofSeconds(30));
     volumes = VolumeManager.builder().registry(registry).stateStore(store).csiRoot(config.csiRoot())
-        .clusterClaims(clusterClaims)
+        .clusterClaims(new ObservedClaims(clusterClaims, operatorView::claimRefused))
         .scheduler(threads.scheduler).clock(clock, System::nanoTime).clientFactory(volumeMetrics::client)
         .mountWait(config.volumeMountWait()).healthInterval(config.volumeHealthInterval())
         .mountTable(config.volumeVerifyMounts() ? Optional.of(MountTable.proc()) : Optional.empty())

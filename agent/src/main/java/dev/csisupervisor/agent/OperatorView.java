@@ -42,7 +42,10 @@ final class OperatorView implements OperatorPages.Source {
 
   private final Agent agent;
   private final Clock clock;
-  private final Deque<VolumeEvent> failedMounts = new ArrayDeque<>();
+  /** A mount that failed, or a cluster claim refused. */
+  private record Failure(String kind, String plugin, String volume, String alloc, String message, Instant time) {}
+
+  private final Deque<Failure> failedMounts = new ArrayDeque<>();
   private volatile boolean ready;
 
   OperatorView(Agent agent, Clock clock) {
@@ -57,11 +60,22 @@ final class OperatorView implements OperatorPages.Source {
 
   /** A volume event: a failed mount is kept for the banner. Quick; runs where the event is emitted. */
   void volumeEvent(VolumeEvent e) {
-    if (e.kind() != VolumeEvent.Kind.MOUNT_FAILED) {
-      return;
+    if (e.kind() == VolumeEvent.Kind.MOUNT_FAILED) {
+      failed(new Failure("mount_failed", e.pluginId(), e.volumeId(), e.allocId(), e.message(), e.time()));
     }
+  }
+
+  /** A cluster claim was refused (held by another node, or etcd cannot be asked): kept for the banner. */
+  void claimRefused(dev.csisupervisor.volumes.VolumeClaim claim, Throwable failure) {
+    Throwable t = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
+        ? failure.getCause() : failure;
+    failed(new Failure("claim_refused", claim.pluginId(), claim.volumeId(), claim.allocId(),
+        String.valueOf(t.getMessage()), clock.instant()));
+  }
+
+  private void failed(Failure f) {
     synchronized (failedMounts) {
-      failedMounts.addLast(e);
+      failedMounts.addLast(f);
       while (failedMounts.size() > RECENT_FAILURES) {
         failedMounts.removeFirst();
       }
@@ -119,7 +133,7 @@ final class OperatorView implements OperatorPages.Source {
 
   /**
    * The banner: unhealthy plugins and since when, failed tasks, volumes pending and what each waits for, lost and
-   * abnormal volumes, recent failed mounts (a refused claim names its holder), the catalog disconnected, and the
+   * abnormal volumes, recent failed mounts and refused cluster claims (a refusal names the holder), the catalog disconnected, and the
    * cluster's STUCK items; {@code healthy} when there is none.
    */
   Map<String, Object> problems() {
@@ -157,12 +171,14 @@ final class OperatorView implements OperatorPages.Source {
         "csi-agent volume stats --plugin " + key.substring(0, key.indexOf('/')) + " --volume "
             + key.substring(key.indexOf('/') + 1), "volume:" + key)));
     synchronized (failedMounts) {
-      for (VolumeEvent e : failedMounts) {
-        if (Duration.between(e.time(), now).compareTo(RECENT) <= 0) {
-          String key = e.pluginId() + "/" + e.volumeId();
-          out.add(problem("mount_failed", "mount of volume " + key + " for alloc " + e.allocId(), e.message(),
-              e.time(), "csi-agent volume list", agent.clusterNode().isPresent() ? "cluster-volume:" + key
-                  : "volume:" + key));
+      for (Failure f : failedMounts) {
+        if (Duration.between(f.time(), now).compareTo(RECENT) <= 0) {
+          String key = f.plugin() + "/" + f.volume();
+          boolean cluster = agent.clusterNode().isPresent();
+          out.add(problem(f.kind(), (f.kind().equals("claim_refused") ? "claim" : "mount") + " of volume " + key
+              + " for alloc " + f.alloc(), f.message(), f.time(), cluster ? "csi-agent cluster volume status "
+              + f.plugin() + " " + f.volume() : "csi-agent volume list", cluster ? "cluster-volume:" + key
+              : "volume:" + key));
         }
       }
     }

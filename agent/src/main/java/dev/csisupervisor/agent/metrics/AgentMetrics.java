@@ -453,6 +453,16 @@ public final class AgentMetrics implements AutoCloseable {
     return new InetSocketAddress(host, s.getPort());
   }
 
+  /**
+   * The names of every family registered, with or without samples now ({@code csi_agent_plugin_restarts}: a
+   * counter's name without {@code _total}), sorted.
+   */
+  public java.util.SortedSet<String> families() {
+    java.util.SortedSet<String> out = new java.util.TreeSet<>();
+    prometheus.scrape().forEach(s -> out.add(s.getMetadata().getPrometheusName()));
+    return out;
+  }
+
   /** The current metrics in the Prometheus text format (what a scrape returns). */
   public String scrape() {
     try {

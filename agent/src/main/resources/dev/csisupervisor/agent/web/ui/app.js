@@ -17,6 +17,11 @@ function el(tag, attrs = {}, ...children) {
   return e;
 }
 
+/** Replaces the children of {@code node}; null and undefined are left out. */
+function fill(node, ...children) {
+  node.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined));
+}
+
 async function api(name) {
   const r = await fetch('/api/v1/' + name, { headers: { Accept: 'application/json' }, cache: 'no-store' });
   let body;
@@ -129,7 +134,7 @@ function renderPlugins(plugins, status) {
       el('td', { class: 'mono' }, p.socket_path));
   });
   const failures = (status.tasks || []).filter((t) => t.last_failure || t.artifact_error);
-  document.getElementById('tab-plugins').replaceChildren(
+  fill(document.getElementById('tab-plugins'),
     el('h2', {}, 'Plugins'),
     table(['Plugin id', 'Type', 'Driver', 'Version', 'Health', 'Since', 'Process', 'Restarts', 'CPU', 'Memory',
       'Socket'], rows, 'No plugin is registered.'),
@@ -156,7 +161,7 @@ function renderVolumes(volumes) {
       el('td', {}, v.abnormal ? el('span', { class: 'bad' }, v.abnormal) : '-'),
       el('td', {}, v.waiting_for || '-')));
   }
-  document.getElementById('tab-volumes').replaceChildren(el('h2', {}, 'Volumes on this node'),
+  fill(document.getElementById('tab-volumes'), el('h2', {}, 'Volumes on this node'),
     table(['Plugin', 'Volume', 'State', 'Usages and allocations', 'Controller publication', 'Condition',
       'Waiting for'], rows, 'No volume is staged or published on this node.'));
 }
@@ -165,7 +170,7 @@ function renderVolumes(volumes) {
 function renderCluster(plugins, volumes, failure) {
   const tab = document.getElementById('tab-cluster');
   if (failure) {
-    tab.replaceChildren(el('h2', {}, 'Cluster'), el('p', { class: 'bad' }, failure.message));
+    fill(tab, el('h2', {}, 'Cluster'), el('p', { class: 'bad' }, failure.message));
     return;
   }
   const controllers = volumes.controllers || {};
@@ -195,7 +200,7 @@ function renderCluster(plugins, volumes, failure) {
   const requestRows = (volumes.requests || []).map((r) => el('tr', {},
     el('td', {}, r.kind), el('td', {}, r.plugin), el('td', { class: 'mono' }, r.name), el('td', {}, r.state),
     el('td', {}, r.progress)));
-  tab.replaceChildren(
+  fill(tab,
     el('h2', {}, 'Plugins in the cluster'),
     plugins.freshness && plugins.freshness.stale ? el('p', { class: 'warn' }, 'STALE: one etcd member\'s own copy, '
       + (plugins.freshness.error || 'no quorum')) : null,
