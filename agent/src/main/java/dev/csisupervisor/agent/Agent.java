@@ -319,7 +319,7 @@ public final class Agent implements AutoCloseable {
     metrics.watchAdminStreams(adminService::watcherCount, adminService::backlog);
     try {
       adminServer = AdminServer.start(config.adminSocket(), adminService,
-          new VolumeAdminService(volumes, threads.scheduler));
+          new VolumeAdminService(volumes, threads.scheduler, this::unknownPlugin));
     } catch (IOException e) {
       throw new AgentException(e.getMessage(), e);
     }
@@ -588,6 +588,25 @@ public final class Agent implements AutoCloseable {
     // A record that only owes a node expansion is no volume on this node.
     long onNode = volumes.list().stream().filter(VolumeRecord::onNode).count();
     return Map.of("mounted", onNode - pending, "pending", pending);
+  }
+
+  /**
+   * Why a mount for {@code id} is refused at once: the config does not name it, no plugin of that id is registered and
+   * the discovery directory has not shown it; empty if it is known (a mount of it then waits for it to be ready).
+   */
+  private Optional<String> unknownPlugin(String id) {
+    Set<String> known = new java.util.TreeSet<>();
+    currentConfig().plugins().forEach(p -> known.add(p.id()));
+    for (PluginType t : PluginType.values()) {
+      registry.listAll(t).forEach(p -> known.add(p.name()));
+    }
+    discoveredSockets().forEach(e -> known.add(e.id()));
+    if (known.contains(id)) {
+      return Optional.empty();
+    }
+    return Optional.of("no plugin " + id + " on this agent: its config does not name it, none is registered and its"
+        + " discovery directory has not shown one" + (known.isEmpty() ? " (it has no plugin)"
+            : " (its plugins: " + String.join(", ", known) + ")"));
   }
 
   /** The cluster's volumes as last read (none without a cluster). */

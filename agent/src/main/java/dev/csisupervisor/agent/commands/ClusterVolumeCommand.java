@@ -64,6 +64,23 @@ final class ClusterVolumeCommand implements Runnable {
 
     abstract int run(ClusterVolumes volumes, PrintWriter out) throws VolumeStateException;
 
+    /** What the command did: {@code text} for people, or with {@code --json} the object {@code json}. */
+    final void say(PrintWriter out, String text, Map<String, Object> json) {
+      if (etcd.json) {
+        ClusterCommand.printJson(out, json);
+      } else {
+        out.println(text);
+      }
+    }
+
+    /** A request as {@code --json} shows it, with its progress (as it stands now). */
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> request(ClusterVolumeRequest r, ClusterVolumes v) {
+      return (Map<String, Object>) ClusterViews.requestsJson(v.read(), x -> x.kind() == r.kind()
+              && x.pluginId().equals(r.pluginId()) && x.name().equals(r.name())).stream().findFirst()
+          .orElse(Map.of("kind", r.kind().name(), "plugin", r.pluginId(), "name", r.name(), "state", r.state().name()));
+    }
+
     @Override
     public final Integer call() {
       CommandLine cmd = spec.commandLine();
@@ -221,7 +238,8 @@ final class ClusterVolumeCommand implements Runnable {
       // Step 3: the request, then its outcome.
       ClusterVolumeRequest stored = v.requestCreate(asked);
       if (wait.isZero() && stored.state() == ClusterVolumeRequest.State.PENDING) {
-        out.println("asked: " + stored.describe() + " (csi-agent cluster volume status shows its progress)");
+        say(out, "asked: " + stored.describe() + " (csi-agent cluster volume status shows its progress)",
+            Map.of("asked", true, "request", request(stored, v)));
         return ExitCodes.OK;
       }
       Optional<ClusterVolumeRequest> r = await(v, ClusterVolumeRequest.Kind.CREATE, plugin, name, wait,
@@ -238,11 +256,17 @@ final class ClusterVolumeCommand implements Runnable {
       switch (r.get().state()) {
         case DONE -> {
           Optional<ClusterVolume> vol = v.volume(plugin, r.get().volumeId());
-          out.println("created volume " + r.get().volumeId() + " (" + vol.map(x -> x.capacityBytes() == 0 ? "size unknown"
+          Map<String, Object> json = new LinkedHashMap<>();
+          json.put("created", true);
+          json.put("name", name);
+          json.put("controller", r.get().controllerNodeId());
+          json.put("volume", vol.map(x -> (Object) ClusterViews.volume(x, v.read()))
+              .orElse(Map.of("plugin", plugin, "volume", r.get().volumeId())));
+          say(out, "created volume " + r.get().volumeId() + " (" + vol.map(x -> x.capacityBytes() == 0 ? "size unknown"
               : ByteSizes.format(x.capacityBytes())).orElse("deregistered since") + ") of plugin " + plugin + " as "
               + name + (r.get().controllerNodeId().isEmpty() ? "" : " through controller agent "
               + r.get().controllerNodeId()) + vol.filter(x -> !x.accessibleTopology().isEmpty())
-              .map(x -> ", accessible from " + x.accessibleTopology()).orElse(""));
+              .map(x -> ", accessible from " + x.accessibleTopology()).orElse(""), json);
           return ExitCodes.OK;
         }
         case FAILED -> {
@@ -272,7 +296,8 @@ final class ClusterVolumeCommand implements Runnable {
       Duration wait = request.waitFor();
       PrintWriter err = spec.commandLine().getErr();
       if (v.volume(plugin, volumeId).isEmpty()) {
-        out.println(plugin + "/" + volumeId + " is not registered: nothing to delete");
+        say(out, plugin + "/" + volumeId + " is not registered: nothing to delete",
+            Map.of("deleted", false, "registered", false, "plugin", plugin, "volume", volumeId));
         return ExitCodes.OK;
       }
       Optional<String> none = noController(v, plugin);
@@ -282,11 +307,13 @@ final class ClusterVolumeCommand implements Runnable {
       }
       Optional<ClusterVolumeRequest> stored = v.requestDelete(asked);
       if (stored.isEmpty()) {
-        out.println(plugin + "/" + volumeId + " is not registered: nothing to delete");
+        say(out, plugin + "/" + volumeId + " is not registered: nothing to delete",
+            Map.of("deleted", false, "registered", false, "plugin", plugin, "volume", volumeId));
         return ExitCodes.OK;
       }
       if (wait.isZero()) {
-        out.println("asked: " + stored.get().describe() + " (csi-agent cluster volume status shows its progress)");
+        say(out, "asked: " + stored.get().describe() + " (csi-agent cluster volume status shows its progress)",
+            Map.of("asked", true, "request", request(stored.get(), v)));
         return ExitCodes.OK;
       }
       Optional<ClusterVolumeRequest> r = await(v, ClusterVolumeRequest.Kind.DELETE, plugin, volumeId, wait,
@@ -296,7 +323,8 @@ final class ClusterVolumeCommand implements Runnable {
           err.println("csi-agent: delete of " + plugin + "/" + volumeId + " was withdrawn meanwhile");
           return ExitCodes.FAILURE;
         }
-        out.println("deleted volume " + volumeId + " of plugin " + plugin);
+        say(out, "deleted volume " + volumeId + " of plugin " + plugin,
+            Map.of("deleted", true, "plugin", plugin, "volume", volumeId));
         return ExitCodes.OK;
       }
       if (r.get().state() == ClusterVolumeRequest.State.FAILED) {
@@ -335,8 +363,10 @@ final class ClusterVolumeCommand implements Runnable {
       };
       CsiIds.checkPlugin("PLUGIN", plugin);
       CsiIds.checkVolume("NAME_OR_VOLUME_ID", name);
-      out.println(v.withdraw(k, plugin, name) ? "withdrew the " + kind + " of " + plugin + "/" + name
-          : "no pending or failed " + kind + " of " + plugin + "/" + name);
+      boolean withdrew = v.withdraw(k, plugin, name);
+      say(out, withdrew ? "withdrew the " + kind + " of " + plugin + "/" + name
+          : "no pending or failed " + kind + " of " + plugin + "/" + name,
+          Map.of("withdrew", withdrew, "kind", k.name(), "plugin", plugin, "name", name));
       return ExitCodes.OK;
     }
   }
@@ -396,7 +426,8 @@ final class ClusterVolumeCommand implements Runnable {
       }
       List<Map<String, String>> segments = segments("--topology", topology);
       boolean wrote = v.register(new ClusterVolume(plugin, volumeId, capacity, m, segments, parameters, context));
-      out.println(wrote ? "registered " + plugin + "/" + volumeId : plugin + "/" + volumeId + " was registered already");
+      say(out, wrote ? "registered " + plugin + "/" + volumeId : plugin + "/" + volumeId + " was registered already",
+          Map.of("registered", true, "written", wrote, "plugin", plugin, "volume", volumeId));
       return ExitCodes.OK;
     }
   }
@@ -409,8 +440,9 @@ final class ClusterVolumeCommand implements Runnable {
 
     @Override
     int run(ClusterVolumes v, PrintWriter out) throws VolumeStateException {
-      out.println(v.deregister(plugin, volumeId) ? "deregistered " + plugin + "/" + volumeId
-          : plugin + "/" + volumeId + " was not registered");
+      boolean gone = v.deregister(plugin, volumeId);
+      say(out, gone ? "deregistered " + plugin + "/" + volumeId : plugin + "/" + volumeId + " was not registered",
+          Map.of("deregistered", gone, "plugin", plugin, "volume", volumeId));
       return ExitCodes.OK;
     }
   }
@@ -500,8 +532,10 @@ final class ClusterVolumeCommand implements Runnable {
             + "unpublish or unmount (a lost node's claims go by themselves once it is back, or after detach_after)");
       }
       List<ClusterClaim> gone = v.forceDetach(node, Optional.ofNullable(plugin), Optional.ofNullable(volumeId));
-      out.println("released " + gone.size() + " claim(s) of node " + node + " without unpublish or unmount: "
-          + gone.stream().map(c -> c.pluginId() + "/" + c.volumeId() + " alloc " + c.allocId()).toList());
+      say(out, "released " + gone.size() + " claim(s) of node " + node + " without unpublish or unmount: "
+          + gone.stream().map(c -> c.pluginId() + "/" + c.volumeId() + " alloc " + c.allocId()).toList(),
+          Map.of("node", node, "released", gone.stream().map(c -> Map.of("plugin", c.pluginId(), "volume",
+              c.volumeId(), "alloc", c.allocId(), "mode", c.mode().name())).toList()));
       return ExitCodes.OK;
     }
   }
