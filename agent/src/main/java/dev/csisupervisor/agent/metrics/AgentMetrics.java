@@ -438,6 +438,12 @@ public final class AgentMetrics implements AutoCloseable {
       throw new IOException("metrics_address host " + address.getHostString()
           + " cannot be resolved: " + e.getMessage(), e);
     }
+    // The JDK's HTTP server leaves Nagle's algorithm on: a small answer (a scrape of a few plugins, the page's JSON)
+    // then waits for the client's delayed ACK, some 40 ms (benchmarks/README.md section 17). Read once per JVM, when
+    // its first server is made; a value set by the user wins.
+    if (System.getProperty("sun.net.httpserver.nodelay") == null) {
+      System.setProperty("sun.net.httpserver.nodelay", "true");
+    }
     HTTPServer s;
     try {
       HTTPServer.Builder b = HTTPServer.builder().inetAddress(host).port(address.getPort()).registry(prometheus);
