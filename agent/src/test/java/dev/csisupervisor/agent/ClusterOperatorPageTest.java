@@ -202,7 +202,7 @@ class ClusterOperatorPageTest {
     String png = System.getProperty("operator.page.screenshot");
     if (png != null) {
       Chromium.screenshot(base(n1) + "/ui/#cluster", Files.createDirectories(tmp.resolve("chromium-shot")),
-          Path.of(png).toAbsolutePath(), 1100);
+          Path.of(png).toAbsolutePath(), 640);
     }
 
     // n1's page: the unhealthy plugin by name, its driver's name as text.

@@ -197,5 +197,11 @@ class OperatorPageTest {
     assertFalse(dom.contains("<img"), dom);
     assertTrue(dom.contains("<tr data-key=\"disk\" data-type=\"node\">"), dom);
     assertTrue(dom.contains("<tr data-key=\"disk/" + volume + "\">"), dom);
+
+    // A link to one volume (as the banner makes) filters the tables to it and marks its row.
+    String linked = Chromium.dumpDom(base + "/ui/#volumes/" + java.net.URLEncoder.encode("disk/" + volume,
+        java.nio.charset.StandardCharsets.UTF_8), Files.createDirectory(tmp.resolve("chromium-link")), 5000);
+    assertTrue(linked.contains("<tr data-key=\"disk/" + volume + "\" class=\"target\">"), linked);
+    assertTrue(linked.contains("1 of 1 match the filter"), linked);
   }
 }

@@ -1,6 +1,8 @@
 // The operator page: reads /api/v1/... and writes every string it shows as text (textContent, text nodes,
 // attribute values), never as HTML: plugin names, health messages and volume ids come from plugins.
 const REFRESH_MS = 5000;
+/** Rows a long table shows at once: the filter narrows the rest (a page with 1 000 volumes paints in time). */
+const MAX_ROWS = 200;
 
 /** An element with attributes and children; strings become text nodes. */
 function el(tag, attrs = {}, ...children) {
@@ -68,6 +70,26 @@ function table(headers, rows, empty) {
   return el('table', {}, el('thead', {}, el('tr', {}, headers.map((h) => el('th', {}, h)))), el('tbody', {}, rows));
 }
 
+/** The filter's words, lower case ('' shows everything). */
+function filterText() {
+  return document.getElementById('filter').value.trim().toLowerCase();
+}
+
+/**
+ * A table of the items the filter matches (by {@code text(item)}), at most MAX_ROWS of them, each made by
+ * {@code row(item)}; says how many more there are.
+ */
+function filtered(headers, items, text, row, empty) {
+  const f = filterText();
+  const matching = f ? items.filter((x) => text(x).toLowerCase().includes(f)) : items;
+  const shown = matching.slice(0, MAX_ROWS);
+  const note = [];
+  if (f) note.push(matching.length + ' of ' + items.length + ' match the filter');
+  if (shown.length < matching.length) note.push('showing the first ' + shown.length + ': narrow the filter for the rest');
+  return el('div', {}, note.length ? el('p', { class: 'muted', 'data-note': 'rows' }, note.join('; ')) : null,
+    table(headers, shown.map(row), f && items.length ? 'Nothing matches the filter.' : empty));
+}
+
 /** A hash link for a problem's target: plugin:NAME, volume:PLUGIN/VOL, cluster-volume:PLUGIN/VOL, cluster. */
 function hrefOf(link) {
   if (!link) return null;
@@ -115,7 +137,7 @@ function renderProblems(p, failure) {
 // ---- plugins -----------------------------------------------------------------------------------------------
 function renderPlugins(plugins, status) {
   const tasks = new Map((status.tasks || []).map((t) => [t.id, t]));
-  const rows = plugins.plugins.map((p) => {
+  const row = (p) => {
     const h = p.health || {};
     const t = tasks.get(p.name);
     const latest = t && t.resources && t.resources.latest;
@@ -132,12 +154,13 @@ function renderPlugins(plugins, status) {
       el('td', { class: 'num' }, latest && latest.cpu_percent >= 0 ? latest.cpu_percent.toFixed(1) + '%' : '-'),
       el('td', { class: 'num' }, latest ? bytes(latest.memory_bytes) : '-'),
       el('td', { class: 'mono' }, p.socket_path));
-  });
+  };
   const failures = (status.tasks || []).filter((t) => t.last_failure || t.artifact_error);
   fill(document.getElementById('tab-plugins'),
     el('h2', {}, 'Plugins'),
-    table(['Plugin id', 'Type', 'Driver', 'Version', 'Health', 'Since', 'Process', 'Restarts', 'CPU', 'Memory',
-      'Socket'], rows, 'No plugin is registered.'),
+    filtered(['Plugin id', 'Type', 'Driver', 'Version', 'Health', 'Since', 'Process', 'Restarts', 'CPU', 'Memory',
+      'Socket'], plugins.plugins, (p) => [p.name, typeName(p.type), p.fingerprint && p.fingerprint.name].join(' '), row,
+    'No plugin is registered.'),
     failures.length === 0 ? null : el('div', {}, el('h2', {}, 'Task failures'),
       table(['Task', 'When', 'What'], failures.map((t) => el('tr', { 'data-key': 'task:' + t.id },
         el('td', {}, t.id), el('td', {}, since(t.last_failure_time)),
@@ -146,24 +169,25 @@ function renderPlugins(plugins, status) {
 
 // ---- volumes -----------------------------------------------------------------------------------------------
 function renderVolumes(volumes) {
-  const rows = [];
-  for (const v of volumes.volumes) {
+  const row = (v) => {
     const key = v.plugin + '/' + v.volume_id;
     const usages = (v.usages || []).map((u) => u.usage + ' ' + (u.stage || '') + ': '
       + (u.allocs || []).map((a) => a.alloc_id + ' ' + a.phase).join(', '));
     let state = el('span', { class: 'ok' }, 'mounted');
     if (v.lost) state = el('span', { class: 'bad' }, 'LOST');
     else if (v.pending) state = el('span', { class: 'warn' }, 'pending');
-    rows.push(el('tr', { 'data-key': key },
+    return el('tr', { 'data-key': key },
       el('td', {}, v.plugin), el('td', { class: 'mono' }, v.volume_id), el('td', {}, state),
       el('td', {}, usages.length ? usages.join('; ') : '-'),
       el('td', {}, v.controller || '-'),
       el('td', {}, v.abnormal ? el('span', { class: 'bad' }, v.abnormal) : '-'),
-      el('td', {}, v.waiting_for || '-')));
-  }
+      el('td', {}, v.waiting_for || '-'));
+  };
+  const text = (v) => [v.plugin + '/' + v.volume_id, ...(v.usages || []).flatMap((u) => (u.allocs || [])
+    .map((a) => a.alloc_id))].join(' ');
   fill(document.getElementById('tab-volumes'), el('h2', {}, 'Volumes on this node'),
-    table(['Plugin', 'Volume', 'State', 'Usages and allocations', 'Controller publication', 'Condition',
-      'Waiting for'], rows, 'No volume is staged or published on this node.'));
+    filtered(['Plugin', 'Volume', 'State', 'Usages and allocations', 'Controller publication', 'Condition',
+      'Waiting for'], volumes.volumes, text, row, 'No volume is staged or published on this node.'));
 }
 
 // ---- cluster -----------------------------------------------------------------------------------------------
@@ -181,7 +205,7 @@ function renderCluster(plugins, volumes, failure) {
     el('td', {}, el('span', { class: p.nodes_healthy < p.nodes_expected ? 'bad' : 'ok' },
       p.nodes_healthy + ' of ' + p.nodes_expected)),
     el('td', {}, controllers[p.name] || '-')));
-  const volumeRows = volumes.volumes.map((v) => {
+  const volumeRow = (v) => {
     const key = v.plugin + '/' + v.volume;
     const claims = v.claims.map((c) => el('div', { 'data-claim': c.node + '/' + c.alloc },
       'node ', el('strong', {}, c.node), ', alloc ', el('strong', {}, c.alloc), ', ' + c.mode
@@ -196,7 +220,8 @@ function renderCluster(plugins, volumes, failure) {
       el('td', { class: 'num' }, v.capacityBytes ? bytes(v.capacityBytes) : '-'),
       el('td', {}, claims.length ? claims : '-'), el('td', {}, attachments.length ? attachments : '-'),
       el('td', {}, controllers[v.plugin] || 'none elected'));
-  });
+  };
+  const volumeText = (v) => [v.plugin + '/' + v.volume, ...v.claims.map((c) => c.node + ' ' + c.alloc)].join(' ');
   const requestRows = (volumes.requests || []).map((r) => el('tr', {},
     el('td', {}, r.kind), el('td', {}, r.plugin), el('td', { class: 'mono' }, r.name), el('td', {}, r.state),
     el('td', {}, r.progress)));
@@ -207,20 +232,48 @@ function renderCluster(plugins, volumes, failure) {
     table(['Plugin', 'Controllers healthy', 'Nodes healthy', 'Controller agent'], pluginRows,
       'No plugin in the cluster catalog.'),
     el('h2', {}, 'Cluster volumes'),
-    table(['Plugin', 'Volume', 'Access modes', 'Capacity', 'Claims (node, alloc, mode)', 'Attachments',
-      'Controller agent'], volumeRows, 'No cluster volume is registered.'),
+    filtered(['Plugin', 'Volume', 'Access modes', 'Capacity', 'Claims (node, alloc, mode)', 'Attachments',
+      'Controller agent'], volumes.volumes, volumeText, volumeRow, 'No cluster volume is registered.'),
     requestRows.length ? el('h2', {}, 'Requests not done') : null,
     requestRows.length ? table(['Kind', 'Plugin', 'Name', 'State', 'Progress'], requestRows, '') : null,
     (volumes.stuck || []).length ? el('h2', {}, 'STUCK') : null,
     (volumes.stuck || []).length ? el('ul', {}, volumes.stuck.map((s) => el('li', { 'data-kind': 'stuck' }, s))) : null);
 }
 
-// ---- tabs and the hash -------------------------------------------------------------------------------------
+// ---- tabs, the hash and the filter -------------------------------------------------------------------------
+/** The last answers: rendered again when the filter changes. */
+let last = null;
+/** The hash the filter was last set from: a link to a row shows that row once; the filter is the user's after. */
+let routedHash = null;
+
+function render() {
+  if (!last) return;
+  if (last.failure) {
+    renderProblems(null, last.failure);
+  } else {
+    renderProblems(last.problems);
+    renderPlugins(last.plugins, last.status);
+    renderVolumes(last.volumes);
+    document.getElementById('agent').textContent = 'pid ' + last.status.pid + ', version ' + last.status.version
+      + (last.status.cluster ? ', cluster node ' + last.status.cluster.node_id : '') + ', up since '
+      + time(last.status.started);
+  }
+  const clustered = Boolean(last.status && last.status.cluster);
+  document.querySelector('nav a[data-tab="cluster"]').hidden = !clustered;
+  if (clustered) renderCluster(last.clusterPlugins, last.clusterVolumes, last.clusterFailure);
+}
+
 function route() {
   const hash = decodeURIComponent(location.hash.slice(1));
   const slash = hash.indexOf('/');
   let tab = slash < 0 ? hash : hash.slice(0, slash);
   const target = slash < 0 ? '' : hash.slice(slash + 1);
+  if (target && location.hash !== routedHash && last) {
+    // A link to one plugin or volume (from the banner): the filter shows it, among at most a few.
+    document.getElementById('filter').value = target;
+    render();
+  }
+  if (last) routedHash = location.hash;
   const clusterLink = document.querySelector('nav a[data-tab="cluster"]');
   if (!['plugins', 'volumes', 'cluster'].includes(tab) || (tab === 'cluster' && clusterLink.hidden)) tab = 'plugins';
   for (const a of document.querySelectorAll('nav a')) a.classList.toggle('active', a.dataset.tab === tab);
@@ -237,29 +290,22 @@ function route() {
 }
 
 async function refresh() {
-  let status;
+  const next = {};
   try {
-    const [problems, s, plugins, volumes] = await Promise.all([api('problems'), api('status'), api('plugins'),
-      api('volumes')]);
-    status = s;
-    renderProblems(problems);
-    renderPlugins(plugins, status);
-    renderVolumes(volumes);
-    document.getElementById('agent').textContent = 'pid ' + status.pid + ', version ' + status.version
-      + (status.cluster ? ', cluster node ' + status.cluster.node_id : '') + ', up since ' + time(status.started);
+    [next.problems, next.status, next.plugins, next.volumes] = await Promise.all([api('problems'), api('status'),
+      api('plugins'), api('volumes')]);
   } catch (e) {
-    renderProblems(null, e);
+    next.failure = e;
   }
-  const clusterLink = document.querySelector('nav a[data-tab="cluster"]');
-  clusterLink.hidden = !(status && status.cluster);
-  if (status && status.cluster) {
+  if (next.status && next.status.cluster) {
     try {
-      const [plugins, volumes] = await Promise.all([api('cluster/plugins'), api('cluster/volumes')]);
-      renderCluster(plugins, volumes);
+      [next.clusterPlugins, next.clusterVolumes] = await Promise.all([api('cluster/plugins'), api('cluster/volumes')]);
     } catch (e) {
-      renderCluster(null, null, e);
+      next.clusterFailure = e;
     }
   }
+  last = next;
+  render();
   document.getElementById('updated').textContent = 'updated ' + time(new Date().toISOString());
   route();
   if (!document.body.dataset.loaded) {
@@ -273,5 +319,9 @@ async function refresh() {
 }
 
 window.addEventListener('hashchange', route);
+document.getElementById('filter').addEventListener('input', () => {
+  render();
+  route();
+});
 refresh();
 setInterval(refresh, REFRESH_MS);
