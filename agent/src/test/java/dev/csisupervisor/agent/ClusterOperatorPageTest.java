@@ -191,7 +191,20 @@ class ClusterOperatorPageTest {
     assertTrue(dom.contains("data-claim=\"n1/web-1\""), dom);
     assertTrue(dom.contains("ATTACHED"), dom);
 
-    // Following the banner's link shows the holder's row, marked.
+    // A click on the banner's link: the volume's row is shown and marked, its claim naming the holder.
+    try (Chromium.Session browser = Chromium.session(tmp.resolve("chromium-" + System.nanoTime()))) {
+      browser.navigate(base(n2) + "/ui/#plugins");
+      browser.await("document.body.dataset.loaded || ''", WAIT);
+      browser.evaluate("document.querySelector('li[data-kind=\"claim_refused\"] a').click()");
+      String marked = browser.await("(document.querySelector('#tab-cluster:not([hidden]) tr.target') || {}).dataset"
+          + "?.key || ''", WAIT);
+      assertEquals("cluster-volume:" + key, marked);
+      String holder = browser.evaluate("document.querySelector('tr.target [data-claim]').textContent");
+      assertTrue(holder.startsWith("node n1, alloc web-1, SINGLE_NODE_WRITER"), holder);
+      assertEquals(key, browser.evaluate("document.getElementById('filter').value"));
+    }
+
+    // The same link loaded afresh marks the row too.
     Path again = Files.createDirectories(tmp.resolve("chromium-" + System.nanoTime()));
     String target = Chromium.dumpDom(base(n2) + "/ui/" + link.group(1), again, 5000);
     Matcher row = Pattern.compile("<tr data-key=\"cluster-volume:" + Pattern.quote(key) + "\"[^>]*class=\"target\"")

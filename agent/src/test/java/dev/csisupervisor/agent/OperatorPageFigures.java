@@ -3,8 +3,6 @@ package dev.csisupervisor.agent;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.csisupervisor.agent.config.AgentConfig;
 import dev.csisupervisor.agent.config.PluginSpec;
 import dev.csisupervisor.cli.AdminCommands;
@@ -21,8 +19,6 @@ import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollIoHandler;
 import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.InetSocketAddress;
@@ -30,9 +26,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.net.http.WebSocket;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -41,10 +34,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -183,100 +173,24 @@ class OperatorPageFigures {
   }
 
   /**
-   * Headless Chromium driven over its DevTools protocol: each run navigates to {@code url} and reads the page's own
+   * Each of {@code runs} loads of {@code url} (after two warm-ups) read from the page's own marks:
    * {@code data-rendered-ms} (navigation to the first render with data) and {@code data-painted-ms} (the frame after).
    */
-  private String pageTimes(String url, Path profile, int runs) throws Exception {
-    Files.createDirectories(profile);
-    Process p = new ProcessBuilder(Chromium.require().toString(), "--headless", "--no-sandbox", "--disable-gpu",
-        "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--remote-debugging-port=0", "--remote-allow-origins=*", "--user-data-dir=" + profile, "about:blank")
-        .redirectErrorStream(true).start();
-    try {
-      BufferedReader in = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
-      String ws = null;
-      for (String line = in.readLine(); line != null; line = in.readLine()) {
-        if (line.startsWith("DevTools listening on ")) {
-          ws = line.substring("DevTools listening on ".length());
-          break;
-        }
-      }
-      String port = URI.create(ws).getPort() + "";
-      JsonNode targets = new ObjectMapper().readTree(http.send(HttpRequest.newBuilder(
-          URI.create("http://127.0.0.1:" + port + "/json/list")).build(), HttpResponse.BodyHandlers.ofString()).body());
-      String page = null;
-      for (JsonNode t : targets) {
-        if (t.path("type").asText().equals("page")) {
-          page = t.path("webSocketDebuggerUrl").asText();
-        }
-      }
-      DevTools dt = new DevTools(http, page);
+  private static String pageTimes(String url, Path profile, int runs) throws Exception {
+    try (Chromium.Session browser = Chromium.session(profile)) {
       long[] rendered = new long[runs];
       long[] painted = new long[runs];
       for (int i = -2; i < runs; i++) {
-        dt.call("Page.navigate", Map.of("url", "about:blank"));
-        dt.call("Page.navigate", Map.of("url", url));
-        String v = "";
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (v.isEmpty() && System.nanoTime() < end) {
-          JsonNode r = dt.call("Runtime.evaluate", Map.of("expression", "document.body && document.body.dataset"
-              + ".paintedMs ? document.body.dataset.renderedMs + ' ' + document.body.dataset.paintedMs : ''",
-              "returnByValue", true));
-          v = r.path("result").path("result").path("value").asText("");
-          if (v.isEmpty()) {
-            Thread.sleep(20); // polling the browser for the page's own mark; the figure is the page's clock
-          }
-        }
+        browser.navigate("about:blank");
+        browser.navigate(url);
+        String v = browser.await("document.body && document.body.dataset.paintedMs ? document.body.dataset.renderedMs"
+            + " + ' ' + document.body.dataset.paintedMs : ''", Duration.ofSeconds(30));
         if (i >= 0) {
           rendered[i] = Long.parseLong(v.split(" ")[0]) * 1_000_000;
           painted[i] = Long.parseLong(v.split(" ")[1]) * 1_000_000;
         }
       }
       return "rendered " + stats(rendered) + "; painted " + stats(painted);
-    } finally {
-      p.destroy();
-      p.waitFor(10, TimeUnit.SECONDS);
-      p.destroyForcibly();
-    }
-  }
-
-  /** The least of Chrome's DevTools protocol: a call and its answer, one at a time. */
-  private static final class DevTools implements WebSocket.Listener {
-    private final ObjectMapper json = new ObjectMapper();
-    private final Map<Integer, CompletableFuture<JsonNode>> pending = new ConcurrentHashMap<>();
-    private final AtomicInteger ids = new AtomicInteger();
-    private final StringBuilder partial = new StringBuilder();
-    private final WebSocket socket;
-
-    DevTools(HttpClient http, String url) {
-      socket = http.newWebSocketBuilder().buildAsync(URI.create(url), this).join();
-    }
-
-    JsonNode call(String method, Map<String, Object> params) throws Exception {
-      int id = ids.incrementAndGet();
-      CompletableFuture<JsonNode> f = new CompletableFuture<>();
-      pending.put(id, f);
-      socket.sendText(json.writeValueAsString(Map.of("id", id, "method", method, "params", params)), true).join();
-      return f.get(30, TimeUnit.SECONDS);
-    }
-
-    @Override
-    public CompletionStage<?> onText(WebSocket ws, CharSequence data, boolean last) {
-      partial.append(data);
-      if (last) {
-        try {
-          JsonNode n = json.readTree(partial.toString());
-          CompletableFuture<JsonNode> f = pending.remove(n.path("id").asInt(-1));
-          if (f != null) {
-            f.complete(n);
-          }
-        } catch (Exception e) {
-          pending.values().forEach(f -> f.completeExceptionally(e));
-        }
-        partial.setLength(0);
-      }
-      ws.request(1);
-      return null;
     }
   }
 }
