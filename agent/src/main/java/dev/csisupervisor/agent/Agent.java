@@ -614,6 +614,11 @@ public final class Agent implements AutoCloseable {
     return clusterReads;
   }
 
+  /** The last NodeGetVolumeStats answer of each volume on this node. */
+  Map<dev.csisupervisor.agent.metrics.VolumeStatsCache.Key, dev.csisupervisor.client.VolumeStats> volumeStats() {
+    return volumeMetrics.stats(volumes);
+  }
+
   /** The volumes with work pending now, each with since when it waits. */
   java.util.SortedMap<String, Instant> pendingVolumes() {
     return volumeMetrics.pendingSince(volumes);

@@ -93,6 +93,7 @@ final class OperatorView implements OperatorPages.Source {
       case "volumes" -> Optional.of(Format.json(ListVolumesResponse.newBuilder()
           .addAllVolumes(VolumeProtos.volumes(agent.volumes().list(), agent.volumes())).build(), true));
       case "problems" -> Optional.of(JsonText.write(problems()));
+      case "volume-stats" -> Optional.of(JsonText.write(volumeStats()));
       case "cluster/plugins" -> {
         ClusterNode n = node();
         ClusterRead r;
@@ -118,6 +119,28 @@ final class OperatorView implements OperatorPages.Source {
   private ClusterNode node() throws OperatorPages.Unavailable {
     return agent.clusterNode().orElseThrow(() ->
         new OperatorPages.Unavailable("this agent has no cluster: section in its config"));
+  }
+
+  /**
+   * The page's usage column (no CLI command prints it for every volume: {@code volume stats} asks the plugin for one):
+   * per volume on this node the last NodeGetVolumeStats answer the agent got, bytes and inodes as the plugin reported
+   * them (0: not reported).
+   */
+  Map<String, Object> volumeStats() {
+    List<Map<String, Object>> out = new ArrayList<>();
+    agent.volumeStats().forEach((key, stats) -> {
+      Map<String, Object> m = new LinkedHashMap<>();
+      m.put("plugin", key.plugin());
+      m.put("volume", key.volume());
+      for (dev.csisupervisor.client.VolumeStats.Usage u : stats.usage()) {
+        if (u.unit() != dev.csisupervisor.client.VolumeStats.Unit.UNKNOWN) {
+          m.put(u.unit().name().toLowerCase(java.util.Locale.ROOT), Map.of("total", u.total(), "available",
+              u.available(), "used", u.used()));
+        }
+      }
+      out.add(m);
+    });
+    return Map.of("volumes", out);
   }
 
   /** {@code plugins --json}: the newest instance of each name, controllers first. */

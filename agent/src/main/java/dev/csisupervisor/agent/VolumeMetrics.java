@@ -61,14 +61,19 @@ final class VolumeMetrics {
 
   /** Reports the manager's volume stats and pending age at each scrape, and hears its PENDING and LOST events. */
   AutoCloseable watch(VolumeManager volumes) {
-    metrics.watchVolumeStats(() -> stats.current(volumes.list().stream().filter(VolumeRecord::onNode)
-        .map(r -> new VolumeStatsCache.Key(r.pluginId(), r.volumeId())).collect(Collectors.toSet())));
+    metrics.watchVolumeStats(() -> stats(volumes));
     metrics.watchPendingAge(() -> pending.oldest(pendingKeys(volumes)).toMillis() / 1000.0);
     return volumes.addListener(e -> {
       if (e.kind() == VolumeEvent.Kind.PENDING || e.kind() == VolumeEvent.Kind.LOST) {
         pending.saw(e.pluginId() + "/" + e.volumeId(), e.time());
       }
     }, Runnable::run);
+  }
+
+  /** The last NodeGetVolumeStats answer of each volume on this node (the others forgotten), sorted. */
+  java.util.Map<VolumeStatsCache.Key, dev.csisupervisor.client.VolumeStats> stats(VolumeManager volumes) {
+    return stats.current(volumes.list().stream().filter(VolumeRecord::onNode)
+        .map(r -> new VolumeStatsCache.Key(r.pluginId(), r.volumeId())).collect(Collectors.toSet()));
   }
 
   /** The volumes pending now ({@code "<plugin>/<volume>"}), each with since when. */

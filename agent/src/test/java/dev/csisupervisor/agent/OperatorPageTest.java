@@ -175,6 +175,8 @@ class OperatorPageTest {
     assertTrue(m.contains("csi_agent_build_info{version=\"" + Agent.version() + "\"} 1"), m);
     assertTrue(m.contains("jvm_memory_used_bytes{area=\"heap\"}"), m);
     assertTrue(m.contains("process_cpu_seconds_total"), m);
+    String stats = get("/api/v1/volume-stats").body();
+    assertTrue(stats.contains("\"volume\" : \"" + volume + "\"") && stats.contains("\"total\" : 1073741824"), stats);
 
     // Unmounted: its stats go with it (the families stay bounded by the volumes published here).
     agent.volumes().unmount("disk", volume, "web-1").get(WAIT.toSeconds(), TimeUnit.SECONDS);
@@ -185,6 +187,7 @@ class OperatorPageTest {
   @Test
   void inChromium_theBannerNamesTheProblem_andPluginStringsAreText() throws Exception {
     Chromium.require();
+    agent.volumes().stats("disk", volume, Optional.empty()).get(WAIT.toSeconds(), TimeUnit.SECONDS);
     Path profile = Files.createDirectory(tmp.resolve("chromium"));
     String dom = Chromium.dumpDom(base + "/ui/#plugins", profile, 5000);
 
@@ -197,6 +200,8 @@ class OperatorPageTest {
     assertFalse(dom.contains("<img"), dom);
     assertTrue(dom.contains("<tr data-key=\"disk\" data-type=\"node\">"), dom);
     assertTrue(dom.contains("<tr data-key=\"disk/" + volume + "\">"), dom);
+    // Its last reported use (the mock's volume: 1 GiB, nothing written).
+    assertTrue(dom.contains("0 B of 1.0 GiB (0 %)"), dom);
 
     // A link to one volume (as the banner makes) filters the tables to it and marks its row.
     String linked = Chromium.dumpDom(base + "/ui/#volumes/" + java.net.URLEncoder.encode("disk/" + volume,

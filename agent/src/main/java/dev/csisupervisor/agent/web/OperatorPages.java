@@ -21,7 +21,8 @@ import org.slf4j.LoggerFactory;
  *       from the jar, which fetches the JSON below and writes every string it shows as text, never as HTML</li>
  *   <li>{@code /api/v1/<name>} — JSON from {@link Source#json(String)}: the same text as the CLI's {@code --json}
  *       for the same question ({@code status}, {@code plugins}, {@code volumes}, {@code cluster/plugins},
- *       {@code cluster/volumes}), and {@code problems}, the page's banner</li>
+ *       {@code cluster/volumes}), {@code problems}, the page's banner, and {@code volume-stats}, each volume's last
+ *       usage</li>
  * </ul>
  *
  * <p>GET and HEAD only (405 otherwise); every answer carries a strict Content-Security-Policy (nothing but this
@@ -129,7 +130,7 @@ public final class OperatorPages implements HttpHandler {
     }
     if (body.isEmpty()) {
       send(exchange, 404, json, bytes(error("no such thing: /api/v1/" + name + " (status, plugins, volumes, problems,"
-          + " cluster/plugins, cluster/volumes)")));
+          + " volume-stats, cluster/plugins, cluster/volumes)")));
       return;
     }
     send(exchange, 200, json, bytes(body.get() + "\n"));

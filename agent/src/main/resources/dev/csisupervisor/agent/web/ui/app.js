@@ -168,7 +168,18 @@ function renderPlugins(plugins, status) {
 }
 
 // ---- volumes -----------------------------------------------------------------------------------------------
-function renderVolumes(volumes) {
+/** A volume's last reported use: "12.0 GiB of 100.0 GiB (12 %)" and a meter; '-' if its plugin reported none. */
+function usage(s) {
+  const b = s && s.bytes;
+  if (!b || !b.total) return '-';
+  const used = b.used || Math.max(0, b.total - b.available);
+  const ratio = Math.min(1, used / b.total);
+  return el('span', {}, el('meter', { min: 0, max: 1, low: 0.85, high: 0.97, optimum: 0, value: ratio.toFixed(3) }),
+    ' ' + bytes(used) + ' of ' + bytes(b.total) + ' (' + Math.round(ratio * 100) + ' %)');
+}
+
+function renderVolumes(volumes, stats) {
+  const usageOf = new Map(((stats && stats.volumes) || []).map((s) => [s.plugin + '/' + s.volume, s]));
   const row = (v) => {
     const key = v.plugin + '/' + v.volume_id;
     const usages = (v.usages || []).map((u) => u.usage + ' ' + (u.stage || '') + ': '
@@ -178,6 +189,7 @@ function renderVolumes(volumes) {
     else if (v.pending) state = el('span', { class: 'warn' }, 'pending');
     return el('tr', { 'data-key': key },
       el('td', {}, v.plugin), el('td', { class: 'mono' }, v.volume_id), el('td', {}, state),
+      el('td', { class: 'usage' }, usage(usageOf.get(key))),
       el('td', {}, usages.length ? usages.join('; ') : '-'),
       el('td', {}, v.controller || '-'),
       el('td', {}, v.abnormal ? el('span', { class: 'bad' }, v.abnormal) : '-'),
@@ -186,7 +198,7 @@ function renderVolumes(volumes) {
   const text = (v) => [v.plugin + '/' + v.volume_id, ...(v.usages || []).flatMap((u) => (u.allocs || [])
     .map((a) => a.alloc_id))].join(' ');
   fill(document.getElementById('tab-volumes'), el('h2', {}, 'Volumes on this node'),
-    filtered(['Plugin', 'Volume', 'State', 'Usages and allocations', 'Controller publication', 'Condition',
+    filtered(['Plugin', 'Volume', 'State', 'Used', 'Usages and allocations', 'Controller publication', 'Condition',
       'Waiting for'], volumes.volumes, text, row, 'No volume is staged or published on this node.'));
 }
 
@@ -253,7 +265,7 @@ function render() {
   } else {
     renderProblems(last.problems);
     renderPlugins(last.plugins, last.status);
-    renderVolumes(last.volumes);
+    renderVolumes(last.volumes, last.volumeStats);
     document.getElementById('agent').textContent = 'pid ' + last.status.pid + ', version ' + last.status.version
       + (last.status.cluster ? ', cluster node ' + last.status.cluster.node_id : '') + ', up since '
       + time(last.status.started);
@@ -292,8 +304,8 @@ function route() {
 async function refresh() {
   const next = {};
   try {
-    [next.problems, next.status, next.plugins, next.volumes] = await Promise.all([api('problems'), api('status'),
-      api('plugins'), api('volumes')]);
+    [next.problems, next.status, next.plugins, next.volumes, next.volumeStats] = await Promise.all([api('problems'),
+      api('status'), api('plugins'), api('volumes'), api('volume-stats')]);
   } catch (e) {
     next.failure = e;
   }
