@@ -18,6 +18,7 @@ import dev.csisupervisor.agent.config.PluginSpec;
 import dev.csisupervisor.agent.discovery.DiscoveryDir;
 import dev.csisupervisor.agent.logging.AgentLogging;
 import dev.csisupervisor.agent.metrics.AgentMetrics;
+import dev.csisupervisor.agent.web.OperatorPages;
 import dev.csisupervisor.tasks.process.LaunchedProcess;
 import dev.csisupervisor.tasks.process.ProcessRecords;
 import dev.csisupervisor.tasks.process.RotatingLog;
@@ -97,6 +98,8 @@ public final class Agent implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Agent.class);
   /** How far an admin event stream may fall behind before it is closed as lagged. */
   static final int ADMIN_MAX_BACKLOG = 10_000;
+  /** How often the cluster's volumes are read for the STUCK metric and the operator page's banner. */
+  static final Duration CLUSTER_READ_INTERVAL = Duration.ofSeconds(10);
   /** The alloc id prefix of discovered plugins: {@code discovered-<id>}. */
   public static final String DISCOVERED_ALLOC_PREFIX = "discovered-";
 
@@ -122,6 +125,12 @@ public final class Agent implements AutoCloseable {
   private PluginRegistry registry;
   private VolumeManager volumes;
   private AutoCloseable volumeEvents;
+  private AutoCloseable volumePending;
+  private VolumeMetrics volumeMetrics;
+  /** The operator page's data (answers once started); the cluster's volumes it and the metrics read. */
+  private final OperatorView operatorView;
+  private ClusterReads clusterReads;
+  private ScheduledFuture<?> clusterRefresh;
   /** The cluster catalog membership (none until {@code cluster:} is applied); closed after the plugins stop. */
   private volatile ClusterMembership cluster;
   private ClusterVolumeClaims clusterClaims;
@@ -142,6 +151,7 @@ public final class Agent implements AutoCloseable {
     this.config = requireNonNull(config, "config");
     this.current = config;
     this.clock = requireNonNull(clock, "clock");
+    this.operatorView = new OperatorView(this, clock);
   }
 
   public static Agent create(AgentConfig config) {
@@ -202,12 +212,13 @@ public final class Agent implements AutoCloseable {
     // soon as each volume's node plugin is registered and confirmed again.
     // In a cluster (cluster: in the config, now or after a reload) every mount takes its claim in etcd first, and
     // the controller publish is the elected controller agent's; claims no record holds are released every 30 s.
+    volumeMetrics = new VolumeMetrics(metrics, registry, clock);
     clusterClaims = new ClusterVolumeClaims(() -> Optional.ofNullable(cluster).flatMap(ClusterMembership::node)
         .map(n -> new ClusterVolumeClaims.Membership(n.volumes(), n.config().nodeId(), n::status)), registry,
         threads.scheduler, config.volumeMountWait(), Duration.ofSeconds(30));
     volumes = VolumeManager.builder().registry(registry).stateStore(store).csiRoot(config.csiRoot())
-        .clusterClaims(clusterClaims)
-        .scheduler(threads.scheduler).clock(clock, System::nanoTime).observer(metrics::volumeRpc)
+        .clusterClaims(new ObservedClaims(clusterClaims, operatorView::claimRefused))
+        .scheduler(threads.scheduler).clock(clock, System::nanoTime).clientFactory(volumeMetrics::client)
         .mountWait(config.volumeMountWait()).healthInterval(config.volumeHealthInterval())
         .mountTable(config.volumeVerifyMounts() ? Optional.of(MountTable.proc()) : Optional.empty())
         .records(volumeRecords).build();
@@ -218,7 +229,12 @@ public final class Agent implements AutoCloseable {
           + " that mount nothing, such as the mock plugin");
     }
     // A count per event: the listener does nothing that blocks, so it runs where the event is emitted.
-    volumeEvents = volumes.addListener(e -> metrics.volumeEvent(e.kind().name()), Runnable::run);
+    volumeEvents = volumes.addListener(e -> {
+      metrics.volumeEvent(e.kind().name());
+      operatorView.volumeEvent(e);
+    }, Runnable::run);
+    volumePending = volumeMetrics.watch(volumes);
+    metrics.buildInfo(version());
     metrics.watchVolumes(() -> volumeCounts(volumes), () -> volumes.abnormal().size(),
         () -> volumes.list().stream().filter(VolumeRecord::hasLost).count());
     cluster = new ClusterMembership(registry, metrics);
@@ -228,14 +244,16 @@ public final class Agent implements AutoCloseable {
         counts.apply(ClusterController.Counts::publishes), counts.apply(ClusterController.Counts::unpublishes),
         counts.apply(ClusterController.Counts::fenced), counts.apply(ClusterController.Counts::creates),
         counts.apply(ClusterController.Counts::deletes), clusterClaims::pendingReleases);
+    clusterReads = new ClusterReads(() -> Optional.ofNullable(cluster).flatMap(ClusterMembership::node), clock);
+    metrics.watchClusterStuck(clusterReads::stuckCounts);
 
     // Step 2: the metrics address, before any plugin process is touched: an address in use fails the
     // start without launching, re-attaching to or stopping a plugin.
     if (config.metricsAddress() != null) {
       try {
-        metricsBound = metrics.serve(config.metricsAddress());
-        log.info("metrics on http://{}:{}/metrics", metricsBound.getAddress().getHostAddress(),
-            metricsBound.getPort());
+        metricsBound = metrics.serve(config.metricsAddress(), new OperatorPages(operatorView));
+        log.info("metrics on http://{}:{}/metrics, the operator page on /ui/",
+            metricsBound.getAddress().getHostAddress(), metricsBound.getPort());
       } catch (IOException e) {
         throw new AgentException(e.getMessage(), e);
       }
@@ -286,6 +304,14 @@ public final class Agent implements AutoCloseable {
     config.plugins().forEach(p -> live.add(p.allocId()));
     RegistryRestore.reconcile(config, registry, live);
     rotation = threads.scheduler.scheduleWithFixedDelay(this::rotateLogs, 1, 1, TimeUnit.SECONDS);
+    // The cluster's volumes for the STUCK metric and the page, read off the scheduler (etcd may be slow).
+    clusterRefresh = threads.scheduler.scheduleWithFixedDelay(() -> {
+      try {
+        threads.io.execute(clusterReads::refresh);
+      } catch (java.util.concurrent.RejectedExecutionException e) {
+        // stopping
+      }
+    }, 0, CLUSTER_READ_INTERVAL.toMillis(), TimeUnit.MILLISECONDS);
 
     // Step 6: serve the admin API.
     AdminService adminService = new AdminService(registry, () -> AdminProtos.agentStatus(this),
@@ -293,10 +319,11 @@ public final class Agent implements AutoCloseable {
     metrics.watchAdminStreams(adminService::watcherCount, adminService::backlog);
     try {
       adminServer = AdminServer.start(config.adminSocket(), adminService,
-          new VolumeAdminService(volumes, threads.scheduler));
+          new VolumeAdminService(volumes, threads.scheduler, this::unknownPlugin));
     } catch (IOException e) {
       throw new AgentException(e.getMessage(), e);
     }
+    operatorView.ready();
     log.info("agent running: {} plugin(s), data_dir {}, admin socket {}", tasks.size(),
         config.dataDir(), config.adminSocket());
   }
@@ -451,12 +478,16 @@ public final class Agent implements AutoCloseable {
     if (rotation != null) {
       rotation.cancel(false);
     }
+    if (clusterRefresh != null) {
+      clusterRefresh.cancel(false);
+    }
     if (sampling != null) {
       sampling.cancel(false);
     }
     // Before any plugin stops: a volume operation in flight stays recorded for the next start
     // instead of being retried against plugins that are going away. Mounts stay mounted.
     closeQuietly(volumeEvents);
+    closeQuietly(volumePending);
     closeQuietly(volumes);
     closeQuietly(clusterClaims);
     if (discovered != null) {
@@ -557,6 +588,40 @@ public final class Agent implements AutoCloseable {
     // A record that only owes a node expansion is no volume on this node.
     long onNode = volumes.list().stream().filter(VolumeRecord::onNode).count();
     return Map.of("mounted", onNode - pending, "pending", pending);
+  }
+
+  /**
+   * Why a mount for {@code id} is refused at once: the config does not name it, no plugin of that id is registered and
+   * the discovery directory has not shown it; empty if it is known (a mount of it then waits for it to be ready).
+   */
+  private Optional<String> unknownPlugin(String id) {
+    Set<String> known = new java.util.TreeSet<>();
+    currentConfig().plugins().forEach(p -> known.add(p.id()));
+    for (PluginType t : PluginType.values()) {
+      registry.listAll(t).forEach(p -> known.add(p.name()));
+    }
+    discoveredSockets().forEach(e -> known.add(e.id()));
+    if (known.contains(id)) {
+      return Optional.empty();
+    }
+    return Optional.of("no plugin " + id + " on this agent: its config does not name it, none is registered and its"
+        + " discovery directory has not shown one" + (known.isEmpty() ? " (it has no plugin)"
+            : " (its plugins: " + String.join(", ", known) + ")"));
+  }
+
+  /** The cluster's volumes as last read (none without a cluster). */
+  ClusterReads clusterReads() {
+    return clusterReads;
+  }
+
+  /** The last NodeGetVolumeStats answer of each volume on this node. */
+  Map<dev.csisupervisor.agent.metrics.VolumeStatsCache.Key, dev.csisupervisor.client.VolumeStats> volumeStats() {
+    return volumeMetrics.stats(volumes);
+  }
+
+  /** The volumes with work pending now, each with since when it waits. */
+  java.util.SortedMap<String, Instant> pendingVolumes() {
+    return volumeMetrics.pendingSince(volumes);
   }
 
   public AgentMetrics metrics() {

@@ -198,9 +198,10 @@ public final class Format {
 
   /**
    * {@code m} as JSON with the config's vocabulary: a plugin {@code type} is {@code controller}
-   * or {@code node} (the admin API's enum names CSI_CONTROLLER / CSI_NODE are wire names only).
+   * or {@code node} (the admin API's enum names CSI_CONTROLLER / CSI_NODE are wire names only). What every
+   * {@code --json} prints, and the operator page's {@code /api/v1/...} serves.
    */
-  static String json(MessageOrBuilder m, boolean pretty) {
+  public static String json(MessageOrBuilder m, boolean pretty) {
     String raw;
     try {
       raw = (pretty ? Printers.PRETTY : Printers.JSON).print(m);

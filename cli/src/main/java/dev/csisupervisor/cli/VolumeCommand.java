@@ -342,8 +342,8 @@ final class VolumeCommand implements Runnable {
     @Override
     void print(UnmountVolumeResponse r, PrintWriter out, PrintWriter err) {
       String alloc = CommandSpecs.value(this.alloc);
-      out.println(r.getDone() ? "unmounted " + target.volume() + " from " + alloc
-          : "unmount of " + target.volume() + " from " + alloc + " is " + r.getMessage());
+      out.println(r.getDone() ? r.getMessage().isEmpty() ? "unmounted " + target.volume() + " from " + alloc
+          : r.getMessage() : "unmount of " + target.volume() + " from " + alloc + " is " + r.getMessage());
     }
 
     @Override

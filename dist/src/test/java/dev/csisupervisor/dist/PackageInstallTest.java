@@ -81,6 +81,10 @@ class PackageInstallTest {
     assertTrue(Files.isRegularFile(Path.of("/usr/share/csi-agent/csi-agent.jar")));
     assertTrue(Files.isRegularFile(Path.of("/etc/csi-agent/agent.yaml")));
     assertTrue(Files.isRegularFile(UNIT));
+    // The alert rules, their tests and the dashboard, for Prometheus and Grafana (README "Monitoring").
+    for (String f : List.of("alerts.yaml", "alerts_test.yaml", "csi-agent-dashboard.json")) {
+      assertTrue(Files.isRegularFile(Path.of("/usr/share/csi-agent/monitoring", f)), f);
+    }
     // postinst made them with this machine's JVM.
     assertTrue(Files.size(Path.of("/var/cache/csi-agent/cli.jsa")) > 0);
     assertTrue(Files.size(Path.of("/var/cache/csi-agent/run.jsa")) > 0);
@@ -155,7 +159,8 @@ class PackageInstallTest {
     }
     assertEquals(1, roots.size(), roots.toString());
     Path root = roots.get(0);
-    for (String f : List.of("bin/csi-agent", "lib/csi-agent.jar", "etc/agent.yaml", "systemd/csi-agent.service")) {
+    for (String f : List.of("bin/csi-agent", "lib/csi-agent.jar", "etc/agent.yaml", "systemd/csi-agent.service",
+        "monitoring/alerts.yaml", "monitoring/alerts_test.yaml", "monitoring/csi-agent-dashboard.json")) {
       assertTrue(Files.exists(root.resolve(f)), f);
     }
     Result version = run(Map.of("CSI_AGENT_CDS", "off"), root.resolve("bin/csi-agent").toString(), "--version");

@@ -64,10 +64,22 @@ public final class VolumeAdminService extends VolumeAdminGrpc.VolumeAdminImplBas
 
   private final VolumeManager volumes;
   private final ScheduledExecutorService scheduler;
+  private final Function<String, Optional<String>> unknownPlugin;
 
+  /** Every plugin id is asked of the manager (which waits for it up to its mount wait). */
   public VolumeAdminService(VolumeManager volumes, ScheduledExecutorService scheduler) {
+    this(volumes, scheduler, id -> Optional.empty());
+  }
+
+  /**
+   * @param unknownPlugin for a plugin id no mount could ever reach (the config does not name it and discovery has not
+   *     seen it), why it is refused at once, naming the plugin ids there are; empty for an id that may come
+   */
+  public VolumeAdminService(VolumeManager volumes, ScheduledExecutorService scheduler,
+      Function<String, Optional<String>> unknownPlugin) {
     this.volumes = Objects.requireNonNull(volumes, "volumes");
     this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
+    this.unknownPlugin = Objects.requireNonNull(unknownPlugin, "unknownPlugin");
   }
 
   @Override
@@ -88,6 +100,11 @@ public final class VolumeAdminService extends VolumeAdminGrpc.VolumeAdminImplBas
 
   @Override
   public void mountVolume(MountVolumeRequest r, StreamObserver<MountVolumeResponse> response) {
+    Optional<String> unknown = r.getPlugin().isEmpty() ? Optional.empty() : unknownPlugin.apply(r.getPlugin());
+    if (unknown.isPresent()) {
+      response.onError(Status.NOT_FOUND.withDescription(unknown.get()).asException());
+      return;
+    }
     answer(response, () -> volumes.mount(claim(r)),
         m -> MountVolumeResponse.newBuilder().setTargetPath(m.targetPath().toString())
             .setStagingPath(m.stagingPath().map(Object::toString).orElse("")).setUsage(m.usage().dirName()).build());
@@ -95,6 +112,9 @@ public final class VolumeAdminService extends VolumeAdminGrpc.VolumeAdminImplBas
 
   @Override
   public void unmountVolume(UnmountVolumeRequest r, StreamObserver<UnmountVolumeResponse> response) {
+    // Asked before the unmount: an alloc that never had the volume here is told so (the unmount is done at once).
+    boolean held = volumes.find(r.getPlugin(), r.getVolumeId()).map(v -> v.allocs().contains(r.getAllocId()))
+        .orElse(false);
     CompletableFuture<Void> unmount;
     try {
       unmount = volumes.unmount(unmountRequest(r));
@@ -106,7 +126,8 @@ public final class VolumeAdminService extends VolumeAdminGrpc.VolumeAdminImplBas
         ? () -> "recorded and retried: " + waitingFor(List.of(r.getPlugin() + "/" + r.getVolumeId()))
         : () -> "it is recorded and finishes when node plugin " + r.getPlugin() + " is ready and answers";
     answerWithin(response, r.getWaitSeconds(), unmount.thenApply(v -> UnmountVolumeResponse.newBuilder()
-        .setDone(true).build()), wait -> UnmountVolumeResponse.newBuilder().setDone(false)
+        .setDone(true).setMessage(held ? "" : "volume " + r.getVolumeId() + " of plugin " + r.getPlugin()
+            + " was not mounted for alloc " + r.getAllocId() + " on this node: nothing to unmount").build()), wait -> UnmountVolumeResponse.newBuilder().setDone(false)
         .setMessage("pending after " + wait.toSeconds() + " s: " + pending.get() + "; see csi-agent status")
         .build());
   }

@@ -3,10 +3,9 @@ package dev.csisupervisor.agent.commands;
 import dev.csisupervisor.cli.ExitCodes;
 import dev.csisupervisor.cli.Format;
 import dev.csisupervisor.cli.TypeOption;
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
 import dev.csisupervisor.agent.config.ClusterConfig;
+import dev.csisupervisor.agent.views.ClusterViews;
+import dev.csisupervisor.agent.views.JsonText;
 import dev.csisupervisor.agent.config.ConfigException;
 import dev.csisupervisor.catalog.CatalogEntry;
 import dev.csisupervisor.catalog.CatalogKeys;
@@ -133,7 +132,7 @@ final class ClusterCommand implements Runnable {
     /** {@code m} (a JSON object) with the read's {@code freshness} added. */
     Map<String, Object> withFreshness(Map<String, Object> m) {
       Map<String, Object> out = new LinkedHashMap<>(m);
-      out.put("freshness", json(freshness));
+      out.put("freshness", ClusterViews.freshness(freshness));
       return out;
     }
 
@@ -155,17 +154,8 @@ final class ClusterCommand implements Runnable {
     }
   }
 
-  /** Made on first use: Jackson is some 300 classes no other command should pay for. */
-  private static final class Json {
-    static final ObjectMapper MAPPER = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
-  }
-
   static void printJson(PrintWriter out, Object o) {
-    try {
-      out.println(Json.MAPPER.writeValueAsString(o));
-    } catch (JsonProcessingException e) {
-      throw new IllegalStateException(e);
-    }
+    out.println(JsonText.write(o));
   }
 
   /**
@@ -180,52 +170,6 @@ final class ClusterCommand implements Runnable {
         + (f.lastConfirmed() == null ? "that member's own copy, not confirmed by a quorum"
             : "last confirmed " + f.age(now).toSeconds() + "s ago, at " + Format.time(f.lastConfirmed()))
         + (f.lastError().isEmpty() ? "" : ": " + f.lastError()) + ")";
-  }
-
-  static Map<String, Object> json(ViewFreshness f) {
-    Map<String, Object> m = new LinkedHashMap<>();
-    m.put("revision", f.revision());
-    m.put("endpoint", f.endpoint());
-    m.put("stale", f.stale());
-    m.put("confirmed_at", f.lastConfirmed() == null ? null : f.lastConfirmed().toString());
-    m.put("age_seconds", f.lastConfirmed() == null ? null : f.age(java.time.Instant.now()).toMillis() / 1000.0);
-    m.put("stale_since", f.staleSince() == null ? null : f.staleSince().toString());
-    m.put("error", f.lastError());
-    return m;
-  }
-
-  static Map<String, Object> json(CatalogEntry e) {
-    Map<String, Object> m = new LinkedHashMap<>();
-    m.put("node", e.nodeId());
-    m.put("type", e.type().id());
-    m.put("name", e.name());
-    m.put("alloc", e.allocId());
-    m.put("version", e.version());
-    m.put("healthy", e.healthy());
-    m.put("message", e.healthMessage());
-    m.put("since", e.healthSince().toString());
-    m.put("vendor_name", e.vendorName());
-    m.put("vendor_version", e.vendorVersion());
-    m.put("csi_node_id", e.csiNodeId());
-    m.put("max_volumes_per_node", e.maxVolumesPerNode());
-    m.put("topology", e.accessibleTopology());
-    m.put("plugin_capabilities", e.pluginCapabilities());
-    m.put("controller_capabilities", e.controllerCapabilities());
-    m.put("node_capabilities", e.nodeCapabilities());
-    return m;
-  }
-
-  static Map<String, Object> json(PluginSummary s, boolean withEntries) {
-    Map<String, Object> m = new LinkedHashMap<>();
-    m.put("name", s.name());
-    m.put("controllers_healthy", s.controllersHealthy());
-    m.put("controllers_expected", s.controllersExpected());
-    m.put("nodes_healthy", s.nodesHealthy());
-    m.put("nodes_expected", s.nodesExpected());
-    if (withEntries) {
-      m.put("instances", s.entries().stream().map(ClusterCommand::json).toList());
-    }
-    return m;
   }
 
   static String unhealthy(PluginSummary s) {
@@ -268,7 +212,7 @@ final class ClusterCommand implements Runnable {
     int show(ClusterSnapshot s, PrintWriter out) {
       List<PluginSummary> plugins = s.plugins(type);
       if (etcd.json) {
-        printJson(out, withFreshness(Map.of("revision", s.revision(), "plugins", plugins.stream().map(p -> json(p, false)).toList())));
+        printJson(out, ClusterViews.plugins(s, freshness, type, false));
         return ExitCodes.OK;
       }
       if (plugins.isEmpty()) {
@@ -300,7 +244,7 @@ final class ClusterCommand implements Runnable {
       }
       PluginSummary sum = p.get();
       if (etcd.json) {
-        printJson(out, withFreshness(json(sum, true)));
+        printJson(out, withFreshness(ClusterViews.summary(sum, true)));
         return ExitCodes.OK;
       }
       out.println(sum.name() + ": controllers healthy " + sum.controllersHealthy() + "/" + sum.controllersExpected()

@@ -1,5 +1,6 @@
 package dev.csisupervisor.agent.commands;
 
+import dev.csisupervisor.agent.views.ClusterViews;
 import dev.csisupervisor.cli.ExitCodes;
 import dev.csisupervisor.catalog.ClusterAttachment;
 import dev.csisupervisor.catalog.ClusterClaim;
@@ -62,6 +63,23 @@ final class ClusterVolumeCommand implements Runnable {
     ClusterCommand.EtcdCliOptions etcd = new ClusterCommand.EtcdCliOptions();
 
     abstract int run(ClusterVolumes volumes, PrintWriter out) throws VolumeStateException;
+
+    /** What the command did: {@code text} for people, or with {@code --json} the object {@code json}. */
+    final void say(PrintWriter out, String text, Map<String, Object> json) {
+      if (etcd.json) {
+        ClusterCommand.printJson(out, json);
+      } else {
+        out.println(text);
+      }
+    }
+
+    /** A request as {@code --json} shows it, with its progress (as it stands now). */
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> request(ClusterVolumeRequest r, ClusterVolumes v) {
+      return (Map<String, Object>) ClusterViews.requestsJson(v.read(), x -> x.kind() == r.kind()
+              && x.pluginId().equals(r.pluginId()) && x.name().equals(r.name())).stream().findFirst()
+          .orElse(Map.of("kind", r.kind().name(), "plugin", r.pluginId(), "name", r.name(), "state", r.state().name()));
+    }
 
     @Override
     public final Integer call() {
@@ -144,30 +162,6 @@ final class ClusterVolumeCommand implements Runnable {
         + String.join("; ", what) + "): nothing was asked");
   }
 
-  /** Where a request is, in words, for a wait that ran out and for status. */
-  static String progress(ClusterVolumeRequest r, VolumesSnapshot s) {
-    String leader = s.controllers().get(r.pluginId());
-    if (r.state() == ClusterVolumeRequest.State.FAILED) {
-      return "failed: " + r.message();
-    }
-    if (r.state() == ClusterVolumeRequest.State.DONE) {
-      return "done: volume " + r.volumeId();
-    }
-    String call = r.kind() == ClusterVolumeRequest.Kind.CREATE ? "CreateVolume" : "DeleteVolume";
-    if (r.attemptStarted().isPresent()) {
-      String on = r.controllerNodeId();
-      return call + " attempt " + r.attempts() + " in flight on " + on + " since " + r.attemptStarted().get()
-          + (leader == null ? " (no controller agent elected now: the next one sends it again)"
-              : leader.equals(on) ? "" : " (" + on + " is no longer the controller agent; " + leader
-                  + " sends it again)");
-    }
-    if (r.nextAttempt().isPresent()) {
-      return "retried at " + r.nextAttempt().get() + " after attempt " + r.attempts() + ": " + r.message();
-    }
-    return leader == null ? "waiting: no controller agent for plugin " + r.pluginId() + " (no agent runs a healthy "
-        + "controller of it)" : "waiting for controller agent " + leader;
-  }
-
   /** Reads the request until it is done, failed or the wait is over. */
   static Optional<ClusterVolumeRequest> await(ClusterVolumes v, ClusterVolumeRequest.Kind kind, String plugin,
       String name, Duration wait, java.util.function.Predicate<Optional<ClusterVolumeRequest>> over) {
@@ -244,7 +238,8 @@ final class ClusterVolumeCommand implements Runnable {
       // Step 3: the request, then its outcome.
       ClusterVolumeRequest stored = v.requestCreate(asked);
       if (wait.isZero() && stored.state() == ClusterVolumeRequest.State.PENDING) {
-        out.println("asked: " + stored.describe() + " (csi-agent cluster volume status shows its progress)");
+        say(out, "asked: " + stored.describe() + " (csi-agent cluster volume status shows its progress)",
+            Map.of("asked", true, "request", request(stored, v)));
         return ExitCodes.OK;
       }
       Optional<ClusterVolumeRequest> r = await(v, ClusterVolumeRequest.Kind.CREATE, plugin, name, wait,
@@ -261,11 +256,17 @@ final class ClusterVolumeCommand implements Runnable {
       switch (r.get().state()) {
         case DONE -> {
           Optional<ClusterVolume> vol = v.volume(plugin, r.get().volumeId());
-          out.println("created volume " + r.get().volumeId() + " (" + vol.map(x -> x.capacityBytes() == 0 ? "size unknown"
+          Map<String, Object> json = new LinkedHashMap<>();
+          json.put("created", true);
+          json.put("name", name);
+          json.put("controller", r.get().controllerNodeId());
+          json.put("volume", vol.map(x -> (Object) ClusterViews.volume(x, v.read()))
+              .orElse(Map.of("plugin", plugin, "volume", r.get().volumeId())));
+          say(out, "created volume " + r.get().volumeId() + " (" + vol.map(x -> x.capacityBytes() == 0 ? "size unknown"
               : ByteSizes.format(x.capacityBytes())).orElse("deregistered since") + ") of plugin " + plugin + " as "
               + name + (r.get().controllerNodeId().isEmpty() ? "" : " through controller agent "
               + r.get().controllerNodeId()) + vol.filter(x -> !x.accessibleTopology().isEmpty())
-              .map(x -> ", accessible from " + x.accessibleTopology()).orElse(""));
+              .map(x -> ", accessible from " + x.accessibleTopology()).orElse(""), json);
           return ExitCodes.OK;
         }
         case FAILED -> {
@@ -295,7 +296,8 @@ final class ClusterVolumeCommand implements Runnable {
       Duration wait = request.waitFor();
       PrintWriter err = spec.commandLine().getErr();
       if (v.volume(plugin, volumeId).isEmpty()) {
-        out.println(plugin + "/" + volumeId + " is not registered: nothing to delete");
+        say(out, plugin + "/" + volumeId + " is not registered: nothing to delete",
+            Map.of("deleted", false, "registered", false, "plugin", plugin, "volume", volumeId));
         return ExitCodes.OK;
       }
       Optional<String> none = noController(v, plugin);
@@ -305,11 +307,13 @@ final class ClusterVolumeCommand implements Runnable {
       }
       Optional<ClusterVolumeRequest> stored = v.requestDelete(asked);
       if (stored.isEmpty()) {
-        out.println(plugin + "/" + volumeId + " is not registered: nothing to delete");
+        say(out, plugin + "/" + volumeId + " is not registered: nothing to delete",
+            Map.of("deleted", false, "registered", false, "plugin", plugin, "volume", volumeId));
         return ExitCodes.OK;
       }
       if (wait.isZero()) {
-        out.println("asked: " + stored.get().describe() + " (csi-agent cluster volume status shows its progress)");
+        say(out, "asked: " + stored.get().describe() + " (csi-agent cluster volume status shows its progress)",
+            Map.of("asked", true, "request", request(stored.get(), v)));
         return ExitCodes.OK;
       }
       Optional<ClusterVolumeRequest> r = await(v, ClusterVolumeRequest.Kind.DELETE, plugin, volumeId, wait,
@@ -319,7 +323,8 @@ final class ClusterVolumeCommand implements Runnable {
           err.println("csi-agent: delete of " + plugin + "/" + volumeId + " was withdrawn meanwhile");
           return ExitCodes.FAILURE;
         }
-        out.println("deleted volume " + volumeId + " of plugin " + plugin);
+        say(out, "deleted volume " + volumeId + " of plugin " + plugin,
+            Map.of("deleted", true, "plugin", plugin, "volume", volumeId));
         return ExitCodes.OK;
       }
       if (r.get().state() == ClusterVolumeRequest.State.FAILED) {
@@ -335,7 +340,7 @@ final class ClusterVolumeCommand implements Runnable {
   /** A wait that ran out: where the request is, and that it stays asked. */
   static int notDone(PrintWriter err, ClusterVolumeRequest r, int seconds, ClusterVolumes v) {
     String kind = r.kind().name().toLowerCase(java.util.Locale.ROOT);
-    err.println("csi-agent: " + r.describe() + " not done after " + seconds + " s: " + progress(r, v.read())
+    err.println("csi-agent: " + r.describe() + " not done after " + seconds + " s: " + ClusterViews.progress(r, v.read())
         + ". It stays asked: cluster volume status shows it, the same " + kind + " waits for it again, cluster volume "
         + "cancel " + kind + " " + r.pluginId() + " " + r.name() + " withdraws it");
     return ExitCodes.FAILURE;
@@ -358,8 +363,10 @@ final class ClusterVolumeCommand implements Runnable {
       };
       CsiIds.checkPlugin("PLUGIN", plugin);
       CsiIds.checkVolume("NAME_OR_VOLUME_ID", name);
-      out.println(v.withdraw(k, plugin, name) ? "withdrew the " + kind + " of " + plugin + "/" + name
-          : "no pending or failed " + kind + " of " + plugin + "/" + name);
+      boolean withdrew = v.withdraw(k, plugin, name);
+      say(out, withdrew ? "withdrew the " + kind + " of " + plugin + "/" + name
+          : "no pending or failed " + kind + " of " + plugin + "/" + name,
+          Map.of("withdrew", withdrew, "kind", k.name(), "plugin", plugin, "name", name));
       return ExitCodes.OK;
     }
   }
@@ -419,7 +426,8 @@ final class ClusterVolumeCommand implements Runnable {
       }
       List<Map<String, String>> segments = segments("--topology", topology);
       boolean wrote = v.register(new ClusterVolume(plugin, volumeId, capacity, m, segments, parameters, context));
-      out.println(wrote ? "registered " + plugin + "/" + volumeId : plugin + "/" + volumeId + " was registered already");
+      say(out, wrote ? "registered " + plugin + "/" + volumeId : plugin + "/" + volumeId + " was registered already",
+          Map.of("registered", true, "written", wrote, "plugin", plugin, "volume", volumeId));
       return ExitCodes.OK;
     }
   }
@@ -432,8 +440,9 @@ final class ClusterVolumeCommand implements Runnable {
 
     @Override
     int run(ClusterVolumes v, PrintWriter out) throws VolumeStateException {
-      out.println(v.deregister(plugin, volumeId) ? "deregistered " + plugin + "/" + volumeId
-          : plugin + "/" + volumeId + " was not registered");
+      boolean gone = v.deregister(plugin, volumeId);
+      say(out, gone ? "deregistered " + plugin + "/" + volumeId : plugin + "/" + volumeId + " was not registered",
+          Map.of("deregistered", gone, "plugin", plugin, "volume", volumeId));
       return ExitCodes.OK;
     }
   }
@@ -445,9 +454,9 @@ final class ClusterVolumeCommand implements Runnable {
       VolumesSnapshot s = v.read();
       if (etcd.json) {
         List<Object> all = new ArrayList<>();
-        s.volumes().forEach(vol -> all.add(json(vol, s)));
-        ClusterCommand.printJson(out, Map.of("revision", s.revision(), "volumes", all, "requests", requestsJson(s,
-            r -> r.state() != ClusterVolumeRequest.State.DONE)));
+        s.volumes().forEach(vol -> all.add(ClusterViews.volume(vol, s)));
+        ClusterCommand.printJson(out, Map.of("revision", s.revision(), "volumes", all, "requests",
+            ClusterViews.requestsJson(s, r -> r.state() != ClusterVolumeRequest.State.DONE)));
         return ExitCodes.OK;
       }
       out.printf("%-20s %-40s %-8s %s%n", "PLUGIN", "VOLUME", "CLAIMS", "ATTACHED TO");
@@ -469,14 +478,8 @@ final class ClusterVolumeCommand implements Runnable {
     @Override
     int run(ClusterVolumes v, PrintWriter out) {
       VolumesSnapshot s = v.read();
-      List<String> stuck = stuck(s);
       if (etcd.json) {
-        List<Object> vols = new ArrayList<>();
-        s.volumes().stream().filter(this::selected).forEach(vol -> vols.add(json(vol, s)));
-        ClusterCommand.printJson(out, Map.of("revision", s.revision(), "controllers", new TreeMap<>(s.controllers()),
-            "volumes", vols, "requests", requestsJson(s, r -> r.state() != ClusterVolumeRequest.State.DONE
-                && selected(r.pluginId(), r.kind() == ClusterVolumeRequest.Kind.DELETE ? r.name() : null)),
-            "stuck", stuck));
+        ClusterCommand.printJson(out, ClusterViews.volumeStatus(s, plugin, volumeId));
         return ExitCodes.OK;
       }
       out.println("controller agents: " + (s.controllers().isEmpty() ? "none elected" : new TreeMap<>(s.controllers())));
@@ -490,7 +493,7 @@ final class ClusterVolumeCommand implements Runnable {
             + s.deleteOf(vol.pluginId(), vol.volumeId()).map(r -> " BEING DELETED").orElse(""));
         for (ClusterClaim c : s.claimsOf(vol.pluginId(), vol.volumeId())) {
           out.println("  claim " + c.holder() + " " + c.mode() + (c.readOnly() ? " read-only" : "") + " since " + c.since()
-              + nodeState(s, c.nodeId()));
+              + ClusterViews.nodeState(s, c.nodeId()));
         }
         for (ClusterAttachment a : s.attachmentsOf(vol.pluginId(), vol.volumeId())) {
           out.println("  attachment node " + a.nodeId() + " " + a.state() + " by " + a.controllerNodeId() + " since "
@@ -499,7 +502,7 @@ final class ClusterVolumeCommand implements Runnable {
       }
       printRequests(s, r -> selected(r.pluginId(), r.kind() == ClusterVolumeRequest.Kind.DELETE ? r.name() : null),
           out);
-      stuck.forEach(line -> out.println("STUCK: " + line));
+      ClusterViews.stuck(s).forEach(line -> out.println("STUCK: " + line));
       return ExitCodes.OK;
     }
 
@@ -507,9 +510,8 @@ final class ClusterVolumeCommand implements Runnable {
       return selected(vol.pluginId(), vol.volumeId());
     }
 
-    /** A volume id of null: a request of the plugin not about one volume (a create), shown unless a volume is given. */
     private boolean selected(String p, String v) {
-      return (plugin == null || plugin.equals(p)) && (volumeId == null || volumeId.equals(v));
+      return ClusterViews.selected(plugin, volumeId, p, v);
     }
   }
 
@@ -530,8 +532,10 @@ final class ClusterVolumeCommand implements Runnable {
             + "unpublish or unmount (a lost node's claims go by themselves once it is back, or after detach_after)");
       }
       List<ClusterClaim> gone = v.forceDetach(node, Optional.ofNullable(plugin), Optional.ofNullable(volumeId));
-      out.println("released " + gone.size() + " claim(s) of node " + node + " without unpublish or unmount: "
-          + gone.stream().map(c -> c.pluginId() + "/" + c.volumeId() + " alloc " + c.allocId()).toList());
+      say(out, "released " + gone.size() + " claim(s) of node " + node + " without unpublish or unmount: "
+          + gone.stream().map(c -> c.pluginId() + "/" + c.volumeId() + " alloc " + c.allocId()).toList(),
+          Map.of("node", node, "released", gone.stream().map(c -> Map.of("plugin", c.pluginId(), "volume",
+              c.volumeId(), "alloc", c.allocId(), "mode", c.mode().name())).toList()));
       return ExitCodes.OK;
     }
   }
@@ -543,99 +547,7 @@ final class ClusterVolumeCommand implements Runnable {
         .filter(r -> r.state() != ClusterVolumeRequest.State.DONE && selected.test(r)).toList();
     if (!open.isEmpty()) {
       out.println("requests:");
-      open.forEach(r -> out.println("  " + r.describe() + " asked " + r.requested() + ": " + progress(r, s)));
+      open.forEach(r -> out.println("  " + r.describe() + " asked " + r.requested() + ": " + ClusterViews.progress(r, s)));
     }
-  }
-
-  static List<Object> requestsJson(VolumesSnapshot s, java.util.function.Predicate<ClusterVolumeRequest> selected) {
-    List<Object> out = new ArrayList<>();
-    for (ClusterVolumeRequest r : s.requests()) {
-      if (!selected.test(r)) {
-        continue;
-      }
-      Map<String, Object> m = new LinkedHashMap<>();
-      m.put("kind", r.kind().name());
-      m.put("plugin", r.pluginId());
-      m.put("name", r.name());
-      m.put("state", r.state().name());
-      m.put("volume", r.volumeId());
-      m.put("attempts", r.attempts());
-      m.put("controller", r.controllerNodeId());
-      m.put("attemptStarted", r.attemptStarted().map(Object::toString).orElse(""));
-      m.put("nextAttempt", r.nextAttempt().map(Object::toString).orElse(""));
-      m.put("message", r.message());
-      m.put("requested", r.requested().toString());
-      m.put("progress", progress(r, s));
-      out.add(m);
-    }
-    return out;
-  }
-
-  /**
-   * What waits and why: claims of lost nodes, failed attachments, failed requests, requests retried after an error
-   * and requests of a plugin with no controller agent.
-   */
-  static List<String> stuck(VolumesSnapshot s) {
-    List<String> out = new ArrayList<>();
-    for (ClusterVolumeRequest r : s.requests()) {
-      if (r.state() == ClusterVolumeRequest.State.FAILED) {
-        out.add(r.describe() + " failed: " + r.message() + " (ask again to retry, or csi-agent cluster volume cancel "
-            + r.kind().name().toLowerCase(java.util.Locale.ROOT) + " " + r.pluginId() + " " + r.name() + ")");
-      } else if (r.state() == ClusterVolumeRequest.State.PENDING
-          && (r.nextAttempt().isPresent() || !s.controllers().containsKey(r.pluginId()))) {
-        out.add(r.describe() + ": " + progress(r, s));
-      }
-    }
-    for (ClusterClaim c : s.claims()) {
-      if (s.lost(c.nodeId())) {
-        out.add("claim of " + c.pluginId() + "/" + c.volumeId() + " by " + c.holder() + ": the node is lost; it stays "
-            + "until the node is back, detach_after fences it, or csi-agent cluster volume detach --node " + c.nodeId()
-            + " --force");
-      }
-    }
-    for (VolumesSnapshot.DamagedKey d : s.damaged()) {
-      out.add("UNREADABLE: " + d.key() + ": " + d.why() + (d.nodeId().isEmpty() ? "" : " (taken to hold the volume; "
-          + "csi-agent cluster volume detach --node " + d.nodeId() + " --force removes it)"));
-    }
-    for (ClusterAttachment a : s.attachments()) {
-      if (a.state() == ClusterAttachment.State.FAILED) {
-        out.add("attachment of " + a.pluginId() + "/" + a.volumeId() + " to node " + a.nodeId() + ": " + a.message());
-      }
-    }
-    return out;
-  }
-
-  /** How a claim's node is, when it is not running: lost (its lease expired), or stopped cleanly with its mounts. */
-  static String nodeState(VolumesSnapshot s, String node) {
-    if (s.liveNodes().contains(node)) {
-      return "";
-    }
-    java.time.Instant stopped = s.stoppedNodes().get(node);
-    return stopped != null ? " (NODE STOPPED since " + stopped + ", mounts kept; not lost)" : " (NODE LOST)";
-  }
-
-  static Map<String, Object> json(ClusterVolume vol, VolumesSnapshot s) {
-    Map<String, Object> m = new LinkedHashMap<>();
-    m.put("plugin", vol.pluginId());
-    m.put("volume", vol.volumeId());
-    m.put("capacityBytes", vol.capacityBytes());
-    m.put("accessModes", vol.accessModes().stream().map(Enum::name).sorted().toList());
-    m.put("accessibleTopology", vol.accessibleTopology());
-    m.put("parameters", vol.parameters());
-    m.put("context", vol.volumeContext());
-    List<Object> claims = new ArrayList<>();
-    for (ClusterClaim c : s.claimsOf(vol.pluginId(), vol.volumeId())) {
-      claims.add(Map.of("node", c.nodeId(), "alloc", c.allocId(), "mode", c.mode().name(), "readOnly", c.readOnly(),
-          "since", c.since().toString(), "nodeLive", s.liveNodes().contains(c.nodeId()),
-          "nodeStopped", s.stoppedNodes().containsKey(c.nodeId())));
-    }
-    m.put("claims", claims);
-    List<Object> attachments = new ArrayList<>();
-    for (ClusterAttachment a : s.attachmentsOf(vol.pluginId(), vol.volumeId())) {
-      attachments.add(Map.of("node", a.nodeId(), "state", a.state().name(), "controller", a.controllerNodeId(),
-          "since", a.since().toString(), "message", a.message()));
-    }
-    m.put("attachments", attachments);
-    return m;
   }
 }

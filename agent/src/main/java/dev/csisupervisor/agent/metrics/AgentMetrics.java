@@ -11,7 +11,9 @@ import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
+import dev.csisupervisor.client.VolumeStats;
 import io.prometheus.metrics.exporter.httpserver.HTTPServer;
+import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.ByteArrayOutputStream;
@@ -19,12 +21,14 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.DoubleSupplier;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
+import java.util.function.ToLongFunction;
 
 /**
  * The agent's Prometheus metrics, in a registry of its own (not the global default one, so that
@@ -51,8 +55,17 @@ import java.util.function.Supplier;
  *   <li>{@code csi_agent_resource_limit_restarts_total{plugin,resource}} — restarts of plugins
  *       that stayed over a limit</li>
  *   <li>{@code csi_agent_discovered_sockets{state}} — sockets of the discovery directory</li>
- *   <li>{@code csi_agent_volume_rpcs_total{rpc,code}} and {@code csi_agent_volume_rpc_seconds{rpc}} — CSI
- *       volume calls of the volume manager, by result, and their latency</li>
+ *   <li>{@code csi_agent_plugin_healthy{plugin,type}} — 1 if the newest registered instance of the plugin id
+ *       answers its probes, else 0 (an alert can name the plugin)</li>
+ *   <li>{@code csi_agent_volume_rpcs_total{rpc,code,plugin}} and {@code csi_agent_volume_rpc_seconds{rpc,plugin}}
+ *       — CSI volume calls of the volume manager, by result, and their latency</li>
+ *   <li>{@code csi_agent_volume_stats_{capacity,available,used}_bytes{plugin,volume}} and
+ *       {@code csi_agent_volume_stats_inodes{,_free,_used}{plugin,volume}} — the last NodeGetVolumeStats answer of
+ *       each volume published on this node (the kubelet's {@code kubelet_volume_stats_*} shape)</li>
+ *   <li>{@code csi_agent_volume_pending_oldest_seconds} — how long the oldest volume with work pending has been
+ *       pending</li>
+ *   <li>{@code csi_agent_build_info{version}} — 1, with the agent's version; and the JVM's and the process'
+ *       standard families ({@code jvm_*}, {@code process_*}) from client_java's instrumentation</li>
  *   <li>{@code csi_agent_volume_events_total{kind}} — the volume manager's events (MOUNTED, UNMOUNTED,
  *       MOUNT_FAILED, ROLLED_BACK, PENDING, LOST, REMOUNTED, UNCERTAIN, ABNORMAL, NORMAL)</li>
  *   <li>{@code csi_agent_volumes{state}}, {@code csi_agent_volumes_abnormal} and
@@ -101,19 +114,75 @@ public final class AgentMetrics implements AutoCloseable {
         "Plugin restarts because the plugin stayed over a resource limit", "plugin", "resource");
     volumeRpcs = counter("csi_agent_volume_rpcs_total",
         "CSI volume calls made by the volume manager, by RPC and result (OK, the plugin's code, or the"
-            + " client's failure kind)", "rpc", "code");
+            + " client's failure kind), and plugin id", "rpc", "code", "plugin");
     volumeEvents = counter("csi_agent_volume_events_total",
         "Volume manager events by kind (MOUNTED, UNMOUNTED, MOUNT_FAILED, ROLLED_BACK, PENDING, LOST, REMOUNTED,"
             + " UNCERTAIN, ABNORMAL, NORMAL)", "kind");
-    volumeRpcSeconds = histogram("csi_agent_volume_rpc_seconds",
-        "Latency of CSI volume calls made by the volume manager", "rpc",
-        0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120);
+    volumeRpcSeconds = Histogram.builder().name("csi_agent_volume_rpc_seconds")
+        .help("Latency of CSI volume calls made by the volume manager").labelNames("rpc", "plugin").classicOnly()
+        .classicUpperBounds(0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120).register(prometheus);
+    JvmMetrics.builder().register(prometheus);
   }
 
-  /** Records one CSI call of the volume manager (a {@code VolumeObserver}). */
-  public void volumeRpc(String rpc, String code, java.time.Duration latency) {
-    volumeRpcs.labelValues(rpc, code).inc();
-    volumeRpcSeconds.labelValues(rpc).observe(latency.toNanos() / 1e9);
+  /** Reports {@code csi_agent_build_info{version} 1}. */
+  public void buildInfo(String version) {
+    requireNonNull(version, "version");
+    // An info metric: exposed as csi_agent_build_info{version="..."} 1.
+    io.prometheus.metrics.core.metrics.Info.builder().name("csi_agent_build").help("The agent's version")
+        .labelNames("version").register(prometheus).setLabelValues(version);
+  }
+
+  /**
+   * Records one CSI volume call of the volume manager, with the plugin id it went to.
+   *
+   * @param plugin the plugin id
+   * @param rpc the CSI RPC ({@code NodeStageVolume})
+   * @param code {@code OK}, the plugin's status code, or the client's failure kind
+   * @param latency how long the call took
+   */
+  public void volumeRpc(String plugin, String rpc, String code, java.time.Duration latency) {
+    volumeRpcs.labelValues(rpc, code, plugin).inc();
+    volumeRpcSeconds.labelValues(rpc, plugin).observe(latency.toNanos() / 1e9);
+  }
+
+  /**
+   * Reports at each scrape the last NodeGetVolumeStats answer of each volume published on this node: bytes
+   * (capacity, available, used) and inodes (total, free, used), each only where the plugin reported it.
+   */
+  public void watchVolumeStats(Supplier<Map<VolumeStatsCache.Key, VolumeStats>> stats) {
+    requireNonNull(stats, "stats");
+    record Family(String name, String what, VolumeStats.Unit unit, ToLongFunction<VolumeStats.Usage> field) {}
+    for (Family f : List.of(
+        new Family("capacity_bytes", "Capacity in bytes", VolumeStats.Unit.BYTES, VolumeStats.Usage::total),
+        new Family("available_bytes", "Available bytes", VolumeStats.Unit.BYTES, VolumeStats.Usage::available),
+        new Family("used_bytes", "Used bytes", VolumeStats.Unit.BYTES, VolumeStats.Usage::used),
+        new Family("inodes", "Inodes", VolumeStats.Unit.INODES, VolumeStats.Usage::total),
+        new Family("inodes_free", "Free inodes", VolumeStats.Unit.INODES, VolumeStats.Usage::available),
+        new Family("inodes_used", "Used inodes", VolumeStats.Unit.INODES, VolumeStats.Usage::used))) {
+      statsGauge("csi_agent_volume_stats_" + f.name(), f.what() + " of the volume (NodeGetVolumeStats)", stats,
+          f.unit(), f.field());
+    }
+  }
+
+  private void statsGauge(String name, String help, Supplier<Map<VolumeStatsCache.Key, VolumeStats>> stats,
+      VolumeStats.Unit unit, ToLongFunction<VolumeStats.Usage> field) {
+    GaugeWithCallback.builder().name(name).help(help).labelNames("plugin", "volume")
+        .callback(cb -> stats.get().forEach((key, s) -> {
+          for (VolumeStats.Usage u : s.usage()) {
+            // CSI: 0 is "not reported" for each number; a volume with 0 bytes total is no volume to alert on.
+            if (u.unit() == unit && (u.total() > 0 || field.applyAsLong(u) > 0)) {
+              cb.call(field.applyAsLong(u), key.plugin(), key.volume());
+            }
+          }
+        }))
+        .register(prometheus);
+  }
+
+  /** Reports how long the oldest volume with work pending has been pending (0 if none), at each scrape. */
+  public void watchPendingAge(DoubleSupplier oldestSeconds) {
+    gaugeOf("csi_agent_volume_pending_oldest_seconds",
+        "Seconds the oldest volume with work pending (an operation in flight, an unmount waiting for its plugin)"
+            + " has been pending on this node; 0 if none", oldestSeconds);
   }
 
   /** Counts one event of the volume manager, by its kind ({@code MOUNTED}, {@code LOST}, ...). */
@@ -237,6 +306,18 @@ public final class AgentMetrics implements AutoCloseable {
           }
         })
         .register(prometheus);
+    GaugeWithCallback.builder()
+        .name("csi_agent_plugin_healthy")
+        .help("1 if the newest registered instance of the plugin id answers its probes, else 0")
+        .labelNames("plugin", "type")
+        .callback(cb -> {
+          for (PluginType type : PluginType.values()) {
+            for (PluginInfo p : registry.list(type)) {
+              cb.call(p.health().healthy() ? 1 : 0, p.name(), type.label());
+            }
+          }
+        })
+        .register(prometheus);
   }
 
   /** Reports the cluster catalog publisher's state at each scrape (issue 13). */
@@ -289,6 +370,21 @@ public final class AgentMetrics implements AutoCloseable {
         "Claim releases of this node waiting for etcd (its volumes are unmounted)", pendingReleases::getAsLong);
   }
 
+  /**
+   * Reports the cluster's STUCK items by kind (request_failed, request_retried, no_controller, lost_node_claim,
+   * attachment_failed) from the agent's last read of etcd; nothing without a cluster.
+   */
+  public void watchClusterStuck(Supplier<Map<String, Long>> byKind) {
+    requireNonNull(byKind, "byKind");
+    GaugeWithCallback.builder()
+        .name("csi_agent_cluster_volume_stuck")
+        .help("STUCK items of the cluster's volumes by kind, as csi-agent cluster volume status lists them, from"
+            + " this agent's last read of etcd")
+        .labelNames("kind")
+        .callback(cb -> byKind.get().forEach((kind, n) -> cb.call(n, kind)))
+        .register(prometheus);
+  }
+
   /** Reports the admin API's event streams at each scrape. */
   public void watchAdminStreams(LongSupplier watchers, LongSupplier backlog) {
     gaugeOf("csi_agent_admin_watchers", "Open admin WatchEvents streams", watchers::getAsLong);
@@ -326,6 +422,15 @@ public final class AgentMetrics implements AutoCloseable {
    * @throws IOException if it cannot bind, naming the address
    */
   public InetSocketAddress serve(InetSocketAddress address) throws IOException {
+    return serve(address, null);
+  }
+
+  /**
+   * Serves {@code /metrics} on {@code address}, and every other path with {@code pages} (the operator page and its
+   * JSON; null: the client library's own page).
+   */
+  public InetSocketAddress serve(InetSocketAddress address, com.sun.net.httpserver.HttpHandler pages)
+      throws IOException {
     InetAddress host;
     try {
       host = InetAddress.getByName(address.getHostString());
@@ -333,16 +438,35 @@ public final class AgentMetrics implements AutoCloseable {
       throw new IOException("metrics_address host " + address.getHostString()
           + " cannot be resolved: " + e.getMessage(), e);
     }
+    // The JDK's HTTP server leaves Nagle's algorithm on: a small answer (a scrape of a few plugins, the page's JSON)
+    // then waits for the client's delayed ACK, some 40 ms (benchmarks/README.md section 17). Read once per JVM, when
+    // its first server is made; a value set by the user wins.
+    if (System.getProperty("sun.net.httpserver.nodelay") == null) {
+      System.setProperty("sun.net.httpserver.nodelay", "true");
+    }
     HTTPServer s;
     try {
-      s = HTTPServer.builder().inetAddress(host).port(address.getPort()).registry(prometheus)
-          .buildAndStart();
+      HTTPServer.Builder b = HTTPServer.builder().inetAddress(host).port(address.getPort()).registry(prometheus);
+      if (pages != null) {
+        b.defaultHandler(pages);
+      }
+      s = b.buildAndStart();
     } catch (IOException e) {
       throw new IOException("cannot serve metrics on " + host.getHostAddress() + ":"
           + address.getPort() + ": " + e.getMessage(), e);
     }
     server.set(s);
     return new InetSocketAddress(host, s.getPort());
+  }
+
+  /**
+   * The names of every family registered, with or without samples now ({@code csi_agent_plugin_restarts}: a
+   * counter's name without {@code _total}), sorted.
+   */
+  public java.util.SortedSet<String> families() {
+    java.util.SortedSet<String> out = new java.util.TreeSet<>();
+    prometheus.scrape().forEach(s -> out.add(s.getMetadata().getPrometheusName()));
+    return out;
   }
 
   /** The current metrics in the Prometheus text format (what a scrape returns). */

@@ -106,7 +106,7 @@ final class FakeVolumeManager implements VolumeManager {
 
   @Override
   public Optional<VolumeRecord> find(String pluginId, String volumeId) {
-    throw new UnsupportedOperationException();
+    return records.stream().filter(r -> r.pluginId().equals(pluginId) && r.volumeId().equals(volumeId)).findFirst();
   }
 
   @Override

@@ -88,6 +88,7 @@ class VolumeCliTest {
     Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
     Path relative = Path.of("").toAbsolutePath().relativize(file);
     volumes.unmount = CompletableFuture.completedFuture(null);
+    volumes.records = List.of(FakeVolumeManager.record("v", AllocPhase.PUBLISHED, StageState.STAGED, false));
 
     Result r = volume("unmount", "--plugin", "disk", "--volume", "v", "--alloc", "a", "--secrets-file",
         relative.toString(), "--force");
@@ -118,6 +119,7 @@ class VolumeCliTest {
   @Test
   void unmountWithoutOptions_sendsNoSecretsAndIsNotForced() {
     volumes.unmount = CompletableFuture.completedFuture(null);
+    volumes.records = List.of(FakeVolumeManager.record("v", AllocPhase.PUBLISHED, StageState.STAGED, false));
 
     assertEquals(0, volume("unmount", "--plugin", "disk", "--volume", "v", "--alloc", "a").code());
 
