@@ -37,7 +37,7 @@ final class BatchCommit {
 
   /** Commits {@code batch}; {@code refused} (not null) fails it without a write (the store was stopped). */
   void commit(List<CommitEntry> batch, Throwable refused) {
-    Map<GroupCommitStore.Lane<?>, List<CommitEntry.LaneRequest<?>>> lanes = new LinkedHashMap<>();
+    Map<CommitLane<?>, List<CommitEntry.LaneRequest<?>>> lanes = new LinkedHashMap<>();
     List<CommitEntry.Changes> plain = new ArrayList<>();
     for (CommitEntry e : batch) {
       if (e instanceof CommitEntry.LaneRequest<?> lr) {
@@ -46,7 +46,7 @@ final class BatchCommit {
         plain.add((CommitEntry.Changes) e);
       }
     }
-    Map<GroupCommitStore.Lane<?>, GroupCommitStore.Prepared> prepared = new LinkedHashMap<>();
+    Map<CommitLane<?>, CommitLane.Prepared> prepared = new LinkedHashMap<>();
     lanes.forEach((lane, requests) -> {
       try {
         prepared.put(lane, prepare(lane, requests));
@@ -88,14 +88,14 @@ final class BatchCommit {
   }
 
   @SuppressWarnings("unchecked")
-  private static <Q> GroupCommitStore.Prepared prepare(GroupCommitStore.Lane<Q> lane,
+  private static <Q> CommitLane.Prepared prepare(CommitLane<Q> lane,
       List<CommitEntry.LaneRequest<?>> entries) {
     List<Q> requests = new ArrayList<>(entries.size());
     entries.forEach(lr -> requests.add((Q) lr.request));
     return requireNonNull(lane.prepare(requests), () -> lane + " prepared null");
   }
 
-  private static void tell(GroupCommitStore.Lane<?> lane, GroupCommitStore.Prepared p,
+  private static void tell(CommitLane<?> lane, CommitLane.Prepared p,
       List<CommitEntry.LaneRequest<?>> entries, Throwable failure) {
     try {
       if (failure == null) {

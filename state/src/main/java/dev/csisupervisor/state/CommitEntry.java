@@ -27,13 +27,13 @@ abstract class CommitEntry {
     }
   }
 
-  /** A request of a {@link GroupCommitStore.Lane}, whose changes the lane prepares on the committing thread. */
+  /** A request of a {@link CommitLane}, whose changes the lane prepares on the committing thread. */
   static final class LaneRequest<Q> extends CommitEntry {
-    final GroupCommitStore.Lane<Q> lane;
+    final CommitLane<Q> lane;
     final Q request;
     AfterCommit afterCommit; // set by the committer before done
 
-    LaneRequest(GroupCommitStore.Lane<Q> lane, Q request) {
+    LaneRequest(CommitLane<Q> lane, Q request) {
       this.lane = lane;
       this.request = request;
     }
@@ -45,7 +45,7 @@ abstract class CommitEntry {
     }
   }
 
-  /** A lane batch's follow-up ({@link GroupCommitStore.Prepared#committed()}), run by the first of its callers to wake. */
+  /** A lane batch's follow-up ({@link CommitLane.Prepared#committed()}), run by the first of its callers to wake. */
   static final class AfterCommit {
     private final Runnable task;
     private final AtomicBoolean ran = new AtomicBoolean();

@@ -33,10 +33,8 @@ import java.util.function.Function;
  * ({@code csi-state-commit}) only commits, so no change waits behind what a caller attached to its future, and such
  * a stage may even commit synchronously. A synchronous commit made from a thread in the middle of a commit (the
  * commit thread, or a lane's callback) would wait on itself: it is refused with {@link IllegalStateException}. A
- * {@link Lane} is for a module whose changes
- * are computed from memory that only a successful commit may change (the registry): its batch is prepared on the
- * committing thread right before the write, and told the outcome right after it, before the next batch is
- * prepared; so for that module commit order and memory order are one.
+ * {@link CommitLane} is for a module whose changes are computed from memory that only a successful commit may
+ * change (the registry).
  *
  * <p>{@link #get} and {@link #loadAll} read the store below directly; {@code put} and {@code delete} are
  * {@link #apply} of one change. Thread-safe. {@link #close()} commits what is
@@ -44,74 +42,6 @@ import java.util.function.Function;
  * open (for a module that made this committer over a store it does not own).
  */
 public final class GroupCommitStore implements StateStore {
-  /**
-   * What a {@link Lane}'s requests of one batch became: their changes, and what to do once the commit is known.
-   * Both callbacks run on the committing thread before the next batch is prepared, and must not block (nor commit
-   * synchronously: refused, it would wait on itself).
-   */
-  public interface Prepared {
-    /** The changes to commit (may be empty: the requests still hear the outcome of the batch they were in). */
-    List<StateChange> changes();
-
-    /**
-     * The changes are durable. Returns what the lane's callers run once they have woken, outside every lock (the
-     * first of them to wake runs it): the registry delivers its events there.
-     */
-    Runnable committed();
-
-    /** The commit failed; nothing of the batch changed. */
-    void failed(Throwable failure);
-  }
-
-  /**
-   * A module's way in for changes computed against its memory ({@link #lane}). Requests of one lane go into a
-   * batch in arrival order and are prepared together, by one call.
-   *
-   * @param <Q> the module's requests; their outcomes are the module's to record (in {@link Prepared})
-   */
-  public static final class Lane<Q> {
-    private final GroupCommitStore committer;
-    private final String name;
-    private final Function<List<Q>, Prepared> prepare;
-
-    private Lane(GroupCommitStore committer, String name, Function<List<Q>, Prepared> prepare) {
-      this.committer = committer;
-      this.name = name;
-      this.prepare = prepare;
-    }
-
-    /**
-     * Queues {@code request} and returns once its batch is committed (or failed) and the lane was told, having run
-     * the batch's {@link Prepared#committed()} follow-up if no caller of the batch did yet. An interrupt does not
-     * end the wait (once queued the request may be committed, and the caller must learn the outcome); it is
-     * restored. When the store is stopped the lane is prepared and told the failure like a failed commit.
-     *
-     * @throws IllegalStateException if called in the middle of a commit (on the commit thread, or from a lane's
-     *     callback): it would wait on itself
-     */
-    public void submit(Q request) {
-      CommitEntry.LaneRequest<Q> e = new CommitEntry.LaneRequest<>(this, requireNonNull(request, "request"));
-      committer.commitAndWait(e);
-      if (e.failure instanceof RuntimeException r) {
-        throw r; // the lane's own code threw (a bug): its requests may have no outcome
-      }
-      if (e.failure instanceof Error err) {
-        throw err;
-      }
-      e.runAfterCommit();
-    }
-
-    /** The lane's requests of a batch, prepared (on the committing thread). */
-    Prepared prepare(List<Q> requests) {
-      return prepare.apply(requests);
-    }
-
-    @Override
-    public String toString() {
-      return "Lane[" + name + "]";
-    }
-  }
-
   private final StateStore store; // the store below
   private final BatchCommit batches;
   private final ReentrantLock lock = new ReentrantLock();
@@ -159,14 +89,14 @@ public final class GroupCommitStore implements StateStore {
 
   /**
    * A new way in for one module's computed changes; {@code prepare} is called on the committing thread with the
-   * lane's requests of a batch, in arrival order (see {@link Lane}). A throwing {@code prepare} fails its requests
-   * (through {@link Lane#submit} it throws to each caller) and leaves the rest of the batch alone.
+   * lane's requests of a batch, in arrival order (see {@link CommitLane}). A throwing {@code prepare} fails its requests
+   * (through {@link CommitLane#submit} it throws to each caller) and leaves the rest of the batch alone.
    */
-  public <Q> Lane<Q> lane(String name, Function<List<Q>, Prepared> prepare) {
+  public <Q> CommitLane<Q> lane(String name, Function<List<Q>, CommitLane.Prepared> prepare) {
     if (name == null || name.isBlank()) {
       throw new IllegalArgumentException("name must not be null or blank");
     }
-    return new Lane<>(this, name, requireNonNull(prepare, "prepare"));
+    return new CommitLane<>(this, name, requireNonNull(prepare, "prepare"));
   }
 
   // ---- writes ----
@@ -268,7 +198,7 @@ public final class GroupCommitStore implements StateStore {
   // ---- the group commit ----
 
   /** Queues {@code e}, then waits until it is done: committed by another thread, or by this one. */
-  private void commitAndWait(CommitEntry e) {
+  void commitAndWait(CommitEntry e) {
     if (inCommit == Thread.currentThread() || isCommitThread()) {
       throw new IllegalStateException("a synchronous commit from " + Thread.currentThread().getName()
           + ", in the middle of a commit, would wait on itself: commit asynchronously (applyAsync) there");

@@ -118,7 +118,7 @@ class GroupCommitStoreTest {
       awaitQueued(2 * i + 1);
       async.add(store.applyAsync(List.of(put("a" + i))));
     }
-    GroupCommitStore.Lane<String> lane = store.lane("test", requests -> prepared(
+    CommitLane<String> lane = store.lane("test", requests -> prepared(
         requests.stream().map(GroupCommitStoreTest::put).toList(), new AtomicReference<>(), () -> { }));
     start("lane", () -> lane.submit("lane0"));
     awaitQueued(17);
@@ -349,9 +349,9 @@ class GroupCommitStoreTest {
     assertEquals(0, store.commits());
   }
 
-  private static GroupCommitStore.Prepared prepared(List<StateChange> changes, AtomicReference<Throwable> outcome,
+  private static CommitLane.Prepared prepared(List<StateChange> changes, AtomicReference<Throwable> outcome,
       Runnable afterwards) {
-    return new GroupCommitStore.Prepared() {
+    return new CommitLane.Prepared() {
       @Override
       public List<StateChange> changes() {
         return changes;
@@ -375,9 +375,9 @@ class GroupCommitStoreTest {
     List<String> order = new CopyOnWriteArrayList<>();
     AtomicInteger followUps = new AtomicInteger();
     AtomicReference<Throwable> outcome = new AtomicReference<>(new Throwable("not told"));
-    GroupCommitStore.Lane<String> lane = store.lane("test", requests -> {
+    CommitLane<String> lane = store.lane("test", requests -> {
       order.add("prepare " + requests);
-      return new GroupCommitStore.Prepared() {
+      return new CommitLane.Prepared() {
         @Override
         public List<StateChange> changes() {
           return requests.stream().map(GroupCommitStoreTest::put).toList();
@@ -425,7 +425,7 @@ class GroupCommitStoreTest {
   @Test
   void aLaneWhosePrepareThrows_failsOnlyItsOwnCallers_andTheRestOfTheBatchCommits() throws Exception {
     IllegalStateException bug = new IllegalStateException("bug in prepare");
-    GroupCommitStore.Lane<String> broken = store.lane("broken", requests -> {
+    CommitLane<String> broken = store.lane("broken", requests -> {
       throw bug;
     });
     CountDownLatch inFlight = new CountDownLatch(1);
@@ -463,7 +463,7 @@ class GroupCommitStoreTest {
     assertTrue(late.getCause() instanceof IllegalStateException, late.toString());
     assertThrows(IllegalStateException.class, () -> store.put("c", bytes("c")));
     AtomicReference<Throwable> told = new AtomicReference<>();
-    GroupCommitStore.Lane<String> lane = store.lane("late", requests -> prepared(List.of(put("d")), told, () -> { }));
+    CommitLane<String> lane = store.lane("late", requests -> prepared(List.of(put("d")), told, () -> { }));
     lane.submit("d");
     assertTrue(told.get() instanceof IllegalStateException, "a lane hears of it as a failed commit: " + told.get());
     assertTrue(memory.get("d").isEmpty());
