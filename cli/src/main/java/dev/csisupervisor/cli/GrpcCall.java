@@ -130,7 +130,7 @@ final class GrpcCall implements AutoCloseable {
       long firstAnswerEnd) {
     requireNonNull(method, "method");
     requireNonNull(request, "request");
-    Http2Socket socket = Http2Socket.connect(path);
+    Http2Socket socket = Http2Socket.connect(path, Math.min(end, firstAnswerEnd));
     try {
       GrpcCall call = new GrpcCall(socket, end, firstAnswerEnd);
       call.send(method, request, deadline);

@@ -86,23 +86,64 @@ final class Http2Socket implements Closeable {
   }
 
   /**
-   * A connection to the server at {@code socket}, the client's preface queued.
+   * A connection to the server at {@code socket}, the client's preface queued, made by {@code end}
+   * ({@link System#nanoTime}).
    *
-   * @throws StatusRuntimeException {@code UNAVAILABLE} if it cannot be reached
+   * @throws StatusRuntimeException {@code UNAVAILABLE} if it cannot be reached, {@code DEADLINE_EXCEEDED} if the
+   *     server's backlog stayed full until {@code end} (an agent that accepts no connection)
    */
-  static Http2Socket connect(Path socket) {
-    SocketChannel ch = null;
-    Selector selector = null;
-    try {
-      ch = SocketChannel.open(StandardProtocolFamily.UNIX);
-      ch.connect(UnixDomainSocketAddress.of(socket)); // a unix socket's connect does not wait on the server
-      ch.configureBlocking(false);
-      selector = Selector.open();
-      return new Http2Socket(ch, selector);
-    } catch (IOException e) {
-      closeQuietly(selector, ch);
-      throw unavailable(e);
+  static Http2Socket connect(Path socket, long end) {
+    // A unix socket's connect completes at once while the server's backlog has room; when it is full a blocking
+    // connect would wait for the server without a deadline, so a non-blocking one is tried again (EAGAIN: the JDK
+    // closes a channel whose connect failed, so a new channel each time) until the deadline.
+    long pause = 1_000_000L;
+    while (true) {
+      SocketChannel ch = null;
+      Selector selector = null;
+      try {
+        ch = SocketChannel.open(StandardProtocolFamily.UNIX);
+        ch.configureBlocking(false);
+        if (connected(ch, socket)) {
+          selector = Selector.open();
+          return new Http2Socket(ch, selector);
+        }
+      } catch (IOException e) {
+        closeQuietly(selector, ch);
+        throw unavailable(e);
+      } catch (RuntimeException e) {
+        closeQuietly(selector, ch);
+        throw e;
+      }
+      closeQuietly(ch);
+      if (end - System.nanoTime() <= 0) {
+        throw Status.DEADLINE_EXCEEDED.withDescription("the agent did not accept the connection before the"
+            + " deadline (its backlog is full)").asRuntimeException();
+      }
+      java.util.concurrent.locks.LockSupport.parkNanos(Math.min(pause, Math.max(1, end - System.nanoTime())));
+      pause = Math.min(2 * pause, 50_000_000L);
     }
+  }
+
+  /**
+   * Connects {@code ch} (waiting for a pending connect, which a unix socket does not make); false if the server's
+   * backlog is full now (EAGAIN, told by its message: where the JDK words it otherwise, the call fails UNAVAILABLE
+   * at once instead of trying again).
+   */
+  private static boolean connected(SocketChannel ch, Path socket) throws IOException {
+    try {
+      if (ch.connect(UnixDomainSocketAddress.of(socket))) {
+        return true;
+      }
+    } catch (IOException e) {
+      if ("Resource temporarily unavailable".equals(e.getMessage())) {
+        return false;
+      }
+      throw e;
+    }
+    ch.configureBlocking(true); // pending: not seen on Linux for unix sockets; finish it as a blocking connect would
+    ch.finishConnect();
+    ch.configureBlocking(false);
+    return true;
   }
 
   /** Appends a frame to what {@link #flush} sends. */

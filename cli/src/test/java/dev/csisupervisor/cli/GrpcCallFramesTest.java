@@ -239,6 +239,39 @@ class GrpcCallFramesTest {
   }
 
   @Test
+  void anAgentThatAcceptsNoConnection_isDeadlineExceeded_notAHangInConnect() throws Exception {
+    java.nio.file.Path path = dir.resolve("full.sock");
+    java.util.List<java.nio.channels.SocketChannel> waiting = new java.util.ArrayList<>();
+    try (java.nio.channels.ServerSocketChannel listener =
+        java.nio.channels.ServerSocketChannel.open(java.net.StandardProtocolFamily.UNIX)) {
+      listener.bind(java.net.UnixDomainSocketAddress.of(path), 1); // never accepts: its backlog fills up
+      boolean full = false;
+      for (int i = 0; i < 64 && !full; i++) {
+        java.nio.channels.SocketChannel c = java.nio.channels.SocketChannel.open(java.net.StandardProtocolFamily.UNIX);
+        c.configureBlocking(false);
+        try {
+          c.connect(java.net.UnixDomainSocketAddress.of(path));
+          waiting.add(c);
+        } catch (java.io.IOException e) {
+          c.close();
+          full = true;
+        }
+      }
+      assertTrue(full, "the backlog filled up");
+      long t0 = System.nanoTime();
+      StatusRuntimeException e = assertThrows(StatusRuntimeException.class,
+          () -> GrpcCall.unary(path, METHOD, new byte[0], Duration.ofMillis(200)));
+      assertEquals(Status.Code.DEADLINE_EXCEEDED, e.getStatus().getCode(), e + ", caused by " + e.getCause());
+      assertTrue(e.getStatus().getDescription().contains("did not accept the connection"), e.toString());
+      assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(5), "ended at its deadline");
+    } finally {
+      for (java.nio.channels.SocketChannel c : waiting) {
+        c.close();
+      }
+    }
+  }
+
+  @Test
   void closeFromAnotherThread_endsTheWaitingCallWithCancelled() throws Exception {
     serve((ex, n) -> {
       ex.request();
