@@ -6,7 +6,8 @@
 #   benchmarks/run.sh quick time-to-register   # just one: env | jmh | time-to-register | restore |
 #                                              #   supervision | fanout-stuck | cluster-catalog |
 #                                              #   cluster-failover | volumes | plugin-death | journal-roll |
-#                                              #   restore-cds | cli | footprint
+#                                              #   restore-cds | cli | footprint | cluster-chaos |
+#                                              #   crash-simulator
 #   JMH_FILTER=fanout benchmarks/run.sh full jmh   # one JMH suite (regex over suite names)
 #
 # Not run by CI or by ./mvnw verify. The benchmark jar is (re)built first if it is missing or older
@@ -19,7 +20,7 @@ mode="${1:-quick}"
 only="${2:-all}"
 case "$mode" in
   quick|full) ;;
-  *) echo "usage: $0 quick|full [env|jmh|time-to-register|restore|supervision|fanout-stuck|cluster-catalog|cluster-failover|volumes|plugin-death|journal-roll|restore-cds|cli|footprint|cluster-chaos]" >&2; exit 2 ;;
+  *) echo "usage: $0 quick|full [env|jmh|time-to-register|restore|supervision|fanout-stuck|cluster-catalog|cluster-failover|volumes|plugin-death|journal-roll|restore-cds|cli|footprint|cluster-chaos|crash-simulator]" >&2; exit 2 ;;
 esac
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -90,6 +91,8 @@ want() { [[ "$only" == all || "$only" == "$1" ]]; }
   if want cli; then "$here/agent-process.sh" cli "$([[ "$mode" == full ]] && echo 50 || echo 20)"; fi
   if want footprint; then "$here/agent-process.sh" footprint "$([[ "$mode" == full ]] && echo 30 || echo 10)"; fi
   if want cluster-chaos; then "$here/cluster-chaos.sh" "$([[ "$mode" == full ]] && echo 120 || echo 40)"; fi
+  # The crash simulator's heavy variant (the suite runs shorter ones): full mode, or asked for by name.
+  if [[ "$only" == crash-simulator || ( "$mode" == full && "$only" == all ) ]]; then "$here/crash-simulator.sh"; fi
   echo ">>> all done in $((SECONDS - t_all)) s (uptime: $(uptime))"
   echo
   echo ">>> summary"

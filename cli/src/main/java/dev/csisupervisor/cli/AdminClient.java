@@ -28,8 +28,8 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * A blocking client of the agent's admin API, for the CLI and tests. Every call but
- * {@link #watch} has a deadline. Errors become {@link AdminException}s that say plainly when no
+ * A blocking client of the agent's admin API, for the CLI and tests. Every call has a deadline; a followed event
+ * stream ({@link #watch}) has one until its first answer. Errors become {@link AdminException}s that say plainly when no
  * agent is running at the socket.
  *
  * <p>Each call is a connection of its own ({@link GrpcCall}: HTTP/2 by hand, no gRPC channel or Netty, which a
@@ -43,11 +43,14 @@ public final class AdminClient implements AutoCloseable {
   private static final String VOLUMES = dev.csisupervisor.admin.v1.VolumeAdminGrpc.SERVICE_NAME + "/";
 
   private final Path socket;
+  /** The deadline of quick calls, and of an event stream's first answer. */
+  private final Duration deadline;
   /** The event streams {@link #watch} opened: closed with the client. */
   private final java.util.Set<GrpcCall> streams = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
-  private AdminClient(Path socket) {
+  private AdminClient(Path socket, Duration deadline) {
     this.socket = socket;
+    this.deadline = deadline;
   }
 
   /**
@@ -56,12 +59,21 @@ public final class AdminClient implements AutoCloseable {
    * @throws AdminException if there is no socket file there (no agent is running)
    */
   public static AdminClient connect(Path socket) throws AdminException {
+    return connect(socket, DEFAULT_DEADLINE);
+  }
+
+  /** {@link #connect(Path)} with {@code deadline} for the quick calls in place of 10 s (tests). */
+  static AdminClient connect(Path socket, Duration deadline) throws AdminException {
     requireNonNull(socket, "socket");
+    requireNonNull(deadline, "deadline");
+    if (deadline.isNegative() || deadline.isZero()) {
+      throw new IllegalArgumentException("deadline must be positive, got " + deadline);
+    }
     String problem = unreachable(socket);
     if (problem != null) {
       throw new AdminException(problem, !problem.contains("permission denied"));
     }
-    return new AdminClient(socket);
+    return new AdminClient(socket, deadline);
   }
 
   /**
@@ -122,7 +134,7 @@ public final class AdminClient implements AutoCloseable {
 
   public List<Plugin> listPlugins(PluginType type) throws AdminException {
     return unary(ADMIN + "ListPlugins", ListPluginsRequest.newBuilder().setType(type).build(),
-        ListPluginsResponse.parser(), DEFAULT_DEADLINE).getPluginsList();
+        ListPluginsResponse.parser(), deadline).getPluginsList();
   }
 
   /** The plugin, or empty if none of that type and name is registered. */
@@ -135,7 +147,7 @@ public final class AdminClient implements AutoCloseable {
       throws AdminException {
     try {
       return Optional.of(call(ADMIN + "GetPlugin", GetPluginRequest.newBuilder().setType(type).setName(name).build(),
-          GetPluginResponse.parser(), DEFAULT_DEADLINE));
+          GetPluginResponse.parser(), deadline));
     } catch (StatusRuntimeException e) {
       if (e.getStatus().getCode() == Status.Code.NOT_FOUND) {
         return Optional.empty();
@@ -146,7 +158,7 @@ public final class AdminClient implements AutoCloseable {
 
   public GetAgentStatusResponse status() throws AdminException {
     return unary(ADMIN + "GetAgentStatus", GetAgentStatusRequest.getDefaultInstance(),
-        GetAgentStatusResponse.parser(), DEFAULT_DEADLINE);
+        GetAgentStatusResponse.parser(), deadline);
   }
 
   /** Asks the agent to re-read its config file: what changed, or the file's problems. */
@@ -157,13 +169,23 @@ public final class AdminClient implements AutoCloseable {
   }
 
   /**
-   * The event stream: snapshots, then events, until the agent ends it (a final {@code Lagged}
-   * message, or shutdown). The iterator's {@code hasNext}/{@code next} throw
-   * {@link StatusRuntimeException}; pass it to {@link #translate}.
+   * The event stream, followed: snapshots, then events, until the agent ends it (a final {@code Lagged}
+   * message, or shutdown) or the client is closed; the first answer within the client's deadline. The iterator's
+   * {@code hasNext}/{@code next} throw {@link StatusRuntimeException}; pass it to {@link #translate}.
    */
   public Iterator<WatchEventsResponse> watch(PluginType type) {
-    GrpcCall call = GrpcCall.start(socket, ADMIN + "WatchEvents",
-        WatchEventsRequest.newBuilder().setType(type).build().toByteArray(), null);
+    return watch(type, true);
+  }
+
+  /**
+   * The event stream as {@link #watch(PluginType)}; without {@code follow}, for its snapshots only: then the
+   * whole stream is bounded by the client's deadline (an agent that never sends them is an error, not a hang).
+   */
+  public Iterator<WatchEventsResponse> watch(PluginType type, boolean follow) {
+    requireNonNull(type, "type");
+    byte[] request = WatchEventsRequest.newBuilder().setType(type).build().toByteArray();
+    GrpcCall call = follow ? GrpcCall.follow(socket, ADMIN + "WatchEvents", request, deadline)
+        : GrpcCall.start(socket, ADMIN + "WatchEvents", request, deadline);
     streams.add(call);
     return new Iterator<>() {
       private WatchEventsResponse next;
@@ -263,7 +285,7 @@ public final class AdminClient implements AutoCloseable {
 
   public dev.csisupervisor.admin.v1.ListVolumesResponse listVolumes() throws AdminException {
     return unary(VOLUMES + "ListVolumes", dev.csisupervisor.admin.v1.ListVolumesRequest.getDefaultInstance(),
-        dev.csisupervisor.admin.v1.ListVolumesResponse.parser(), DEFAULT_DEADLINE);
+        dev.csisupervisor.admin.v1.ListVolumesResponse.parser(), deadline);
   }
 
   public dev.csisupervisor.admin.v1.GetVolumeStatsResponse volumeStats(

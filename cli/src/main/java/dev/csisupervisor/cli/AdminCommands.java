@@ -46,7 +46,7 @@ public final class AdminCommands {
 
   /** {@code volume} with all its subcommands (what its help lists). */
   public static CommandSpec volume(AgentConfigReader configs) {
-    return VolumeCommand.spec(configs, null);
+    return NodeVolumeCommand.spec(configs, null);
   }
 
   /**
@@ -55,6 +55,6 @@ public final class AdminCommands {
    * else with all (for its help, and for the usage error that lists them).
    */
   public static CommandSpec volume(AgentConfigReader configs, String subcommand) {
-    return VolumeCommand.spec(configs, subcommand);
+    return NodeVolumeCommand.spec(configs, subcommand);
   }
 }

@@ -28,7 +28,7 @@ final class EventsCommand extends AdminCommand {
     boolean follow = CommandSpecs.isSet(followOption);
     int expectedSnapshots = type == PluginType.PLUGIN_TYPE_UNSPECIFIED ? 2 : 1;
     while (true) {
-      Iterator<WatchEventsResponse> it = client.watch(type);
+      Iterator<WatchEventsResponse> it = client.watch(type, follow);
       int snapshots = 0;
       boolean lagged = false;
       try {

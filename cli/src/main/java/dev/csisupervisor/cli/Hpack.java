@@ -96,27 +96,30 @@ final class Hpack {
     }
   }
 
-  /** An integer with an N-bit prefix: RFC 7541 section 5.1. */
+  /** An integer with an N-bit prefix: RFC 7541 section 5.1; one over {@link Integer#MAX_VALUE} is refused. */
   static int integer(byte[] in, int[] pos, int prefix) throws HpackException {
-    int max = (1 << prefix) - 1;
-    int value = in[pos[0]++] & max;
-    if (value < max) {
-      return value;
+    if (pos[0] >= in.length) {
+      throw new HpackException("header block ends before an integer");
     }
-    for (int shift = 0; shift <= 28; shift += 7) {
+    int max = (1 << prefix) - 1;
+    int first = in[pos[0]++] & max;
+    if (first < max) {
+      return first;
+    }
+    long value = first;
+    for (int shift = 0; ; shift += 7) {
       if (pos[0] >= in.length) {
         throw new HpackException("header block ends inside an integer");
       }
       int b = in[pos[0]++] & 0xff;
-      value += (b & 0x7f) << shift;
-      if (value < 0) {
-        break;
+      value += (long) (b & 0x7f) << shift;
+      if (value > Integer.MAX_VALUE || shift >= 28 && (b & 0x80) != 0) {
+        throw new HpackException("integer too large in a header block");
       }
       if ((b & 0x80) == 0) {
-        return value;
+        return (int) value;
       }
     }
-    throw new HpackException("integer too large in a header block");
   }
 
   /** A string literal, Huffman-coded or not: RFC 7541 section 5.2. */

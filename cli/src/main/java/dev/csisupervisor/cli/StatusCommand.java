@@ -83,7 +83,7 @@ final class StatusCommand extends ResponseCommand<GetAgentStatusResponse> {
     if (s.getPendingVolumesCount() > 0) {
       out.println();
       out.println("volumes with an operation pending (finished when their plugin is ready):");
-      VolumeCommand.table(out, s.getPendingVolumesList());
+      VolumeListCommand.table(out, s.getPendingVolumesList());
     }
     s.getAbnormalVolumesMap().forEach((volume, message) -> out.println("volume " + volume + " is abnormal: " + message));
     if (!s.getDiscoveryDir().isEmpty()) {

@@ -213,15 +213,15 @@ class GrpcCallTest {
 
   @Test
   void percentDecoding_isGrpcs() {
-    assertEquals("100% sure", GrpcCall.percentDecode("100%25 sure"));
-    assertEquals("é", GrpcCall.percentDecode("%C3%A9"));
-    assertEquals("50%", GrpcCall.percentDecode("50%")); // not an escape: kept
+    assertEquals("100% sure", GrpcStatuses.percentDecode("100%25 sure"));
+    assertEquals("é", GrpcStatuses.percentDecode("%C3%A9"));
+    assertEquals("50%", GrpcStatuses.percentDecode("50%")); // not an escape: kept
   }
 
   @Test
   void timeouts_fitGrpcsEightDigits() {
-    assertEquals("1500m", GrpcCall.timeout(Duration.ofMillis(1500)));
-    assertEquals("600000m", GrpcCall.timeout(Duration.ofMinutes(10)));
-    assertEquals("99999999S", GrpcCall.timeout(Duration.ofDays(5000)));
+    assertEquals("1500m", GrpcStatuses.timeout(Duration.ofMillis(1500)));
+    assertEquals("600000m", GrpcStatuses.timeout(Duration.ofMinutes(10)));
+    assertEquals("99999999S", GrpcStatuses.timeout(Duration.ofDays(5000)));
   }
 }

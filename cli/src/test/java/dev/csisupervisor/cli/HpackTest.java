@@ -70,6 +70,44 @@ class HpackTest {
     assertThrows(Hpack.HpackException.class, () -> new Hpack().decode(new byte[] {0x00, 0x05, 'a'})); // short string
   }
 
+  @Test
+  void anIntegerPast2To31_isRefused_notWrapped() {
+    // 127 + 16 << 28 = 2^32 + 127: with int arithmetic it wrapped to 127, a valid-looking length.
+    byte[] block = {0x00, 0x7f, (byte) 0x80, (byte) 0x80, (byte) 0x80, (byte) 0x80, 0x10};
+    Hpack.HpackException e = assertThrows(Hpack.HpackException.class, () -> new Hpack().decode(block));
+    assertEquals("integer too large in a header block", e.getMessage());
+    assertThrows(Hpack.HpackException.class, () -> Hpack.integer(new byte[] {(byte) 0xff, (byte) 0xff,
+        (byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff, 0x01}, new int[] {0}, 7));
+    assertEquals(Integer.MAX_VALUE, (int) integerOrFail(new byte[] {(byte) 0x7f, (byte) 0x80, (byte) 0xff,
+        (byte) 0xff, (byte) 0xff, 0x07}));
+  }
+
+  private static int integerOrFail(byte[] in) {
+    try {
+      return Hpack.integer(in, new int[] {0}, 7);
+    } catch (Hpack.HpackException e) {
+      throw new AssertionError(e);
+    }
+  }
+
+  @Test
+  void anyBlock_decodesOrIsAnHpackException_only() {
+    Random random = new Random(dev.csisupervisor.testing.TestSeed.value());
+    Hpack hpack = new Hpack();
+    for (int i = 0; i < 20_000; i++) {
+      byte[] block = new byte[random.nextInt(24)];
+      random.nextBytes(block);
+      try {
+        hpack.decode(block);
+      } catch (Hpack.HpackException e) {
+        hpack = new Hpack(); // the connection would end here; the next block gets a fresh table
+      } catch (RuntimeException e) {
+        throw new AssertionError("block " + i + " (" + ByteBufUtil.hexDump(block) + ", "
+            + dev.csisupervisor.testing.TestSeed.describe() + ")", e);
+      }
+    }
+  }
+
   private static String value(Random random) {
     String chars = "abcdefghijklmnopqrstuvwxyz0123456789 -_/%:=\"~";
     StringBuilder sb = new StringBuilder();

@@ -2,7 +2,8 @@ package dev.csisupervisor.registry;
 
 import dev.csisupervisor.registry.Batch.PendingEvent;
 import dev.csisupervisor.state.GroupCommitStore;
-import dev.csisupervisor.state.GroupCommitStore.Prepared;
+import dev.csisupervisor.state.CommitLane;
+import dev.csisupervisor.state.CommitLane.Prepared;
 import dev.csisupervisor.state.StateChange;
 import dev.csisupervisor.state.StateStore;
 import dev.csisupervisor.state.StateStoreException;
@@ -29,7 +30,7 @@ import org.slf4j.LoggerFactory;
 /**
  * The {@link PluginRegistry} implementation.
  *
- * <p><b>Group commit</b> (the node's {@link GroupCommitStore}, this registry's {@link GroupCommitStore.Lane}). Every
+ * <p><b>Group commit</b> (the node's {@link GroupCommitStore}, this registry's {@link CommitLane}). Every
  * write is a {@link WriteRequest} submitted to the lane; the committing thread calls {@link #prepare} with EVERY
  * request of the registry queued at that moment: it computes their effects one after another against memory plus
  * the effects of the earlier requests in the same batch; their store changes go into the node's next commit (ONE
@@ -62,7 +63,7 @@ final class DefaultPluginRegistry implements PluginRegistry {
 
   private final GroupCommitStore committer;
   private final boolean ownCommitter; // made here in front of a plain store: stopped at close
-  private final GroupCommitStore.Lane<WriteRequest<?>> lane;
+  private final CommitLane<WriteRequest<?>> lane;
 
   private long nextOrder; // only the committing thread reads or writes it (one at a time, handed over by the lane)
 

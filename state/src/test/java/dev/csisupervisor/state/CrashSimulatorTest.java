@@ -24,6 +24,18 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class CrashSimulatorTest {
   static final long SEGMENT = 4096;
+  /**
+   * The heavy variant of the runs below, from benchmarks/crash-simulator.sh ({@code -Dcsi.crash.heavy=true}): more
+   * commits, so more crash points of each kind. The suite's runs are as short as each test's assertions allow (they
+   * still roll, prepare, checkpoint, truncate and fail as often as asserted; shorter runs of the two segment tests
+   * did not roll enough, so those keep their length here and run twice as long there).
+   */
+  static final boolean HEAVY = Boolean.getBoolean("csi.crash.heavy");
+
+  /** {@code heavy} random commits in the heavy variant, {@code suite} in the suite's. */
+  static int commits(int heavy, int suite) {
+    return HEAVY ? heavy : suite;
+  }
 
   @TempDir Path tmp;
 
@@ -47,10 +59,10 @@ class CrashSimulatorTest {
   void commitsSegmentRollsAndCheckpoints_surviveAPowerCutAnywhere() throws IOException {
     PowerCutRun run = new PowerCutRun(tmp.resolve("root"), options(), Map.of());
     run.open();
-    run.randomCommits(new Random(1), 30);
+    run.randomCommits(new Random(1), commits(60, 30));
     assertTrue(run.commit(List.of(new StateChange.Put("big", bytes("b".repeat(6000))),
         new StateChange.Put("small", bytes("s")))), "a batch larger than a segment gets one of its own");
-    run.randomCommits(new Random(2), 30);
+    run.randomCommits(new Random(2), commits(60, 30));
     run.close();
     assertTrue(count(run, "-> data/state/journal-") >= 4, "segments rolled");
     assertTrue(count(run, "rename data/state/next-segment-") >= 2, "prepared segments were used");
@@ -63,7 +75,7 @@ class CrashSimulatorTest {
     PowerCutRun run = new PowerCutRun(tmp.resolve("root"), options(), Map.of());
     run.io.noRoomForPreallocation(true);
     run.open();
-    run.randomCommits(new Random(3), 60);
+    run.randomCommits(new Random(3), commits(120, 60));
     run.close();
     assertTrue(count(run, "truncate data/state/journal-") >= 3, "segments made without preallocation");
     assertTrue(count(run, "-> data/state/journal-") >= 3, "segments rolled");
@@ -77,13 +89,13 @@ class CrashSimulatorTest {
     Random random = new Random(4);
     int[][] faults = {{0, 1}, {1, 1}, {0, 2}, {1, 3}, {0, 4}, {1, 2}};
     for (int[] fault : faults) {
-      run.randomCommits(random, 4);
+      run.randomCommits(random, commits(4, 2));
       if (fault[0] == 0) {
         run.io.failForceIn(fault[1]);
       } else {
         run.io.failWriteIn(fault[1]);
       }
-      run.randomCommits(random, 4);
+      run.randomCommits(random, commits(4, 2));
     }
     run.close();
     assertTrue(run.failures() >= 4, "failures: " + run.failures());

@@ -118,7 +118,7 @@ class GroupCommitStoreTest {
       awaitQueued(2 * i + 1);
       async.add(store.applyAsync(List.of(put("a" + i))));
     }
-    GroupCommitStore.Lane<String> lane = store.lane("test", requests -> prepared(
+    CommitLane<String> lane = store.lane("test", requests -> prepared(
         requests.stream().map(GroupCommitStoreTest::put).toList(), new AtomicReference<>(), () -> { }));
     start("lane", () -> lane.submit("lane0"));
     awaitQueued(17);
@@ -261,7 +261,7 @@ class GroupCommitStoreTest {
   }
 
   @Test
-  void anAsynchronousChange_completesOnTheCommitThread_orFailsWithTheStoresException() throws Exception {
+  void anAsynchronousChange_completesOnTheCallbacksThread_orFailsWithTheStoresException() throws Exception {
     CountDownLatch release = new CountDownLatch(1);
     memory.beforeCommit(changes -> await(release));
     AtomicReference<String> thread = new AtomicReference<>();
@@ -269,7 +269,7 @@ class GroupCommitStoreTest {
         .thenRun(() -> thread.set(Thread.currentThread().getName()));
     release.countDown();
     done.get(10, TimeUnit.SECONDS);
-    assertEquals("csi-state-commit", thread.get());
+    assertEquals(CommitCallbacks.THREAD, thread.get());
 
     memory.failNextCommits(1);
     ExecutionException e = assertThrows(ExecutionException.class,
@@ -277,6 +277,60 @@ class GroupCommitStoreTest {
     assertTrue(e.getCause() instanceof StateStoreException, e.toString());
     assertTrue(store.get("b").isEmpty());
     assertTrue(store.applyAsync(List.of()).isDone(), "nothing to commit: done at once");
+  }
+
+  @Test
+  void aStageAttachedToAnAsynchronousCommit_holdsNoCommitBack_andMayItselfCommitSynchronously() throws Exception {
+    CountDownLatch stageCommitted = new CountDownLatch(1);
+    CountDownLatch hold = new CountDownLatch(1);
+    CompletableFuture<Void> stage = store.applyAsync(List.of(put("a"))).thenRun(() -> {
+      store.apply(List.of(put("from-stage"))); // on the callbacks thread: it commits, not waits on itself
+      stageCommitted.countDown();
+      await(hold); // a slow continuation (the volume manager's: a mount table read, a directory made)
+    });
+    await(stageCommitted);
+    // While the stage still runs: a synchronous and an asynchronous change commit, neither behind it (the
+    // asynchronous one's future completes after the stage: futures complete in commit order).
+    CountDownLatch cCommitting = new CountDownLatch(1);
+    memory.beforeCommit(changes -> {
+      if (changes.stream().anyMatch(c -> c.key().equals("c"))) {
+        cCommitting.countDown();
+      }
+    });
+    store.apply(List.of(put("b")));
+    CompletableFuture<Void> c = store.applyAsync(List.of(put("c")));
+    await(cCommitting);
+    assertFalse(stage.isDone());
+    hold.countDown();
+    stage.get(10, TimeUnit.SECONDS);
+    c.get(10, TimeUnit.SECONDS);
+    for (String key : List.of("a", "from-stage", "b", "c")) {
+      assertTrue(store.get(key).isPresent(), key);
+    }
+  }
+
+  @Test
+  void aSynchronousCommitInTheMiddleOfACommit_isRefused_onTheCommitThreadOrACallersThread() throws Exception {
+    List<String> refusals = new CopyOnWriteArrayList<>();
+    memory.beforeCommit(changes -> {
+      if (changes.get(0).key().startsWith("inner")) {
+        return;
+      }
+      IllegalStateException e = assertThrows(IllegalStateException.class,
+          () -> store.apply(List.of(put("inner-" + changes.get(0).key()))));
+      refusals.add(Thread.currentThread().getName() + ": " + e.getMessage());
+    });
+    store.applyAsync(List.of(put("async"))).get(10, TimeUnit.SECONDS); // committed by the commit thread
+    store.apply(List.of(put("sync"))); // committed by this thread
+    assertEquals(2, refusals.size(), refusals.toString());
+    assertTrue(refusals.get(0).startsWith("csi-state-commit: a synchronous commit from csi-state-commit, in the"
+        + " middle of a commit, would wait on itself"), refusals.get(0));
+    assertTrue(refusals.get(1).startsWith(Thread.currentThread().getName() + ": "), refusals.get(1));
+    assertTrue(store.get("async").isPresent() && store.get("sync").isPresent(), "the outer commits landed");
+    assertTrue(store.get("inner-async").isEmpty() && store.get("inner-sync").isEmpty(), "the refused did not");
+    memory.beforeCommit(changes -> { });
+    store.apply(List.of(put("after"))); // the refusals left no turn held
+    assertTrue(store.get("after").isPresent());
   }
 
   @Test
@@ -295,9 +349,9 @@ class GroupCommitStoreTest {
     assertEquals(0, store.commits());
   }
 
-  private static GroupCommitStore.Prepared prepared(List<StateChange> changes, AtomicReference<Throwable> outcome,
+  private static CommitLane.Prepared prepared(List<StateChange> changes, AtomicReference<Throwable> outcome,
       Runnable afterwards) {
-    return new GroupCommitStore.Prepared() {
+    return new CommitLane.Prepared() {
       @Override
       public List<StateChange> changes() {
         return changes;
@@ -321,9 +375,9 @@ class GroupCommitStoreTest {
     List<String> order = new CopyOnWriteArrayList<>();
     AtomicInteger followUps = new AtomicInteger();
     AtomicReference<Throwable> outcome = new AtomicReference<>(new Throwable("not told"));
-    GroupCommitStore.Lane<String> lane = store.lane("test", requests -> {
+    CommitLane<String> lane = store.lane("test", requests -> {
       order.add("prepare " + requests);
-      return new GroupCommitStore.Prepared() {
+      return new CommitLane.Prepared() {
         @Override
         public List<StateChange> changes() {
           return requests.stream().map(GroupCommitStoreTest::put).toList();
@@ -371,7 +425,7 @@ class GroupCommitStoreTest {
   @Test
   void aLaneWhosePrepareThrows_failsOnlyItsOwnCallers_andTheRestOfTheBatchCommits() throws Exception {
     IllegalStateException bug = new IllegalStateException("bug in prepare");
-    GroupCommitStore.Lane<String> broken = store.lane("broken", requests -> {
+    CommitLane<String> broken = store.lane("broken", requests -> {
       throw bug;
     });
     CountDownLatch inFlight = new CountDownLatch(1);
@@ -409,7 +463,7 @@ class GroupCommitStoreTest {
     assertTrue(late.getCause() instanceof IllegalStateException, late.toString());
     assertThrows(IllegalStateException.class, () -> store.put("c", bytes("c")));
     AtomicReference<Throwable> told = new AtomicReference<>();
-    GroupCommitStore.Lane<String> lane = store.lane("late", requests -> prepared(List.of(put("d")), told, () -> { }));
+    CommitLane<String> lane = store.lane("late", requests -> prepared(List.of(put("d")), told, () -> { }));
     lane.submit("d");
     assertTrue(told.get() instanceof IllegalStateException, "a lane hears of it as a failed commit: " + told.get());
     assertTrue(memory.get("d").isEmpty());

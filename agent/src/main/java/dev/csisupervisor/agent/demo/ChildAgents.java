@@ -125,7 +125,7 @@ final class ChildAgents {
   /** Healthy registrations at the agent's admin socket (all instances); confirmed ones only. */
   int registered(boolean confirmedOnly) {
     try (var c = AdminClient.connect(socket)) {
-      var it = c.watch(dev.csisupervisor.admin.v1.PluginType.PLUGIN_TYPE_UNSPECIFIED);
+      var it = c.watch(dev.csisupervisor.admin.v1.PluginType.PLUGIN_TYPE_UNSPECIFIED, false); // its snapshots only
       int n = 0;
       for (int i = 0; i < 2; i++) {
         for (var p : it.next().getSnapshot().getPluginsList()) {

@@ -22,7 +22,7 @@ import picocli.CommandLine.Model.CommandSpec;
  * The {@code volume} group built for one command line: only the subcommand it names, which still takes every one of
  * its options; all nine for anything else (help, a missing or unknown subcommand).
  */
-class VolumeCommandTest {
+class NodeVolumeCommandTest {
   private static final AgentConfigReader NO_CONFIG = file -> {
     throw new IllegalArgumentException("no config in this test");
   };
@@ -60,7 +60,7 @@ class VolumeCommandTest {
         "multi-node-multi-writer", "--block", "--fs-type", "ext4", "--mount-flag", "ro", "--mount-flag=noatime",
         "--mount-group", "100", "--read-only", "--context", "a=b", "--context", "c=d", "--publish-context", "e=f",
         "--secrets-file", secrets.toString(), "--json", "--admin-socket", "/run/agent.sock");
-    VolumeCommand.Mount mount = (VolumeCommand.Mount) volume.subcommands().get("mount").getCommandSpec().userObject();
+    VolumeMountCommand mount = (VolumeMountCommand) volume.subcommands().get("mount").getCommandSpec().userObject();
 
     assertEquals(MountVolumeRequest.newBuilder().setPlugin("p").setVolumeId("v").setAllocId("a")
         .setAccess(VolumeAccess.newBuilder().setAccessType("block").setFsType("ext4")
@@ -75,7 +75,7 @@ class VolumeCommandTest {
   void mountAlone_withOnlyTheRequiredOptions_getsTheDefaults() {
     CommandSpec volume = AdminCommands.volume(NO_CONFIG, "mount");
     new CommandLine(volume).parseArgs("mount", "--plugin", "p", "--volume", "v", "--alloc", "a");
-    VolumeCommand.Mount mount = (VolumeCommand.Mount) volume.subcommands().get("mount").getCommandSpec().userObject();
+    VolumeMountCommand mount = (VolumeMountCommand) volume.subcommands().get("mount").getCommandSpec().userObject();
 
     assertEquals(MountVolumeRequest.newBuilder().setPlugin("p").setVolumeId("v").setAllocId("a")
         .setAccess(VolumeAccess.newBuilder().setAccessType("mount").setAccessMode("single-node-writer")).build(),
