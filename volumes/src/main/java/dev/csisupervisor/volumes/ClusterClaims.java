@@ -37,6 +37,15 @@ public interface ClusterClaims {
   CompletableFuture<Optional<Map<String, String>>> acquire(VolumeClaim claim);
 
   /**
+   * Whether the allocation's claim still stands, asked before a lost mount is done again (after a reboot, say): a
+   * claim that is gone (fenced, or forced by an operator) means the volume may be another node's now, and the mount
+   * is not done again. True when it cannot be told (no cluster, etcd unreachable): the node keeps its mounts.
+   */
+  default CompletableFuture<Boolean> stillClaimed(String pluginId, String volumeId, String allocId) {
+    return CompletableFuture.completedFuture(true);
+  }
+
+  /**
    * The allocation no longer holds the volume on this node: its claim is released (now, or once the cluster can
    * be reached again). Idempotent: a failed mount's rollback may tell it twice. Never throws.
    */

@@ -109,7 +109,7 @@ final class DefaultVolumeManager implements VolumeManager {
     this.events = new VolumeEvents(b.clock);
     this.mounts = new HostMounts(b.mountTable);
     VolumeContext ctx = new VolumeContext(records, plugins, lanes, calls, events,
-        new VolumeContext.Services(mounts, secrets));
+        new VolumeContext.Services(mounts, secrets, b.clusterClaims));
     this.retries = new SettleRetries(b.scheduler, b.initialBackoff, b.pendingRetryMax, b.random, this::settle);
     this.health = new VolumeHealth(ctx, b.scheduler, b.healthInterval);
     this.provisioning = new ProvisioningOperations(ctx, this::commit);

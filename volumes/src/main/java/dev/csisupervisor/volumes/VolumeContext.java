@@ -9,8 +9,8 @@ import java.util.Map;
  */
 record VolumeContext(Map<VolumeKey, VolumeRecord> records, Plugins plugins, VolumeLanes lanes, CsiCalls calls,
     VolumeEvents events, Services services) {
-  /** The machine's side: its mount table, and where secrets come from. */
-  record Services(HostMounts mounts, VolumeSecrets secrets) {}
+  /** The machine's side: its mount table, where secrets come from, and the cluster's claims (if any). */
+  record Services(HostMounts mounts, VolumeSecrets secrets, ClusterClaims clusterClaims) {}
 
   HostMounts mounts() {
     return services.mounts();
@@ -18,5 +18,9 @@ record VolumeContext(Map<VolumeKey, VolumeRecord> records, Plugins plugins, Volu
 
   VolumeSecrets secrets() {
     return services.secrets();
+  }
+
+  ClusterClaims clusterClaims() {
+    return services.clusterClaims();
   }
 }

@@ -251,11 +251,40 @@ final class VolumeSettler {
   // ---- step 2: mount again what the mount table lost ----
 
   private CompletableFuture<Void> redoLost(NodePlugin node, Progress p, Optional<VolumeClaim> claim) {
+    // In a cluster, a lost mount whose claim is gone (fenced, forced) is not done again: the disk may be another
+    // node's now. It stays LOST, saying so, and the cluster's sweep unmounts it as FENCED.
+    List<String> lost = p.record.usages().values().stream().flatMap(u -> u.allocsIn(AllocPhase.LOST).stream())
+        .distinct().sorted().toList();
+    if (lost.isEmpty() || claim.isPresent()) {
+      return redoLostClaimed(node, p, claim, java.util.Set.of());
+    }
+    List<CompletableFuture<Boolean>> asks = lost.stream()
+        .map(a -> ctx.clusterClaims().stillClaimed(p.record.pluginId(), p.record.volumeId(), a)
+            .exceptionally(e -> true))
+        .toList();
+    return CompletableFuture.allOf(asks.toArray(CompletableFuture[]::new)).thenCompose(x -> {
+      java.util.Set<String> fenced = new java.util.TreeSet<>();
+      for (int i = 0; i < lost.size(); i++) {
+        if (!asks.get(i).join()) {
+          fenced.add(lost.get(i));
+        }
+      }
+      if (!fenced.isEmpty()) {
+        p.left.add("lost mount of " + p.record.volumeId() + " for alloc(s) " + fenced + " is not done again: its "
+            + "cluster claim is gone (FENCED); it is unmounted");
+      }
+      return redoLostClaimed(node, p, claim, fenced);
+    });
+  }
+
+  private CompletableFuture<Void> redoLostClaimed(NodePlugin node, Progress p, Optional<VolumeClaim> claim,
+      java.util.Set<String> fenced) {
     // Grouped by staging: a staging is redone once, before every lost publication from it.
     Map<String, List<UsageRecord>> groups = new LinkedHashMap<>();
     for (UsageRecord u : p.record.usages().values()) {
       boolean stagingLost = p.record.stageOf(u) == StageState.LOST;
-      if (!u.allocsIn(AllocPhase.LOST).isEmpty() || (stagingLost && !u.allocs().isEmpty())) {
+      boolean someClaimed = u.allocs().keySet().stream().anyMatch(a -> !fenced.contains(a));
+      if (someClaimed && (!u.allocsIn(AllocPhase.LOST).isEmpty() || (stagingLost && !u.allocs().isEmpty()))) {
         groups.computeIfAbsent(u.staged() ? u.staging() : "usage " + u.usage(), k -> new ArrayList<>()).add(u);
       }
     }
@@ -268,7 +297,7 @@ final class VolumeSettler {
             + " waits for the allocation's mount: its mount flags or secrets are not stored");
         continue;
       }
-      chain = chain.thenCompose(x -> redoGroup(node, p, group, claim));
+      chain = chain.thenCompose(x -> redoGroup(node, p, group, claim, fenced));
     }
     return chain;
   }
@@ -283,7 +312,7 @@ final class VolumeSettler {
    * is lost, unstaged (when nothing of it is mounted) and staged afresh, then each lost target published.
    */
   private CompletableFuture<Void> redoGroup(NodePlugin node, Progress p, List<UsageRecord> group,
-      Optional<VolumeClaim> claim) {
+      Optional<VolumeClaim> claim, java.util.Set<String> fenced) {
     VolumeRecord r = p.record;
     UsageRecord first = group.get(0);
     String what = "mount again of " + r.volumeId();
@@ -297,7 +326,7 @@ final class VolumeSettler {
     Map<String, String> volumeContext = claim.map(VolumeClaim::volumeContext).orElse(r.volumeContext());
     CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
     for (UsageRecord u : group) {
-      for (String alloc : u.allocsIn(AllocPhase.LOST)) {
+      for (String alloc : u.allocsIn(AllocPhase.LOST).stream().filter(x -> !fenced.contains(x)).toList()) {
         Path target = node.pluginPath(r.targetPath(alloc, u.usage()));
         chain = chain.thenCompose(x -> ctx.calls().call("NodeUnpublishVolume", what + " for alloc " + alloc, true,
             () -> node.client().nodeUnpublishVolumeAsync(r.volumeId(), target)));
@@ -327,7 +356,7 @@ final class VolumeSettler {
       });
     }
     for (UsageRecord u : group) {
-      for (String alloc : u.allocsIn(AllocPhase.LOST)) {
+      for (String alloc : u.allocsIn(AllocPhase.LOST).stream().filter(x -> !fenced.contains(x)).toList()) {
         Path target = r.targetPath(alloc, u.usage());
         boolean own = claim.filter(c -> c.allocId().equals(alloc) && c.usage().equals(u.usage())).isPresent();
         VolumeCapability capability = own ? claim.get().capability() : u.capability();

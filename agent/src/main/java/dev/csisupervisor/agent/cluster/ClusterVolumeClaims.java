@@ -253,6 +253,33 @@ public final class ClusterVolumeClaims implements ClusterClaims, AutoCloseable {
     return next;
   }
 
+  /**
+   * Whether this node's claim of the volume for the allocation still stands (read now); true for a volume the cluster
+   * does not know, with no cluster, or when etcd cannot say.
+   */
+  @Override
+  public CompletableFuture<Boolean> stillClaimed(String pluginId, String volumeId, String allocId) {
+    Optional<Membership> m = cluster.get();
+    if (m.isEmpty()) {
+      return CompletableFuture.completedFuture(true);
+    }
+    try {
+      return CompletableFuture.supplyAsync(() -> {
+        try {
+          return m.get().volumes().volume(pluginId, volumeId).isEmpty() || m.get().volumes()
+              .claims(pluginId, volumeId).stream().anyMatch(c -> c.nodeId().equals(m.get().nodeId())
+                  && c.allocId().equals(allocId));
+        } catch (RuntimeException e) {
+          log.info("cluster: whether the claim of {}/{} for alloc {} stands cannot be told now ({}): kept", pluginId,
+              volumeId, allocId, e.getMessage());
+          return true;
+        }
+      }, io);
+    } catch (java.util.concurrent.RejectedExecutionException closing) {
+      return CompletableFuture.completedFuture(true);
+    }
+  }
+
   @Override
   public void released(String pluginId, String volumeId, String allocId) {
     Held h = new Held(pluginId, volumeId, allocId);

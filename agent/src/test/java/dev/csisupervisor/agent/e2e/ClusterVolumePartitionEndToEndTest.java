@@ -142,24 +142,9 @@ class ClusterVolumePartitionEndToEndTest {
     startAgent("a1", "monolith"); // the controller (agent) of ebs
     frozen = startAgent("a2", "node");
     startAgent("a3", "node");
-    await().atMost(WAIT).pollInterval(Duration.ofMillis(200)).until(() -> cli("cluster", "plugins", "--config",
-        dir.resolve("a1.yaml").toString()).out().matches("(?s).*ebs\\s+1/1\\s+3/3\\s.*"));
-
-    // A single-node-writer disk, created through a1's controller and registered in the cluster.
-    Cli.Result created = cli("volume", "create", "--config", dir.resolve("a1.yaml").toString(), "--plugin", "ebs",
-        "--name", "web-data", "--size", "1MiB");
-    assertEquals(0, created.code(), created.toString());
-    Matcher m = Pattern.compile("created volume (\\S+) ").matcher(created.out());
-    assertTrue(m.find(), created.toString());
-    String vol = m.group(1);
-    Cli.Result registered = cli("cluster", "volume", "register", "ebs", vol, "--access-mode", "single-node-writer",
-        "--capacity", "1048576", "--config", dir.resolve("a1.yaml").toString());
-    assertEquals(0, registered.code(), registered.toString());
-
-    // a2 mounts it: its claim, then a1 attaches the disk to a2.
-    Cli.Result onA2 = mount("a2", vol, "web-1");
-    assertEquals(0, onA2.code(), onA2.toString());
-    assertTrue(cloud().contains("attached " + vol + " a2"), cloud());
+    // A single-node-writer disk, created through a1's controller and registered in the cluster; a2 mounts it: its
+    // claim, then a1 attaches the disk to a2.
+    String vol = volumeMountedOnA2();
 
     // a2 is frozen (a partition of its own making) until its lease expires: lost, not gone.
     signal(frozen, "STOP");
