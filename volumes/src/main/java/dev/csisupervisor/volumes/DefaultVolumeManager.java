@@ -107,7 +107,7 @@ final class DefaultVolumeManager implements VolumeManager {
         };
     this.plugins = new Plugins(b.registry, b.csiRoot, factory, b.scheduler, this::nodeReady);
     this.events = new VolumeEvents(b.clock);
-    this.mounts = new HostMounts(b.mountTable);
+    this.mounts = new HostMounts(b.mountTable, b.csiRoot);
     VolumeContext ctx = new VolumeContext(records, plugins, lanes, calls, events,
         new VolumeContext.Services(mounts, secrets, b.clusterClaims));
     this.retries = new SettleRetries(b.scheduler, b.initialBackoff, b.pendingRetryMax, b.random, this::settle);

@@ -18,11 +18,41 @@ import java.util.concurrent.RejectedExecutionException;
  * nothing is verified: every recorded path is believed, and the agent unmounts nothing itself. Thread-safe.
  */
 final class HostMounts implements AutoCloseable {
+  private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(HostMounts.class);
+
   private final Optional<MountTable> table;
+  /** The CSI root as configured (what records name) and as the kernel writes it (symlinks resolved), once. */
+  private final Path root;
+  private final Path kernelRoot;
   private ExecutorService unmounter; // guarded by this; made on first use
 
-  HostMounts(Optional<MountTable> table) {
+  /**
+   * @param csiRoot the CSI root as configured; resolved once here (a root below a symlinked directory, such as a
+   *     {@code /var/lib} that is a link, must not make every live mount look lost)
+   */
+  HostMounts(Optional<MountTable> table, Path csiRoot) {
     this.table = table;
+    this.root = csiRoot.toAbsolutePath().normalize();
+    this.kernelRoot = resolved(root);
+    if (!kernelRoot.equals(root)) {
+      log.info("the CSI root {} is {} as the kernel writes it: the mount table is read with that", root, kernelRoot);
+    }
+  }
+
+  /** {@code path} with the symlinks of its deepest existing ancestor resolved (the rest appended as it is). */
+  static Path resolved(Path path) {
+    Path existing = path;
+    while (existing != null && !java.nio.file.Files.exists(existing)) {
+      existing = existing.getParent();
+    }
+    if (existing == null) {
+      return path;
+    }
+    try {
+      return existing.toRealPath().resolve(existing.relativize(path)).normalize();
+    } catch (IOException e) {
+      return path;
+    }
   }
 
   /** Whether mounts are checked against a table at all. */
@@ -36,7 +66,7 @@ final class HostMounts implements AutoCloseable {
       return Optional.empty();
     }
     try {
-      return Optional.of(table.get().read());
+      return Optional.of(table.get().read().seenFrom(kernelRoot, root));
     } catch (IOException e) {
       throw new VolumeException(Reason.LOCAL_IO, "cannot read the mount table: " + e.getMessage(), e);
     }
@@ -68,7 +98,7 @@ final class HostMounts implements AutoCloseable {
     try {
       return CompletableFuture.runAsync(() -> {
         try {
-          for (int layer = 0; table.get().read().isMountPoint(path); layer++) {
+          for (int layer = 0; table.get().read().seenFrom(kernelRoot, root).isMountPoint(path); layer++) {
             if (layer == 8) {
               throw new IOException("still a mount point after 8 unmounts");
             }

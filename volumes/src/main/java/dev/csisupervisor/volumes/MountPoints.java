@@ -50,6 +50,23 @@ public final class MountPoints {
     return isMountPoint(dir) || !below(dir).isEmpty();
   }
 
+  /**
+   * This reading with every mount point at or below {@code kernelRoot} written below {@code root} instead: the
+   * kernel writes paths with their symlinks resolved, and the records name them below the CSI root as configured.
+   */
+  MountPoints seenFrom(Path kernelRoot, Path root) {
+    String kernel = key(kernelRoot);
+    String ours = key(root);
+    if (kernel.equals(ours)) {
+      return this;
+    }
+    TreeSet<String> s = new TreeSet<>();
+    for (String p : points) {
+      s.add(p.equals(kernel) ? ours : p.startsWith(kernel + "/") ? ours + p.substring(kernel.length()) : p);
+    }
+    return new MountPoints(s);
+  }
+
   /** How many mount points. */
   public int size() {
     return points.size();

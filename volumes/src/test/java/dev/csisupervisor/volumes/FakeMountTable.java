@@ -20,6 +20,8 @@ final class FakeMountTable implements MountTable {
   /** Paths the agent itself unmounted, in order. */
   final List<Path> agentUnmounts = new CopyOnWriteArrayList<>();
   volatile IOException readFailure;
+  /** Whether {@link #read} writes paths as the kernel does: every symlink resolved. */
+  volatile boolean kernelPaths;
   volatile IOException unmountFailure;
 
   void mount(Path p) {
@@ -66,7 +68,7 @@ final class FakeMountTable implements MountTable {
     if (f != null) {
       throw f;
     }
-    return MountPoints.of(mounted);
+    return MountPoints.of(kernelPaths ? mounted.stream().map(HostMounts::resolved).toList() : mounted);
   }
 
   @Override

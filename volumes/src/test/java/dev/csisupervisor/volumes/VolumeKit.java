@@ -45,7 +45,7 @@ final class VolumeKit implements AutoCloseable {
       "EXPAND_VOLUME");
 
   final ShortTempDir dir = new ShortTempDir("vk");
-  final Path csiRoot = dir.resolve("csi");
+  final Path csiRoot;
   final FakeScheduler scheduler = new FakeScheduler();
   final FakeMountTable mounts = new FakeMountTable();
   final StateStore store;
@@ -57,6 +57,12 @@ final class VolumeKit implements AutoCloseable {
   private final Map<String, CsiClient> direct = new ConcurrentHashMap<>();
 
   VolumeKit(StateStore store) {
+    this(store, null);
+  }
+
+  /** @param csiRoot the CSI root (null: {@code csi} in the kit's directory) */
+  VolumeKit(StateStore store, Path csiRoot) {
+    this.csiRoot = csiRoot != null ? csiRoot : dir.resolve("csi");
     this.store = store;
     this.registry = PluginRegistry.builder().stateStore(store).build();
   }
