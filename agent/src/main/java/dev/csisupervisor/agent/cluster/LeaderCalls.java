@@ -17,9 +17,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The controller agent's CSI calls, made only while it is sure of its election (DESIGN.md "One acting controller"):
- * leadership is checked before each call, each call is cancelled before the election lease could expire (the renew
- * deadline inside the lease, as csi-lib-utils' 10 s of 15 s), and losing the lease cancels every call in flight at
- * once ({@link #cancelAll}). Thread-safe.
+ * leadership is checked before each call, each call is cancelled before the election lease could expire if it is
+ * not renewed meanwhile (the renew deadline inside the lease, as csi-lib-utils' 10 s of 15 s), and losing the lease
+ * cancels every call in flight at once ({@link #cancelAll}). Thread-safe.
  */
 final class LeaderCalls {
   private static final Logger log = LoggerFactory.getLogger(LeaderCalls.class);
@@ -51,8 +51,10 @@ final class LeaderCalls {
   }
 
   /**
-   * Sends the call, if {@code l} is sure to be held, and waits for its answer until the call timeout or until the
-   * lease could expire, whichever comes first (then the call is cancelled).
+   * Sends the call, if {@code l} is sure to be held, and waits for its answer until the call timeout, or until the
+   * election lease could expire, whichever comes first (then the call is cancelled). The lease's end is looked at
+   * again whenever the wait reaches it: a call may take longer than one lease period while the lease is renewed (a
+   * cloud attach can take a minute), never past a lease that is no longer renewed.
    *
    * @throws NotLeading if the call was not sent, or the caller was interrupted (the call is cancelled)
    * @throws CallFailed with the plugin's failure as the cause, or a timeout or cancel
@@ -65,18 +67,34 @@ final class LeaderCalls {
           l.pluginId());
       throw new NotLeading();
     }
-    Duration deadline = left.compareTo(callTimeout) < 0 ? left : callTimeout;
+    long start = System.nanoTime();
+    long timeoutNanos = callTimeout.toNanos();
     CompletableFuture<T> f = send.get();
     calls.put(what, f);
     try {
-      return f.get(deadline.toMillis(), TimeUnit.MILLISECONDS);
+      while (true) {
+        long remaining = timeoutNanos - (System.nanoTime() - start);
+        if (remaining <= 0) {
+          f.cancel(true);
+          throw new CallFailed("no answer within the call timeout of " + callTimeout.toMillis() + " ms (cancelled)",
+              new TimeoutException());
+        }
+        if (left.isNegative() || left.isZero()) {
+          f.cancel(true);
+          throw new CallFailed("no answer within " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)
+              + " ms, when plugin " + l.pluginId() + "'s election lease could expire (not renewed): cancelled",
+              new TimeoutException());
+        }
+        try {
+          return f.get(Math.min(remaining, left.toNanos()), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+          left = volumes.leadershipLeft(l).minus(LEASE_MARGIN); // renewed meanwhile, or not
+        }
+      }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       f.cancel(true);
       throw new NotLeading();
-    } catch (TimeoutException e) {
-      f.cancel(true);
-      throw new CallFailed("no answer within " + deadline.toMillis() + " ms (cancelled)", e);
     } catch (CancellationException e) {
       throw new CallFailed("cancelled (the election lease was lost)", e);
     } catch (ExecutionException e) {

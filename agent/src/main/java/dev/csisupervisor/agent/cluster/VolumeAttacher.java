@@ -152,11 +152,14 @@ final class VolumeAttacher {
   private boolean needsWork(VolumeState v, VolumesSnapshot s, Instant now) {
     for (Map.Entry<String, ClusterAttachment> e : v.attachments().entrySet()) {
       ClusterAttachment a = e.getValue();
-      if (a.state() != State.ATTACHED && a.state() != State.FAILED) {
-        return a.due(now) || a.state() == State.DETACHING && !v.claims().containsKey(e.getKey());
-      }
       boolean claimed = v.claims().containsKey(e.getKey())
           || s.unreadableClaim(v.pluginId(), v.volumeId(), e.getKey());
+      if (a.state() != State.ATTACHED && a.state() != State.FAILED) {
+        if (a.due(now) && !(claimed && s.lost(e.getKey()))) {
+          return true; // an intent to send (again), a detach to finish (a lost node's waits for its fence)
+        }
+        continue;
+      }
       if (!claimed || a.state() == State.FAILED && newerClaim(v, e.getKey(), a)) {
         return true;
       }

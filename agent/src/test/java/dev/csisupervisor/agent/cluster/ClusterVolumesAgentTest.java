@@ -292,20 +292,21 @@ class ClusterVolumesAgentTest {
   }
 
   @Test
-  void aPublishSlowerThanTheElectionLease_isCancelledBeforeItCouldExpire_thenSentAgain() throws Exception {
+  void aPublishLongerThanTheElectionLease_goesOnWhileTheLeaseIsRenewed_untilTheCallTimeout_thenIsSentAgain()
+      throws Exception {
     Node n0 = node(0, true);
     Node n1 = node(1, false);
     String vol = disk("slow");
     n0.plugin().hangCalls(dev.csisupervisor.csi.v1.ControllerGrpc.getControllerPublishVolumeMethod(), 1);
     CompletableFuture<MountedVolume> mount = n1.manager().mount(VolumeClaim.of(PLUGIN, vol, "a1", RWO, false));
-    // The intent is written, the call sent and not answered: it is cancelled within the lease (2 s here, the
-    // call timeout 5 s), and the intent says so; then it is sent again and the mount goes through.
+    // The intent is written, the call sent and not answered. The lease (2 s) is renewed meanwhile, so the call is
+    // not cut at the lease's end (a cloud attach may take longer than a lease period) but at the call timeout (5 s);
+    // the intent says so, and the call is sent again after a backoff; then the mount goes through.
     await().atMost(WAIT).until(() -> n0.volumes().attachment(PLUGIN, vol, "n1")
         .map(a -> a.message().contains("no answer within")).orElse(false));
     dev.csisupervisor.catalog.ClusterAttachment a = n0.volumes().attachment(PLUGIN, vol, "n1").orElseThrow();
     assertEquals(dev.csisupervisor.catalog.ClusterAttachment.State.ATTACHING, a.state());
-    long waited = Long.parseLong(a.message().replaceAll("(?s).*no answer within (\\d+) ms.*", "$1"));
-    assertTrue(waited < 2000 - 400, "the call ended before the election lease could expire: " + a.message());
+    assertTrue(a.message().contains("within the call timeout of 5000 ms"), a.message());
     assertTrue(a.retryAt().isPresent(), "sent again after a backoff, not at once: " + a);
     get(mount);
     assertEquals(Set.of("csi-n1"), cloud.on(vol));
@@ -467,7 +468,7 @@ class ClusterVolumesAgentTest {
     n1.publisher().close();
     await().atMost(WAIT).until(() -> n0.volumes().claims(PLUGIN, vol).isEmpty());
     assertEquals(Set.of(), cloud.on(vol), "unpublished (the fence) before the claims went");
-    assertTrue(n0.controller().orElseThrow().counts().fenced() >= 1);
+    await().atMost(WAIT).until(() -> n0.controller().orElseThrow().counts().fenced() >= 1);
     get(n2.manager().mount(VolumeClaim.of(PLUGIN, vol, "b1", RWO, false)));
     assertEquals(Set.of("csi-n2"), cloud.on(vol));
   }
