@@ -71,6 +71,7 @@ final class CallFaults {
     volatile Caller lastCaller;
     final Deque<Fault> faults = new ArrayDeque<>(); // guarded by this
     long delayNanos; // guarded by this
+    final Map<String, Long> volumeDelayNanos = new java.util.HashMap<>(); // guarded by this: by volume id
     RandomFault randomFault; // guarded by this; null: none
   }
 
@@ -180,12 +181,33 @@ final class CallFaults {
     }
   }
 
+  /**
+   * Calls that get through the faults and name {@code volumeId} (their request's {@code volume_id}) wait
+   * {@code delay} before their handler runs, instead of the method's delay; zero: back to the method's delay.
+   */
+  void delay(String method, String volumeId, Duration delay) {
+    Objects.requireNonNull(volumeId, "volumeId");
+    if (volumeId.isBlank()) {
+      throw new IllegalArgumentException("volumeId must not be blank");
+    }
+    long nanos = Bounds.notNegative(delay, "delay").toNanos();
+    MethodRecord r = record(method);
+    synchronized (r) {
+      if (nanos == 0) {
+        r.volumeDelayNanos.remove(volumeId);
+      } else {
+        r.volumeDelayNanos.put(volumeId, nanos);
+      }
+    }
+  }
+
   /** Forgets every queued fault and delay; counts, last requests and calls already hanging stay. */
   void clear() {
     for (MethodRecord r : records.values()) {
       synchronized (r) {
         r.faults.clear();
         r.delayNanos = 0;
+        r.volumeDelayNanos.clear();
         r.randomFault = null;
       }
     }
@@ -209,9 +231,10 @@ final class CallFaults {
 
   /**
    * Records a call that arrived and decides what happens to it: the first queued fault, used up
-   * by one, or else the random fault if its draw says so, or else proceed after the method's delay.
+   * by one, or else the random fault if its draw says so, or else proceed after the delay of the
+   * request's volume ({@code volume}: its {@code volume_id}, null if none) or else the method's.
    */
-  Action onCall(String method, Object request) {
+  Action onCall(String method, Object request, String volume) {
     MethodRecord r = records.get(method);
     if (r == null) {
       return Action.PROCEED_NOW; // not a CSI method: nothing can be scripted for it
@@ -225,7 +248,8 @@ final class CallFaults {
         if (random != null && random.random().nextDouble() < random.fraction()) {
           return new Action(Kind.FAIL, random.status(), null, 0);
         }
-        return r.delayNanos == 0 ? Action.PROCEED_NOW : new Action(Kind.PROCEED, null, null, r.delayNanos);
+        long delay = volume == null ? r.delayNanos : r.volumeDelayNanos.getOrDefault(volume, r.delayNanos);
+        return delay == 0 ? Action.PROCEED_NOW : new Action(Kind.PROCEED, null, null, delay);
       }
       Fault rest = head.usedOnce();
       r.faults.removeFirst();

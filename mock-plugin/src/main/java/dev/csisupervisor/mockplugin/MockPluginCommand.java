@@ -126,9 +126,10 @@ final class MockPluginCommand implements Callable<Integer> {
   @Option(names = "--omit-ready", description = "Answer ready probes without the ready field (absent means ready).")
   private boolean omitReady;
 
-  @Option(names = "--delay", paramLabel = "RPC=DURATION",
-      description = "Answer every call of RPC (e.g. NodePublishVolume) after DURATION (500ms, 2s); repeatable."
-          + " The driver acts when the delay is over.")
+  @Option(names = "--delay", paramLabel = "RPC[@VOLUME_ID]=DURATION",
+      description = {"Answer every call of RPC (e.g. NodePublishVolume) after DURATION (500ms, 2s); with @VOLUME_ID,",
+          "only its calls on that volume (e.g. ControllerPublishVolume@vol-7=10s: one slow volume). Repeatable.",
+          "The driver acts when the delay is over."})
   private java.util.Map<String, String> delays = new java.util.LinkedHashMap<>();
 
   @Option(names = "--fail-fraction", paramLabel = "RPC=FRACTION:CODE[:MESSAGE]",
@@ -277,7 +278,12 @@ final class MockPluginCommand implements Callable<Integer> {
     }
     for (java.util.Map.Entry<String, String> d : delays.entrySet()) {
       try {
-        plugin.delayCalls(d.getKey(), duration(d.getValue()));
+        int at = d.getKey().indexOf('@');
+        if (at < 0) {
+          plugin.delayCalls(d.getKey(), duration(d.getValue()));
+        } else {
+          plugin.delayCalls(d.getKey().substring(0, at), d.getKey().substring(at + 1), duration(d.getValue()));
+        }
       } catch (IllegalArgumentException e) {
         throw new ParameterException(spec.commandLine(), "--delay " + d.getKey() + "=" + d.getValue() + ": "
             + e.getMessage());

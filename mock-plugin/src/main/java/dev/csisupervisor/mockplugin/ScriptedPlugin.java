@@ -262,6 +262,15 @@ abstract sealed class ScriptedPlugin permits MockCsiPlugin {
   }
 
   /**
+   * Calls of {@code method} on volume {@code volumeId} (their request's {@code volume_id}) that no fault
+   * stops wait {@code delay}, instead of the method's {@link #delayCalls(String, Duration) delay}: one slow
+   * volume among fast ones, e.g. one slow ControllerPublishVolume. Zero ends it.
+   */
+  public void delayCalls(String method, String volumeId, Duration delay) {
+    faults.delay(CallFaults.fullName(method), volumeId, delay);
+  }
+
+  /**
    * Forgets every per-RPC fault, random fault and delay. Call counts and last requests stay; calls already
    * hanging keep hanging until their deadline. Probe scripting ({@link #failProbes},
    * {@link #hangProbes}) is separate and stays.

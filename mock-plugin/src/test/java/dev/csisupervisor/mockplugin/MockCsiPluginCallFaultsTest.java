@@ -227,6 +227,29 @@ class MockCsiPluginCallFaultsTest extends PluginOnSocketTest {
   }
 
   @Test
+  void delayCalls_ofOneVolume_slowOnlyThatVolume() throws Exception {
+    String other = create("other").getVolume().getVolumeId();
+    plugin.delayCalls("NodeStageVolume", volumeId, Duration.ofSeconds(1));
+    long start = System.nanoTime();
+    ListenableFuture<NodeStageVolumeResponse> slow = NodeGrpc.newFutureStub(csi.channel)
+        .withDeadlineAfter(10, TimeUnit.SECONDS).nodeStageVolume(stageRequest());
+    Path otherStaging = Files.createDirectory(dir.resolve("other-staging"));
+    csi.node().nodeStageVolume(stageRequest().toBuilder().setVolumeId(other)
+        .setStagingTargetPath(otherStaging.toString()).build());
+    assertFalse(slow.isDone(), "the other volume was staged while this one waits");
+    slow.get(10, TimeUnit.SECONDS);
+    assertTrue(System.nanoTime() - start >= Duration.ofSeconds(1).toNanos(), "answered before the delay");
+    assertTrue(isStaged());
+
+    plugin.delayCalls("NodeStageVolume", volumeId, Duration.ZERO);
+    plugin.delayCalls("NodeStageVolume", Duration.ofSeconds(30));
+    plugin.delayCalls("NodeStageVolume", other, Duration.ofMillis(1));
+    csi.node().nodeStageVolume(stageRequest().toBuilder().setVolumeId(other)
+        .setStagingTargetPath(otherStaging.toString()).build()); // its own delay, not the method's 30 s
+    assertThrows(IllegalArgumentException.class, () -> plugin.delayCalls("NodeStageVolume", " ", Duration.ZERO));
+  }
+
+  @Test
   void aCallOnAVolumeWithADelayedCallInProgress_isAborted_untilThatOneIsDone() throws Exception {
     // Long enough that the unstage below surely lands while the stage is in progress; get() ends the wait.
     plugin.delayCalls("NodeStageVolume", Duration.ofSeconds(3));

@@ -136,6 +136,13 @@ class MockPluginCommandTest {
     assertEquals(2, runToCompletion(Map.of(), "--endpoint", dir.resolve("a.sock").toString(), "--delay",
         "NodePublishVolume=soon"));
     assertTrue(err.toString().contains("--delay NodePublishVolume=soon"), err.toString());
+    assertEquals(2, runToCompletion(Map.of(), "--endpoint", dir.resolve("a.sock").toString(), "--delay",
+        "ControllerPublishVolume@=1s"));
+    assertTrue(err.toString().contains("--delay ControllerPublishVolume@=1s: volumeId must not be blank"),
+        err.toString());
+    assertEquals(2, runToCompletion(Map.of(), "--endpoint", dir.resolve("a.sock").toString(), "--delay",
+        "ControllerPublish@vol-1=1s"));
+    assertTrue(err.toString().contains("'ControllerPublish'"), err.toString());
 
     assertFailFractionRefused("NodeUnstage=0.3:INTERNAL", "--fail-fraction NodeUnstage=0.3:INTERNAL: method must be a CSI",
         "'NodeUnstage'");
