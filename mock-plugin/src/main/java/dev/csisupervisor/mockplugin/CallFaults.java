@@ -18,6 +18,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
@@ -26,7 +27,8 @@ import java.util.concurrent.atomic.LongAdder;
  * Per-RPC faults and call records of one mock plugin, for every method of CSI Identity, Controller
  * and Node: how many calls arrived, the last request, a queue of scripted faults (fail with a
  * status, hang, or answer with a given response instead of the driver's) that calls use up one by
- * one, and a delay for the calls that get through.
+ * one, a seeded random failure for a fraction of the calls the queue lets through, and a delay
+ * for the calls that get through both.
  *
  * <p>Thread-safe. Each method's queue and delay are guarded by that method's record; counts and
  * last requests are lock-free. Hung calls are one set under one lock, so that releasing them on
@@ -56,6 +58,12 @@ final class CallFaults {
     }
   }
 
+  /**
+   * Fails about {@code fraction} of the calls, each drawn from {@code random}: the same seed and the
+   * same sequence of calls of the method fail the same calls, whatever other methods are called.
+   */
+  private record RandomFault(double fraction, Status status, Random random) {}
+
   private static final class MethodRecord {
     final LongAdder calls = new LongAdder();
     volatile Object lastRequest;
@@ -63,6 +71,8 @@ final class CallFaults {
     volatile Caller lastCaller;
     final Deque<Fault> faults = new ArrayDeque<>(); // guarded by this
     long delayNanos; // guarded by this
+    final Map<String, Long> volumeDelayNanos = new java.util.HashMap<>(); // guarded by this: by volume id
+    RandomFault randomFault; // guarded by this; null: none
   }
 
   /** Every method the mock can serve, by full name ({@code csi.v1.Node/NodePublishVolume}). */
@@ -137,6 +147,31 @@ final class CallFaults {
     enqueue(method, new Fault(new Action(Kind.REPLY, null, response, 0), checkTimes(times)));
   }
 
+  /**
+   * From now on, each call that no queued fault takes fails with {@code code} and {@code message}
+   * with probability {@code fraction}, drawn from a generator seeded by {@code seed} and the method's
+   * full name (so two methods with one seed do not fail in step). A fraction of 0 ends it; a new
+   * one replaces the old and starts its draws afresh.
+   *
+   * @throws IllegalArgumentException if {@code fraction} is not in [0, 1] or {@code code} is OK
+   */
+  void failAtRandom(String method, double fraction, Status.Code code, String message, long seed) {
+    Objects.requireNonNull(code, "code");
+    if (!(fraction >= 0 && fraction <= 1)) { // also NaN
+      throw new IllegalArgumentException("fraction must be from 0 to 1, got " + fraction);
+    }
+    if (code == Status.Code.OK) {
+      throw new IllegalArgumentException("code must not be OK: a failed call needs an error status");
+    }
+    MethodRecord r = record(method);
+    String full = fullName(method);
+    RandomFault fault = fraction == 0 ? null : new RandomFault(fraction,
+        Status.fromCode(code).withDescription(message), new Random(seed * 31 + full.hashCode()));
+    synchronized (r) {
+      r.randomFault = fault;
+    }
+  }
+
   /** Calls that get through the faults wait {@code delay} before their handler runs; zero: no delay. */
   void delay(String method, Duration delay) {
     long nanos = Bounds.notNegative(delay, "delay").toNanos();
@@ -146,12 +181,34 @@ final class CallFaults {
     }
   }
 
+  /**
+   * Calls that get through the faults and name {@code volumeId} (their request's {@code volume_id}) wait
+   * {@code delay} before their handler runs, instead of the method's delay; zero: back to the method's delay.
+   */
+  void delay(String method, String volumeId, Duration delay) {
+    Objects.requireNonNull(volumeId, "volumeId");
+    if (volumeId.isBlank()) {
+      throw new IllegalArgumentException("volumeId must not be blank");
+    }
+    long nanos = Bounds.notNegative(delay, "delay").toNanos();
+    MethodRecord r = record(method);
+    synchronized (r) {
+      if (nanos == 0) {
+        r.volumeDelayNanos.remove(volumeId);
+      } else {
+        r.volumeDelayNanos.put(volumeId, nanos);
+      }
+    }
+  }
+
   /** Forgets every queued fault and delay; counts, last requests and calls already hanging stay. */
   void clear() {
     for (MethodRecord r : records.values()) {
       synchronized (r) {
         r.faults.clear();
         r.delayNanos = 0;
+        r.volumeDelayNanos.clear();
+        r.randomFault = null;
       }
     }
   }
@@ -174,9 +231,10 @@ final class CallFaults {
 
   /**
    * Records a call that arrived and decides what happens to it: the first queued fault, used up
-   * by one, or else proceed after the method's delay.
+   * by one, or else the random fault if its draw says so, or else proceed after the delay of the
+   * request's volume ({@code volume}: its {@code volume_id}, null if none) or else the method's.
    */
-  Action onCall(String method, Object request) {
+  Action onCall(String method, Object request, String volume) {
     MethodRecord r = records.get(method);
     if (r == null) {
       return Action.PROCEED_NOW; // not a CSI method: nothing can be scripted for it
@@ -186,7 +244,12 @@ final class CallFaults {
     synchronized (r) {
       Fault head = r.faults.peekFirst();
       if (head == null) {
-        return r.delayNanos == 0 ? Action.PROCEED_NOW : new Action(Kind.PROCEED, null, null, r.delayNanos);
+        RandomFault random = r.randomFault;
+        if (random != null && random.random().nextDouble() < random.fraction()) {
+          return new Action(Kind.FAIL, random.status(), null, 0);
+        }
+        long delay = volume == null ? r.delayNanos : r.volumeDelayNanos.getOrDefault(volume, r.delayNanos);
+        return delay == 0 ? Action.PROCEED_NOW : new Action(Kind.PROCEED, null, null, delay);
       }
       Fault rest = head.usedOnce();
       r.faults.removeFirst();

@@ -64,6 +64,7 @@ final class MockPluginCommand implements Callable<Integer> {
   static final int CRASH_EXIT_CODE = 3;
   static final String READY_LINE = "READY-TO-SERVE";
   private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s)?");
+  static final String DEFAULT_FAULT_MESSAGE = "mock fault (--fail-fraction)";
 
   @Spec
   private CommandSpec spec;
@@ -125,10 +126,21 @@ final class MockPluginCommand implements Callable<Integer> {
   @Option(names = "--omit-ready", description = "Answer ready probes without the ready field (absent means ready).")
   private boolean omitReady;
 
-  @Option(names = "--delay", paramLabel = "RPC=DURATION",
-      description = "Answer every call of RPC (e.g. NodePublishVolume) after DURATION (500ms, 2s); repeatable."
-          + " The driver acts when the delay is over.")
+  @Option(names = "--delay", paramLabel = "RPC[@VOLUME_ID]=DURATION",
+      description = {"Answer every call of RPC (e.g. NodePublishVolume) after DURATION (500ms, 2s); with @VOLUME_ID,",
+          "only its calls on that volume (e.g. ControllerPublishVolume@vol-7=10s: one slow volume). Repeatable.",
+          "The driver acts when the delay is over."})
   private java.util.Map<String, String> delays = new java.util.LinkedHashMap<>();
+
+  @Option(names = "--fail-fraction", paramLabel = "RPC=FRACTION:CODE[:MESSAGE]",
+      description = {"Fail about FRACTION (0 to 1) of the calls of RPC with gRPC status CODE and MESSAGE (default",
+          "'" + DEFAULT_FAULT_MESSAGE + "'), drawn from --fault-seed; e.g. NodeUnstageVolume=0.3:INTERNAL:target is busy.",
+          "Repeatable, one per RPC. Scripted faults (stdin) come first; --delay applies to the calls let through."})
+  private java.util.Map<String, String> failFractions = new java.util.LinkedHashMap<>();
+
+  @Option(names = "--fault-seed", paramLabel = "N",
+      description = "Seed of --fail-fraction's draws (per RPC: the same seed fails the same calls); default ${DEFAULT-VALUE}.")
+  private long faultSeed = 1;
 
   @Option(names = "--no-controller-service",
       description = "Do not advertise the CONTROLLER_SERVICE plugin capability (a node-only driver).")
@@ -266,9 +278,23 @@ final class MockPluginCommand implements Callable<Integer> {
     }
     for (java.util.Map.Entry<String, String> d : delays.entrySet()) {
       try {
-        plugin.delayCalls(d.getKey(), duration(d.getValue()));
+        int at = d.getKey().indexOf('@');
+        if (at < 0) {
+          plugin.delayCalls(d.getKey(), duration(d.getValue()));
+        } else {
+          plugin.delayCalls(d.getKey().substring(0, at), d.getKey().substring(at + 1), duration(d.getValue()));
+        }
       } catch (IllegalArgumentException e) {
         throw new ParameterException(spec.commandLine(), "--delay " + d.getKey() + "=" + d.getValue() + ": "
+            + e.getMessage());
+      }
+    }
+    for (java.util.Map.Entry<String, String> f : failFractions.entrySet()) {
+      try {
+        RandomFailure failure = RandomFailure.parse(f.getValue());
+        plugin.failCallsAtRandom(f.getKey(), failure.fraction(), failure.code(), failure.message(), faultSeed);
+      } catch (IllegalArgumentException e) {
+        throw new ParameterException(spec.commandLine(), "--fail-fraction " + f.getKey() + "=" + f.getValue() + ": "
             + e.getMessage());
       }
     }
@@ -356,6 +382,36 @@ final class MockPluginCommand implements Callable<Integer> {
     }
     long amount = Long.parseLong(m.group(1));
     return "s".equals(m.group(2)) ? Duration.ofSeconds(amount) : Duration.ofMillis(amount);
+  }
+
+  /** The value of {@code --fail-fraction RPC=FRACTION:CODE[:MESSAGE]}: what follows the RPC's {@code =}. */
+  record RandomFailure(double fraction, Status.Code code, String message) {
+    static RandomFailure parse(String value) {
+      String[] parts = value.split(":", 3);
+      if (parts.length < 2) {
+        throw new IllegalArgumentException("expected FRACTION:CODE[:MESSAGE], e.g. 0.3:INTERNAL, got '" + value + "'");
+      }
+      double fraction;
+      try {
+        fraction = Double.parseDouble(parts[0]);
+      } catch (NumberFormatException e) {
+        fraction = Double.NaN;
+      }
+      if (!(fraction >= 0 && fraction <= 1)) {
+        throw new IllegalArgumentException("FRACTION must be a number from 0 to 1, got '" + parts[0] + "'");
+      }
+      Status.Code code = null;
+      for (Status.Code c : Status.Code.values()) {
+        if (c.name().equalsIgnoreCase(parts[1]) && c != Status.Code.OK) {
+          code = c;
+        }
+      }
+      if (code == null) {
+        throw new IllegalArgumentException("CODE must be a gRPC status code other than OK (e.g. INTERNAL,"
+            + " UNAVAILABLE, ABORTED), got '" + parts[1] + "'");
+      }
+      return new RandomFailure(fraction, code, parts.length == 3 ? parts[2] : DEFAULT_FAULT_MESSAGE);
+    }
   }
 
   private void crash(MockCsiPlugin plugin) {

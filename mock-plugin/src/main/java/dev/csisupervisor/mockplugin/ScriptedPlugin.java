@@ -232,6 +232,20 @@ abstract sealed class ScriptedPlugin permits MockCsiPlugin {
   }
 
   /**
+   * From now on, each call of {@code method} that no queued fault takes fails with {@code code} and
+   * {@code message} (null: no message) with probability {@code fraction}, before the driver sees it,
+   * drawn from a generator seeded by {@code seed} and the method's name: the same seed and the same
+   * calls of that method fail the same calls, e.g. {@code NodeUnstageVolume} failing {@code INTERNAL}
+   * "target is busy" a third of the time. Fraction 0 ends it; {@link #clearFaults()} too.
+   *
+   * @throws IllegalArgumentException naming the value if {@code method} is no CSI method,
+   *     {@code fraction} is outside [0, 1], or {@code code} is OK
+   */
+  public void failCallsAtRandom(String method, double fraction, Status.Code code, String message, long seed) {
+    faults.failAtRandom(CallFaults.fullName(method), fraction, code, message, seed);
+  }
+
+  /**
    * Every call of {@code method} that no fault stops waits {@code delay} and then runs: the driver
    * does its work after the delay and the call answers with its real result. The wait is a task
    * on the event loop, not a sleeping thread. The work is done even if the client gave up
@@ -248,7 +262,16 @@ abstract sealed class ScriptedPlugin permits MockCsiPlugin {
   }
 
   /**
-   * Forgets every per-RPC fault and delay. Call counts and last requests stay; calls already
+   * Calls of {@code method} on volume {@code volumeId} (their request's {@code volume_id}) that no fault
+   * stops wait {@code delay}, instead of the method's {@link #delayCalls(String, Duration) delay}: one slow
+   * volume among fast ones, e.g. one slow ControllerPublishVolume. Zero ends it.
+   */
+  public void delayCalls(String method, String volumeId, Duration delay) {
+    faults.delay(CallFaults.fullName(method), volumeId, delay);
+  }
+
+  /**
+   * Forgets every per-RPC fault, random fault and delay. Call counts and last requests stay; calls already
    * hanging keep hanging until their deadline. Probe scripting ({@link #failProbes},
    * {@link #hangProbes}) is separate and stays.
    */

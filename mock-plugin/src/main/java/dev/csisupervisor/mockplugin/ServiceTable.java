@@ -52,8 +52,8 @@ final class ServiceTable {
   <Q, R> ServiceTable bind(MethodDescriptor<Q, R> method, ServerCalls.UnaryMethod<Q, R> handler) {
     String name = method.getFullMethodName();
     ServerCalls.UnaryMethod<Q, R> scripted = (request, observer) -> {
-      CallFaults.Action action = faults.onCall(name, request);
       String volume = volumeIdOf(request);
+      CallFaults.Action action = faults.onCall(name, request, volume);
       if (action.kind() == CallFaults.Kind.PROCEED && volume != null && faults.isPending(volume)) {
         responder.fail(observer, Status.ABORTED.withDescription(
             "an operation is pending for volume " + volume + " (" + name + " must be retried)"));

@@ -227,6 +227,29 @@ class MockCsiPluginCallFaultsTest extends PluginOnSocketTest {
   }
 
   @Test
+  void delayCalls_ofOneVolume_slowOnlyThatVolume() throws Exception {
+    String other = create("other").getVolume().getVolumeId();
+    plugin.delayCalls("NodeStageVolume", volumeId, Duration.ofSeconds(1));
+    long start = System.nanoTime();
+    ListenableFuture<NodeStageVolumeResponse> slow = NodeGrpc.newFutureStub(csi.channel)
+        .withDeadlineAfter(10, TimeUnit.SECONDS).nodeStageVolume(stageRequest());
+    Path otherStaging = Files.createDirectory(dir.resolve("other-staging"));
+    csi.node().nodeStageVolume(stageRequest().toBuilder().setVolumeId(other)
+        .setStagingTargetPath(otherStaging.toString()).build());
+    assertFalse(slow.isDone(), "the other volume was staged while this one waits");
+    slow.get(10, TimeUnit.SECONDS);
+    assertTrue(System.nanoTime() - start >= Duration.ofSeconds(1).toNanos(), "answered before the delay");
+    assertTrue(isStaged());
+
+    plugin.delayCalls("NodeStageVolume", volumeId, Duration.ZERO);
+    plugin.delayCalls("NodeStageVolume", Duration.ofSeconds(30));
+    plugin.delayCalls("NodeStageVolume", other, Duration.ofMillis(1));
+    csi.node().nodeStageVolume(stageRequest().toBuilder().setVolumeId(other)
+        .setStagingTargetPath(otherStaging.toString()).build()); // its own delay, not the method's 30 s
+    assertThrows(IllegalArgumentException.class, () -> plugin.delayCalls("NodeStageVolume", " ", Duration.ZERO));
+  }
+
+  @Test
   void aCallOnAVolumeWithADelayedCallInProgress_isAborted_untilThatOneIsDone() throws Exception {
     // Long enough that the unstage below surely lands while the stage is in progress; get() ends the wait.
     plugin.delayCalls("NodeStageVolume", Duration.ofSeconds(3));
@@ -309,6 +332,59 @@ class MockCsiPluginCallFaultsTest extends PluginOnSocketTest {
     assertEquals(50, plugin.callCount("GetPluginInfo"));
   }
 
+  /** Which of {@code n} GetPluginInfo calls failed, as a string of 'x' (failed) and '.' (answered). */
+  private String failurePattern(int n) {
+    StringBuilder pattern = new StringBuilder();
+    for (int i = 0; i < n; i++) {
+      try {
+        csi.identity().getPluginInfo(GetPluginInfoRequest.getDefaultInstance());
+        pattern.append('.');
+      } catch (StatusRuntimeException e) {
+        assertEquals(Status.Code.UNAVAILABLE, e.getStatus().getCode());
+        assertEquals("flaky", e.getStatus().getDescription());
+        pattern.append('x');
+      }
+    }
+    return pattern.toString();
+  }
+
+  @Test
+  void failCallsAtRandom_failsAboutTheFraction_theSameCallsForTheSameSeed() {
+    plugin.failCallsAtRandom("GetPluginInfo", 0.3, Status.Code.UNAVAILABLE, "flaky", 7);
+    String first = failurePattern(200);
+    long failed = first.chars().filter(c -> c == 'x').count();
+    assertTrue(failed >= 40 && failed <= 80, "about 30% of 200 failed: " + failed + " " + first);
+
+    plugin.failCallsAtRandom("GetPluginInfo", 0.3, Status.Code.UNAVAILABLE, "flaky", 7);
+    csi.node().nodeGetInfo(dev.csisupervisor.csi.v1.NodeGetInfoRequest.getDefaultInstance()); // another method
+    assertEquals(first, failurePattern(200), "same seed, same calls failed, whatever other methods do");
+
+    plugin.failCallsAtRandom("GetPluginInfo", 0.3, Status.Code.UNAVAILABLE, "flaky", 8);
+    assertFalse(first.equals(failurePattern(200)), "another seed fails other calls");
+
+    plugin.failCallsAtRandom("GetPluginInfo", 0, Status.Code.UNAVAILABLE, "flaky", 7);
+    assertEquals(".".repeat(50), failurePattern(50), "fraction 0 ends it");
+    plugin.failCallsAtRandom("GetPluginInfo", 1, Status.Code.UNAVAILABLE, "flaky", 7);
+    assertEquals("x".repeat(50), failurePattern(50), "fraction 1 fails every call");
+    plugin.clearFaults();
+    assertEquals(".".repeat(50), failurePattern(50), "clearFaults ends it");
+  }
+
+  @Test
+  void failCallsAtRandom_leavesTheDriversStateAsItWas_andQueuedFaultsComeFirst() {
+    stage();
+    plugin.failCallsAtRandom("NodeUnstageVolume", 1, Status.Code.INTERNAL, "target is busy", 1);
+    plugin.failCalls("NodeUnstageVolume", Status.Code.ABORTED, "queued", 1);
+    assertEquals("queued", statusOf(() -> csi.node().nodeUnstageVolume(unstageRequest())).getDescription());
+    Status busy = statusOf(() -> csi.node().nodeUnstageVolume(unstageRequest()));
+    assertEquals(Status.Code.INTERNAL, busy.getCode());
+    assertEquals("target is busy", busy.getDescription());
+    assertTrue(isStaged(), "a randomly failed unstage leaves the volume staged");
+    plugin.failCallsAtRandom("NodeUnstageVolume", 0, Status.Code.INTERNAL, "target is busy", 1);
+    csi.node().nodeUnstageVolume(unstageRequest());
+    assertFalse(isStaged());
+  }
+
   @Test
   void misuse_throwsNamingTheValue() {
     IllegalArgumentException unknown = assertThrows(IllegalArgumentException.class,
@@ -323,5 +399,16 @@ class MockCsiPluginCallFaultsTest extends PluginOnSocketTest {
     assertTrue(zero.getMessage().contains("times") && zero.getMessage().contains("0"), zero.getMessage());
     assertThrows(IllegalArgumentException.class, () -> plugin.hangCalls("Probe", -2));
     assertThrows(IllegalArgumentException.class, () -> plugin.delayCalls("Probe", Duration.ofMillis(-1)));
+    for (double fraction : new double[] {-0.1, 1.5, Double.NaN}) {
+      IllegalArgumentException bad = assertThrows(IllegalArgumentException.class,
+          () -> plugin.failCallsAtRandom("Probe", fraction, Status.Code.INTERNAL, "m", 1));
+      assertTrue(bad.getMessage().contains("fraction") && bad.getMessage().contains(String.valueOf(fraction)),
+          bad.getMessage());
+    }
+    assertThrows(IllegalArgumentException.class,
+        () -> plugin.failCallsAtRandom("Probe", 0.5, Status.Code.OK, "m", 1));
+    IllegalArgumentException name = assertThrows(IllegalArgumentException.class,
+        () -> plugin.failCallsAtRandom("NodeUnstage", 0.5, Status.Code.INTERNAL, "m", 1));
+    assertTrue(name.getMessage().contains("'NodeUnstage'"), name.getMessage());
   }
 }

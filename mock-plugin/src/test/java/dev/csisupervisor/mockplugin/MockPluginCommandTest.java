@@ -136,10 +136,43 @@ class MockPluginCommandTest {
     assertEquals(2, runToCompletion(Map.of(), "--endpoint", dir.resolve("a.sock").toString(), "--delay",
         "NodePublishVolume=soon"));
     assertTrue(err.toString().contains("--delay NodePublishVolume=soon"), err.toString());
+    assertEquals(2, runToCompletion(Map.of(), "--endpoint", dir.resolve("a.sock").toString(), "--delay",
+        "ControllerPublishVolume@=1s"));
+    assertTrue(err.toString().contains("--delay ControllerPublishVolume@=1s: volumeId must not be blank"),
+        err.toString());
+    assertEquals(2, runToCompletion(Map.of(), "--endpoint", dir.resolve("a.sock").toString(), "--delay",
+        "ControllerPublish@vol-1=1s"));
+    assertTrue(err.toString().contains("'ControllerPublish'"), err.toString());
+
+    assertFailFractionRefused("NodeUnstage=0.3:INTERNAL", "--fail-fraction NodeUnstage=0.3:INTERNAL: method must be a CSI",
+        "'NodeUnstage'");
+    assertFailFractionRefused("NodeUnstageVolume=1.5:INTERNAL", "FRACTION must be a number from 0 to 1, got '1.5'");
+    assertFailFractionRefused("NodeUnstageVolume=often:INTERNAL", "got 'often'");
+    assertFailFractionRefused("NodeUnstageVolume=0.3:BUSY", "CODE must be a gRPC status code other than OK",
+        "got 'BUSY'");
+    assertFailFractionRefused("NodeUnstageVolume=0.3:OK", "got 'OK'");
+    assertFailFractionRefused("NodeUnstageVolume=0.3", "expected FRACTION:CODE[:MESSAGE]");
+    assertEquals(2, runToCompletion(Map.of(), "--endpoint", dir.resolve("a.sock").toString(), "--fault-seed", "x"));
+    assertTrue(err.toString().contains("--fault-seed"), err.toString());
 
     assertEquals(2, runToCompletion(Map.of(), "--endpoint", "/tmp/" + "x".repeat(120)));
     assertTrue(err.toString().contains("unix socket limit of 107 bytes"), err.toString());
     assertFalse(Files.exists(dir.resolve("a.sock")), "nothing was bound");
+  }
+
+  /** {@code --fail-fraction value} exits 2 with an error that says each of {@code expected}. */
+  private void assertFailFractionRefused(String value, String... expected) {
+    StringWriter own = new StringWriter();
+    MockPluginCommand command = new MockPluginCommand(Map.of(), out.stream(), new ByteArrayInputStream(new byte[0]),
+        false, code -> {
+          throw new AssertionError("halt(" + code + ") outside process mode");
+        });
+    CommandLine cl = MockPluginCommand.commandLine(command);
+    cl.setErr(new PrintWriter(own, true));
+    assertEquals(2, cl.execute("--endpoint", dir.resolve("a.sock").toString(), "--fail-fraction", value), value);
+    for (String e : expected) {
+      assertTrue(own.toString().contains(e), own.toString());
+    }
   }
 
   @Test
@@ -305,6 +338,42 @@ class MockPluginCommandTest {
     }
     assertEquals("OK stop", send("stop"));
     assertEquals(0, exit.get(WAIT.toSeconds(), TimeUnit.SECONDS));
+  }
+
+  @Test
+  void failFraction_failsTheSameCallsForTheSameSeed_withTheCodeAndMessage() throws Exception {
+    String first = null;
+    for (int run = 0; run < 2; run++) {
+      Path socket = dir.resolve("csi-" + run + ".sock");
+      CompletableFuture<Integer> exit = runControlled(Map.of(), "--endpoint", socket.toString(), "--stdin-control",
+          "--fail-fraction", "NodeGetInfo=0.5:UNAVAILABLE:target is busy", "--fail-fraction", "Probe=1:internal",
+          "--fault-seed", "42");
+      assertEquals("READY-TO-SERVE " + socket, out.next(WAIT));
+      StringBuilder pattern = new StringBuilder();
+      try (Csi csi = new Csi(socket)) {
+        for (int i = 0; i < 40; i++) {
+          try {
+            csi.node().nodeGetInfo(NodeGetInfoRequest.getDefaultInstance());
+            pattern.append('.');
+          } catch (io.grpc.StatusRuntimeException e) {
+            assertEquals(Status.Code.UNAVAILABLE, e.getStatus().getCode());
+            assertEquals("target is busy", e.getStatus().getDescription());
+            pattern.append('x');
+          }
+        }
+        Status probe = Csi.statusOf(() -> csi.identity().probe(ProbeRequest.getDefaultInstance()));
+        assertEquals(Status.Code.INTERNAL, probe.getCode(), "the code's case does not matter");
+        assertEquals(MockPluginCommand.DEFAULT_FAULT_MESSAGE, probe.getDescription());
+      }
+      assertEquals("OK stop", send("stop"));
+      assertEquals(0, exit.get(WAIT.toSeconds(), TimeUnit.SECONDS));
+      assertTrue(pattern.indexOf("x") >= 0 && pattern.indexOf(".") >= 0, pattern.toString());
+      if (first == null) {
+        first = pattern.toString();
+      } else {
+        assertEquals(first, pattern.toString(), "a second plugin with the same seed fails the same calls");
+      }
+    }
   }
 
   @Test
