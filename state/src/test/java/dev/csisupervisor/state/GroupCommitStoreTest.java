@@ -283,11 +283,22 @@ class GroupCommitStoreTest {
   void aStageAttachedToAnAsynchronousCommit_holdsNoCommitBack_andMayItselfCommitSynchronously() throws Exception {
     CountDownLatch stageCommitted = new CountDownLatch(1);
     CountDownLatch hold = new CountDownLatch(1);
-    CompletableFuture<Void> stage = store.applyAsync(List.of(put("a"))).thenRun(() -> {
+    // "a" is committed only once the stage is attached: a stage attached to a future already complete would run on
+    // the attaching (test) thread, not on the callbacks thread (seen: 1 run in ~100, the test thread then waited on
+    // its own latch).
+    CountDownLatch attached = new CountDownLatch(1);
+    memory.beforeCommit(changes -> {
+      if (changes.stream().anyMatch(c -> c.key().equals("a"))) {
+        await(attached);
+      }
+    });
+    CompletableFuture<Void> committed = store.applyAsync(List.of(put("a")));
+    CompletableFuture<Void> stage = committed.thenRun(() -> {
       store.apply(List.of(put("from-stage"))); // on the callbacks thread: it commits, not waits on itself
       stageCommitted.countDown();
       await(hold); // a slow continuation (the volume manager's: a mount table read, a directory made)
     });
+    attached.countDown();
     await(stageCommitted);
     // While the stage still runs: a synchronous and an asynchronous change commit, neither behind it (the
     // asynchronous one's future completes after the stage: futures complete in commit order).
