@@ -13,7 +13,6 @@ import com.google.protobuf.ByteString;
 import dev.csisupervisor.catalog.etcdpb.Compare;
 import dev.csisupervisor.catalog.etcdpb.DeleteRangeRequest;
 import dev.csisupervisor.catalog.etcdpb.KeyValue;
-import dev.csisupervisor.catalog.etcdpb.PutRequest;
 import dev.csisupervisor.catalog.etcdpb.RangeRequest;
 import dev.csisupervisor.catalog.etcdpb.RequestOp;
 import dev.csisupervisor.catalog.etcdpb.TxnRequest;

@@ -1,9 +1,7 @@
 package dev.csisupervisor.volumes;
 
-import dev.csisupervisor.client.CsiErrorKind;
 import dev.csisupervisor.client.CsiException;
 import dev.csisupervisor.client.CsiStatusException;
-import dev.csisupervisor.client.StatusCode;
 import dev.csisupervisor.common.Backoff;
 import dev.csisupervisor.common.Durations;
 import dev.csisupervisor.common.ExponentialBackoff;

@@ -253,9 +253,10 @@ final class VolumeSettler {
   private CompletableFuture<Void> redoLost(NodePlugin node, Progress p, Optional<VolumeClaim> claim) {
     // In a cluster, a lost mount whose claim is gone (fenced, forced) is not done again: the disk may be another
     // node's now. It stays LOST, saying so, and the cluster's sweep unmounts it as FENCED.
+    // The allocation being mounted now took its claim a moment ago: only the others are asked about.
     List<String> lost = p.record.usages().values().stream().flatMap(u -> u.allocsIn(AllocPhase.LOST).stream())
-        .distinct().sorted().toList();
-    if (lost.isEmpty() || claim.isPresent()) {
+        .filter(a -> claim.map(c -> !c.allocId().equals(a)).orElse(true)).distinct().sorted().toList();
+    if (lost.isEmpty()) {
       return redoLostClaimed(node, p, claim, java.util.Set.of());
     }
     List<CompletableFuture<Boolean>> asks = lost.stream()
