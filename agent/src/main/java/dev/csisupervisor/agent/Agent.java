@@ -8,6 +8,7 @@ import dev.csisupervisor.agent.admin.VolumeAdminService;
 import dev.csisupervisor.agent.admin.AdminService;
 import dev.csisupervisor.agent.cluster.ClusterController;
 import dev.csisupervisor.agent.cluster.ClusterMembership;
+import dev.csisupervisor.agent.cluster.NodeInstance;
 import dev.csisupervisor.agent.cluster.ClusterVolumeClaims;
 import dev.csisupervisor.tasks.artifact.ArtifactStore;
 import dev.csisupervisor.agent.config.AgentConfig;
@@ -237,7 +238,12 @@ public final class Agent implements AutoCloseable {
     metrics.buildInfo(version());
     metrics.watchVolumes(() -> volumeCounts(volumes), () -> volumes.abnormal().size(),
         () -> volumes.list().stream().filter(VolumeRecord::hasLost).count());
-    cluster = new ClusterMembership(registry, metrics);
+    try {
+      cluster = new ClusterMembership(registry, metrics, NodeInstance.load(config.dataDir()));
+    } catch (java.io.IOException e) {
+      throw new AgentException("data_dir: cannot read or make the node instance token in " + config.dataDir() + ": "
+          + e.getMessage(), e);
+    }
     java.util.function.Function<java.util.function.ToLongFunction<ClusterController.Counts>, LongSupplier> counts =
         f -> () -> cluster.node().map(n -> f.applyAsLong(n.controller().counts())).orElse(0L);
     metrics.watchClusterVolumes(() -> cluster.node().map(n -> (long) n.controller().leading().size()).orElse(0L),

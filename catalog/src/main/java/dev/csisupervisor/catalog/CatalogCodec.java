@@ -28,7 +28,7 @@ final class CatalogCodec {
       Set<String> controllerCapabilities, Set<String> nodeCapabilities, String csiNodeId, long maxVolumesPerNode,
       Map<String, String> topology) {}
 
-  record NodeJson(int format, String node, String hostname, String startedAt, long leaseTtl) {}
+  record NodeJson(int format, String node, String hostname, String startedAt, long leaseTtl, String instance) {}
 
   static ByteString encode(CatalogEntry e) {
     return write(new EntryJson(FORMAT, e.nodeId(), e.type().id(), e.name(), e.allocId(), e.version(), e.healthy(),
@@ -37,7 +37,8 @@ final class CatalogCodec {
   }
 
   static ByteString encode(NodeEntry n) {
-    return write(new NodeJson(FORMAT, n.nodeId(), n.hostname(), n.startedAt().toString(), n.leaseTtlSeconds()));
+    return write(new NodeJson(FORMAT, n.nodeId(), n.hostname(), n.startedAt().toString(), n.leaseTtlSeconds(),
+        n.instance()));
   }
 
   /**
@@ -60,7 +61,8 @@ final class CatalogCodec {
   static NodeEntry decodeNode(ByteString value) {
     NodeJson j = read(value, NodeJson.class);
     try {
-      return new NodeEntry(j.node(), orEmpty(j.hostname()), Instant.parse(req(j.startedAt(), "startedAt")), j.leaseTtl());
+      return new NodeEntry(j.node(), orEmpty(j.hostname()), Instant.parse(req(j.startedAt(), "startedAt")), j.leaseTtl(),
+          orEmpty(j.instance()));
     } catch (RuntimeException e) {
       throw new IllegalArgumentException("bad node entry: " + e.getMessage(), e);
     }

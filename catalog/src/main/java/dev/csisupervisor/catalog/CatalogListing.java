@@ -52,6 +52,21 @@ final class CatalogListing {
     }
   }
 
+  /** The entry at {@code nodeId}'s node key, if there is one that reads (one linearizable read). */
+  static java.util.Optional<NodeEntry> node(EtcdOptions etcd, CatalogKeys keys, String nodeId) {
+    try (EtcdClient c = new EtcdClient(etcd)) {
+      RangeResponse r = c.range(RangeRequest.newBuilder().setKey(EtcdClient.bytes(keys.nodeKey(nodeId))).build());
+      if (r.getKvsCount() == 0) {
+        return java.util.Optional.empty();
+      }
+      try {
+        return java.util.Optional.of(CatalogCodec.decodeNode(r.getKvs(0).getValue()));
+      } catch (IllegalArgumentException e) {
+        return java.util.Optional.empty();
+      }
+    }
+  }
+
   /** Lists the whole prefix at one revision into the maps; returns that revision. */
   static long list(EtcdClient c, CatalogKeys keys, Map<String, CatalogEntry> p, Map<String, NodeEntry> n,
       boolean serializable) {

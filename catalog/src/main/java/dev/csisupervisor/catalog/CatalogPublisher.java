@@ -63,6 +63,19 @@ public interface CatalogPublisher extends AutoCloseable {
   @Override
   void close();
 
+  /**
+   * Checks, with one read, that no other live agent holds {@code nodeId} (an entry with another instance token):
+   * a start-time refusal with a clear message; the publisher's create-only put of the node key is what enforces it.
+   *
+   * @throws NodeIdInUseException naming the other agent
+   * @throws EtcdException if etcd cannot be read (the caller decides whether that stops it)
+   */
+  static void checkNodeIdFree(EtcdOptions etcd, String prefix, String nodeId, String instance) {
+    CatalogListing.node(etcd, CatalogKeys.of(prefix), nodeId).filter(n -> !n.heldBy(instance)).ifPresent(n -> {
+      throw new NodeIdInUseException(nodeId, n);
+    });
+  }
+
   /** Builds a {@link CatalogPublisher}. Not thread-safe. */
   final class Builder extends EtcdClientSettings<Builder> {
     PluginRegistry registry;
@@ -72,6 +85,7 @@ public interface CatalogPublisher extends AutoCloseable {
     int batchSize = 64;
     Clock clock = Clock.systemUTC();
     String hostname;
+    String instance = "";
     boolean revokeOnClose = true;
 
     Builder() {}
@@ -90,6 +104,19 @@ public interface CatalogPublisher extends AutoCloseable {
     /** The node id (default: this host's name); {@code [A-Za-z0-9._-]{1,253}}. */
     public Builder nodeId(String nodeId) {
       this.nodeId = CatalogKeys.checkNodeId(nodeId);
+      return this;
+    }
+
+    /**
+     * This agent's instance token (made once in its data dir, the same across restarts): the node key is taken
+     * over only from an entry with the same token (a run of this agent that crashed), never from another live
+     * agent's ({@link NodeIdInUseException}). Default: none, an entry any agent takes over.
+     */
+    public Builder instance(String instance) {
+      if (instance == null || instance.isBlank() || instance.length() > 128) {
+        throw new IllegalArgumentException("instance must be 1 to 128 characters, got '" + instance + "'");
+      }
+      this.instance = instance;
       return this;
     }
 

@@ -3,9 +3,9 @@ package dev.csisupervisor.catalog;
 import com.google.protobuf.ByteString;
 import dev.csisupervisor.catalog.etcdpb.Compare;
 import dev.csisupervisor.catalog.etcdpb.DeleteRangeRequest;
+import dev.csisupervisor.catalog.etcdpb.KeyValue;
 import dev.csisupervisor.catalog.etcdpb.PutRequest;
 import dev.csisupervisor.catalog.etcdpb.RangeRequest;
-import dev.csisupervisor.catalog.etcdpb.RangeResponse;
 import dev.csisupervisor.catalog.etcdpb.RequestOp;
 import dev.csisupervisor.catalog.etcdpb.TxnRequest;
 import dev.csisupervisor.catalog.etcdpb.TxnResponse;
@@ -57,15 +57,54 @@ final class CatalogWriter {
 
   /**
    * Puts the node key on {@code lease}, and notes the lease of a previous run with this node id (crashed, or
-   * restarted within its TTL) whose keys the next reconcile takes over.
+   * restarted within its TTL) whose keys the next reconcile takes over. The put is create-only, or conditional on
+   * the node key as read when it is this agent's (its instance token, {@link NodeEntry#heldBy}): a second agent
+   * started with the node id of a live one is refused, never taking the node's keys over.
+   *
+   * @throws NodeIdInUseException if another agent's entry holds the node key
    */
   void putNodeKey(long lease, NodeEntry node) {
-    RangeResponse prev = client.range(RangeRequest.newBuilder().setKey(EtcdClient.bytes(keys.nodeKey(nodeId))).build());
-    if (prev.getKvsCount() > 0 && prev.getKvs(0).getLease() != 0 && prev.getKvs(0).getLease() != lease) {
-      previousLease = prev.getKvs(0).getLease();
+    String key = keys.nodeKey(nodeId);
+    ByteString value = CatalogCodec.encode(node);
+    for (int round = 1; ; round++) {
+      TxnResponse created = client.txn(TxnRequest.newBuilder().addCompare(EtcdOps.absent(key))
+          .addSuccess(put(lease, key, value)).addFailure(EtcdOps.range(key)).build());
+      if (created.getSucceeded()) {
+        nodeKeyRevision = created.getHeader().getRevision();
+        return;
+      }
+      List<KeyValue> kvs = created.getResponses(0).getResponseRange().getKvsList();
+      if (kvs.isEmpty()) {
+        continue; // gone in between: create it again
+      }
+      KeyValue prev = kvs.get(0);
+      NodeEntry holder = holder(prev);
+      if (holder != null && !holder.heldBy(node.instance()) && prev.getLease() != lease) {
+        throw new NodeIdInUseException(nodeId, holder);
+      }
+      if (prev.getLease() != 0 && prev.getLease() != lease) {
+        previousLease = prev.getLease();
+      }
+      TxnResponse taken = client.txn(TxnRequest.newBuilder().addCompare(EtcdOps.modIs(key, prev.getModRevision()))
+          .addSuccess(put(lease, key, value)).build());
+      if (taken.getSucceeded()) {
+        nodeKeyRevision = taken.getHeader().getRevision();
+        return;
+      }
+      if (round >= 5) {
+        throw new EtcdException("the node key " + key + " kept changing while this agent put it", "CONTENTION", null);
+      }
     }
-    nodeKeyRevision = client.txn(TxnRequest.newBuilder().addSuccess(put(lease, keys.nodeKey(nodeId), CatalogCodec.encode(node))).build())
-        .getHeader().getRevision();
+  }
+
+  /** The entry at the node key; null if it does not read (taken over: nobody's in particular). */
+  private static NodeEntry holder(KeyValue kv) {
+    try {
+      return CatalogCodec.decodeNode(kv.getValue());
+    } catch (IllegalArgumentException e) {
+      log.warn("catalog: the node key {} does not read ({}); taking it over", kv.getKey().toStringUtf8(), e.getMessage());
+      return null;
+    }
   }
 
   /**

@@ -38,6 +38,7 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
   private final CatalogKeys keys;
   private final String nodeId;
   private final String hostname;
+  private final String instance;
   private final long ttlSeconds;
   private final int batchSize;
   private final Clock clock;
@@ -80,6 +81,7 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
     this.keys = b.keys;
     this.nodeId = b.nodeId;
     this.hostname = b.hostname;
+    this.instance = b.instance;
     this.ttlSeconds = b.leaseTtl.toSeconds();
     this.batchSize = b.batchSize;
     this.image = new DesiredImage(keys, nodeId, b.maxBacklog);
@@ -220,6 +222,8 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
       }
     } catch (EtcdException e) {
       fail(e);
+    } catch (NodeIdInUseException e) {
+      refused(e);
     } catch (RuntimeException e) {
       log.error("catalog: unexpected publisher failure", e);
       fail(new EtcdException(e.toString(), "INTERNAL", e));
@@ -230,17 +234,42 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
     if ("LEASE_EXPIRED".equals(e.code())) {
       leaseId = 0; // a new one on reconnect, and every key put again
     }
+    Duration delay = failed(e.getMessage());
+    // One line per backoff step, never one per key.
+    log.warn("catalog: etcd unavailable (attempt {}): {}; retrying in {} ms", failuresInRow, e.getMessage(), delay.toMillis());
+    client.failover();
+    retryIn(delay);
+  }
+
+  /** Another live agent has this node id: nothing is published; asked again after backoff (it may stop). */
+  private void refused(NodeIdInUseException e) {
+    long lease = leaseId;
+    leaseId = 0;
+    if (lease != 0) {
+      try {
+        client.revokeLease(lease); // it holds nothing of ours
+      } catch (EtcdException ignored) {
+        // expires with its TTL
+      }
+    }
+    Duration delay = failed(e.getMessage());
+    log.error("catalog: not publishing: {}; asking again in {} ms", e.getMessage(), delay.toMillis());
+    retryIn(delay);
+  }
+
+  /** Notes a failed step and disconnects; returns the backoff before the next. */
+  private Duration failed(String message) {
     synchronized (this) {
       etcdErrors++;
-      lastError = e.getMessage();
+      lastError = message;
       needReconcile = true;
     }
     disconnect();
     failuresInRow++;
-    Duration delay = backoff.next();
-    // One line per backoff step, never one per key.
-    log.warn("catalog: etcd unavailable (attempt {}): {}; retrying in {} ms", failuresInRow, e.getMessage(), delay.toMillis());
-    client.failover();
+    return backoff.next();
+  }
+
+  private void retryIn(Duration delay) {
     synchronized (this) {
       runScheduled = true;
     }
@@ -271,7 +300,7 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
       keepAliveAnsweredNanos = 0;
       writer.leaseGranted();
     }
-    writer.putNodeKey(leaseId, new NodeEntry(nodeId, hostname, startedAt, ttlSeconds));
+    writer.putNodeKey(leaseId, new NodeEntry(nodeId, hostname, startedAt, ttlSeconds, instance));
     long lease = leaseId;
     keepAlive = LeaseKeepAlive.start(client, lease, ttlSeconds, KEEPALIVE, ttl -> {
       if (lease == leaseId) {

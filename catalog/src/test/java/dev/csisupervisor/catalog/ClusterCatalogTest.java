@@ -332,6 +332,50 @@ class ClusterCatalogTest {
     assertEquals(List.of("new-id"), List.copyOf(v.snapshot().nodes().keySet()));
   }
 
+  private CatalogPublisher instance(PluginRegistry r, String nodeId, String instance, boolean revokeOnClose) {
+    CatalogPublisher p = track(CatalogPublisher.builder().registry(r).etcd(EtcdOptions.of(etcd.endpoint()))
+        .prefix(prefix).nodeId(nodeId).instance(instance).leaseTtl(TTL).revokeOnClose(revokeOnClose)
+        .backoff(Duration.ofMillis(100), Duration.ofMillis(300)).build());
+    p.start();
+    return p;
+  }
+
+  /** Issue 35 (9): one node id, one agent. The second is refused, takes over none of the first's keys. */
+  @Test
+  void aSecondAgentWithTheNodeIdOfALiveOne_isRefused_untilTheFirstLeaves() throws Exception {
+    CatalogPublisher first = instance(registry("n1", "node:ebs"), "n1", "agent-a", true);
+    assertTrue(first.awaitInSync(Duration.ofSeconds(10)));
+    EtcdClusterView v = view(Duration.ofMillis(100));
+    NodeIdInUseException inUse = org.junit.jupiter.api.Assertions.assertThrows(NodeIdInUseException.class,
+        () -> CatalogPublisher.checkNodeIdFree(EtcdOptions.of(etcd.endpoint()), prefix, "n1", "agent-b"));
+    assertTrue(inUse.getMessage().contains("node id n1 is in use by another agent (host "), inUse.getMessage());
+    assertTrue(inUse.getMessage().contains("every agent needs its own cluster.node_id"), inUse.getMessage());
+    CatalogPublisher.checkNodeIdFree(EtcdOptions.of(etcd.endpoint()), prefix, "n1", "agent-a"); // itself: free
+
+    CatalogPublisher second = instance(registry("n1", "node:nfs"), "n1", "agent-b", true);
+    await().atMost(Duration.ofSeconds(5)).until(() -> second.status().lastError().contains("in use by another agent"));
+    assertFalse(second.awaitInSync(Duration.ofMillis(500)));
+    assertEquals(List.of("ebs"), v.snapshot().nodePlugins("n1").stream().map(CatalogEntry::name).toList());
+    assertTrue(second.status().etcdErrors() >= 1);
+
+    first.close(); // leaves: lease revoked, node key gone; the second's next attempt creates it
+    assertTrue(second.awaitInSync(Duration.ofSeconds(10)), second.status().toString());
+    await().atMost(Duration.ofSeconds(5)).until(() -> v.snapshot().nodePlugins("n1").stream()
+        .map(CatalogEntry::name).toList().equals(List.of("nfs")));
+  }
+
+  /** The same agent restarted after a crash (its instance token from its data dir) takes its node key at once. */
+  @Test
+  void theSameInstanceRestartedWithinItsTtl_takesItsNodeKeyOver_withoutWaiting() throws Exception {
+    PluginRegistry r = registry("n1", "node:ebs");
+    CatalogPublisher crashed = instance(r, "n1", "agent-a", false);
+    assertTrue(crashed.awaitInSync(Duration.ofSeconds(10)));
+    crashed.close(); // as a crash: the lease is left to expire
+    CatalogPublisher again = instance(r, "n1", "agent-a", true);
+    assertTrue(again.awaitInSync(Duration.ofSeconds(TTL.toSeconds() - 1)), again.status().toString());
+    assertEquals("", again.status().lastError());
+  }
+
   @Test
   void unreachableEtcdAtStart_publisherRetriesWithBoundedBacklog_thenConverges() throws Exception {
     int port = EtcdProcess.freePort();

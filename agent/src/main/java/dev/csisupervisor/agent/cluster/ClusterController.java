@@ -18,10 +18,10 @@ import dev.csisupervisor.client.CsiOutcome;
 import dev.csisupervisor.client.Secrets;
 import dev.csisupervisor.client.StatusCode;
 import dev.csisupervisor.client.VolumeCapability;
-import dev.csisupervisor.common.SecretsFiles;
 import dev.csisupervisor.registry.PluginInfo;
 import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.registry.PluginType;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -77,6 +77,7 @@ public final class ClusterController implements AutoCloseable {
   private final Function<PluginInfo, CsiClient> clients;
   /** Whether controller calls carry this agent's identity and election revision ({@link #identifyCalls}). */
   private volatile boolean identify;
+  private volatile RequestSecrets secrets;
   /** Per plugin id, the identified view of its client for the current election term. */
   private final Map<String, IdentifiedClient> identified = new ConcurrentHashMap<>();
   private final Duration callTimeout;
@@ -136,6 +137,7 @@ public final class ClusterController implements AutoCloseable {
       return t;
     });
     this.calls = new LeaderCalls(volumes, callTimeout);
+    this.secrets = new RequestSecrets(nodeId, Optional.empty());
     this.attacher = new VolumeAttacher(volumes, nodeId, calls, detachAfter, clock, retry, attachers, counts);
     volumes.onLeaseLost(calls::cancelAll);
   }
@@ -184,6 +186,16 @@ public final class ClusterController implements AutoCloseable {
    */
   public ClusterController identifyCalls() {
     identify = true;
+    return this;
+  }
+
+  /**
+   * Reads requests' secrets files only under {@code directory} (symbolic links resolved); without this, anywhere.
+   *
+   * @throws IllegalArgumentException if {@code directory} is not absolute
+   */
+  public ClusterController secretsUnder(Path directory) {
+    secrets = new RequestSecrets(nodeId, Optional.of(directory));
     return this;
   }
 
@@ -391,7 +403,7 @@ public final class ClusterController implements AutoCloseable {
       Optional<CapacityRange> capacity = spec.requiredBytes() == 0 && spec.limitBytes() == 0 ? Optional.empty()
           : Optional.of(new CapacityRange(spec.requiredBytes(), spec.limitBytes()));
       asked = new CreateVolumeRequest(r.name(), capacity, capabilities, spec.parameters(), secrets(r), topology);
-    } catch (SecretsUnreadable e) {
+    } catch (RequestSecrets.Unreadable e) {
       finish(l, r, r.failed(r.describe() + " failed: " + e.getMessage()));
       return;
     } catch (IllegalArgumentException e) {
@@ -451,7 +463,7 @@ public final class ClusterController implements AutoCloseable {
     dev.csisupervisor.client.Secrets secrets;
     try {
       secrets = secrets(r);
-    } catch (SecretsUnreadable e) {
+    } catch (RequestSecrets.Unreadable e) {
       finish(l, r, r.failed(r.describe() + " failed: " + e.getMessage()));
       return;
     }
@@ -512,25 +524,8 @@ public final class ClusterController implements AutoCloseable {
   }
 
   /** A request's secrets file, read now on this machine (never in etcd). */
-  private dev.csisupervisor.client.Secrets secrets(ClusterVolumeRequest r) throws SecretsUnreadable {
-    if (r.secretsFile().isEmpty()) {
-      return dev.csisupervisor.client.Secrets.none();
-    }
-    try {
-      return dev.csisupervisor.client.Secrets.of(SecretsFiles.read(r.secretsFile().get()));
-    } catch (java.io.IOException | IllegalArgumentException e) {
-      throw new SecretsUnreadable("the secrets file " + r.secretsFile().get() + " cannot be read on controller agent "
-          + nodeId + " (" + e.getMessage() + "); every agent that may be the controller agent of " + r.pluginId()
-          + " needs it at that path");
-    }
-  }
-
-  private static final class SecretsUnreadable extends Exception {
-    private static final long serialVersionUID = 1L;
-
-    SecretsUnreadable(String message) {
-      super(message);
-    }
+  private dev.csisupervisor.client.Secrets secrets(ClusterVolumeRequest r) throws RequestSecrets.Unreadable {
+    return secrets.read(r.pluginId(), r.secretsFile());
   }
 
   /** When this agent last saw each lost node with claims (for status). */

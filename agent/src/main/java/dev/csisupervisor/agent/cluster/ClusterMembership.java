@@ -25,18 +25,24 @@ public final class ClusterMembership implements AutoCloseable {
   private final PluginRegistry registry;
   private final AgentMetrics metrics;
   private volatile ClusterNode node;
+  private final String instance;
   private boolean metricsRegistered;
   private boolean closed;
 
-  public ClusterMembership(PluginRegistry registry, AgentMetrics metrics) {
+  /** @param instance this agent's instance token ({@link NodeInstance}) */
+  public ClusterMembership(PluginRegistry registry, AgentMetrics metrics, String instance) {
     this.registry = Objects.requireNonNull(registry, "registry");
     this.metrics = metrics;
+    this.instance = Objects.requireNonNull(instance, "instance");
   }
 
   /**
    * Makes the membership what {@code next} says: joins, leaves (the old node's lease is revoked, so its entries
    * go now), or leaves and joins again with the new settings; nothing when they are the same. Returns one line
    * per change, for the reload's answer.
+   *
+   * @throws dev.csisupervisor.catalog.NodeIdInUseException if the new node id is another live agent's (nothing
+   *     is changed then)
    */
   public synchronized List<String> apply(Optional<ClusterConfig> next) {
     List<String> changes = new ArrayList<>();
@@ -47,6 +53,9 @@ public final class ClusterMembership implements AutoCloseable {
     ClusterConfig was = old == null ? null : old.config();
     if (Objects.equals(was, next.orElse(null))) {
       return changes;
+    }
+    if (next.isPresent() && (was == null || !was.nodeId().equals(next.get().nodeId()))) {
+      ClusterNode.checkNodeId(next.get(), instance); // refused before anything is left
     }
     if (old != null) {
       node = null;
@@ -61,7 +70,7 @@ public final class ClusterMembership implements AutoCloseable {
         metrics.watchCatalog(() -> Optional.ofNullable(node).map(ClusterNode::status).orElse(NONE));
         metricsRegistered = true;
       }
-      node = ClusterNode.start(c, registry);
+      node = ClusterNode.start(c, registry, instance);
       changes.add(was == null ? "cluster: joined the catalog as node " + c.nodeId() + " at " + c.etcd().endpoints()
           : "cluster: settings changed (" + String.join(", ", differences(was, c)) + "): publishing again as node "
               + c.nodeId());

@@ -12,6 +12,8 @@ import java.util.concurrent.ConcurrentHashMap;
 
 import dev.csisupervisor.agent.config.ClusterConfig;
 import dev.csisupervisor.catalog.CatalogPublisher;
+import dev.csisupervisor.catalog.EtcdException;
+import dev.csisupervisor.catalog.NodeIdInUseException;
 import dev.csisupervisor.catalog.PublisherStatus;
 import dev.csisupervisor.registry.PluginRegistry;
 import java.util.Objects;
@@ -38,7 +40,7 @@ public final class ClusterNode implements AutoCloseable {
     this.controller = new ClusterController(volumes, config.nodeId(), registry, this::controllerClient,
         config.etcd().requestTimeout().multipliedBy(6),
         config.detachAfter().isZero() ? Optional.empty() : Optional.of(config.detachAfter()), Clock.systemUTC())
-        .identifyCalls().start(Duration.ofSeconds(1));
+        .identifyCalls().secretsUnder(config.secretsDir()).start(Duration.ofSeconds(1));
   }
 
   /** A client for a local controller registration, one per socket, closed with the node. */
@@ -62,11 +64,30 @@ public final class ClusterNode implements AutoCloseable {
     return controller;
   }
 
-  /** Starts publishing {@code registry} as {@code config} says. Returns at once. */
-  public static ClusterNode start(ClusterConfig config, PluginRegistry registry) {
+  /**
+   * Refuses {@code config}'s node id if another live agent holds it in the catalog (one read); when etcd cannot
+   * be read, only logs it: the publisher's create-only put of the node key refuses it once etcd answers.
+   *
+   * @throws NodeIdInUseException naming the other agent
+   */
+  public static void checkNodeId(ClusterConfig config, String instance) {
+    try {
+      CatalogPublisher.checkNodeIdFree(config.etcd(), config.prefix(), config.nodeId(), instance);
+    } catch (EtcdException e) {
+      log.warn("cluster: cannot check now that node id {} is no other agent's ({}); the catalog publisher does when "
+          + "etcd answers", config.nodeId(), e.getMessage());
+    }
+  }
+
+  /**
+   * Starts publishing {@code registry} as {@code config} says, as the agent with instance token {@code instance}
+   * ({@link NodeInstance}). Returns at once.
+   */
+  public static ClusterNode start(ClusterConfig config, PluginRegistry registry, String instance) {
     Objects.requireNonNull(config, "config");
     Objects.requireNonNull(registry, "registry");
     CatalogPublisher p = CatalogPublisher.builder()
+        .instance(instance)
         .registry(registry)
         .etcd(config.etcd())
         .nodeId(config.nodeId())

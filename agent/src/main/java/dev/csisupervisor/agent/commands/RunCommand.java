@@ -2,6 +2,9 @@ package dev.csisupervisor.agent.commands;
 
 import dev.csisupervisor.cli.ExitCodes;
 import dev.csisupervisor.agent.Agent;
+import dev.csisupervisor.agent.cluster.ClusterNode;
+import dev.csisupervisor.agent.cluster.NodeInstance;
+import dev.csisupervisor.catalog.NodeIdInUseException;
 import dev.csisupervisor.agent.config.AgentConfig;
 import dev.csisupervisor.agent.config.ClusterConfig;
 import dev.csisupervisor.agent.config.ConfigException;
@@ -106,6 +109,19 @@ final class RunCommand implements Callable<Integer> {
       spec.commandLine().getErr().println("csi-agent: invalid environment: " + e.getMessage());
       return ExitCodes.USAGE;
     }
+    if (clusterConfig.isPresent()) {
+      // Before anything starts: a node id another live agent holds is refused (its claims would become ours).
+      try {
+        ClusterNode.checkNodeId(clusterConfig.get(), NodeInstance.load(cfg.dataDir()));
+      } catch (NodeIdInUseException e) {
+        spec.commandLine().getErr().println("csi-agent: cannot start: cluster.node_id: " + e.getMessage());
+        return ExitCodes.FAILURE;
+      } catch (java.io.IOException e) {
+        spec.commandLine().getErr().println("csi-agent: cannot start: data_dir: cannot read or make the node "
+            + "instance token in " + cfg.dataDir() + ": " + e.getMessage());
+        return ExitCodes.FAILURE;
+      }
+    }
     Agent agent = Agent.create(cfg);
     // Still there for the exits no handler sees (System.exit elsewhere, a signal the JDK keeps).
     // Closing the agent also leaves the cluster catalog: its deregistrations are published, then the lease goes.
@@ -118,7 +134,13 @@ final class RunCommand implements Callable<Integer> {
       return e.configError() ? ExitCodes.USAGE : ExitCodes.FAILURE;
     }
     stopOnSignals(agent);
-    agent.cluster().apply(clusterConfig);
+    try {
+      agent.cluster().apply(clusterConfig);
+    } catch (NodeIdInUseException e) { // taken between the check and now
+      spec.commandLine().getErr().println("csi-agent: cannot start: cluster.node_id: " + e.getMessage());
+      agent.close();
+      return ExitCodes.FAILURE;
+    }
     // Before the "running" line: whoever waits for it finds SIGHUP handled (or the warning that it cannot be).
     reloadOnSighup(agent);
     spec.commandLine().getOut().println("csi-agent running: admin socket " + cfg.adminSocket()

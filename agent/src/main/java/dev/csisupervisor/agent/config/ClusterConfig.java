@@ -36,6 +36,8 @@ import java.util.TreeSet;
  *   password_file: etcd-password  # its first line is the password; keeps it out of the config
  *   detach_after: 0s           # cluster volumes: how long a lost node keeps its claims before the elected
  *                              # controller agent unpublishes them (the fence) and releases them; 0s: forever
+ *   secrets_dir: /etc/csi-agent/secrets  # default; as controller agent, the only directory (symbolic links
+ *                              # resolved) a cluster request's --secrets-file is read from
  * </pre>
  *
  * @param etcd how to reach etcd
@@ -44,12 +46,15 @@ import java.util.TreeSet;
  * @param leaseTtl the node lease's TTL
  * @param detachAfter how long a lost node keeps its volume claims before the fence; zero: until it comes back
  *     or an operator forces (the default)
+ * @param secretsDir the only directory the controller agent reads requests' secrets files under
  */
-public record ClusterConfig(EtcdOptions etcd, String nodeId, String prefix, Duration leaseTtl, Duration detachAfter) {
+public record ClusterConfig(EtcdOptions etcd, String nodeId, String prefix, Duration leaseTtl, Duration detachAfter,
+    Path secretsDir) {
 
   public static final Duration DEFAULT_LEASE_TTL = Duration.ofSeconds(15);
+  public static final Path DEFAULT_SECRETS_DIR = Path.of("/etc/csi-agent/secrets");
   static final Set<String> FIELDS = Set.of("endpoints", "node_id", "prefix", "lease_ttl", "ca_file", "cert_file",
-      "key_file", "user", "password", "password_file", "request_timeout", "detach_after");
+      "key_file", "user", "password", "password_file", "request_timeout", "detach_after", "secrets_dir");
 
   private static final ObjectMapper YAML = YAMLMapper.builder(new YAMLFactory())
       .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION).build();
@@ -66,6 +71,14 @@ public record ClusterConfig(EtcdOptions etcd, String nodeId, String prefix, Dura
     if (detachAfter == null || detachAfter.isNegative()) {
       throw new IllegalArgumentException("cluster.detach_after must not be negative, got " + detachAfter);
     }
+    if (secretsDir == null || !secretsDir.isAbsolute()) {
+      throw new IllegalArgumentException("cluster.secrets_dir must be an absolute path, got " + secretsDir);
+    }
+  }
+
+  /** With the default {@code secrets_dir}. */
+  public ClusterConfig(EtcdOptions etcd, String nodeId, String prefix, Duration leaseTtl, Duration detachAfter) {
+    this(etcd, nodeId, prefix, leaseTtl, detachAfter, DEFAULT_SECRETS_DIR);
   }
 
   /** Without {@code detach_after} (a lost node's claims stay until it is back or forced). */
@@ -171,6 +184,15 @@ public record ClusterConfig(EtcdOptions etcd, String nodeId, String prefix, Dura
       timeout = EtcdOptions.DEFAULT_REQUEST_TIMEOUT;
     }
     Duration detachAfter = duration(c, "detach_after", Duration.ZERO, problems);
+    Path secretsDir = DEFAULT_SECRETS_DIR;
+    String sd = text(c, "secrets_dir", problems);
+    if (sd != null) {
+      if (sd.isBlank()) {
+        problems.add("cluster.secrets_dir: must not be empty");
+      } else {
+        secretsDir = base.resolve(sd).normalize();
+      }
+    }
     Path ca = file(c, "ca_file", base, problems);
     Path cert = file(c, "cert_file", base, problems);
     Path key = file(c, "key_file", base, problems);
@@ -199,7 +221,7 @@ public record ClusterConfig(EtcdOptions etcd, String nodeId, String prefix, Dura
     }
     try {
       return new ClusterConfig(new EtcdOptions(endpoints, ca, cert, key, user, password, timeout), nodeId, prefix, ttl,
-          detachAfter);
+          detachAfter, secretsDir);
     } catch (IllegalArgumentException e) {
       throw new ConfigException(file, "cluster: " + e.getMessage());
     }

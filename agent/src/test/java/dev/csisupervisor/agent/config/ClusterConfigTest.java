@@ -107,6 +107,14 @@ class ClusterConfigTest {
   }
 
   @Test
+  void secretsDir_defaultsToEtcCsiAgentSecrets_andResolvesAgainstTheConfigFile() throws Exception {
+    assertEquals(java.nio.file.Path.of("/etc/csi-agent/secrets"), config("cluster:\n  endpoints: [h:1]\n").secretsDir());
+    assertEquals(dir.resolve("keys"), config("cluster:\n  endpoints: [h:1]\n  secrets_dir: keys\n").secretsDir());
+    assertTrue(problems("cluster:\n  endpoints: [h:1]\n  secrets_dir: ''\n").get(0)
+        .startsWith("cluster.secrets_dir: must not be empty"));
+  }
+
+  @Test
   void everyBadField_isReportedTogether() {
     List<String> p = problems("cluster:\n  endpoints: [h:1]\n  node_id: a/b\n  prefix: nope\n  lease_ttl: 1s\n"
         + "  cert_file: missing.pem\n  user: u\n  colour: red\n");

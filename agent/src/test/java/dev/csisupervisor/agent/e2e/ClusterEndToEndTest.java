@@ -266,6 +266,25 @@ class ClusterEndToEndTest {
     return out;
   }
 
+  /** Issue 35 (9): a second agent started with the node_id of a live one is refused at start; the first goes on. */
+  @Test
+  void aSecondAgentWithALiveAgentsNodeId_isRefusedAtStart() throws Exception {
+    EtcdProcess etcd = EtcdProcess.start(dir);
+    closeables.add(etcd);
+    startAgent(config("twin", etcd.endpoint(), "node"), "twin");
+    ClusterView view = ClusterView.builder().etcd(EtcdOptions.of(etcd.endpoint())).prefix(PREFIX).build();
+    closeables.add(view);
+    view.start();
+    await().atMost(WAIT).until(() -> counts(view.snapshot(), "ebs").equals("c0/0 n1/1 entries=1"));
+    Path second = dir.resolve("twin-2.yaml");
+    Files.writeString(second, Files.readString(config("twin", etcd.endpoint(), "node"))
+        .replace("data_dir: " + dir.resolve("twin"), "data_dir: " + dir.resolve("twin-2")));
+    Cli.run(dir, WAIT, "run", "--config", second.toString()).assertExit(1,
+        "csi-agent: cannot start: cluster.node_id: node id twin is in use by another agent (host ");
+    assertEquals("c0/0 n1/1 entries=1", counts(view.snapshot(), "ebs"));
+    assertTrue(Files.exists(dir.resolve("twin").resolve("node-instance")));
+  }
+
   @Test
   void emptyEndpoints_refusedWithTheFieldNamed() throws Exception {
     Path f = dir.resolve("bad.yaml");
