@@ -11,7 +11,8 @@ import java.util.Optional;
  *   &lt;prefix&gt;/nodes/&lt;nodeId&gt;
  *   &lt;prefix&gt;/plugins/&lt;type id&gt;/&lt;name&gt;/&lt;nodeId&gt;/&lt;allocId&gt;
  *   &lt;prefix&gt;/volumes/&lt;plugin&gt;/&lt;vol&gt;
- *   &lt;prefix&gt;/claims/&lt;plugin&gt;/&lt;vol&gt;/&lt;nodeId&gt;/&lt;alloc&gt;
+ *   &lt;prefix&gt;/claims/&lt;nodeId&gt;/&lt;plugin&gt;/&lt;vol&gt;/&lt;alloc&gt;
+ *   &lt;prefix&gt;/claimguards/&lt;plugin&gt;/&lt;vol&gt;
  *   &lt;prefix&gt;/attachments/&lt;plugin&gt;/&lt;vol&gt;/&lt;nodeId&gt;
  *   &lt;prefix&gt;/controllers/&lt;plugin&gt;
  *   &lt;prefix&gt;/requests/&lt;plugin&gt;/create/&lt;name&gt;
@@ -22,7 +23,12 @@ import java.util.Optional;
  * The plugin name and the node id never contain {@code /}; the alloc id of a plugin key is the last segment and
  * may. A volume id (any id CSI allows, {@code /} included) and a claim's alloc id are written escaped
  * ({@link #escape}: every byte outside {@code A-Z a-z 0-9 . _ -} as {@code %XX}), so each is one segment and
- * the usual ids read as they are. Immutable.
+ * the usual ids read as they are.
+ *
+ * <p>A node writes only under {@code claims/<its node id>/} (and the shared {@code claimguards/}, whose keys
+ * hold nothing but a revision), so etcd's range permissions can confine each node's user to its own claims: one
+ * node can neither take another's claim away nor write an attachment (README "Cluster volumes", the etcd roles).
+ * Immutable.
  */
 public final class CatalogKeys {
   public static final String DEFAULT_PREFIX = "/csi-supervisor";
@@ -132,18 +138,31 @@ public final class CatalogKeys {
     return volumesRoot() + pluginId + "/" + escape(volumeId);
   }
 
-  /** Every claim of one volume: {@code <prefix>/claims/<plugin>/<vol>/}. */
-  public String volumeClaimsPrefix(String pluginId, String volumeId) {
-    return claimsRoot() + pluginId + "/" + escape(volumeId) + "/";
+  /** Every claim of one node: {@code <prefix>/claims/<node>/}, the range a node's etcd user may write. */
+  public String nodeClaimsRoot(String nodeId) {
+    return claimsRoot() + checkNodeId(nodeId) + "/";
   }
 
-  /** Every claim of one volume on one node: {@code <prefix>/claims/<plugin>/<vol>/<node>/}. */
+  /** Every claim of one volume on one node: {@code <prefix>/claims/<node>/<plugin>/<vol>/}. */
   public String nodeClaimsPrefix(String pluginId, String volumeId, String nodeId) {
-    return volumeClaimsPrefix(pluginId, volumeId) + checkNodeId(nodeId) + "/";
+    return nodeClaimsRoot(nodeId) + pluginId + "/" + escape(volumeId) + "/";
   }
 
   public String claimKey(String pluginId, String volumeId, String nodeId, String allocId) {
     return nodeClaimsPrefix(pluginId, volumeId, nodeId) + escape(allocId);
+  }
+
+  public String claimGuardsRoot() {
+    return prefix + "/claimguards/";
+  }
+
+  /**
+   * {@code <prefix>/claimguards/<plugin>/<vol>}: put by every claim of the volume, in the claim's transaction,
+   * which compares it unchanged since the claims were read; so two claims decided on the same claims cannot both
+   * be written, though the claims themselves are under each node's own prefix.
+   */
+  public String claimGuardKey(String pluginId, String volumeId) {
+    return claimGuardsRoot() + pluginId + "/" + escape(volumeId);
   }
 
   public String attachmentKey(String pluginId, String volumeId, String nodeId) {
@@ -239,11 +258,11 @@ public final class CatalogKeys {
       return Optional.empty();
     }
     String[] parts = key.substring(claimsRoot().length()).split("/", -1);
-    if (parts.length != 4 || !PluginIds.isValid(parts[0]) || !isNodeIdShape(parts[2])) {
+    if (parts.length != 4 || !isNodeIdShape(parts[0]) || !PluginIds.isValid(parts[1])) {
       return Optional.empty();
     }
     try {
-      return Optional.of(new ClaimPath(parts[0], unescape(parts[1]), parts[2], unescape(parts[3])));
+      return Optional.of(new ClaimPath(parts[1], unescape(parts[2]), parts[0], unescape(parts[3])));
     } catch (IllegalArgumentException e) {
       return Optional.empty();
     }

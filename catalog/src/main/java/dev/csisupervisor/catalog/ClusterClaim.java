@@ -5,7 +5,7 @@ import java.time.Instant;
 import java.util.Objects;
 
 /**
- * Who uses a volume: {@code <prefix>/claims/<plugin>/<vol>/<node>/<alloc>}. Not on the node's lease: a claim
+ * Who uses a volume: {@code <prefix>/claims/<node>/<plugin>/<vol>/<alloc>}. Not on the node's lease: a claim
  * outlives its node's connection, and goes only when released. Immutable.
  *
  * @param pluginId the plugin id

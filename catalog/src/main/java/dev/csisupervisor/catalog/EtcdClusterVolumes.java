@@ -36,8 +36,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * {@link ClusterVolumes} on the project's etcd client. Each operation is a few transactions; a claim is a read of
- * the volume and its claims at one revision, then a conditional put, repeated while other claims of the same
- * volume land in between. The election lease is granted on the first {@link #lead} and kept alive from the
+ * the volume, its claims (each under its node's own prefix) and its claim guard at one revision, then a put of the
+ * claim and the guard conditional on the guard as read, repeated while other claims of the same volume land in
+ * between. The election lease is granted on the first {@link #lead} and kept alive from the
  * catalog's shared timer; when it is lost the next {@link #lead} takes a new one.
  */
 final class EtcdClusterVolumes implements ClusterVolumes {
@@ -111,25 +112,59 @@ final class EtcdClusterVolumes implements ClusterVolumes {
   @Override
   public boolean deregister(String pluginId, String volumeId) throws VolumeStateException {
     String key = keys.volumeKey(pluginId, volumeId);
-    String claims = keys.volumeClaimsPrefix(pluginId, volumeId);
-    String attachments = keys.attachmentsRoot() + pluginId + "/" + CatalogKeys.escape(volumeId) + "/";
-    TxnResponse r = txn(TxnRequest.newBuilder()
-        .addCompare(none(claims)).addCompare(none(attachments))
-        .addSuccess(RequestOp.newBuilder().setRequestDeleteRange(DeleteRangeRequest.newBuilder().setKey(bytes(key))))
-        .addFailure(rangePrefix(claims, 1)).addFailure(rangePrefix(attachments, 1)).build());
-    if (r.getSucceeded()) {
-      boolean existed = r.getResponses(0).getResponseDeleteRange().getDeleted() > 0;
-      if (existed) {
-        log.info("cluster volume {}/{} deregistered", pluginId, volumeId);
+    String guard = keys.claimGuardKey(pluginId, volumeId);
+    String attachments = attachmentsPrefix(pluginId, volumeId);
+    for (int round = 1; round <= MAX_CLAIM_ROUNDS; round++) {
+      TxnResponse read = txn(TxnRequest.newBuilder().addSuccess(rangePrefix(keys.claimsRoot(), 0))
+          .addSuccess(range(guard)).addSuccess(rangePrefix(attachments, 1)).build());
+      List<String> held = new ArrayList<>();
+      claimsOf(read, 0, pluginId, volumeId).forEach(kv -> held.add("claim " + kv.getKey().toStringUtf8()));
+      read.getResponses(2).getResponseRange().getKvsList().forEach(kv -> held.add("attachment " + kv.getKey().toStringUtf8()));
+      if (!held.isEmpty()) {
+        throw new VolumeStateException("volume " + volumeId + " of plugin " + pluginId + " is still in use (" + held
+            + (held.size() == 1 ? "" : " and more") + "): unmount it everywhere first, or detach a lost node with "
+            + "csi-agent cluster volume detach --node N --force");
       }
-      return existed;
+      if (modOf(read, 1) == 0) {
+        makeGuard(guard);
+        continue;
+      }
+      // Only if no claim was written since the read (each one puts the guard) and no attachment appeared.
+      TxnResponse r = txn(TxnRequest.newBuilder().addCompare(modIs(guard, modOf(read, 1)))
+          .addCompare(none(attachments)).addSuccess(delete(key)).addSuccess(delete(guard)).build());
+      if (r.getSucceeded()) {
+        boolean existed = r.getResponses(0).getResponseDeleteRange().getDeleted() > 0;
+        if (existed) {
+          log.info("cluster volume {}/{} deregistered", pluginId, volumeId);
+        }
+        return existed;
+      }
     }
-    List<String> held = new ArrayList<>();
-    r.getResponses(0).getResponseRange().getKvsList().forEach(kv -> held.add("claim " + kv.getKey().toStringUtf8()));
-    r.getResponses(1).getResponseRange().getKvsList().forEach(kv -> held.add("attachment " + kv.getKey().toStringUtf8()));
-    throw new VolumeStateException("volume " + volumeId + " of plugin " + pluginId + " is still in use (" + held
-        + (held.size() == 1 ? "" : " and more") + "): unmount it everywhere first, or detach a lost node with "
-        + "csi-agent cluster volume detach --node N --force");
+    throw new EtcdException("deregister of " + pluginId + "/" + volumeId + ": its claims kept changing", "CONTENTION",
+        null);
+  }
+
+  /**
+   * Puts an absent claim guard. Every decision on a volume's claims compares its guard with a revision read while
+   * it existed: a guard deleted behind one's back (a node's user may write the guards) reads as a change, never as
+   * the absence first read (which a delete after a claim would bring back).
+   */
+  private void makeGuard(String guard) {
+    txn(TxnRequest.newBuilder().addCompare(absent(guard)).addSuccess(put(guard, ByteString.EMPTY, 0)).build());
+  }
+
+  /** The claims of one volume in the range at {@code index} of {@code r} (a range of every claim). */
+  private List<KeyValue> claimsOf(TxnResponse r, int index, String pluginId, String volumeId) {
+    return r.getResponses(index).getResponseRange().getKvsList().stream()
+        .filter(kv -> keys.parseClaimKey(kv.getKey().toStringUtf8())
+            .filter(c -> c.pluginId().equals(pluginId) && c.volumeId().equals(volumeId)).isPresent())
+        .toList();
+  }
+
+  /** The mod revision of the one key ranged at {@code index} of {@code r}; 0 if it is absent. */
+  private static long modOf(TxnResponse r, int index) {
+    List<KeyValue> kvs = r.getResponses(index).getResponseRange().getKvsList();
+    return kvs.isEmpty() ? 0 : kvs.get(0).getModRevision();
   }
 
   @Override
@@ -144,17 +179,16 @@ final class EtcdClusterVolumes implements ClusterVolumes {
   @Override
   public ClusterClaim claim(ClaimRequest request) throws ClaimRefusedException {
     String volumeKey = keys.volumeKey(request.pluginId(), request.volumeId());
-    String claims = keys.volumeClaimsPrefix(request.pluginId(), request.volumeId());
+    String guard = keys.claimGuardKey(request.pluginId(), request.volumeId());
     String claimKey = keys.claimKey(request.pluginId(), request.volumeId(), request.nodeId(), request.allocId());
     String what = "claim of " + request.pluginId() + "/" + request.volumeId() + " for " + request.nodeId() + "/"
         + request.allocId();
     String deleteKey = keys.requestKey(ClusterVolumeRequest.Kind.DELETE, request.pluginId(), request.volumeId());
     rounds:
     for (int round = 1; round <= MAX_CLAIM_ROUNDS; round++) {
-      // Step 1: the volume and every claim of it, at one revision.
-      TxnResponse read = txn(TxnRequest.newBuilder().addSuccess(range(volumeKey)).addSuccess(rangePrefix(claims, 0))
-          .addSuccess(range(deleteKey)).build());
-      long revision = read.getHeader().getRevision();
+      // Step 1: the volume, every claim of it and its guard, at one revision.
+      TxnResponse read = txn(TxnRequest.newBuilder().addSuccess(range(volumeKey))
+          .addSuccess(rangePrefix(keys.claimsRoot(), 0)).addSuccess(range(deleteKey)).addSuccess(range(guard)).build());
       List<KeyValue> volumeKv = read.getResponses(0).getResponseRange().getKvsList();
       if (volumeKv.isEmpty()) {
         throw refused(ClaimRefusedException.Reason.NOT_REGISTERED, what + " refused: the volume is not registered in "
@@ -174,7 +208,7 @@ final class EtcdClusterVolumes implements ClusterVolumes {
             + volume.accessibleTopology() + ", and node " + request.nodeId() + " is at " + request.nodeTopology(), null);
       }
       List<ClusterClaim> existing = new ArrayList<>();
-      for (KeyValue kv : read.getResponses(1).getResponseRange().getKvsList()) {
+      for (KeyValue kv : claimsOf(read, 1, request.pluginId(), request.volumeId())) {
         Optional<String> bad = problem(() -> existing.add(claimAtItsKey(kv)));
         if (bad.isPresent()) {
           String key = kv.getKey().toStringUtf8();
@@ -212,12 +246,18 @@ final class EtcdClusterVolumes implements ClusterVolumes {
             + conflict.get().holder().mode() + (conflict.get().holder().readOnly() ? " read-only" : "") + ": "
             + conflict.get().why(), conflict.get().holder());
       }
-      // Step 3: the put, only if the volume and its claims are as read (no claim changed or added since).
+      if (modOf(read, 3) == 0) {
+        makeGuard(guard);
+        continue;
+      }
+      // Step 3: the put, only if the volume is as read and no claim of it was written since (each one puts the
+      // guard); a claim released meanwhile changes nothing the decision relied on.
       TxnResponse w = txn(TxnRequest.newBuilder()
           .addCompare(Compare.newBuilder().setKey(bytes(volumeKey)).setTarget(Compare.CompareTarget.MOD)
               .setResult(Compare.CompareResult.EQUAL).setModRevision(volumeKv.get(0).getModRevision()))
-          .addCompare(EtcdOps.unchangedSince(claims, revision))
+          .addCompare(modIs(guard, modOf(read, 3)))
           .addCompare(absent(deleteKey))
+          .addSuccess(put(guard, ByteString.copyFromUtf8(request.nodeId() + "/" + request.allocId()), 0))
           .addSuccess(put(claimKey, VolumeCodec.encode(wanted), 0)).build());
       if (w.getSucceeded()) {
         log.info("{} granted ({}{}) at revision {}", what, request.mode(), request.readOnly() ? " read-only" : "",
@@ -270,19 +310,17 @@ final class EtcdClusterVolumes implements ClusterVolumes {
 
   @Override
   public List<ClusterClaim> claims(String pluginId, String volumeId) {
-    TxnResponse r = txn(TxnRequest.newBuilder().addSuccess(rangePrefix(keys.volumeClaimsPrefix(pluginId, volumeId), 0)).build());
-    return r.getResponses(0).getResponseRange().getKvsList().stream().map(this::decodeClaim).toList();
+    TxnResponse r = txn(TxnRequest.newBuilder().addSuccess(rangePrefix(keys.claimsRoot(), 0)).build());
+    return claimsOf(r, 0, pluginId, volumeId).stream().map(this::decodeClaim).toList();
   }
 
   @Override
   public List<ClusterClaim> claimsOfNode(String nodeId) {
     CatalogKeys.checkNodeId(nodeId);
-    TxnResponse r = txn(TxnRequest.newBuilder().addSuccess(rangePrefix(keys.claimsRoot(), 0)).build());
+    TxnResponse r = txn(TxnRequest.newBuilder().addSuccess(rangePrefix(keys.nodeClaimsRoot(nodeId), 0)).build());
     List<ClusterClaim> out = new ArrayList<>();
     for (KeyValue kv : r.getResponses(0).getResponseRange().getKvsList()) {
-      if (keys.parseClaimKey(kv.getKey().toStringUtf8()).map(p -> p.nodeId().equals(nodeId)).orElse(false)) {
-        decodeOrSkip(kv, () -> out.add(claimAtItsKey(kv)));
-      }
+      decodeOrSkip(kv, () -> out.add(claimAtItsKey(kv)));
     }
     return out;
   }
@@ -661,31 +699,23 @@ final class EtcdClusterVolumes implements ClusterVolumes {
     String volumeId = request.name();
     String key = keys.requestKey(request.kind(), plugin, volumeId);
     String volumeKey = keys.volumeKey(plugin, volumeId);
-    String claims = keys.volumeClaimsPrefix(plugin, volumeId);
+    String guard = keys.claimGuardKey(plugin, volumeId);
     String attachments = attachmentsPrefix(plugin, volumeId);
     for (int round = 1; round <= MAX_CLAIM_ROUNDS; round++) {
-      TxnResponse r = txn(TxnRequest.newBuilder()
-          .addCompare(Compare.newBuilder().setKey(bytes(volumeKey)).setTarget(Compare.CompareTarget.CREATE)
-              .setResult(Compare.CompareResult.GREATER).setCreateRevision(0))
-          .addCompare(none(claims)).addCompare(none(attachments)).addCompare(absent(key))
-          .addSuccess(put(key, VolumeCodec.encode(request), 0))
-          .addFailure(range(volumeKey)).addFailure(rangePrefix(claims, 10)).addFailure(rangePrefix(attachments, 10))
-          .addFailure(range(key)).build());
-      if (r.getSucceeded()) {
-        log.info("{} asked", request.describe());
-        return Optional.of(request.withRevision(r.getHeader().getRevision()));
-      }
-      if (r.getResponses(0).getResponseRange().getKvsCount() == 0) {
+      TxnResponse read = txn(TxnRequest.newBuilder().addSuccess(range(volumeKey))
+          .addSuccess(rangePrefix(keys.claimsRoot(), 0)).addSuccess(rangePrefix(attachments, 10))
+          .addSuccess(range(key)).addSuccess(range(guard)).build());
+      if (read.getResponses(0).getResponseRange().getKvsCount() == 0) {
         return Optional.empty();
       }
       List<String> held = new ArrayList<>();
-      for (KeyValue kv : r.getResponses(1).getResponseRange().getKvsList()) {
+      for (KeyValue kv : claimsOf(read, 1, plugin, volumeId)) {
         held.add(describeOrKey(kv, () -> {
           ClusterClaim c = decodeClaim(kv);
           return "claim by " + c.holder() + " (" + c.mode() + ")";
         }));
       }
-      for (KeyValue kv : r.getResponses(2).getResponseRange().getKvsList()) {
+      for (KeyValue kv : read.getResponses(2).getResponseRange().getKvsList()) {
         held.add(describeOrKey(kv, () -> {
           ClusterAttachment a = VolumeCodec.decodeAttachment(kv.getValue());
           return "attachment to node " + a.nodeId() + " (" + a.state() + ")";
@@ -696,9 +726,23 @@ final class EtcdClusterVolumes implements ClusterVolumes {
             + String.join("; ", held) + (held.size() >= 10 ? " and maybe more" : "") + ". Unmount it everywhere first "
             + "(or detach a lost node with csi-agent cluster volume detach --node N --force)");
       }
-      List<KeyValue> kvs = r.getResponses(3).getResponseRange().getKvsList();
-      if (kvs.isEmpty()) {
+      if (modOf(read, 4) == 0) {
+        makeGuard(guard);
         continue;
+      }
+      // Only if no claim was written since the read (each one puts the guard) and nothing else changed.
+      TxnResponse r = txn(TxnRequest.newBuilder()
+          .addCompare(Compare.newBuilder().setKey(bytes(volumeKey)).setTarget(Compare.CompareTarget.CREATE)
+              .setResult(Compare.CompareResult.GREATER).setCreateRevision(0))
+          .addCompare(modIs(guard, modOf(read, 4))).addCompare(none(attachments)).addCompare(absent(key))
+          .addSuccess(put(key, VolumeCodec.encode(request), 0)).build());
+      if (r.getSucceeded()) {
+        log.info("{} asked", request.describe());
+        return Optional.of(request.withRevision(r.getHeader().getRevision()));
+      }
+      List<KeyValue> kvs = read.getResponses(3).getResponseRange().getKvsList();
+      if (kvs.isEmpty()) {
+        continue; // something else changed: read again
       }
       ClusterVolumeRequest existing = VolumeCodec.decodeRequest(kvs.get(0).getValue(), kvs.get(0).getModRevision());
       if (existing.state() != ClusterVolumeRequest.State.FAILED) {
@@ -751,8 +795,9 @@ final class EtcdClusterVolumes implements ClusterVolumes {
     String key = keys.requestKey(from.kind(), from.pluginId(), from.name());
     TxnRequest.Builder t = TxnRequest.newBuilder().addCompare(held(l)).addCompare(modIs(key, from.revision()));
     if (from.kind() == ClusterVolumeRequest.Kind.DELETE) {
-      t.addCompare(none(keys.volumeClaimsPrefix(from.pluginId(), from.name())))
-          .addCompare(none(attachmentsPrefix(from.pluginId(), from.name())));
+      // No claim can be written while the delete request exists (a claim's transaction compares it absent), and
+      // there was none when it was made (requestDelete); attachments are the controller agent's own.
+      t.addCompare(none(attachmentsPrefix(from.pluginId(), from.name())));
     }
     TxnResponse r = txn(t.addSuccess(put(key, VolumeCodec.encode(to), 0)).build());
     return r.getSucceeded() ? Optional.of(to.withRevision(r.getHeader().getRevision())) : Optional.empty();

@@ -435,7 +435,7 @@ class ClusterVolumesTest {
     ClaimRefusedException refused = assertThrows(ClaimRefusedException.class,
         () -> a.claim(request("a", "w", "v", VolumeAccessMode.MULTI_NODE_READER_ONLY, true)));
     assertEquals(ClaimRefusedException.Reason.UNREADABLE_CLAIM, refused.reason());
-    assertTrue(refused.getMessage().contains("/claims/" + PLUGIN + "/v/b/") && refused.getMessage().contains(
+    assertTrue(refused.getMessage().contains("/claims/b/" + PLUGIN + "/v/") && refused.getMessage().contains(
         "detach --node b --force"), refused.getMessage());
     VolumesSnapshot s = a.read();
     assertEquals(java.util.Set.of(newer, disagreeing),
