@@ -165,8 +165,18 @@ public final class CatalogKeys {
     return claimGuardsRoot() + pluginId + "/" + escape(volumeId);
   }
 
+  /** Every attachment of one volume: {@code <prefix>/attachments/<plugin>/<vol>/}. */
+  public String volumeAttachmentsPrefix(String pluginId, String volumeId) {
+    return attachmentsRoot() + pluginId + "/" + escape(volumeId) + "/";
+  }
+
   public String attachmentKey(String pluginId, String volumeId, String nodeId) {
-    return attachmentsRoot() + pluginId + "/" + escape(volumeId) + "/" + checkNodeId(nodeId);
+    return volumeAttachmentsPrefix(pluginId, volumeId) + checkNodeId(nodeId);
+  }
+
+  /** The catalog entries of one plugin id's plugins of one type: {@code <prefix>/plugins/<type>/<plugin>/}. */
+  public String pluginEntriesPrefix(PluginType type, String pluginId) {
+    return pluginsRoot() + type.id() + "/" + pluginId + "/";
   }
 
   public String requestsRoot() {
@@ -178,7 +188,12 @@ public final class CatalogKeys {
    * {@code .../delete/<vol>}.
    */
   public String requestKey(ClusterVolumeRequest.Kind kind, String pluginId, String name) {
-    return requestsRoot() + pluginId + "/" + kind.name().toLowerCase(java.util.Locale.ROOT) + "/" + escape(name);
+    return requestsPrefix(kind, pluginId) + escape(name);
+  }
+
+  /** Every request of one kind of a plugin id: {@code <prefix>/requests/<plugin>/<kind>/}. */
+  public String requestsPrefix(ClusterVolumeRequest.Kind kind, String pluginId) {
+    return requestsRoot() + pluginId + "/" + kind.name().toLowerCase(java.util.Locale.ROOT) + "/";
   }
 
   /** Nodes whose agent stopped cleanly with its mounts kept: {@code <prefix>/stopped/}. */
@@ -196,7 +211,11 @@ public final class CatalogKeys {
    * not on any lease, so that whether a mount waits for a controller publish is known while no controller runs.
    */
   public String capabilitiesKey(String pluginId) {
-    return prefix + "/capabilities/" + dev.csisupervisor.common.CsiIds.checkPlugin("pluginId", pluginId);
+    return capabilitiesRoot() + dev.csisupervisor.common.CsiIds.checkPlugin("pluginId", pluginId);
+  }
+
+  public String capabilitiesRoot() {
+    return prefix + "/capabilities/";
   }
 
   /** The election key of the controller agent of a plugin id. */

@@ -113,7 +113,7 @@ final class EtcdClusterVolumes implements ClusterVolumes {
   public boolean deregister(String pluginId, String volumeId) throws VolumeStateException {
     String key = keys.volumeKey(pluginId, volumeId);
     String guard = keys.claimGuardKey(pluginId, volumeId);
-    String attachments = attachmentsPrefix(pluginId, volumeId);
+    String attachments = keys.volumeAttachmentsPrefix(pluginId, volumeId);
     for (int round = 1; round <= MAX_CLAIM_ROUNDS; round++) {
       TxnResponse read = txn(TxnRequest.newBuilder().addSuccess(rangePrefix(keys.claimsRoot(), 0))
           .addSuccess(range(guard)).addSuccess(rangePrefix(attachments, 1)).build());
@@ -383,7 +383,7 @@ final class EtcdClusterVolumes implements ClusterVolumes {
     if (remembered.isPresent()) {
       return remembered.get().contains("PUBLISH_UNPUBLISH_VOLUME");
     }
-    String prefix = keys.pluginsRoot() + dev.csisupervisor.registry.PluginType.CSI_CONTROLLER.id() + "/" + pluginId + "/";
+    String prefix = keys.pluginEntriesPrefix(dev.csisupervisor.registry.PluginType.CSI_CONTROLLER, pluginId);
     TxnResponse r = txn(TxnRequest.newBuilder().addSuccess(rangePrefix(prefix, 0)).build());
     for (KeyValue kv : r.getResponses(0).getResponseRange().getKvsList()) {
       try {
@@ -636,7 +636,7 @@ final class EtcdClusterVolumes implements ClusterVolumes {
   @Override
   public List<CatalogEntry> controllersOf(String pluginId) {
     dev.csisupervisor.common.CsiIds.checkPlugin("pluginId", pluginId);
-    String prefix = keys.pluginsRoot() + dev.csisupervisor.registry.PluginType.CSI_CONTROLLER.id() + "/" + pluginId + "/";
+    String prefix = keys.pluginEntriesPrefix(dev.csisupervisor.registry.PluginType.CSI_CONTROLLER, pluginId);
     TxnResponse r = txn(TxnRequest.newBuilder().addSuccess(rangePrefix(prefix, 0)).build());
     List<CatalogEntry> out = new ArrayList<>();
     for (KeyValue kv : r.getResponses(0).getResponseRange().getKvsList()) {
@@ -700,7 +700,7 @@ final class EtcdClusterVolumes implements ClusterVolumes {
     String key = keys.requestKey(request.kind(), plugin, volumeId);
     String volumeKey = keys.volumeKey(plugin, volumeId);
     String guard = keys.claimGuardKey(plugin, volumeId);
-    String attachments = attachmentsPrefix(plugin, volumeId);
+    String attachments = keys.volumeAttachmentsPrefix(plugin, volumeId);
     for (int round = 1; round <= MAX_CLAIM_ROUNDS; round++) {
       TxnResponse read = txn(TxnRequest.newBuilder().addSuccess(range(volumeKey))
           .addSuccess(rangePrefix(keys.claimsRoot(), 0)).addSuccess(rangePrefix(attachments, 10))
@@ -797,7 +797,7 @@ final class EtcdClusterVolumes implements ClusterVolumes {
     if (from.kind() == ClusterVolumeRequest.Kind.DELETE) {
       // No claim can be written while the delete request exists (a claim's transaction compares it absent), and
       // there was none when it was made (requestDelete); attachments are the controller agent's own.
-      t.addCompare(none(attachmentsPrefix(from.pluginId(), from.name())));
+      t.addCompare(none(keys.volumeAttachmentsPrefix(from.pluginId(), from.name())));
     }
     TxnResponse r = txn(t.addSuccess(put(key, VolumeCodec.encode(to), 0)).build());
     return r.getSucceeded() ? Optional.of(to.withRevision(r.getHeader().getRevision())) : Optional.empty();
@@ -833,7 +833,7 @@ final class EtcdClusterVolumes implements ClusterVolumes {
   @Override
   public boolean completeDelete(Leadership l, ClusterVolumeRequest request) {
     String key = keys.requestKey(request.kind(), request.pluginId(), request.name());
-    String creates = keys.requestsRoot() + request.pluginId() + "/create/";
+    String creates = keys.requestsPrefix(ClusterVolumeRequest.Kind.CREATE, request.pluginId());
     TxnResponse made = txn(TxnRequest.newBuilder().addSuccess(rangePrefix(creates, 0)).build());
     TxnRequest.Builder t = TxnRequest.newBuilder().addCompare(held(l)).addCompare(modIs(key, request.revision()))
         .addSuccess(delete(keys.volumeKey(request.pluginId(), request.name()))).addSuccess(delete(key));
@@ -852,10 +852,6 @@ final class EtcdClusterVolumes implements ClusterVolumes {
       log.info("{} done: the volume's key removed", request.describe());
     }
     return done;
-  }
-
-  private String attachmentsPrefix(String pluginId, String volumeId) {
-    return keys.attachmentsRoot() + pluginId + "/" + CatalogKeys.escape(volumeId) + "/";
   }
 
   @Override

@@ -50,7 +50,7 @@ public final class EtcdRoles {
         new Permission(true, keys.attachmentsRoot(), true),
         new Permission(true, keys.requestsRoot(), true),
         new Permission(true, keys.volumesRoot(), true),
-        new Permission(true, keys.prefix() + "/capabilities/", true),
+        new Permission(true, keys.capabilitiesRoot(), true),
         new Permission(true, keys.claimsRoot(), true));
   }
 
