@@ -11,9 +11,9 @@ import java.util.Optional;
  * Cluster volumes in etcd, beside the catalog: volumes, claims, attachments and the controller election per
  * plugin id (DESIGN.md "Cluster volumes").
  *
- * <p><b>Claims</b> are taken in one transaction that reads every claim of the volume and writes the new one only
- * if none of them changed and none was added in between (a compare of the mod revision over the volume's whole
- * claim range), so of two concurrent single-writer claims exactly one wins, on any node. A claim is not on any
+ * <p><b>Claims</b> are taken by reading every claim of the volume and its claim guard, then writing the new claim
+ * and the guard only if the guard is unchanged (every claim puts it), so of two concurrent single-writer claims
+ * exactly one wins, on any node; each node's claims are under its own prefix ({@link EtcdRoles}). A claim is not on any
  * lease: it goes only when released.
  *
  * <p><b>Attachments</b> are written by the agent holding the plugin id's election key ({@link #lead}), every
@@ -26,7 +26,9 @@ import java.util.Optional;
  * no attachment, and no claim is granted while it is asked.
  *
  * <p>Every call goes to etcd (linearizable) and fails with {@link EtcdException} when no member answers (each
- * endpoint is tried once). Thread-safe.
+ * endpoint is tried once); except, while {@link #watchChanges} is open, {@link #read} and the election's check of
+ * who leads, which read a watch-fed mirror of etcd (exact up to its revision; every write stays conditional).
+ * Thread-safe.
  */
 public interface ClusterVolumes extends VolumeClaims, ControllerAttachments, ProvisioningRequests, AutoCloseable {
 
@@ -34,14 +36,17 @@ public interface ClusterVolumes extends VolumeClaims, ControllerAttachments, Pro
     return new Builder();
   }
 
-  /** Everything at one revision. */
+  /** Everything at one revision (from the mirror while {@link #watchChanges} is open and in sync). */
   VolumesSnapshot read();
 
+  /** Unary etcd requests this client has made (streams, keep-alives and watches, are not counted). */
+  long etcdRequests();
+
   /**
-   * Calls {@code changed} (on an etcd client thread; it must return at once) after claims, attachments or requests
-   * changed anywhere in the cluster: a hint to read them now rather than at the next timer tick, never a substitute
-   * for reading them (a change made while etcd is unreachable is hinted once, after the watch is back, not
-   * replayed). Until the returned handle is closed.
+   * Mirrors the keys {@link #read} returns from one list and a watch ({@code VolumesInformer}) and calls
+   * {@code changed} (on an etcd client thread; it must return at once) after each change is in the mirror: the
+   * controller agent's rounds then read the mirror, making no etcd request while nothing changes. A change made while
+   * etcd is unreachable is hinted once, after the mirror is listed again. Until the returned handle is closed.
    */
   AutoCloseable watchChanges(Runnable changed);
 

@@ -46,6 +46,7 @@ import java.util.concurrent.TimeUnit;
  * notice a silent stream themselves. Thread-safe.
  */
 final class EtcdClient implements AutoCloseable {
+  private final java.util.concurrent.atomic.AtomicLong unaryCalls = new java.util.concurrent.atomic.AtomicLong();
   private static final Metadata.Key<String> TOKEN = Metadata.Key.of("token", Metadata.ASCII_STRING_MARSHALLER);
   /**
    * etcd's "require leader" flag (clientv3's WithRequireLeader): a member that has lost its leader (cut off from
@@ -173,6 +174,7 @@ final class EtcdClient implements AutoCloseable {
    * call made once more: etcd checks the token before anything else, so the first attempt did nothing.
    */
   private <T> T call(String what, java.util.function.Function<ManagedChannel, T> rpc) {
+    unaryCalls.incrementAndGet();
     for (int attempt = 1; ; attempt++) {
       try {
         return rpc.apply(channel());
@@ -201,6 +203,11 @@ final class EtcdClient implements AutoCloseable {
 
   private LeaseGrpc.LeaseBlockingStub lease(ManagedChannel c) {
     return withAuth(LeaseGrpc.newBlockingStub(c)).withDeadlineAfter(deadlineMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  /** Unary requests made (ranges, transactions, lease calls); streams (watches, keep-alives) are not counted. */
+  long unaryCalls() {
+    return unaryCalls.get();
   }
 
   RangeResponse range(RangeRequest request) {

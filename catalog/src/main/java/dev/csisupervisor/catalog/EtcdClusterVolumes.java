@@ -65,6 +65,9 @@ final class EtcdClusterVolumes implements ClusterVolumes {
   private final long ttlSeconds;
   private final Clock clock;
   private final Object leaseLock = new Object();
+  /** The watch-fed mirror while {@link #watchChanges} is open. */
+  private volatile VolumesInformer informer;
+  static final Duration MIRROR_RESYNC = Duration.ofMinutes(5);
   private long leaseId; // guarded by leaseLock
   private LeaseKeepAlive keepAlive; // guarded by leaseLock
   private boolean closed; // guarded by leaseLock
@@ -379,6 +382,10 @@ final class EtcdClusterVolumes implements ClusterVolumes {
   @Override
   public boolean controllerPublishes(String pluginId) {
     dev.csisupervisor.common.CsiIds.checkPlugin("pluginId", pluginId);
+    Optional<KeyValue> mirroredCaps = mirrored(keys.capabilitiesKey(pluginId)).orElse(Optional.empty());
+    if (mirroredCaps.isPresent()) {
+      return VolumeCodec.decodeCapabilities(mirroredCaps.get().getValue()).contains("PUBLISH_UNPUBLISH_VOLUME");
+    }
     Optional<java.util.Set<String>> remembered = attachmentWrites.rememberedCapabilities(pluginId);
     if (remembered.isPresent()) {
       return remembered.get().contains("PUBLISH_UNPUBLISH_VOLUME");
@@ -399,55 +406,86 @@ final class EtcdClusterVolumes implements ClusterVolumes {
 
   @Override
   public VolumesSnapshot read() {
-    TxnResponse r = txn(TxnRequest.newBuilder()
-        .addSuccess(rangePrefix(keys.volumesRoot(), 0)).addSuccess(rangePrefix(keys.claimsRoot(), 0))
-        .addSuccess(rangePrefix(keys.attachmentsRoot(), 0)).addSuccess(rangePrefix(keys.controllersRoot(), 0))
-        .addSuccess(RequestOp.newBuilder().setRequestRange(RangeRequest.newBuilder().setKey(bytes(keys.nodesRoot()))
-            .setRangeEnd(EtcdClient.prefixEnd(bytes(keys.nodesRoot()))).setKeysOnly(true)))
-        .addSuccess(rangePrefix(keys.requestsRoot(), 0))
-        .addSuccess(rangePrefix(keys.stoppedRoot(), 0))
-        .build());
+    VolumesInformer mirror = informer;
+    if (mirror != null) {
+      Optional<VolumesSnapshot> mirrored = mirror.snapshot();
+      if (mirrored.isPresent()) {
+        return mirrored.get();
+      }
+    }
+    TxnRequest.Builder t = TxnRequest.newBuilder();
+    List<String> roots = snapshotRoots();
+    for (String root : roots) {
+      t.addSuccess(rangePrefix(root, 0));
+    }
+    TxnResponse r = txn(t.build());
+    Map<String, List<KeyValue>> byRoot = new HashMap<>();
+    for (int i = 0; i < roots.size(); i++) {
+      byRoot.put(roots.get(i), r.getResponses(i).getResponseRange().getKvsList());
+    }
+    return decodeSnapshot(r.getHeader().getRevision(), byRoot);
+  }
+
+  /** Whether the watch-fed mirror is open and in sync. */
+  boolean mirrorSynced() {
+    VolumesInformer mirror = informer;
+    return mirror != null && mirror.synced();
+  }
+
+  /** A key as the mirror has it (present or not); empty without a mirror in sync. */
+  private Optional<Optional<KeyValue>> mirrored(String key) {
+    VolumesInformer mirror = informer;
+    return mirror == null ? Optional.empty() : mirror.get(key);
+  }
+
+  /** The roots a snapshot is made of (and the mirror keeps). */
+  private List<String> snapshotRoots() {
+    return List.of(keys.volumesRoot(), keys.claimsRoot(), keys.attachmentsRoot(), keys.controllersRoot(),
+        keys.nodesRoot(), keys.requestsRoot(), keys.stoppedRoot(), keys.capabilitiesRoot());
+  }
+
+  /** A snapshot of the keys under each of {@link #snapshotRoots}, read at {@code revision}. */
+  private VolumesSnapshot decodeSnapshot(long revision, Map<String, List<KeyValue>> byRoot) {
     List<ClusterVolume> volumes = new ArrayList<>();
     List<ClusterClaim> claims = new ArrayList<>();
     List<ClusterAttachment> attachments = new ArrayList<>();
     Map<String, String> controllers = new HashMap<>();
     Set<String> nodes = new HashSet<>();
-    for (KeyValue kv : r.getResponses(0).getResponseRange().getKvsList()) {
+    for (KeyValue kv : byRoot.get(keys.volumesRoot())) {
       decodeOrSkip(kv, () -> volumes.add(VolumeCodec.decodeVolume(kv.getValue())));
     }
     List<VolumesSnapshot.DamagedKey> damaged = new ArrayList<>();
-    for (KeyValue kv : r.getResponses(1).getResponseRange().getKvsList()) {
+    for (KeyValue kv : byRoot.get(keys.claimsRoot())) {
       String key = kv.getKey().toStringUtf8();
       Optional<String> bad = problem(() -> claims.add(claimAtItsKey(kv)));
       bad.ifPresent(why -> damaged.add(keys.parseClaimKey(key).map(c -> new VolumesSnapshot.DamagedKey(key, why,
           "claim", c.pluginId(), c.volumeId(), c.nodeId())).orElse(new VolumesSnapshot.DamagedKey(key, why, "claim",
           "", "", ""))));
     }
-    for (KeyValue kv : r.getResponses(2).getResponseRange().getKvsList()) {
+    for (KeyValue kv : byRoot.get(keys.attachmentsRoot())) {
       String key = kv.getKey().toStringUtf8();
       Optional<String> bad = problem(() -> attachments.add(attachmentAtItsKey(kv)));
       bad.ifPresent(why -> damaged.add(keys.parseAttachmentKey(key).map(a -> new VolumesSnapshot.DamagedKey(key, why,
           "attachment", a.pluginId(), a.volumeId(), a.nodeId())).orElse(new VolumesSnapshot.DamagedKey(key, why,
           "attachment", "", "", ""))));
     }
-    for (KeyValue kv : r.getResponses(3).getResponseRange().getKvsList()) {
+    for (KeyValue kv : byRoot.get(keys.controllersRoot())) {
       decodeOrSkip(kv, () -> controllers.put(kv.getKey().toStringUtf8().substring(keys.controllersRoot().length()),
           VolumeCodec.decodeController(kv.getValue()).node()));
     }
-    for (KeyValue kv : r.getResponses(4).getResponseRange().getKvsList()) {
+    for (KeyValue kv : byRoot.get(keys.nodesRoot())) {
       keys.parseNodeKey(kv.getKey().toStringUtf8()).ifPresent(nodes::add);
     }
     List<ClusterVolumeRequest> requests = new ArrayList<>();
-    for (KeyValue kv : r.getResponses(5).getResponseRange().getKvsList()) {
+    for (KeyValue kv : byRoot.get(keys.requestsRoot())) {
       decodeOrSkip(kv, () -> requests.add(VolumeCodec.decodeRequest(kv.getValue(), kv.getModRevision())));
     }
     Map<String, java.time.Instant> stopped = new HashMap<>();
-    for (KeyValue kv : r.getResponses(6).getResponseRange().getKvsList()) {
+    for (KeyValue kv : byRoot.get(keys.stoppedRoot())) {
       String node = kv.getKey().toStringUtf8().substring(keys.stoppedRoot().length());
       decodeOrSkip(kv, () -> stopped.put(node, java.time.Instant.parse(VolumeCodec.decodeController(kv.getValue()).since())));
     }
-    return new VolumesSnapshot(r.getHeader().getRevision(), volumes, claims, attachments, controllers, nodes, requests,
-        stopped, damaged);
+    return new VolumesSnapshot(revision, volumes, claims, attachments, controllers, nodes, requests, stopped, damaged);
   }
 
   /** Why {@code decode} failed, logged once per read; empty if it did not. */
@@ -541,8 +579,20 @@ final class EtcdClusterVolumes implements ClusterVolumes {
   @Override
   public Optional<Leadership> lead(String pluginId) {
     dev.csisupervisor.common.CsiIds.checkPlugin("pluginId", pluginId);
-    long lease = lease();
     String key = keys.controllerKey(pluginId);
+    Optional<KeyValue> mirrored = mirrored(key).orElse(Optional.empty());
+    if (mirrored.isPresent()) {
+      // Held: by this agent's live lease (leading still) or by another's (nothing to ask etcd until the key goes).
+      long held = mirrored.get().getLease();
+      long ours;
+      synchronized (leaseLock) {
+        ours = leaseId;
+      }
+      return held == ours && ours != 0
+          ? Optional.of(new Leadership(pluginId, nodeId, mirrored.get().getCreateRevision(), ours))
+          : Optional.empty();
+    }
+    long lease = lease();
     TxnResponse r = txn(TxnRequest.newBuilder()
         .addCompare(Compare.newBuilder().setKey(bytes(key)).setTarget(Compare.CompareTarget.CREATE)
             .setResult(Compare.CompareResult.EQUAL).setCreateRevision(0))
@@ -856,8 +906,23 @@ final class EtcdClusterVolumes implements ClusterVolumes {
 
   @Override
   public AutoCloseable watchChanges(Runnable changed) {
-    return new ChangeHints(client, List.of(keys.claimsRoot(), keys.attachmentsRoot(), keys.requestsRoot()),
-        Objects.requireNonNull(changed, "changed")).open();
+    Objects.requireNonNull(changed, "changed");
+    VolumesInformer mirror = new VolumesInformer(client, keys, snapshotRoots(), this::decodeSnapshot, changed,
+        MIRROR_RESYNC);
+    informer = mirror;
+    mirror.open();
+    return () -> {
+      mirror.close();
+      if (informer == mirror) {
+        informer = null;
+      }
+    };
+  }
+
+  /** Unary etcd requests made by this client (not its streams): what a controller round costs. */
+  @Override
+  public long etcdRequests() {
+    return client.unaryCalls();
   }
 
   @Override

@@ -13,21 +13,34 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A watch of some key prefixes that only says "something changed" ({@link ClusterVolumes#watchChanges}): no events
- * are decoded, no revision is kept, and a change made while the watch is down is not replayed. The caller reads
- * the state itself (level-triggered); the hint lets it do so at once instead of at its next timer tick, and it
- * keeps the timer for when the hint is silent. When the stream fails or ends, the watch is opened again after
- * {@link #REOPEN_AFTER_MS} on the next endpoint, and the hint is given once (changes may have been missed).
+ * One etcd watch stream kept open: when it fails, ends, or its {@link Handler} asks (etcd compacted past it), it is
+ * opened again after {@link #REOPEN_AFTER_MS} on the next endpoint, with the create requests the handler gives
+ * then (after, for a mirror, listing again). Responses reach the handler only from the current stream.
  *
- * <p>At most one stream is open, whatever fails while one is being opened (the open itself throwing, a create
- * request refused, the stream failing before the open returns): a stream that is not the current one is cancelled,
- * and at most one reopen is ever pending.
+ * <p>At most one stream is open, whatever fails while one is being opened (the handler's preparation or the open
+ * throwing, a create request refused, the stream failing before the open returns): a stream that is not the
+ * current one is cancelled, and at most one reopen is ever pending.
  */
-final class ChangeHints implements AutoCloseable {
-  private static final Logger log = LoggerFactory.getLogger(ChangeHints.class);
+final class SingleWatch implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(SingleWatch.class);
   static final long REOPEN_AFTER_MS = 1000;
 
-  /** What the hints need of an etcd client. */
+  /** What the stream does; called on etcd client threads, or the opening thread for {@link #creates}. */
+  interface Handler {
+    /** Before each open: the watch create requests of the new stream (throwing makes the open fail and retry). */
+    List<WatchCreateRequest> creates();
+
+    /** A response of the current stream; a reason to open it again, or null. */
+    String onResponse(WatchResponse response);
+
+    /** The current stream ended or could not be opened. */
+    void onDown();
+
+    /** A stream is open again after one that failed. */
+    void onReopened();
+  }
+
+  /** What the watch needs of an etcd client. */
   interface Watcher {
     /** Opens a watch stream. */
     StreamObserver<WatchRequest> watch(StreamObserver<WatchResponse> responses);
@@ -42,7 +55,7 @@ final class ChangeHints implements AutoCloseable {
     void cancel(StreamObserver<WatchRequest> stream, String why);
   }
 
-  static Watcher of(EtcdClient client, List<String> prefixes) {
+  static Watcher of(EtcdClient client, String what) {
     return new Watcher() {
       @Override
       public StreamObserver<WatchRequest> watch(StreamObserver<WatchResponse> responses) {
@@ -56,7 +69,7 @@ final class ChangeHints implements AutoCloseable {
 
       @Override
       public String describe(Throwable t) {
-        return client.translate("watch " + prefixes, t).getMessage();
+        return client.translate("watch " + what, t).getMessage();
       }
 
       @Override
@@ -67,8 +80,8 @@ final class ChangeHints implements AutoCloseable {
   }
 
   private final Watcher watcher;
-  private final List<String> prefixes;
-  private final Runnable changed;
+  private final String what;
+  private final Handler handler;
   private final Executor reopenDelay;
   private StreamObserver<WatchRequest> stream; // guarded by this
   /** The open's own token: a stream's end counts only while its open is the current one. */
@@ -77,21 +90,20 @@ final class ChangeHints implements AutoCloseable {
   private boolean reopenPending; // guarded by this
   private String lastFailure = ""; // guarded by this
 
-  ChangeHints(EtcdClient client, List<String> prefixes, Runnable changed) {
-    this(of(client, prefixes), prefixes, changed,
-        CompletableFuture.delayedExecutor(REOPEN_AFTER_MS, TimeUnit.MILLISECONDS));
+  SingleWatch(EtcdClient client, String what, Handler handler) {
+    this(of(client, what), what, handler, CompletableFuture.delayedExecutor(REOPEN_AFTER_MS, TimeUnit.MILLISECONDS));
   }
 
   /** @param reopenDelay runs a reopen after the delay ({@link #REOPEN_AFTER_MS} outside tests) */
-  ChangeHints(Watcher watcher, List<String> prefixes, Runnable changed, Executor reopenDelay) {
+  SingleWatch(Watcher watcher, String what, Handler handler, Executor reopenDelay) {
     this.watcher = watcher;
-    this.prefixes = List.copyOf(prefixes);
-    this.changed = changed;
+    this.what = what;
+    this.handler = handler;
     this.reopenDelay = reopenDelay;
   }
 
   /** Opens the watch (a failure to open is retried like a failed stream). */
-  synchronized ChangeHints open() {
+  synchronized SingleWatch open() {
     reopenPending = false;
     if (closed) {
       return this;
@@ -100,12 +112,11 @@ final class ChangeHints implements AutoCloseable {
     current = token;
     StreamObserver<WatchRequest> s = null;
     try {
+      List<WatchCreateRequest> creates = handler.creates();
       s = watcher.watch(new StreamObserver<>() {
         @Override
         public void onNext(WatchResponse r) {
-          if (r.getEventsCount() > 0) {
-            hint();
-          }
+          response(token, r);
         }
 
         @Override
@@ -118,10 +129,8 @@ final class ChangeHints implements AutoCloseable {
           ended(token, "the watch was ended by etcd");
         }
       });
-      for (String prefix : prefixes) {
-        ByteString key = EtcdClient.bytes(prefix);
-        s.onNext(WatchRequest.newBuilder().setCreateRequest(WatchCreateRequest.newBuilder()
-            .setKey(key).setRangeEnd(EtcdClient.prefixEnd(key))).build());
+      for (WatchCreateRequest c : creates) {
+        s.onNext(WatchRequest.newBuilder().setCreateRequest(c).build());
       }
     } catch (EtcdException e) {
       if ("CLOSED".equals(e.code())) {
@@ -147,6 +156,7 @@ final class ChangeHints implements AutoCloseable {
       current = null;
     }
     cancelQuietly(s, "the watch could not be opened");
+    handler.onDown();
     reopenLater(why);
   }
 
@@ -161,12 +171,34 @@ final class ChangeHints implements AutoCloseable {
     }
   }
 
-  private void hint() {
-    try {
-      changed.run();
-    } catch (RuntimeException e) {
-      log.warn("a change hint's receiver threw", e);
+  private void response(Object token, WatchResponse r) {
+    synchronized (this) {
+      if (closed || current != token) {
+        return; // a stream an earlier open made
+      }
     }
+    String restart;
+    try {
+      restart = handler.onResponse(r);
+    } catch (RuntimeException e) {
+      restart = "the watch's handler failed: " + e;
+      log.warn("{}", restart, e);
+    }
+    if (restart != null) {
+      StreamObserver<WatchRequest> s;
+      synchronized (this) {
+        s = current == token ? stream : null;
+      }
+      ended(token, restart);
+      cancelQuietly(s, restart);
+    }
+  }
+
+  /** A list of one prefix's keys, as a create request. */
+  static WatchCreateRequest prefix(String prefix, long startRevision) {
+    ByteString key = EtcdClient.bytes(prefix);
+    return WatchCreateRequest.newBuilder().setKey(key).setRangeEnd(EtcdClient.prefixEnd(key))
+        .setStartRevision(startRevision).build();
   }
 
   private void ended(Object token, String why) {
@@ -177,6 +209,7 @@ final class ChangeHints implements AutoCloseable {
       current = null;
       stream = null;
     }
+    handler.onDown();
     reopenLater(why);
   }
 
@@ -187,14 +220,14 @@ final class ChangeHints implements AutoCloseable {
       }
       reopenPending = true;
       if (!why.equals(lastFailure)) {
-        log.debug("change hints on {}: {}; opened again in {} ms", prefixes, why, REOPEN_AFTER_MS);
+        log.debug("watch of {}: {}; opened again in {} ms", what, why, REOPEN_AFTER_MS);
       }
       lastFailure = why;
     }
     watcher.failover();
     reopenDelay.execute(() -> {
       if (open().isOpen()) {
-        hint(); // whatever changed while it was down
+        handler.onReopened(); // whatever changed while it was down
       }
     });
   }
@@ -213,6 +246,6 @@ final class ChangeHints implements AutoCloseable {
       s = stream;
       stream = null;
     }
-    cancelQuietly(s, "change hints closed"); // found by a test closing a controller agent mid-publish
+    cancelQuietly(s, "watch closed"); // found by a test closing a controller agent mid-publish
   }
 }

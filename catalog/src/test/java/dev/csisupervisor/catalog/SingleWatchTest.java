@@ -16,8 +16,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 
-/** Issue 35 (10): the change watch keeps at most one stream open whatever fails while opening it. */
-class ChangeHintsTest {
+/** Issue 35 (10): the watch keeps at most one stream open whatever fails while opening it. */
+class SingleWatchTest {
   /** A stream the fake opened: open until cancelled or failed. */
   private final class Stream implements StreamObserver<WatchRequest> {
     final StreamObserver<WatchResponse> responses;
@@ -56,7 +56,40 @@ class ChangeHintsTest {
   private int failOpens;
   private Consumer<Stream> onCreate = s -> { };
 
-  private final ChangeHints.Watcher watcher = new ChangeHints.Watcher() {
+  private int failLists;
+  private int downs;
+  private String restartOn;
+
+  private final SingleWatch.Handler handler = new SingleWatch.Handler() {
+    @Override
+    public List<dev.csisupervisor.catalog.etcdpb.WatchCreateRequest> creates() {
+      if (failLists > 0) {
+        failLists--;
+        throw new EtcdException("list failed", "UNAVAILABLE", null);
+      }
+      return List.of(SingleWatch.prefix("/p/claims/", 0), SingleWatch.prefix("/p/attachments/", 0));
+    }
+
+    @Override
+    public String onResponse(WatchResponse r) {
+      if (r.getEventsCount() > 0) {
+        hints.incrementAndGet();
+      }
+      return r.getCanceled() ? restartOn : null;
+    }
+
+    @Override
+    public void onDown() {
+      downs++;
+    }
+
+    @Override
+    public void onReopened() {
+      hints.incrementAndGet();
+    }
+  };
+
+  private final SingleWatch.Watcher watcher = new SingleWatch.Watcher() {
     @Override
     public StreamObserver<WatchRequest> watch(StreamObserver<WatchResponse> responses) {
       if (failOpens > 0) {
@@ -82,8 +115,8 @@ class ChangeHintsTest {
     }
   };
 
-  private ChangeHints hints() {
-    return new ChangeHints(watcher, List.of("/p/claims/", "/p/attachments/"), hints::incrementAndGet, reopens::add);
+  private SingleWatch hints() {
+    return new SingleWatch(watcher, "/p/", handler, reopens::add);
   }
 
   private long open() {
@@ -100,7 +133,7 @@ class ChangeHintsTest {
   @Test
   void theOpenThrowing_leavesNoStream_andOneReopen() {
     failOpens = 2;
-    ChangeHints h = hints().open();
+    SingleWatch h = hints().open();
     assertEquals(0, open());
     assertEquals(1, reopens.size());
     reopens.poll().run(); // fails again: one more reopen, still none open
@@ -118,7 +151,7 @@ class ChangeHintsTest {
         throw new IllegalStateException("call was cancelled");
       }
     };
-    ChangeHints h = hints().open();
+    SingleWatch h = hints().open();
     assertEquals(0, open(), "the half-made stream is cancelled");
     assertEquals(1, reopens.size());
     runReopens();
@@ -148,7 +181,7 @@ class ChangeHintsTest {
         s.fail();
       }
     };
-    ChangeHints h = hints().open();
+    SingleWatch h = hints().open();
     assertFalse(h.isOpen());
     assertEquals(1, reopens.size());
     runReopens();
@@ -158,7 +191,7 @@ class ChangeHintsTest {
 
   @Test
   void anOpenStreamFailingTwice_makesOneReopen() {
-    ChangeHints h = hints().open();
+    SingleWatch h = hints().open();
     Stream first = streams.get(0);
     first.fail();
     first.responses.onCompleted();
@@ -171,7 +204,7 @@ class ChangeHintsTest {
   @Test
   void closedWhileAReopenIsPending_opensNothing() {
     failOpens = 1;
-    ChangeHints h = hints().open();
+    SingleWatch h = hints().open();
     h.close();
     runReopens();
     assertEquals(0, open());
@@ -186,5 +219,38 @@ class ChangeHintsTest {
     streams.get(0).responses.onNext(WatchResponse.newBuilder()
         .addEvents(dev.csisupervisor.catalog.etcdpb.Event.getDefaultInstance()).build());
     assertEquals(1, hints.get());
+  }
+
+  @Override
+  public String toString() {
+    return "streams " + streams.size() + ", downs " + downs;
+  }
+
+  @Test
+  void thePreparationFailing_opensNoStream_andIsTriedAgain() {
+    failLists = 1;
+    SingleWatch h = hints().open();
+    assertEquals(0, streams.size());
+    assertEquals(1, downs);
+    runReopens();
+    assertTrue(h.isOpen());
+    assertEquals(1, open());
+  }
+
+  @Test
+  void theHandlerAskingForARestart_endsTheStream_andOpensANewOne() {
+    restartOn = "etcd compacted past the watch";
+    SingleWatch h = hints().open();
+    streams.get(0).responses.onNext(WatchResponse.newBuilder().setCanceled(true).build());
+    assertEquals(0, open(), "the old stream is cancelled");
+    assertEquals(1, downs);
+    runReopens();
+    assertEquals(1, open());
+    assertEquals(2, streams.size());
+    assertTrue(h.isOpen());
+    // A late response of the old stream reaches nobody.
+    streams.get(0).responses.onNext(WatchResponse.newBuilder()
+        .addEvents(dev.csisupervisor.catalog.etcdpb.Event.getDefaultInstance()).build());
+    assertEquals(1, hints.get(), "only the reopen's hint");
   }
 }
