@@ -20,7 +20,7 @@ mode="${1:-quick}"
 only="${2:-all}"
 case "$mode" in
   quick|full) ;;
-  *) echo "usage: $0 quick|full [env|jmh|time-to-register|restore|supervision|fanout-stuck|cluster-catalog|cluster-failover|volumes|plugin-death|journal-roll|restore-cds|cli|footprint|cluster-chaos|crash-simulator]" >&2; exit 2 ;;
+  *) echo "usage: $0 quick|full [env|jmh|time-to-register|restore|supervision|fanout-stuck|cluster-catalog|cluster-failover|cluster-volumes-scale|volumes|plugin-death|journal-roll|restore-cds|cli|footprint|cluster-chaos|crash-simulator]" >&2; exit 2 ;;
 esac
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -68,6 +68,7 @@ want() { [[ "$only" == all || "$only" == "$1" ]]; }
   if want fanout-stuck; then run fanout-stuck "$mode"; fi
   if want cluster-catalog; then run cluster-catalog "$mode"; fi
   if want cluster-failover; then run cluster-failover "$mode"; fi
+  if want cluster-volumes-scale; then run cluster-volumes-scale "$mode"; fi
   if want volumes; then run volumes "$mode"; fi
   if want plugin-death; then run plugin-death "$mode"; fi
   if want journal-roll; then run journal-roll "$mode"; fi

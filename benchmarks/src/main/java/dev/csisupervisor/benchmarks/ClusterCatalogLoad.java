@@ -284,7 +284,7 @@ final class ClusterCatalogLoad {
     return rt.totalMemory() - rt.freeMemory();
   }
 
-  private static long rssKb(long pid) {
+  static long rssKb(long pid) {
     try {
       for (String l : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
         if (l.startsWith("VmRSS:")) {
@@ -336,7 +336,7 @@ final class ClusterCatalogLoad {
     }
   }
 
-  private static void awaitHealthy(String ep, Process etcd) throws Exception {
+  static void awaitHealthy(String ep, Process etcd) throws Exception {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
     while (System.nanoTime() < deadline) {
       if (!etcd.isAlive()) {
@@ -356,7 +356,7 @@ final class ClusterCatalogLoad {
     throw new IllegalStateException("etcd not healthy in 20 s");
   }
 
-  private static int freePort() throws IOException {
+  static int freePort() throws IOException {
     try (ServerSocket s = new ServerSocket(0)) {
       return s.getLocalPort();
     }
