@@ -2,6 +2,7 @@ package dev.csisupervisor.volumes;
 
 import dev.csisupervisor.client.CsiCapabilities;
 import dev.csisupervisor.client.CsiClient;
+import dev.csisupervisor.common.Durations;
 import dev.csisupervisor.registry.PluginEvent;
 import dev.csisupervisor.registry.PluginInfo;
 import dev.csisupervisor.registry.PluginListener;
@@ -226,7 +227,7 @@ final class Plugins implements AutoCloseable {
         : info.get().restored() ? "is restored from the last run but not confirmed running"
         : "is registered but unhealthy (" + info.get().health().message() + ")";
     return new VolumeException(VolumeException.Reason.PLUGIN_UNAVAILABLE,
-        "node plugin " + id + " " + state + " after waiting " + waited);
+        "node plugin " + id + " " + state + " after waiting " + Durations.format(waited));
   }
 
   /** The plugin's directory: its socket's directory when that lies under the CSI root, else {@code <csiRoot>/node/<id>}. */

@@ -45,9 +45,9 @@ final class ProvisioningOperations {
   private static final Logger log = LoggerFactory.getLogger(ProvisioningOperations.class);
 
   private final VolumeContext ctx;
-  private final VolumeSettler.Commit commit;
+  private final RecordCommit commit;
 
-  ProvisioningOperations(VolumeContext ctx, VolumeSettler.Commit commit) {
+  ProvisioningOperations(VolumeContext ctx, RecordCommit commit) {
     this.ctx = ctx;
     this.commit = commit;
   }

@@ -6,7 +6,6 @@ import dev.csisupervisor.client.VolumeStats;
 import dev.csisupervisor.volumes.Plugins.NodePlugin;
 import dev.csisupervisor.volumes.VolumeException.Reason;
 import dev.csisupervisor.volumes.VolumeRecord.AllocPhase;
-import dev.csisupervisor.volumes.VolumeRecord.StageState;
 import dev.csisupervisor.volumes.VolumeRecord.UsageRecord;
 import java.nio.file.Path;
 import java.time.Duration;

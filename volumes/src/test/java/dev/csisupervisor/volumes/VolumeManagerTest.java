@@ -58,6 +58,23 @@ class VolumeManagerTest extends MockNodeVolumeTest {
   }
 
   @Test
+  void mountAndUnmountFutures_completeOffTheCommitThread() {
+    // VolumeManager's contract: futures complete on gRPC I/O threads, the commit-callbacks thread or the
+    // scheduler; never on the group commit's own thread (which then could not take the next batch).
+    CompletableFuture<MountedVolume> mounting = manager.mount(claim("a1", RWO));
+    assertFalse(mounting.isDone(), "a mount's intent commit is asynchronous: not done on return");
+    CompletableFuture<String> mountedOn = mounting.handle((m, e) -> Thread.currentThread().getName());
+    MountedVolume m = kit.drive(mounting);
+    assertTrue(Files.isDirectory(m.targetPath()));
+    assertFalse(kit.drive(mountedOn).equals("csi-state-commit"), "mount completed on " + mountedOn.join());
+
+    CompletableFuture<Void> unmounting = manager.unmount("mock", vol, "a1");
+    CompletableFuture<String> unmountedOn = unmounting.handle((v, e) -> Thread.currentThread().getName());
+    kit.drive(unmounting);
+    assertFalse(kit.drive(unmountedOn).equals("csi-state-commit"), "unmount completed on " + unmountedOn.join());
+  }
+
+  @Test
   void sameClaimTwice_returnsTheSamePath_andCallsNothing() {
     MountedVolume first = kit.drive(manager.mount(claim("a1", RWO)));
     int stage = kit.client("mock").calls("NodeStageVolume");

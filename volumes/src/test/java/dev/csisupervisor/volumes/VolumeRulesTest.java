@@ -151,6 +151,8 @@ class VolumeRulesTest extends MockNodeVolumeTest {
     VolumeException e = kit.failure(manager.mount(VolumeClaim.of("ghost", "v", "a", RWO, false)));
     assertEquals(Reason.PLUGIN_UNAVAILABLE, e.reason());
     assertTrue(e.getMessage().contains("node plugin ghost is not registered"), e.getMessage());
+    // The wait in the project's words (the config's), not java.time's PT30S.
+    assertTrue(e.getMessage().endsWith("after waiting 30s"), e.getMessage());
   }
 
   @Test
