@@ -175,7 +175,7 @@ class VolumeManagerTest extends MockNodeVolumeTest {
     assertEquals(Optional.of(StatusCode.UNAVAILABLE), e.code());
     assertTrue(e.getMessage().contains("past the operation deadline of 30s"), e.getMessage());
     c.clearFaults();
-    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> manager.find("mock", vol).isEmpty());
+    VolumeKit.await().until(() -> manager.find("mock", vol).isEmpty());
   }
 
   @Test
@@ -186,7 +186,7 @@ class VolumeManagerTest extends MockNodeVolumeTest {
     c.fail("NodeStageVolume", StatusCode.DEADLINE_EXCEEDED, 12); // the old bound gave up after 5 attempts
     int before = c.calls("NodeStageVolume");
     CompletableFuture<MountedVolume> f = manager.mount(claim("a1", RWO));
-    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> {
+    VolumeKit.await().until(() -> {
       kit.scheduler.forwardTime(1, java.util.concurrent.TimeUnit.SECONDS);
       return f.isDone() || manager.waitingFor().getOrDefault("mock/" + vol, "").contains("outcome is uncertain");
     });
@@ -287,7 +287,7 @@ class VolumeManagerTest extends MockNodeVolumeTest {
         c.fail(rpc, code, 1);
         int before = c.calls(rpc);
         CompletableFuture<Void> unmount = manager.unmount("mock", vol, "a1");
-        org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> kit.client("mock").calls(rpc) > before
+        VolumeKit.await().until(() -> kit.client("mock").calls(rpc) > before
             && kit.events.stream().anyMatch(e -> e.kind() == VolumeEvent.Kind.PENDING
                 && e.message().contains(rpc) && e.message().contains(code.name())));
         assertFalse(unmount.isDone(), rpc + " " + code + ": pending, not failed, not dropped");

@@ -220,6 +220,6 @@ class VolumeRulesTest extends MockNodeVolumeTest {
     kit.client("mock").fail("NodePublishVolume", dev.csisupervisor.client.StatusCode.INTERNAL, 1);
     kit.failure(hook.prestart(Map.of(
         "data", VolumeClaim.of("mock", vol, "t2", RWO, false), "logs", VolumeClaim.of("mock", v2, "t2", RWO, false))));
-    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> manager.list().isEmpty());
+    VolumeKit.await().until(() -> manager.list().isEmpty());
   }
 }
