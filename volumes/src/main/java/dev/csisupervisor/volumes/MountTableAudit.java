@@ -57,15 +57,15 @@ final class MountTableAudit {
     long t0 = System.nanoTime();
     found.addAll(markLost(store, m));
     long t1 = System.nanoTime();
-    MountReconciler.Known known = MountReconciler.known(csiRoot, records.values());
-    for (Path orphan : MountReconciler.orphans(known, m)) {
+    LostAndOrphanMounts.Known known = LostAndOrphanMounts.known(csiRoot, records.values());
+    for (Path orphan : LostAndOrphanMounts.orphans(known, m)) {
       String line = "orphan mount " + orphan + ": no volume record names it; csi-agent volume gc lists it, "
           + "csi-agent volume gc --yes unmounts it";
       log.warn("{}", line);
       found.add(line);
     }
     long t2 = System.nanoTime();
-    for (Path d : MountReconciler.removeEmptyOrphanDirectories(known, m)) {
+    for (Path d : LostAndOrphanMounts.removeEmptyOrphanDirectories(known, m)) {
       log.info("removed empty directory {}: no volume record names it", d);
     }
     log.debug("checked {} volume record(s) against {} mount point(s): lost {} ms, orphans {} ms, empty directories {} ms",
@@ -77,7 +77,7 @@ final class MountTableAudit {
   private List<String> markLost(StateStore store, MountPoints m) {
     Map<VolumeKey, VolumeRecord> lost = new TreeMap<>(Comparator.comparing(VolumeKey::toString));
     for (VolumeRecord r : records.values()) {
-      VolumeRecord marked = MountReconciler.markLost(r, m);
+      VolumeRecord marked = LostAndOrphanMounts.markLost(r, m);
       if (!marked.equals(r)) {
         lost.put(r.key(), marked);
       }
@@ -97,7 +97,7 @@ final class MountTableAudit {
     records.putAll(lost);
     List<String> lines = new ArrayList<>();
     for (VolumeRecord r : lost.values()) {
-      String line = MountReconciler.describeLost(r);
+      String line = LostAndOrphanMounts.describeLost(r);
       log.warn("MOUNT LOST: {}", line);
       lines.add(line);
     }
@@ -115,7 +115,7 @@ final class MountTableAudit {
     if (table.isEmpty()) {
       return CompletableFuture.completedFuture(List.of());
     }
-    List<Path> found = MountReconciler.orphans(MountReconciler.known(csiRoot, records.values()), table.get());
+    List<Path> found = LostAndOrphanMounts.orphans(LostAndOrphanMounts.known(csiRoot, records.values()), table.get());
     if (!remove) {
       return CompletableFuture.completedFuture(
           found.stream().map(p -> new OrphanMount(p, false, Optional.empty())).toList());
@@ -129,7 +129,7 @@ final class MountTableAudit {
     })).toList();
     return CompletableFuture.allOf(done.toArray(CompletableFuture[]::new)).thenApply(x -> {
       try {
-        MountReconciler.removeEmptyOrphanDirectories(MountReconciler.known(csiRoot, records.values()),
+        LostAndOrphanMounts.removeEmptyOrphanDirectories(LostAndOrphanMounts.known(csiRoot, records.values()),
             mounts.read().orElseThrow());
       } catch (VolumeException e) {
         log.warn("empty orphan directories not removed: {}", e.getMessage());

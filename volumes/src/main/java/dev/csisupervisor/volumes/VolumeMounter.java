@@ -282,11 +282,11 @@ final class VolumeMounter {
       return CompletableFuture.failedFuture(e);
     }
     // The same rule as at start: what the table lost is marked so, this allocation's and any other's.
-    VolumeRecord lost = table.map(t -> MountReconciler.markLost(rec, t)).orElse(rec);
+    VolumeRecord lost = table.map(t -> LostAndOrphanMounts.markLost(rec, t)).orElse(rec);
     if (lost.equals(rec)) {
       return CompletableFuture.completedFuture(mounted(rec, c.allocId(), usage)); // idempotent: nothing called
     }
-    String what = MountReconciler.describeLost(lost);
+    String what = LostAndOrphanMounts.describeLost(lost);
     log.warn("MOUNT LOST: {}", what);
     boolean own = lost.usages().get(usage).allocs().get(c.allocId()) == AllocPhase.LOST;
     ctx.events().emit(VolumeEvent.Kind.LOST, c.key(), own ? c.allocId() : "", what);
