@@ -18,21 +18,21 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The supervision state machine of one plugin task, in three named parts it wires together: {@link ProbeLoop}
- * (when the next probe goes out), {@link HealthDeadline} (when an unhealthy plugin is restarted) and
- * {@link RegistrationSync} (bringing the registry to what the hook wants). The hook itself decides what a
- * probe, a fingerprint or a passed deadline means. Every transition happens under {@link #lock};
- * RPCs are asynchronous and their completions hop back onto the shared scheduler, so no thread
- * ever waits on a plugin and there is no thread per plugin.
+ * The supervision state machine of one plugin task. It decides what a probe, a fingerprint or a passed deadline
+ * means; the named parts it wires together keep the rest: {@link ProbeLoop} (when the next probe goes out),
+ * {@link HealthDeadline} and {@link HealthTracker} (when an unhealthy plugin is restarted, and what its health
+ * says), {@link DesiredRegistrations} with {@link RegistrationSync} (what the hook wants registered, and bringing
+ * the registry there), {@link RegistrationReport} and {@link TaskNotifications} (what the task runner hears), and
+ * {@link PluginTaskFiles} (the plugin's directory and socket). Every transition happens under {@link #lock};
+ * RPCs are asynchronous and their completions hop back onto the shared scheduler, so no thread ever waits on a
+ * plugin and there is no thread per plugin.
  *
  * <p>Registry writes (registrations, health updates, deregistrations) are durable commits: they
  * never run under {@link #lock} nor on the scheduler. The state machine only changes the
  * <em>desired</em> registrations ({@link #desired}) and asks {@link RegistrationSync} on the registry
  * executor to bring the registry there; its commit lock keeps one hook's writes in order.
  * Lock order: RegistrationSync's commit lock before {@code lock}, never the other way round. Task events and
- * lifecycle calls go through {@link #notifications}: in order, on the scheduler, outside every
- * lock. The plugin's directory and socket are {@link PluginTaskFiles}; what it wants registered,
- * {@link DesiredRegistrations}.
+ * lifecycle calls go through {@link #notifications}: in order, on the scheduler, outside every lock.
  */
 final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
   private static final Logger log = LoggerFactory.getLogger(DefaultCsiPluginSupervisorHook.class);

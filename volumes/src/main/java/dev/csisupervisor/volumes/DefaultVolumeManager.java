@@ -172,34 +172,47 @@ final class DefaultVolumeManager implements VolumeManager {
     VolumeKey key = request.key();
     String allocId = request.allocId();
     CompletableFuture<Void> gone = new CompletableFuture<>();
-    VolumeRecord known = records.get(key);
-    // The staging this unmount's end waits for: the allocation's, or, for a forced unmount of an allocation already
-    // gone, the volume's staging nothing uses any more (the tail the operator wants forced).
-    Optional<String> staging = known == null ? Optional.empty() : known.usageOf(allocId).isPresent()
-        ? known.usageOf(allocId).filter(UsageRecord::staged).map(UsageRecord::staging)
-        : request.force() ? known.stagings().keySet().stream().filter(n -> known.usersOf(n).isEmpty()).findFirst()
-        : Optional.empty();
-    unmountWaiters.add(key, allocId, staging, gone);
+    unmountWaiters.add(key, allocId, awaitedStaging(records.get(key), request), gone);
     secrets.giveController(key, request.controllerSecrets());
-    lanes.submit(key, () -> {
-      VolumeRecord rec = records.get(key);
-      boolean forcedTail = request.force() && rec != null && rec.hasWork();
-      if (rec == null || (rec.usageOf(allocId).isEmpty() && !forcedTail)) {
-        unmountWaiters.nothingToDo(key, allocId, gone);
-        return CompletableFuture.completedFuture(null);
-      }
-      VolumeRecord intent = unmountIntent(rec, request);
-      CompletableFuture<VolumeRecord> committed = intent.equals(rec) ? CompletableFuture.completedFuture(rec)
-          : commit(key, rec, intent);
-      return committed.thenCompose(r -> settler.settle(plugins.readyNode(key.pluginId()), r, Optional.empty()))
-          .thenApply(r -> (Void) null);
-    }).whenComplete((v, e) -> {
+    lanes.submit(key, () -> unmountOnLane(request, gone)).whenComplete((v, e) -> {
       if (e != null) {
         // The intent could not be committed: nothing was done, the caller must know.
         unmountWaiters.fail(key, allocId, gone, Futures.unwrap(e));
       }
     });
     return gone;
+  }
+
+  /**
+   * The staging an unmount's end waits for: the allocation's, or, for a forced unmount of an allocation already
+   * gone, the volume's staging nothing uses any more (the tail the operator wants forced).
+   */
+  private static Optional<String> awaitedStaging(VolumeRecord known, UnmountRequest request) {
+    String allocId = request.allocId();
+    if (known == null) {
+      return Optional.empty();
+    }
+    if (known.usageOf(allocId).isPresent()) {
+      return known.usageOf(allocId).filter(UsageRecord::staged).map(UsageRecord::staging);
+    }
+    return request.force() ? known.stagings().keySet().stream().filter(n -> known.usersOf(n).isEmpty()).findFirst()
+        : Optional.empty();
+  }
+
+  /** On the volume's lane: the unmount's intent committed, then settled; {@code gone} hears of the end. */
+  private CompletableFuture<Void> unmountOnLane(UnmountRequest request, CompletableFuture<Void> gone) {
+    VolumeKey key = request.key();
+    VolumeRecord rec = records.get(key);
+    boolean forcedTail = request.force() && rec != null && rec.hasWork();
+    if (rec == null || (rec.usageOf(request.allocId()).isEmpty() && !forcedTail)) {
+      unmountWaiters.nothingToDo(key, request.allocId(), gone);
+      return CompletableFuture.completedFuture(null);
+    }
+    VolumeRecord intent = unmountIntent(rec, request);
+    CompletableFuture<VolumeRecord> committed = intent.equals(rec) ? CompletableFuture.completedFuture(rec)
+        : commit(key, rec, intent);
+    return committed.thenCompose(r -> settler.settle(plugins.readyNode(key.pluginId()), r, Optional.empty()))
+        .thenApply(r -> (Void) null);
   }
 
   /** The record an unmount commits before its first call: the allocation UNPUBLISHING (and FORCED, if it is). */
