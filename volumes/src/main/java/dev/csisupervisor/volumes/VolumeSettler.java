@@ -239,40 +239,42 @@ final class VolumeSettler {
     }
     CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
     for (String name : p.record.stagings().keySet()) {
-      if (!p.record.usersOf(name).isEmpty()) {
-        continue;
+      if (p.record.usersOf(name).isEmpty()) {
+        chain = chain.thenCompose(x -> unstage(node, p, name));
       }
-      Path staging = p.record.stagingPath(name);
-      String what = "unstage of " + p.record.volumeId();
-      chain = chain.thenCompose(x -> {
-        CompletableFuture<Void> done;
-        if (node.isPresent() && !node.get().stages()) {
-          // The plugin was registered again without STAGE_UNSTAGE_VOLUME: there is no unstage to ask for.
-          done = notMountedAfterCapabilityDropped(staging, p.record.pluginId());
-        } else if (node.isPresent()) {
-          done = ctx.calls().call("NodeUnstageVolume", what, true,
-                  () -> node.get().client().nodeUnstageVolumeAsync(p.record.volumeId(), node.get().pluginPath(staging)))
-              .thenRun(() -> requireUnmounted(staging, "NodeUnstageVolume"));
-        } else if (p.record.forced()) {
-          done = agentUnmount(staging, false);
-        } else {
-          return CompletableFuture.completedFuture(null); // said in p.left already
-        }
-        if (node.isPresent() && p.record.forced()) {
-          done = done.exceptionallyCompose(e -> agentUnmount(staging, false));
-        }
-        return done.handle((y, failure) -> {
-          if (failure != null) {
-            p.failed(what, failure);
-          } else {
-            p.record = p.record.withStaging(name, null);
-            removeEmptyDirectories(staging, p.record.pluginDir().resolve("staging"));
-          }
-          return null;
-        });
-      });
     }
     return chain;
+  }
+
+  /** NodeUnstageVolume of the staging {@code name} (or, for a forced record, the agent's own unmount). */
+  private CompletableFuture<Void> unstage(Optional<NodePlugin> node, SettleProgress p, String name) {
+    Path staging = p.record.stagingPath(name);
+    String what = "unstage of " + p.record.volumeId();
+    CompletableFuture<Void> done;
+    if (node.isPresent() && !node.get().stages()) {
+      // The plugin was registered again without STAGE_UNSTAGE_VOLUME: there is no unstage to ask for.
+      done = notMountedAfterCapabilityDropped(staging, p.record.pluginId());
+    } else if (node.isPresent()) {
+      done = ctx.calls().call("NodeUnstageVolume", what, true,
+              () -> node.get().client().nodeUnstageVolumeAsync(p.record.volumeId(), node.get().pluginPath(staging)))
+          .thenRun(() -> requireUnmounted(staging, "NodeUnstageVolume"));
+    } else if (p.record.forced()) {
+      done = agentUnmount(staging, false);
+    } else {
+      return CompletableFuture.completedFuture(null); // said in p.left already
+    }
+    if (node.isPresent() && p.record.forced()) {
+      done = done.exceptionallyCompose(e -> agentUnmount(staging, false));
+    }
+    return done.handle((y, failure) -> {
+      if (failure != null) {
+        p.failed(what, failure);
+      } else {
+        p.record = p.record.withStaging(name, null);
+        removeEmptyDirectories(staging, p.record.pluginDir().resolve("staging"));
+      }
+      return null;
+    });
   }
 
   // ---- step 4: the controller side ----
