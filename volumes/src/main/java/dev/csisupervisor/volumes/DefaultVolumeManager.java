@@ -55,7 +55,7 @@ final class DefaultVolumeManager implements VolumeManager {
   private final boolean ownCommitter;
   private final VolumeLanes lanes = new VolumeLanes();
   private final CsiCalls calls;
-  private final Plugins plugins;
+  private final ReadyPlugins plugins;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private final Map<VolumeKey, VolumeRecord> records = new ConcurrentHashMap<>();
@@ -93,7 +93,7 @@ final class DefaultVolumeManager implements VolumeManager {
             throw new IllegalArgumentException(e.getMessage(), e);
           }
         };
-    this.plugins = new Plugins(b.registry, b.csiRoot, factory, b.scheduler, this::nodeReady);
+    this.plugins = new ReadyPlugins(b.registry, b.csiRoot, factory, b.scheduler, this::nodeReady);
     this.events = new VolumeEvents(b.clock);
     this.mounts = new HostMounts(b.mountTable, b.csiRoot);
     VolumeContext ctx = new VolumeContext(records, plugins, lanes, calls, events,

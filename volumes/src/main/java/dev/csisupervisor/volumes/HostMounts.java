@@ -95,7 +95,8 @@ final class HostMounts implements AutoCloseable {
     try {
       java.nio.file.Files.createDirectories(dir);
     } catch (IOException e) {
-      throw new CompletionException(new VolumeException(Reason.LOCAL_IO, "cannot make the " + what + " " + dir + ": " + e, e));
+      throw new CompletionException(
+          new VolumeException(Reason.LOCAL_IO, "cannot make the " + what + " " + dir + ": " + e, e));
     }
   }
 

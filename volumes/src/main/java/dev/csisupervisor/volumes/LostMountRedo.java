@@ -4,7 +4,7 @@ import dev.csisupervisor.client.NodePublishRequest;
 import dev.csisupervisor.client.NodeStageRequest;
 import dev.csisupervisor.client.Secrets;
 import dev.csisupervisor.client.VolumeCapability;
-import dev.csisupervisor.volumes.Plugins.NodePlugin;
+import dev.csisupervisor.volumes.ReadyPlugins.NodePlugin;
 import dev.csisupervisor.volumes.VolumeRecord.AllocPhase;
 import dev.csisupervisor.volumes.VolumeRecord.StageState;
 import dev.csisupervisor.volumes.VolumeRecord.UsageRecord;

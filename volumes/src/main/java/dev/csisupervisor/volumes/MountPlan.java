@@ -1,7 +1,7 @@
 package dev.csisupervisor.volumes;
 
-import dev.csisupervisor.volumes.Plugins.ControllerPlugin;
-import dev.csisupervisor.volumes.Plugins.NodePlugin;
+import dev.csisupervisor.volumes.ReadyPlugins.ControllerPlugin;
+import dev.csisupervisor.volumes.ReadyPlugins.NodePlugin;
 import dev.csisupervisor.volumes.VolumeRecord.AllocPhase;
 import dev.csisupervisor.volumes.VolumeRecord.ControllerState;
 import dev.csisupervisor.volumes.VolumeRecord.StageState;

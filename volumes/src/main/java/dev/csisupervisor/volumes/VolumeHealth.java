@@ -3,7 +3,7 @@ package dev.csisupervisor.volumes;
 import dev.csisupervisor.common.Futures;
 import dev.csisupervisor.client.CsiCapabilities;
 import dev.csisupervisor.client.VolumeStats;
-import dev.csisupervisor.volumes.Plugins.NodePlugin;
+import dev.csisupervisor.volumes.ReadyPlugins.NodePlugin;
 import dev.csisupervisor.volumes.VolumeException.Reason;
 import dev.csisupervisor.volumes.VolumeRecord.AllocPhase;
 import dev.csisupervisor.volumes.VolumeRecord.UsageRecord;

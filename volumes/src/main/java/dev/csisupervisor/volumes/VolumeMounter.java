@@ -8,8 +8,8 @@ import dev.csisupervisor.client.NodePublishRequest;
 import dev.csisupervisor.client.NodeStageRequest;
 import dev.csisupervisor.client.StatusCode;
 import dev.csisupervisor.common.Futures;
-import dev.csisupervisor.volumes.Plugins.ControllerPlugin;
-import dev.csisupervisor.volumes.Plugins.NodePlugin;
+import dev.csisupervisor.volumes.ReadyPlugins.ControllerPlugin;
+import dev.csisupervisor.volumes.ReadyPlugins.NodePlugin;
 import dev.csisupervisor.volumes.VolumeException.Reason;
 import dev.csisupervisor.volumes.VolumeRecord.AllocPhase;
 import dev.csisupervisor.volumes.VolumeRecord.ControllerState;
@@ -337,7 +337,8 @@ final class VolumeMounter {
           if (e != null) {
             String why = Futures.unwrap(e).getMessage();
             log.warn("{} failed, still owed (tried again at its next mount): {}", what, why);
-            ctx.events().emit(VolumeEvent.Kind.NODE_EXPANSION_OWED, key, c.allocId(), "NodeExpandVolume failed: " + why);
+            ctx.events().emit(VolumeEvent.Kind.NODE_EXPANSION_OWED, key, c.allocId(),
+                "NodeExpandVolume failed: " + why);
           } else {
             log.info("{} done at {} for alloc {}{}", what, m.targetPath(), c.allocId(),
                 bytes == 0 ? "" : ": " + bytes + " bytes");

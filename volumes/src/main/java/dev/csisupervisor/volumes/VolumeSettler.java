@@ -1,8 +1,8 @@
 package dev.csisupervisor.volumes;
 
 import dev.csisupervisor.client.Secrets;
-import dev.csisupervisor.volumes.Plugins.ControllerPlugin;
-import dev.csisupervisor.volumes.Plugins.NodePlugin;
+import dev.csisupervisor.volumes.ReadyPlugins.ControllerPlugin;
+import dev.csisupervisor.volumes.ReadyPlugins.NodePlugin;
 import dev.csisupervisor.volumes.VolumeException.Reason;
 import dev.csisupervisor.volumes.VolumeRecord.AllocPhase;
 import dev.csisupervisor.volumes.VolumeRecord.ControllerState;
@@ -150,10 +150,11 @@ final class VolumeSettler {
 
   // ---- step 1: unpublish ----
 
-  private CompletableFuture<Void> unpublish(Optional<NodePlugin> node, SettleProgress p, VolumeUsage usage, String alloc,
-      boolean rollback) {
+  private CompletableFuture<Void> unpublish(Optional<NodePlugin> node, SettleProgress p, VolumeUsage usage,
+      String alloc, boolean rollback) {
     Path target = p.record.targetPath(alloc, usage);
-    String what = (rollback ? "rollback of the mount of " : "unmount of ") + p.record.volumeId() + " for alloc " + alloc;
+    String what = (rollback ? "rollback of the mount of " : "unmount of ") + p.record.volumeId()
+        + " for alloc " + alloc;
     CompletableFuture<Void> done;
     if (node.isPresent()) {
       done = ctx.calls().call("NodeUnpublishVolume", what, true,

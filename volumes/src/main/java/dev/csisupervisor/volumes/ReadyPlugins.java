@@ -26,13 +26,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The node and controller plugins the manager may call, followed from the registry (snapshot, then
+ * The node and controller plugins the manager may call (the ready ones), followed from the registry (snapshot, then
  * events), with one {@link CsiClient} per plugin socket. A plugin is <em>ready</em> when its newest
  * registration is healthy and confirmed since the agent started (not merely restored). Thread-safe;
  * registry events arrive on the registering thread, after its commit, outside its locks.
  */
-final class Plugins implements AutoCloseable {
-  private static final Logger log = LoggerFactory.getLogger(Plugins.class);
+final class ReadyPlugins implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(ReadyPlugins.class);
 
   /**
    * A ready node plugin.
@@ -97,8 +97,8 @@ final class Plugins implements AutoCloseable {
    * @param onReady called with a plugin's id each time its node plugin becomes (or is again) ready, or its
    *     controller plugin does, outside every lock of this class
    */
-  Plugins(PluginRegistry registry, Path csiRoot, Function<Path, CsiClient> clients, ScheduledExecutorService scheduler,
-      Consumer<String> onReady) {
+  ReadyPlugins(PluginRegistry registry, Path csiRoot, Function<Path, CsiClient> clients,
+      ScheduledExecutorService scheduler, Consumer<String> onReady) {
     this.registry = registry;
     this.csiRoot = csiRoot;
     this.clients = clients;
@@ -162,13 +162,13 @@ final class Plugins implements AutoCloseable {
 
   /** The node plugin {@code id} if it is ready now. */
   Optional<NodePlugin> readyNode(String id) {
-    return registry.find(PluginType.CSI_NODE, id).filter(Plugins::isReady)
+    return registry.find(PluginType.CSI_NODE, id).filter(ReadyPlugins::isReady)
         .map(info -> new NodePlugin(info, client(info.socketPath()), pluginDir(info), mountPoint(info)));
   }
 
   /** The controller plugin {@code id} if it is ready now. */
   Optional<ControllerPlugin> readyController(String id) {
-    return registry.find(PluginType.CSI_CONTROLLER, id).filter(Plugins::isReady)
+    return registry.find(PluginType.CSI_CONTROLLER, id).filter(ReadyPlugins::isReady)
         .map(info -> new ControllerPlugin(info, client(info.socketPath())));
   }
 
