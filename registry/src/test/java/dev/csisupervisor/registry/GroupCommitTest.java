@@ -3,7 +3,7 @@ package dev.csisupervisor.registry;
 import org.awaitility.core.ConditionFactory;
 import org.awaitility.Awaitility;
 import static dev.csisupervisor.registry.PluginType.CSI_NODE;
-import static dev.csisupervisor.registry.TestPlugins.node;
+import static dev.csisupervisor.registry.TestRegistrations.node;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;

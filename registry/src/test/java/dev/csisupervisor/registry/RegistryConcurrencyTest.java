@@ -70,7 +70,7 @@ class RegistryConcurrencyTest {
           String name = "n" + random.nextInt(4);
           String alloc = "a" + random.nextInt(5);
           if (random.nextInt(100) < 60) {
-            PluginInfo info = TestPlugins.info(type, name, alloc).withVersion("v" + random.nextInt(3))
+            PluginInfo info = TestRegistrations.info(type, name, alloc).withVersion("v" + random.nextInt(3))
                 .withHealth(random.nextBoolean() ? PluginHealth.healthy(Instant.EPOCH)
                     : PluginHealth.unhealthy("down", Instant.EPOCH.plusSeconds(random.nextInt(5))));
             registry.register(info).ifPresent(e -> handedOut.get(e.type()).add(e.sequence()));

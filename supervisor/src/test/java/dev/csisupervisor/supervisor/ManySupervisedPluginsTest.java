@@ -29,7 +29,7 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
 /** 200 plugins on one supervisor and a 2-thread scheduler: all register, all stop, no leaks. */
-class ManyPluginsTest {
+class ManySupervisedPluginsTest {
   private static final int PLUGINS = 200;
 
   @Test
