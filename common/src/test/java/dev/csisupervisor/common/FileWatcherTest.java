@@ -1,6 +1,7 @@
 package dev.csisupervisor.common;
 
-import static org.awaitility.Awaitility.await;
+import org.awaitility.core.ConditionFactory;
+import org.awaitility.Awaitility;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
@@ -174,5 +175,10 @@ class FileWatcherTest {
     FileWatcher.Watch w = watcher.watchFile(socket, Runnable::run, fired::incrementAndGet);
     w.cancel();
     assertEquals(null, watcher.watchedDirectory(socket));
+  }
+
+  /** Awaitility polling from the first moment and every 10 ms (by default it waits 100 ms before it first looks). */
+  private static ConditionFactory await() {
+    return Awaitility.await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(10));
   }
 }

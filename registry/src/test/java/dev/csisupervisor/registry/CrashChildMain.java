@@ -23,7 +23,7 @@ public final class CrashChildMain {
   /** The registration the child writes for a key and version; the test rebuilds it from the protocol line. */
   static PluginInfo info(PluginType type, String name, String allocId, String version) {
     return new PluginInfo(type, name, version, allocId, Path.of("/csi", type.id(), name, allocId + ".sock"),
-        Map.of("k", "v"), TestPlugins.fingerprint(name), PluginHealth.healthy(Instant.EPOCH), false);
+        Map.of("k", "v"), TestRegistrations.fingerprint(name), PluginHealth.healthy(Instant.EPOCH), false);
   }
 
   public static void main(String[] args) throws Exception {

@@ -1,7 +1,7 @@
 package dev.csisupervisor.registry;
 
-import static dev.csisupervisor.registry.TestPlugins.T0;
-import static dev.csisupervisor.registry.TestPlugins.node;
+import static dev.csisupervisor.registry.TestRegistrations.T0;
+import static dev.csisupervisor.registry.TestRegistrations.node;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;

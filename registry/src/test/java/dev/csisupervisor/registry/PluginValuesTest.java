@@ -1,8 +1,8 @@
 package dev.csisupervisor.registry;
 
 import static dev.csisupervisor.registry.PluginRegistryContractTest.assertMessage;
-import static dev.csisupervisor.registry.TestPlugins.T0;
-import static dev.csisupervisor.registry.TestPlugins.node;
+import static dev.csisupervisor.registry.TestRegistrations.T0;
+import static dev.csisupervisor.registry.TestRegistrations.node;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -135,7 +135,7 @@ class PluginValuesTest {
     assertFalse(a.sameContentAs(a.withOptions(Map.of())));
     assertFalse(a.sameContentAs(a.withFingerprint(Fingerprint.EMPTY)));
     assertFalse(a.sameContentAs(node("ebs", "a2")));
-    assertFalse(a.sameContentAs(TestPlugins.controller("ebs", "a1")));
+    assertFalse(a.sameContentAs(TestRegistrations.controller("ebs", "a1")));
     assertFalse(a.sameContentAs(null));
   }
 

@@ -1,6 +1,7 @@
 package dev.csisupervisor.registry;
 
-import static org.awaitility.Awaitility.await;
+import org.awaitility.core.ConditionFactory;
+import org.awaitility.Awaitility;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -69,7 +70,7 @@ class RegistryConcurrencyTest {
           String name = "n" + random.nextInt(4);
           String alloc = "a" + random.nextInt(5);
           if (random.nextInt(100) < 60) {
-            PluginInfo info = TestPlugins.info(type, name, alloc).withVersion("v" + random.nextInt(3))
+            PluginInfo info = TestRegistrations.info(type, name, alloc).withVersion("v" + random.nextInt(3))
                 .withHealth(random.nextBoolean() ? PluginHealth.healthy(Instant.EPOCH)
                     : PluginHealth.unhealthy("down", Instant.EPOCH.plusSeconds(random.nextInt(5))));
             registry.register(info).ifPresent(e -> handedOut.get(e.type()).add(e.sequence()));
@@ -174,5 +175,10 @@ class RegistryConcurrencyTest {
       result.put(info.key(), info);
     }
     return result;
+  }
+
+  /** Awaitility polling from the first moment and every 10 ms (by default it waits 100 ms before it first looks). */
+  private static ConditionFactory await() {
+    return Awaitility.await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(10));
   }
 }

@@ -222,14 +222,20 @@ public final class GroupCommitStore implements StateStore {
         if (!awaitOutcomeOrTurn(e)) {
           return; // done by another thread's commit
         }
-        batch = queue;
-        queue = new ArrayList<>();
-        asyncQueued = 0;
+        batch = takeQueue();
       }
     } finally {
       lock.unlock();
     }
     commitBatch(batch, refused);
+  }
+
+  /** Under the lock: every queued entry, as the next batch; the queue starts empty. */
+  private List<CommitEntry> takeQueue() {
+    List<CommitEntry> batch = queue;
+    queue = new ArrayList<>();
+    asyncQueued = 0;
+    return batch;
   }
 
   private boolean isCommitThread() {
@@ -353,9 +359,7 @@ public final class GroupCommitStore implements StateStore {
           return; // stopped, and nothing is left to commit
         }
         committing = true;
-        batch = queue;
-        queue = new ArrayList<>();
-        asyncQueued = 0;
+        batch = takeQueue();
       } finally {
         lock.unlock();
       }
@@ -398,9 +402,7 @@ public final class GroupCommitStore implements StateStore {
       while (t == null && (committing || !queue.isEmpty())) {
         if (!committing) {
           committing = true;
-          List<CommitEntry> batch = queue;
-          queue = new ArrayList<>();
-          asyncQueued = 0;
+          List<CommitEntry> batch = takeQueue();
           lock.unlock();
           try {
             commitBatch(batch, null);

@@ -94,6 +94,17 @@ class GroupCommitStoreTest {
     return t;
   }
 
+  /** {@link #start}s {@code r}; what it throws is kept in {@code outcome} (nothing: it stays null). */
+  private Thread startCatching(String name, Runnable r, AtomicReference<Throwable> outcome) {
+    return start(name, () -> {
+      try {
+        r.run();
+      } catch (Throwable t) {
+        outcome.set(t);
+      }
+    });
+  }
+
   /** Waits (bounded) until {@code n} entries are queued behind the commit in flight. */
   private void awaitQueued(int n) {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
@@ -228,23 +239,11 @@ class GroupCommitStoreTest {
     CountDownLatch release = new CountDownLatch(1);
     recordCommits(inFlight, release);
     AtomicReference<Throwable> firstOutcome = new AtomicReference<>();
-    start("first", () -> {
-      try {
-        store.put("first", bytes("1"));
-      } catch (Throwable t) {
-        firstOutcome.set(t);
-      }
-    });
+    startCatching("first", () -> store.put("first", bytes("1")), firstOutcome);
     await(inFlight);
     CompletableFuture<Void> second = store.applyAsync(List.of(put("second")));
     AtomicReference<Throwable> thirdOutcome = new AtomicReference<>();
-    start("third", () -> {
-      try {
-        store.put("third", bytes("3"));
-      } catch (Throwable t) {
-        thirdOutcome.set(t);
-      }
-    });
+    startCatching("third", () -> store.put("third", bytes("3")), thirdOutcome);
     awaitQueued(2);
     memory.failNextCommits(1); // the first commit, in flight, takes it only once released: its hook ran already
     release.countDown();
@@ -445,13 +444,7 @@ class GroupCommitStoreTest {
     start("first", () -> store.put("first", bytes("1")));
     await(inFlight);
     AtomicReference<Throwable> thrown = new AtomicReference<>();
-    start("broken", () -> {
-      try {
-        broken.submit("r");
-      } catch (Throwable t) {
-        thrown.set(t);
-      }
-    });
+    startCatching("broken", () -> broken.submit("r"), thrown);
     awaitQueued(1);
     CompletableFuture<Void> other = store.applyAsync(List.of(put("other")));
     release.countDown();

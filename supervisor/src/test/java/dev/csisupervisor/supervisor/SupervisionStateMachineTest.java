@@ -495,8 +495,8 @@ class SupervisionStateMachineTest {
 
     // The plugin binds its socket (real inotify) but does not accept yet: refused.
     Files.createFile(hook.socketPath());
-    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10))
-        .until(() -> scheduler.pendingDelays().contains(Duration.ZERO));
+    org.awaitility.Awaitility.await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(10))
+        .atMost(Duration.ofSeconds(10)).until(() -> scheduler.pendingDelays().contains(Duration.ZERO));
     scheduler.runDueTasks();
     assertEquals(before + 1, plugin.probes, "probed as soon as the socket appeared");
     assertEquals(Duration.ofMillis(5), scheduler.pendingDelays().get(0),
@@ -513,8 +513,8 @@ class SupervisionStateMachineTest {
     CsiPluginSupervisorHook hook = started(hook(PluginKind.NODE));
     scheduler.forwardTime(10, TimeUnit.SECONDS);
     Files.createFile(hook.socketPath());
-    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10))
-        .until(() -> scheduler.pendingDelays().contains(Duration.ZERO));
+    org.awaitility.Awaitility.await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(10))
+        .atMost(Duration.ofSeconds(10)).until(() -> scheduler.pendingDelays().contains(Duration.ZERO));
     scheduler.runDueTasks();
     int before = plugin.probes;
     scheduler.forwardTime(50, TimeUnit.MILLISECONDS);

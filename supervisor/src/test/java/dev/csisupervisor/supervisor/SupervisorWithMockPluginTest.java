@@ -1,6 +1,7 @@
 package dev.csisupervisor.supervisor;
 
-import static org.awaitility.Awaitility.await;
+import org.awaitility.core.ConditionFactory;
+import org.awaitility.Awaitility;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -344,5 +345,10 @@ class SupervisorWithMockPluginTest {
     assertEquals(Phase.REGISTERED, hook.phase());
     assertFalse(registry.find(PluginType.CSI_NODE, "hangs").orElseThrow().health().healthy(),
         "kept, as unhealthy, while the task restarts");
+  }
+
+  /** Awaitility polling from the first moment and every 10 ms (by default it waits 100 ms before it first looks). */
+  private static ConditionFactory await() {
+    return Awaitility.await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(10));
   }
 }

@@ -88,6 +88,19 @@ final class HostMounts implements AutoCloseable {
   }
 
   /**
+   * Makes {@code dir} and its parents (a staging path, a target's parent: the CO makes them, the plugin the target);
+   * a failure is thrown as a {@link CompletionException} of a {@link VolumeException} naming {@code what}.
+   */
+  static void makeDirectories(Path dir, String what) {
+    try {
+      java.nio.file.Files.createDirectories(dir);
+    } catch (IOException e) {
+      throw new CompletionException(
+          new VolumeException(Reason.LOCAL_IO, "cannot make the " + what + " " + dir + ": " + e, e));
+    }
+  }
+
+  /**
    * Unmounts {@code path} if it is a mount point (every layer mounted over it), by the agent itself; completes
    * once it is not one, or fails naming the path and the system's answer.
    */

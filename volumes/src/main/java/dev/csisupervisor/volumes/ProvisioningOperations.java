@@ -10,8 +10,8 @@ import dev.csisupervisor.client.Secrets;
 import dev.csisupervisor.client.TopologyRequirement;
 import dev.csisupervisor.client.VolumeCapability;
 import dev.csisupervisor.registry.PluginInfo;
-import dev.csisupervisor.volumes.Plugins.ControllerPlugin;
-import dev.csisupervisor.volumes.Plugins.NodePlugin;
+import dev.csisupervisor.volumes.ReadyPlugins.ControllerPlugin;
+import dev.csisupervisor.volumes.ReadyPlugins.NodePlugin;
 import dev.csisupervisor.volumes.VolumeException.Reason;
 import dev.csisupervisor.volumes.VolumeRecord.AllocPhase;
 import dev.csisupervisor.volumes.VolumeRecord.UsageRecord;
@@ -45,9 +45,9 @@ final class ProvisioningOperations {
   private static final Logger log = LoggerFactory.getLogger(ProvisioningOperations.class);
 
   private final VolumeContext ctx;
-  private final VolumeSettler.Commit commit;
+  private final RecordCommit commit;
 
-  ProvisioningOperations(VolumeContext ctx, VolumeSettler.Commit commit) {
+  ProvisioningOperations(VolumeContext ctx, RecordCommit commit) {
     this.ctx = ctx;
     this.commit = commit;
   }

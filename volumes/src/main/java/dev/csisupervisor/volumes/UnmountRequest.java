@@ -1,7 +1,6 @@
 package dev.csisupervisor.volumes;
 
 import dev.csisupervisor.client.Secrets;
-import dev.csisupervisor.common.Printable;
 import java.nio.file.Path;
 import java.util.Objects;
 import java.util.Optional;
@@ -28,13 +27,7 @@ public record UnmountRequest(String pluginId, String volumeId, String allocId, S
     VolumeIds.checkVolume("volumeId", volumeId);
     VolumeIds.check("allocId", allocId);
     Objects.requireNonNull(controllerSecrets, "controllerSecrets");
-    Objects.requireNonNull(secretsFile, "secretsFile");
-    secretsFile.ifPresent(f -> {
-      if (!f.isAbsolute()) {
-        throw new IllegalArgumentException("secretsFile must be an absolute path (the agent reads it later), got "
-            + Printable.quote(f.toString()));
-      }
-    });
+    VolumeSecrets.checkFile(secretsFile);
   }
 
   /** A plain unmount: no secrets, not forced. */

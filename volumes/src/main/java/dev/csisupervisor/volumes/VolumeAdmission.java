@@ -2,7 +2,7 @@ package dev.csisupervisor.volumes;
 
 import dev.csisupervisor.client.AccessMode;
 import dev.csisupervisor.client.CsiCapabilities;
-import dev.csisupervisor.volumes.Plugins.NodePlugin;
+import dev.csisupervisor.volumes.ReadyPlugins.NodePlugin;
 import dev.csisupervisor.volumes.VolumeException.Reason;
 import dev.csisupervisor.volumes.VolumeRecord.UsageRecord;
 import java.util.HashMap;

@@ -42,13 +42,7 @@ public record VolumeClaim(String pluginId, String volumeId, String allocId, Volu
     volumeContext = Values.copyOf(volumeContext, "volumeContext");
     publishContext = Values.copyOf(publishContext, "publishContext");
     Objects.requireNonNull(secrets, "secrets");
-    Objects.requireNonNull(secretsFile, "secretsFile");
-    secretsFile.ifPresent(f -> {
-      if (!f.isAbsolute()) {
-        throw new IllegalArgumentException("secretsFile must be an absolute path (the agent reads it later), got "
-            + Printable.quote(f.toString()));
-      }
-    });
+    VolumeSecrets.checkFile(secretsFile);
   }
 
   /** A claim whose secrets are given by value only. */

@@ -59,8 +59,10 @@ import java.util.function.LongSupplier;
  *
  * <p><b>Concurrency.</b> At most one CSI call is in flight per volume; different volumes go in
  * parallel on the client's async calls (no thread per volume or plugin). Thread-safe. Futures
- * complete on gRPC I/O threads, the commit thread or the scheduler: attach blocking work with an
- * executor of your own.
+ * complete on gRPC I/O threads, the state store's commit-callbacks thread
+ * ({@code csi-state-commit-callbacks}, never the group commit's own thread), the agent's own unmount
+ * thread ({@code csi-volumes-unmount}: forced unmounts, {@link #collectOrphans}) or the scheduler:
+ * attach blocking work with an executor of your own.
  *
  * <p><b>Bad input</b> ({@link VolumeClaim}'s rules, an unknown volume) throws
  * {@link IllegalArgumentException} naming the field before anything is done; what is found out

@@ -1,11 +1,13 @@
 package dev.csisupervisor.volumes;
 
 import dev.csisupervisor.client.Secrets;
+import dev.csisupervisor.common.Printable;
 import dev.csisupervisor.common.SecretsFiles;
 import dev.csisupervisor.volumes.VolumeException.Reason;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -15,6 +17,22 @@ import java.util.concurrent.ConcurrentHashMap;
  * path the record keeps, read again each time, else none (CSI makes secrets optional). Thread-safe.
  */
 final class VolumeSecrets {
+  /**
+   * A claim's or an unmount's {@code secretsFile}: absent, or an absolute path (the agent reads it later, from
+   * another working directory).
+   *
+   * @throws IllegalArgumentException naming the field and the path otherwise
+   */
+  static void checkFile(Optional<Path> secretsFile) {
+    Objects.requireNonNull(secretsFile, "secretsFile");
+    secretsFile.ifPresent(f -> {
+      if (!f.isAbsolute()) {
+        throw new IllegalArgumentException("secretsFile must be an absolute path (the agent reads it later), got "
+            + Printable.quote(f.toString()));
+      }
+    });
+  }
+
   private final Map<VolumeKey, Secrets> controller = new ConcurrentHashMap<>();
 
   /** The controller unpublish of {@code key} uses {@code secrets} (until the record is gone or the agent stops). */

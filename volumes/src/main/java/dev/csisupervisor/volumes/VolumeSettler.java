@@ -1,12 +1,8 @@
 package dev.csisupervisor.volumes;
 
-import dev.csisupervisor.client.NodePublishRequest;
-import dev.csisupervisor.client.NodeStageRequest;
 import dev.csisupervisor.client.Secrets;
-import dev.csisupervisor.client.VolumeCapability;
-import dev.csisupervisor.common.Futures;
-import dev.csisupervisor.volumes.Plugins.ControllerPlugin;
-import dev.csisupervisor.volumes.Plugins.NodePlugin;
+import dev.csisupervisor.volumes.ReadyPlugins.ControllerPlugin;
+import dev.csisupervisor.volumes.ReadyPlugins.NodePlugin;
 import dev.csisupervisor.volumes.VolumeException.Reason;
 import dev.csisupervisor.volumes.VolumeRecord.AllocPhase;
 import dev.csisupervisor.volumes.VolumeRecord.ControllerState;
@@ -18,7 +14,6 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -37,42 +32,18 @@ import org.slf4j.LoggerFactory;
 final class VolumeSettler {
   private static final Logger log = LoggerFactory.getLogger(VolumeSettler.class);
 
-  /** The manager's commit: {@code next} made durable as {@code key}'s record, then the record in memory. */
-  @FunctionalInterface
-  interface Commit {
-    CompletableFuture<VolumeRecord> commit(VolumeKey key, VolumeRecord previous, VolumeRecord next);
-  }
-
   private final VolumeContext ctx;
-  private final Commit commit;
+  private final RecordCommit commit;
   private final SettleRetries retries;
+  private final LostMountRedo lostMounts;
   /** Per volume with work left: what it waits for, in words. */
   private final Map<VolumeKey, String> waiting = new ConcurrentHashMap<>();
 
-  VolumeSettler(VolumeContext ctx, Commit commit, SettleRetries retries) {
+  VolumeSettler(VolumeContext ctx, RecordCommit commit, SettleRetries retries) {
     this.ctx = ctx;
     this.commit = commit;
     this.retries = retries;
-  }
-
-  /** Progress of one settle: the record as the steps so far have made it, what to report, what is left. */
-  private static final class Progress {
-    VolumeRecord record;
-    final List<Runnable> events = new ArrayList<>();
-    /** What could not be done, each in words; nothing left undone: empty. */
-    final List<String> left = new ArrayList<>();
-    /** Whether something left may succeed on its own with time (a failed call): then a timer is set. */
-    boolean retry;
-
-    Progress(VolumeRecord record) {
-      this.record = record;
-    }
-
-    void failed(String what, Throwable why) {
-      Throwable t = Futures.unwrap(why);
-      left.add(what + ": " + t.getMessage());
-      retry = true;
-    }
+    this.lostMounts = new LostMountRedo(ctx);
   }
 
   /** Per volume, what its pending work waits for ({@code "<plugin>/<volume>"} to words). */
@@ -101,7 +72,7 @@ final class VolumeSettler {
    */
   CompletableFuture<VolumeRecord> settle(Optional<NodePlugin> node, VolumeRecord start, Optional<VolumeClaim> claim) {
     VolumeKey key = start.key();
-    Progress p = new Progress(start);
+    SettleProgress p = new SettleProgress(start);
     CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
     if (node.isEmpty() && !start.forced() && needsNode(start)) {
       p.left.add(nodeAbsence(key.pluginId()));
@@ -115,7 +86,7 @@ final class VolumeSettler {
       }
     }
     if (node.isPresent() && !start.forced()) {
-      chain = chain.thenCompose(x -> redoLost(node.get(), p, claim));
+      chain = chain.thenCompose(x -> lostMounts.redo(node.get(), p, claim));
     }
     chain = chain.thenCompose(x -> unstageUnused(node, p));
     chain = chain.thenCompose(x -> controllerUnpublishIfUnused(p));
@@ -125,34 +96,43 @@ final class VolumeSettler {
           }
           return null;
         })
-        .thenCompose(x -> {
-          VolumeRecord end = p.record;
-          CompletableFuture<VolumeRecord> saved = end.equals(start)
-              ? CompletableFuture.completedFuture(start) : commit.commit(key, start, end);
-          return saved.handle((r, commitFailure) -> {
-            if (commitFailure == null) {
-              p.events.forEach(Runnable::run);
-            } else {
-              p.failed("commit", commitFailure);
-            }
-            VolumeRecord now = ctx.records().get(key);
-            if (now == null || !now.hasWork()) {
-              waiting.remove(key);
-              retries.clear(key);
-            } else {
-              String why = p.left.isEmpty() ? "work left: " + describe(now) : String.join("; ", p.left);
-              String before = waiting.put(key, why);
-              if (!why.equals(before)) {
-                log.warn("volume {}: pending: {}", key, why);
-                ctx.events().emit(VolumeEvent.Kind.PENDING, key, "", why);
-              }
-              if (p.retry) {
-                retries.schedule(key);
-              }
-            }
-            return now;
-          });
-        });
+        .thenCompose(x -> finish(start, p));
+  }
+
+  /** Commits what the steps did, then reports it; what is left says what it waits for, and is retried. */
+  private CompletableFuture<VolumeRecord> finish(VolumeRecord start, SettleProgress p) {
+    VolumeKey key = start.key();
+    VolumeRecord end = p.record;
+    CompletableFuture<VolumeRecord> saved = end.equals(start)
+        ? CompletableFuture.completedFuture(start) : commit.commit(key, start, end);
+    return saved.handle((r, commitFailure) -> {
+      if (commitFailure == null) {
+        p.events.forEach(Runnable::run);
+      } else {
+        p.failed("commit", commitFailure);
+      }
+      VolumeRecord now = ctx.records().get(key);
+      if (now == null || !now.hasWork()) {
+        waiting.remove(key);
+        retries.clear(key);
+      } else {
+        pending(key, now, p);
+      }
+      return now;
+    });
+  }
+
+  /** {@code key} still has work: what it waits for, said once per change, and a retry if time may help. */
+  private void pending(VolumeKey key, VolumeRecord now, SettleProgress p) {
+    String why = p.left.isEmpty() ? "work left: " + describe(now) : String.join("; ", p.left);
+    String before = waiting.put(key, why);
+    if (!why.equals(before)) {
+      log.warn("volume {}: pending: {}", key, why);
+      ctx.events().emit(VolumeEvent.Kind.PENDING, key, "", why);
+    }
+    if (p.retry) {
+      retries.schedule(key);
+    }
   }
 
   /** Whether the record's work needs the node plugin (anything but the controller step). */
@@ -170,10 +150,11 @@ final class VolumeSettler {
 
   // ---- step 1: unpublish ----
 
-  private CompletableFuture<Void> unpublish(Optional<NodePlugin> node, Progress p, VolumeUsage usage, String alloc,
-      boolean rollback) {
+  private CompletableFuture<Void> unpublish(Optional<NodePlugin> node, SettleProgress p, VolumeUsage usage,
+      String alloc, boolean rollback) {
     Path target = p.record.targetPath(alloc, usage);
-    String what = (rollback ? "rollback of the mount of " : "unmount of ") + p.record.volumeId() + " for alloc " + alloc;
+    String what = (rollback ? "rollback of the mount of " : "unmount of ") + p.record.volumeId()
+        + " for alloc " + alloc;
     CompletableFuture<Void> done;
     if (node.isPresent()) {
       done = ctx.calls().call("NodeUnpublishVolume", what, true,
@@ -248,148 +229,9 @@ final class VolumeSettler {
     });
   }
 
-  // ---- step 2: mount again what the mount table lost ----
-
-  private CompletableFuture<Void> redoLost(NodePlugin node, Progress p, Optional<VolumeClaim> claim) {
-    // In a cluster, a lost mount whose claim is gone (fenced, forced) is not done again: the disk may be another
-    // node's now. It stays LOST, saying so, and the cluster's sweep unmounts it as FENCED.
-    // The allocation being mounted now took its claim a moment ago: only the others are asked about.
-    List<String> lost = p.record.usages().values().stream().flatMap(u -> u.allocsIn(AllocPhase.LOST).stream())
-        .filter(a -> claim.map(c -> !c.allocId().equals(a)).orElse(true)).distinct().sorted().toList();
-    if (lost.isEmpty()) {
-      return redoLostClaimed(node, p, claim, java.util.Set.of());
-    }
-    List<CompletableFuture<Boolean>> asks = lost.stream()
-        .map(a -> ctx.clusterClaims().stillClaimed(p.record.pluginId(), p.record.volumeId(), a)
-            .exceptionally(e -> true))
-        .toList();
-    return CompletableFuture.allOf(asks.toArray(CompletableFuture[]::new)).thenCompose(x -> {
-      java.util.Set<String> fenced = new java.util.TreeSet<>();
-      for (int i = 0; i < lost.size(); i++) {
-        if (!asks.get(i).join()) {
-          fenced.add(lost.get(i));
-        }
-      }
-      if (!fenced.isEmpty()) {
-        p.left.add("lost mount of " + p.record.volumeId() + " for alloc(s) " + fenced + " is not done again: its "
-            + "cluster claim is gone (FENCED); it is unmounted");
-      }
-      return redoLostClaimed(node, p, claim, fenced);
-    });
-  }
-
-  private CompletableFuture<Void> redoLostClaimed(NodePlugin node, Progress p, Optional<VolumeClaim> claim,
-      java.util.Set<String> fenced) {
-    // Grouped by staging: a staging is redone once, before every lost publication from it.
-    Map<String, List<UsageRecord>> groups = new LinkedHashMap<>();
-    for (UsageRecord u : p.record.usages().values()) {
-      boolean stagingLost = p.record.stageOf(u) == StageState.LOST;
-      boolean someClaimed = u.allocs().keySet().stream().anyMatch(a -> !fenced.contains(a));
-      if (someClaimed && (!u.allocsIn(AllocPhase.LOST).isEmpty() || (stagingLost && !u.allocs().isEmpty()))) {
-        groups.computeIfAbsent(u.staged() ? u.staging() : "usage " + u.usage(), k -> new ArrayList<>()).add(u);
-      }
-    }
-    CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
-    for (List<UsageRecord> group : groups.values()) {
-      List<UsageRecord> waiting = group.stream().filter(u -> u.needsClaim() && !claimCovers(claim, u)).toList();
-      if (!waiting.isEmpty()) {
-        p.left.add("lost mount of " + p.record.volumeId() + " for alloc(s) "
-            + waiting.stream().flatMap(u -> u.allocs().keySet().stream()).sorted().toList()
-            + " waits for the allocation's mount: its mount flags or secrets are not stored");
-        continue;
-      }
-      chain = chain.thenCompose(x -> redoGroup(node, p, group, claim, fenced));
-    }
-    return chain;
-  }
-
-  private static boolean claimCovers(Optional<VolumeClaim> claim, UsageRecord u) {
-    return claim.isPresent() && claim.get().usage().equals(u.usage()) && u.allocs().containsKey(claim.get().allocId());
-  }
-
-  /**
-   * Mounts again the lost publications of {@code group} (the usages of one staging, or one unstaged usage): each
-   * lost target unpublished first (a driver whose own state survived must forget it), then the staging, if it
-   * is lost, unstaged (when nothing of it is mounted) and staged afresh, then each lost target published.
-   */
-  private CompletableFuture<Void> redoGroup(NodePlugin node, Progress p, List<UsageRecord> group,
-      Optional<VolumeClaim> claim, java.util.Set<String> fenced) {
-    VolumeRecord r = p.record;
-    UsageRecord first = group.get(0);
-    String what = "mount again of " + r.volumeId();
-    Secrets secrets;
-    try {
-      secrets = claim.map(VolumeClaim::secrets).orElse(ctx.secrets().forNode(r));
-    } catch (VolumeException e) {
-      p.failed(what, e);
-      return CompletableFuture.completedFuture(null);
-    }
-    Map<String, String> volumeContext = claim.map(VolumeClaim::volumeContext).orElse(r.volumeContext());
-    CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
-    for (UsageRecord u : group) {
-      for (String alloc : u.allocsIn(AllocPhase.LOST).stream().filter(x -> !fenced.contains(x)).toList()) {
-        Path target = node.pluginPath(r.targetPath(alloc, u.usage()));
-        chain = chain.thenCompose(x -> ctx.calls().call("NodeUnpublishVolume", what + " for alloc " + alloc, true,
-            () -> node.client().nodeUnpublishVolumeAsync(r.volumeId(), target)));
-      }
-    }
-    if (r.stageOf(first) == StageState.LOST) {
-      String name = first.staging();
-      Path staging = r.stagingPath(name);
-      VolumeCapability capability = group.stream().filter(u -> claimCovers(claim, u)).findFirst()
-          .map(u -> claim.get().capability()).orElse(first.capability());
-      boolean live = r.usersOf(name).stream().anyMatch(UsageRecord::hasPublished);
-      if (!live) {
-        // Nothing of it is mounted: the plugin may still believe it staged (its own state survived), so it
-        // is unstaged first and staged afresh; with a live publication the spec forbids the unstage.
-        chain = chain.thenCompose(x -> ctx.calls().call("NodeUnstageVolume", what, true,
-            () -> node.client().nodeUnstageVolumeAsync(r.volumeId(), node.pluginPath(staging))));
-      }
-      chain = chain.thenCompose(x -> {
-        DefaultVolumeManager.makeDirectories(staging, "staging path");
-        return ctx.calls().call("NodeStageVolume", what, false, () -> node.client().nodeStageVolumeAsync(
-            new NodeStageRequest(r.volumeId(), r.publishContext(), node.pluginPath(staging), capability, secrets,
-                volumeContext)));
-      }).thenRun(() -> {
-        boolean mounted = ctx.mounts().isMountedNow(staging);
-        p.record = p.record.withStaging(name, p.record.stagings().get(name).withState(StageState.STAGED)
-            .withMounted(mounted));
-      });
-    }
-    for (UsageRecord u : group) {
-      for (String alloc : u.allocsIn(AllocPhase.LOST).stream().filter(x -> !fenced.contains(x)).toList()) {
-        Path target = r.targetPath(alloc, u.usage());
-        boolean own = claim.filter(c -> c.allocId().equals(alloc) && c.usage().equals(u.usage())).isPresent();
-        VolumeCapability capability = own ? claim.get().capability() : u.capability();
-        chain = chain.thenCompose(x -> {
-              DefaultVolumeManager.makeDirectories(target.getParent(), "target's parent directory");
-              return ctx.calls().call("NodePublishVolume", what + " for alloc " + alloc, false,
-                  () -> node.client().nodePublishVolumeAsync(new NodePublishRequest(r.volumeId(), r.publishContext(),
-                      r.stagingPathOf(u).map(node::pluginPath), node.pluginPath(target), capability,
-                      u.usage().readOnly(), secrets, volumeContext)));
-            })
-            .thenRun(() -> {
-              UsageRecord now = p.record.usages().get(u.usage());
-              p.record = p.record.withUsage(now.withAlloc(alloc, AllocPhase.PUBLISHED));
-              p.events.add(() -> {
-                log.info("mounted {} again for alloc {} at {} (the mount table had lost it)", p.record.key(), alloc,
-                    target);
-                ctx.events().emit(VolumeEvent.Kind.REMOUNTED, p.record.key(), alloc, target.toString());
-              });
-            });
-      }
-    }
-    return chain.handle((x, failure) -> {
-      if (failure != null) {
-        p.failed(what, failure);
-      }
-      return null;
-    });
-  }
-
   // ---- step 3: unstage what nothing uses ----
 
-  private CompletableFuture<Void> unstageUnused(Optional<NodePlugin> node, Progress p) {
+  private CompletableFuture<Void> unstageUnused(Optional<NodePlugin> node, SettleProgress p) {
     // A usage no allocation holds any more holds nothing: its staging, if any, is the volume's.
     for (UsageRecord u : p.record.usages().values()) {
       if (u.allocs().isEmpty()) {
@@ -398,45 +240,47 @@ final class VolumeSettler {
     }
     CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
     for (String name : p.record.stagings().keySet()) {
-      if (!p.record.usersOf(name).isEmpty()) {
-        continue;
+      if (p.record.usersOf(name).isEmpty()) {
+        chain = chain.thenCompose(x -> unstage(node, p, name));
       }
-      Path staging = p.record.stagingPath(name);
-      String what = "unstage of " + p.record.volumeId();
-      chain = chain.thenCompose(x -> {
-        CompletableFuture<Void> done;
-        if (node.isPresent() && !node.get().stages()) {
-          // The plugin was registered again without STAGE_UNSTAGE_VOLUME: there is no unstage to ask for.
-          done = notMountedAfterCapabilityDropped(staging, p.record.pluginId());
-        } else if (node.isPresent()) {
-          done = ctx.calls().call("NodeUnstageVolume", what, true,
-                  () -> node.get().client().nodeUnstageVolumeAsync(p.record.volumeId(), node.get().pluginPath(staging)))
-              .thenRun(() -> requireUnmounted(staging, "NodeUnstageVolume"));
-        } else if (p.record.forced()) {
-          done = agentUnmount(staging, false);
-        } else {
-          return CompletableFuture.completedFuture(null); // said in p.left already
-        }
-        if (node.isPresent() && p.record.forced()) {
-          done = done.exceptionallyCompose(e -> agentUnmount(staging, false));
-        }
-        return done.handle((y, failure) -> {
-          if (failure != null) {
-            p.failed(what, failure);
-          } else {
-            p.record = p.record.withStaging(name, null);
-            removeEmptyDirectories(staging, p.record.pluginDir().resolve("staging"));
-          }
-          return null;
-        });
-      });
     }
     return chain;
   }
 
+  /** NodeUnstageVolume of the staging {@code name} (or, for a forced record, the agent's own unmount). */
+  private CompletableFuture<Void> unstage(Optional<NodePlugin> node, SettleProgress p, String name) {
+    Path staging = p.record.stagingPath(name);
+    String what = "unstage of " + p.record.volumeId();
+    CompletableFuture<Void> done;
+    if (node.isPresent() && !node.get().stages()) {
+      // The plugin was registered again without STAGE_UNSTAGE_VOLUME: there is no unstage to ask for.
+      done = notMountedAfterCapabilityDropped(staging, p.record.pluginId());
+    } else if (node.isPresent()) {
+      done = ctx.calls().call("NodeUnstageVolume", what, true,
+              () -> node.get().client().nodeUnstageVolumeAsync(p.record.volumeId(), node.get().pluginPath(staging)))
+          .thenRun(() -> requireUnmounted(staging, "NodeUnstageVolume"));
+    } else if (p.record.forced()) {
+      done = agentUnmount(staging, false);
+    } else {
+      return CompletableFuture.completedFuture(null); // said in p.left already
+    }
+    if (node.isPresent() && p.record.forced()) {
+      done = done.exceptionallyCompose(e -> agentUnmount(staging, false));
+    }
+    return done.handle((y, failure) -> {
+      if (failure != null) {
+        p.failed(what, failure);
+      } else {
+        p.record = p.record.withStaging(name, null);
+        removeEmptyDirectories(staging, p.record.pluginDir().resolve("staging"));
+      }
+      return null;
+    });
+  }
+
   // ---- step 4: the controller side ----
 
-  private CompletableFuture<Void> controllerUnpublishIfUnused(Progress p) {
+  private CompletableFuture<Void> controllerUnpublishIfUnused(SettleProgress p) {
     VolumeRecord r = p.record;
     if (!r.usages().isEmpty() || !r.stagings().isEmpty() || r.controller() == ControllerState.NONE) {
       return CompletableFuture.completedFuture(null);

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.csisupervisor.client.AccessMode;
 import dev.csisupervisor.client.StatusCode;
 import dev.csisupervisor.client.VolumeCapability;
-import dev.csisupervisor.state.InMemoryStateStore;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -61,10 +60,7 @@ class VolumeClusterClaimsTest {
 
   @BeforeEach
   void setUp() throws Exception {
-    kit = new VolumeKit(new InMemoryStateStore());
-    kit.startPlugin("mono");
-    kit.registerNode("mono");
-    kit.registerController("mono", VolumeKit.ALL_CONTROLLER_CAPS);
+    kit = VolumeKit.withMonolith("mono");
     manager = kit.manager(kit.builder().clusterClaims(claims));
     claims.manager = manager;
   }
@@ -119,7 +115,7 @@ class VolumeClusterClaimsTest {
     String vol = kit.createVolume("mono", "d4");
     kit.client("mono").fail("NodePublishVolume", StatusCode.INVALID_ARGUMENT, 1);
     kit.failure(manager.mount(VolumeClaim.of("mono", vol, "a1", RWO, false)));
-    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> claims.log().size() >= 3);
+    VolumeKit.await().until(() -> claims.log().size() >= 3);
     // Released after the rollback (by its event, and again, idempotently, as the mount's failure ends).
     assertEquals(List.of("acquire " + warm + " a0", "acquire " + vol + " a1", "release " + vol + " a1"),
         claims.log().stream().distinct().toList());
@@ -145,7 +141,7 @@ class VolumeClusterClaimsTest {
     kit.drive(manager.mount(VolumeClaim.of("mono", vol, "a2", rwx, false)));
     kit.client("mono").fail("NodeUnstageVolume", StatusCode.INTERNAL, 1);
     kit.drive(manager.unmount("mono", vol, "a1"));
-    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> claims.log().size() >= 3);
+    VolumeKit.await().until(() -> claims.log().size() >= 3);
     assertEquals("release " + vol + " a1", claims.log().get(2), "a2 still uses the volume: a1's claim goes now");
     kit.drive(manager.unmount("mono", vol, "a2"));
     assertEquals(List.of("acquire " + vol + " a1", "acquire " + vol + " a2", "release " + vol + " a1",

@@ -102,7 +102,7 @@ class VolumeErrorCodesTest {
       assertTrue(e.getMessage().contains("scripted " + code), e.getMessage());
       assertEquals(before + 1, plugin.callCount(rpc), "not retried");
       plugin.clearFaults();
-      org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> manager.list().isEmpty());
+      VolumeKit.await().until(() -> manager.list().isEmpty());
     }
     assertEquals(Map.of(), plugin.stagedPaths());
     assertEquals(Map.of(), plugin.publishedPaths());

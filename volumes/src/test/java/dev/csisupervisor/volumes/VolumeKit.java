@@ -1,7 +1,8 @@
 package dev.csisupervisor.volumes;
 
-import static org.awaitility.Awaitility.await;
 
+import org.awaitility.core.ConditionFactory;
+import org.awaitility.Awaitility;
 import dev.csisupervisor.client.AccessMode;
 import dev.csisupervisor.client.CreateVolumeRequest;
 import dev.csisupervisor.client.CsiClient;
@@ -14,6 +15,7 @@ import dev.csisupervisor.registry.PluginHealth;
 import dev.csisupervisor.registry.PluginInfo;
 import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.registry.PluginType;
+import dev.csisupervisor.state.InMemoryStateStore;
 import dev.csisupervisor.state.StateStore;
 import dev.csisupervisor.testing.FakeScheduler;
 import dev.csisupervisor.testing.ShortTempDir;
@@ -39,6 +41,14 @@ import java.util.concurrent.TimeUnit;
  */
 final class VolumeKit implements AutoCloseable {
   static final Duration WAIT = Duration.ofSeconds(20);
+
+  /**
+   * Awaitility for up to {@link #WAIT}, polling from the first moment and every 5 ms (by default it waits 100 ms
+   * before it first looks).
+   */
+  static ConditionFactory await() {
+    return Awaitility.await().atMost(WAIT).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(5));
+  }
   static final Set<String> ALL_NODE_CAPS = Set.of("STAGE_UNSTAGE_VOLUME", "GET_VOLUME_STATS", "EXPAND_VOLUME",
       "VOLUME_CONDITION", "SINGLE_NODE_MULTI_WRITER", "VOLUME_MOUNT_GROUP");
   static final Set<String> ALL_CONTROLLER_CAPS = Set.of("CREATE_DELETE_VOLUME", "PUBLISH_UNPUBLISH_VOLUME",
@@ -65,6 +75,18 @@ final class VolumeKit implements AutoCloseable {
     this.csiRoot = csiRoot != null ? csiRoot : dir.resolve("csi");
     this.store = store;
     this.registry = PluginRegistry.builder().stateStore(store).build();
+  }
+
+  /**
+   * A kit over an in-memory store with one plugin, {@code id}, running and registered as a node and a controller
+   * plugin, each with every capability: an agent alone as the whole orchestrator.
+   */
+  static VolumeKit withMonolith(String id) throws Exception {
+    VolumeKit kit = new VolumeKit(new InMemoryStateStore());
+    kit.startPlugin(id);
+    kit.registerNode(id);
+    kit.registerController(id, ALL_CONTROLLER_CAPS);
+    return kit;
   }
 
   Path socket(String id) {
@@ -167,7 +189,7 @@ final class VolumeKit implements AutoCloseable {
 
   /** Waits for the future, moving fake time on by 1 s per look so that timers (retries, waits) fire. */
   <T> T drive(CompletableFuture<T> future) {
-    await().atMost(WAIT).pollInterval(Duration.ofMillis(5)).until(() -> {
+    await().until(() -> {
       if (!future.isDone()) {
         scheduler.forwardTime(1, TimeUnit.SECONDS);
       }
@@ -178,7 +200,7 @@ final class VolumeKit implements AutoCloseable {
 
   /** Waits for the future to fail; its {@link VolumeException}. */
   VolumeException failure(CompletableFuture<?> future) {
-    await().atMost(WAIT).pollInterval(Duration.ofMillis(5)).until(() -> {
+    await().until(() -> {
       if (!future.isDone()) {
         scheduler.forwardTime(1, TimeUnit.SECONDS);
       }

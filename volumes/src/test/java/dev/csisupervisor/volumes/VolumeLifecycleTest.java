@@ -9,7 +9,6 @@ import dev.csisupervisor.client.CsiVolume;
 import dev.csisupervisor.client.Secrets;
 import dev.csisupervisor.client.VolumeCapability;
 import dev.csisupervisor.client.VolumeStats;
-import dev.csisupervisor.state.InMemoryStateStore;
 import dev.csisupervisor.volumes.VolumeRecord.ControllerState;
 import java.time.Duration;
 import java.util.List;
@@ -28,10 +27,7 @@ class VolumeLifecycleTest {
 
   @BeforeEach
   void setUp() throws Exception {
-    kit = new VolumeKit(new InMemoryStateStore());
-    kit.startPlugin("mono");
-    kit.registerNode("mono");
-    kit.registerController("mono", VolumeKit.ALL_CONTROLLER_CAPS);
+    kit = VolumeKit.withMonolith("mono");
     manager = kit.manager(kit.builder().healthInterval(Duration.ofSeconds(10)));
   }
 
@@ -65,7 +61,7 @@ class VolumeLifecycleTest {
     kit.client("mono").fail("ControllerPublishVolume", dev.csisupervisor.client.StatusCode.RESOURCE_EXHAUSTED, 1);
     VolumeException e = kit.failure(manager.mount(VolumeClaim.of("mono", v.volumeId(), "a1", RWO, false)));
     assertEquals(Optional.of("ControllerPublishVolume"), e.rpc());
-    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> manager.list().isEmpty());
+    VolumeKit.await().until(() -> manager.list().isEmpty());
     assertEquals(0, kit.client("mono").calls("NodeStageVolume"));
   }
 
@@ -78,13 +74,13 @@ class VolumeLifecycleTest {
 
     kit.client("mono").condition = new VolumeStats.Condition(true, "disk on fire");
     kit.scheduler.forwardTime(Duration.ofSeconds(10));
-    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> !manager.abnormal().isEmpty());
+    VolumeKit.await().until(() -> !manager.abnormal().isEmpty());
     assertEquals(Map.of("mono/" + v.volumeId(), "disk on fire"), manager.abnormal());
     assertTrue(kit.events.stream().anyMatch(e -> e.kind() == VolumeEvent.Kind.ABNORMAL && e.message().equals("disk on fire")));
 
     kit.client("mono").condition = new VolumeStats.Condition(false, "");
     kit.scheduler.forwardTime(Duration.ofSeconds(10));
-    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> manager.abnormal().isEmpty());
+    VolumeKit.await().until(() -> manager.abnormal().isEmpty());
     assertTrue(kit.events.stream().anyMatch(e -> e.kind() == VolumeEvent.Kind.NORMAL));
   }
 

@@ -58,6 +58,23 @@ class VolumeManagerTest extends MockNodeVolumeTest {
   }
 
   @Test
+  void mountAndUnmountFutures_completeOffTheCommitThread() {
+    // VolumeManager's contract: futures complete on gRPC I/O threads, the commit-callbacks thread or the
+    // scheduler; never on the group commit's own thread (which then could not take the next batch).
+    CompletableFuture<MountedVolume> mounting = manager.mount(claim("a1", RWO));
+    assertFalse(mounting.isDone(), "a mount's intent commit is asynchronous: not done on return");
+    CompletableFuture<String> mountedOn = mounting.handle((m, e) -> Thread.currentThread().getName());
+    MountedVolume m = kit.drive(mounting);
+    assertTrue(Files.isDirectory(m.targetPath()));
+    assertFalse(kit.drive(mountedOn).equals("csi-state-commit"), "mount completed on " + mountedOn.join());
+
+    CompletableFuture<Void> unmounting = manager.unmount("mock", vol, "a1");
+    CompletableFuture<String> unmountedOn = unmounting.handle((v, e) -> Thread.currentThread().getName());
+    kit.drive(unmounting);
+    assertFalse(kit.drive(unmountedOn).equals("csi-state-commit"), "unmount completed on " + unmountedOn.join());
+  }
+
+  @Test
   void sameClaimTwice_returnsTheSamePath_andCallsNothing() {
     MountedVolume first = kit.drive(manager.mount(claim("a1", RWO)));
     int stage = kit.client("mock").calls("NodeStageVolume");
@@ -158,7 +175,7 @@ class VolumeManagerTest extends MockNodeVolumeTest {
     assertEquals(Optional.of(StatusCode.UNAVAILABLE), e.code());
     assertTrue(e.getMessage().contains("past the operation deadline of 30s"), e.getMessage());
     c.clearFaults();
-    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> manager.find("mock", vol).isEmpty());
+    VolumeKit.await().until(() -> manager.find("mock", vol).isEmpty());
   }
 
   @Test
@@ -169,7 +186,7 @@ class VolumeManagerTest extends MockNodeVolumeTest {
     c.fail("NodeStageVolume", StatusCode.DEADLINE_EXCEEDED, 12); // the old bound gave up after 5 attempts
     int before = c.calls("NodeStageVolume");
     CompletableFuture<MountedVolume> f = manager.mount(claim("a1", RWO));
-    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> {
+    VolumeKit.await().until(() -> {
       kit.scheduler.forwardTime(1, java.util.concurrent.TimeUnit.SECONDS);
       return f.isDone() || manager.waitingFor().getOrDefault("mock/" + vol, "").contains("outcome is uncertain");
     });
@@ -270,7 +287,7 @@ class VolumeManagerTest extends MockNodeVolumeTest {
         c.fail(rpc, code, 1);
         int before = c.calls(rpc);
         CompletableFuture<Void> unmount = manager.unmount("mock", vol, "a1");
-        org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> kit.client("mock").calls(rpc) > before
+        VolumeKit.await().until(() -> kit.client("mock").calls(rpc) > before
             && kit.events.stream().anyMatch(e -> e.kind() == VolumeEvent.Kind.PENDING
                 && e.message().contains(rpc) && e.message().contains(code.name())));
         assertFalse(unmount.isDone(), rpc + " " + code + ": pending, not failed, not dropped");

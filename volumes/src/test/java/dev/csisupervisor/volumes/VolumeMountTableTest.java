@@ -63,9 +63,9 @@ class VolumeMountTableTest extends MockNodeVolumeTest {
     assertTrue(second.recovered().stream().anyMatch(l -> l.contains("is not mounted") && l.contains("a1")),
         second.recovered().toString());
     // The plugin is ready at once: the lost mount is redone without waiting for the task.
-    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> kit.mounts.isMounted(m.targetPath()));
+    VolumeKit.await().until(() -> kit.mounts.isMounted(m.targetPath()));
     assertTrue(kit.mounts.isMounted(m.stagingPath().orElseThrow()));
-    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT)
+    VolumeKit.await()
         .until(() -> phase(second, "a1") == AllocPhase.PUBLISHED && second.pending().isEmpty());
     assertEquals(stages + 1, client.calls("NodeStageVolume"));
     assertEquals(publishes + 1, client.calls("NodePublishVolume"));
@@ -83,7 +83,7 @@ class VolumeMountTableTest extends MockNodeVolumeTest {
     kit.mounts.reboot();
     VolumeManager second = restart();
     kit.scheduler.forwardTime(1, TimeUnit.SECONDS);
-    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT)
+    VolumeKit.await()
         .until(() -> second.waitingFor().getOrDefault("mock/" + vol, "").contains("mount flags or secrets"));
     assertFalse(kit.mounts.isMounted(m.targetPath()));
     assertEquals(AllocPhase.LOST, phase(second, "a1"));
@@ -122,7 +122,7 @@ class VolumeMountTableTest extends MockNodeVolumeTest {
     kit.client("mock").leavesMounts = true; // the plugin lost its state: "done", but the bind mount is there
     CompletableFuture<Void> unmount = manager.unmount("mock", vol, "a1");
     kit.scheduler.forwardTime(1, TimeUnit.SECONDS);
-    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT)
+    VolumeKit.await()
         .until(() -> manager.waitingFor().getOrDefault("mock/" + vol, "").contains("still a mount point"));
     assertFalse(unmount.isDone());
     assertEquals(AllocPhase.UNPUBLISHING, phase(manager, "a1"));
@@ -188,7 +188,7 @@ class VolumeMountTableTest extends MockNodeVolumeTest {
 
     CompletableFuture<Void> plain = manager.unmount("mock", vol, "a1");
     kit.scheduler.forwardTime(5, TimeUnit.SECONDS);
-    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT)
+    VolumeKit.await()
         .until(() -> manager.waitingFor().getOrDefault("mock/" + vol, "").contains("waiting for node plugin mock"));
     assertFalse(plain.isDone());
     int unpublishes = kit.client("mock").calls("NodeUnpublishVolume");
@@ -210,7 +210,7 @@ class VolumeMountTableTest extends MockNodeVolumeTest {
     kit.mounts.unmountFailure = new IOException("umount: target is busy");
     CompletableFuture<Void> forced = manager.unmount(UnmountRequest.of("mock", vol, "a1").forced());
     kit.scheduler.forwardTime(1, TimeUnit.SECONDS);
-    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT)
+    VolumeKit.await()
         .until(() -> manager.waitingFor().getOrDefault("mock/" + vol, "").contains("target is busy"));
     assertFalse(forced.isDone());
     assertTrue(manager.find("mock", vol).orElseThrow().forced());
@@ -227,7 +227,7 @@ class VolumeMountTableTest extends MockNodeVolumeTest {
     kit.client("mock").fail("ControllerUnpublishVolume", dev.csisupervisor.client.StatusCode.INTERNAL, 1);
     CompletableFuture<Void> unmount = manager.unmount("mock", vol, "a1");
     kit.scheduler.forwardTime(100, TimeUnit.MILLISECONDS);
-    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT)
+    VolumeKit.await()
         .until(() -> manager.find("mock", vol).map(r -> r.usages().isEmpty()).orElse(false));
     kit.setHealthy(PluginType.CSI_NODE, "mock", false); // only the controller step is left
     kit.drive(unmount);
@@ -253,7 +253,7 @@ class VolumeMountTableTest extends MockNodeVolumeTest {
       kit.setHealthy(PluginType.CSI_CONTROLLER, "mock", false);
       CompletableFuture<Void> unmount = manager.unmount(UnmountRequest.of("mock", vol, "a1"));
       kit.scheduler.forwardTime(1, TimeUnit.SECONDS);
-      org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT)
+      VolumeKit.await()
           .until(() -> manager.find("mock", vol).map(r -> r.usages().isEmpty()).orElse(false));
       assertEquals(Optional.of(secretsFile), manager.find("mock", vol).orElseThrow().secretsFile());
       kit.setHealthy(PluginType.CSI_CONTROLLER, "mock", true);
@@ -313,12 +313,12 @@ class VolumeMountTableTest extends MockNodeVolumeTest {
     kit.drive(first.mount(VolumeClaim.of("mock", vol, "a1", RWO, false)));
     kit.client("mock").fail("NodeUnstageVolume", dev.csisupervisor.client.StatusCode.INTERNAL, 1);
     CompletableFuture<Void> u = first.unmount("mock", vol, "a1");
-    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> first.find("mock", vol)
+    VolumeKit.await().until(() -> first.find("mock", vol)
         .map(r -> r.allocs().isEmpty() && r.stagings().values().iterator().next().state() == StageState.STAGED)
         .orElse(false));
     kit.mounts.reboot();
     VolumeManager second = restart();
-    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> {
+    VolumeKit.await().until(() -> {
       kit.scheduler.forwardTime(1, TimeUnit.SECONDS);
       return second.list().isEmpty();
     });

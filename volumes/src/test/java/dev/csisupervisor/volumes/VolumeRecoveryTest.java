@@ -62,7 +62,7 @@ class VolumeRecoveryTest extends MockNodeVolumeTest {
 
     VolumeManager m = kit.manager();
     assertTrue(m.recovered().get(0).contains("interrupted mount for alloc a1"), m.recovered().toString());
-    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> m.find("mock", vol).isEmpty());
+    VolumeKit.await().until(() -> m.find("mock", vol).isEmpty());
     assertFalse(Files.exists(kit.socket("mock").getParent().resolve("per-alloc/a1")));
     assertTrue(kit.events.stream().anyMatch(e -> e.kind() == VolumeEvent.Kind.ROLLED_BACK && e.allocId().equals("a1")));
   }
@@ -79,7 +79,7 @@ class VolumeRecoveryTest extends MockNodeVolumeTest {
     int unstages = kit.client("mock").calls("NodeUnstageVolume");
 
     VolumeManager m = kit.manager();
-    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> !m.find("mock", vol).orElseThrow().hasWork());
+    VolumeKit.await().until(() -> !m.find("mock", vol).orElseThrow().hasWork());
     assertEquals(List.of("a1"), m.find("mock", vol).orElseThrow().allocs());
     VolumeRecord found = m.find("mock", vol).orElseThrow();
     assertEquals(StageState.STAGED, found.stageOf(found.usages().get(multi)));
@@ -95,7 +95,7 @@ class VolumeRecoveryTest extends MockNodeVolumeTest {
 
     VolumeManager m = kit.manager();
     assertTrue(m.recovered().get(0).contains("interrupted unmount for alloc a1"), m.recovered().toString());
-    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> m.find("mock", vol).isEmpty());
+    VolumeKit.await().until(() -> m.find("mock", vol).isEmpty());
     assertFalse(Files.exists(mv.targetPath()));
   }
 
@@ -108,7 +108,7 @@ class VolumeRecoveryTest extends MockNodeVolumeTest {
     assertTrue(m.find("mock", vol).orElseThrow().hasWork(), "pending while the plugin is unhealthy");
     assertEquals(1, m.pending().size());
     kit.setHealthy(PluginType.CSI_NODE, "mock", true);
-    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> m.find("mock", vol).isEmpty());
+    VolumeKit.await().until(() -> m.find("mock", vol).isEmpty());
   }
 
   @Test
@@ -119,7 +119,7 @@ class VolumeRecoveryTest extends MockNodeVolumeTest {
 
     CompletableFuture<Void> unmount = m.unmount("mock", vol, "a1");
     // The intent is committed on the commit thread, then the unmount finds the plugin gone: an event.
-    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT)
+    VolumeKit.await()
         .until(() -> kit.events.stream().anyMatch(e -> e.kind() == VolumeEvent.Kind.PENDING));
     kit.scheduler.forwardTime(java.time.Duration.ofHours(1));
     assertFalse(unmount.isDone(), "never dropped, never failed for an absent plugin");
@@ -147,14 +147,14 @@ class VolumeRecoveryTest extends MockNodeVolumeTest {
     kit.drive(first.mount(VolumeClaim.of("mock", vol, "a1", RWO, false)));
     kit.registry.deregister(PluginType.CSI_NODE, "mock", "alloc-mock");
     first.unmount("mock", vol, "a1");
-    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> first.find("mock", vol).orElseThrow()
+    VolumeKit.await().until(() -> first.find("mock", vol).orElseThrow()
         .usageOf("a1").orElseThrow().allocs().get("a1") == AllocPhase.UNPUBLISHING);
     first.close();
 
     VolumeManager second = kit.manager();
     assertEquals(1, second.pending().size());
     kit.registerNode("mock");
-    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> second.find("mock", vol).isEmpty());
+    VolumeKit.await().until(() -> second.find("mock", vol).isEmpty());
   }
 
   @Test
@@ -185,7 +185,7 @@ class VolumeRecoveryTest extends MockNodeVolumeTest {
     dev.csisupervisor.mockplugin.MockCsiPlugin first = kit.plugins.get(0);
     first.setLatency(java.time.Duration.ofSeconds(30)); // the stage call stays in flight
     CompletableFuture<MountedVolume> mount = m.mount(VolumeClaim.of("mock", vol, "a1", RWO, false));
-    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT)
+    VolumeKit.await()
         .until(() -> kit.client("mock") != null && kit.client("mock").calls("NodeStageVolume") == 1);
     first.crash();
     VolumeException e = kit.failure(mount);
@@ -195,7 +195,7 @@ class VolumeRecoveryTest extends MockNodeVolumeTest {
     kit.startPlugin("mock"); // restarted: a new process on the same socket
     kit.setHealthy(PluginType.CSI_NODE, "mock", false); // what the supervisor reports on the way
     kit.setHealthy(PluginType.CSI_NODE, "mock", true);
-    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> {
+    VolumeKit.await().until(() -> {
       kit.scheduler.forwardTime(1, java.util.concurrent.TimeUnit.SECONDS);
       return m.find("mock", vol).isEmpty();
     });
@@ -210,7 +210,7 @@ class VolumeRecoveryTest extends MockNodeVolumeTest {
     kit.plugins.get(0).crash();
     CompletableFuture<Void> unmount = m.unmount("mock", vol, "a1");
     // Every try fails (refused); the pending unmount is tried again and again, never dropped.
-    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> {
+    VolumeKit.await().until(() -> {
       kit.scheduler.forwardTime(1, java.util.concurrent.TimeUnit.SECONDS);
       return kit.client("mock").calls("NodeUnpublishVolume") >= 6;
     });
@@ -234,7 +234,7 @@ class VolumeRecoveryTest extends MockNodeVolumeTest {
     VolumeManager m = kit.manager();
     first.delayCalls("NodePublishVolume", java.time.Duration.ofSeconds(30)); // in flight when the plugin dies
     CompletableFuture<MountedVolume> mount = m.mount(VolumeClaim.of("mock", v, "a1", RWO, false));
-    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT)
+    VolumeKit.await()
         .until(() -> kit.client("mock") != null && kit.client("mock").calls("NodePublishVolume") == 1);
     first.crash();
     // The publish fails as a lost connection (transient): retried with backoff while the plugin restarts.

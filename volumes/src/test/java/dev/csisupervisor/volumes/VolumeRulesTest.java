@@ -151,6 +151,8 @@ class VolumeRulesTest extends MockNodeVolumeTest {
     VolumeException e = kit.failure(manager.mount(VolumeClaim.of("ghost", "v", "a", RWO, false)));
     assertEquals(Reason.PLUGIN_UNAVAILABLE, e.reason());
     assertTrue(e.getMessage().contains("node plugin ghost is not registered"), e.getMessage());
+    // The wait in the project's words (the config's), not java.time's PT30S.
+    assertTrue(e.getMessage().endsWith("after waiting 30s"), e.getMessage());
   }
 
   @Test
@@ -218,6 +220,6 @@ class VolumeRulesTest extends MockNodeVolumeTest {
     kit.client("mock").fail("NodePublishVolume", dev.csisupervisor.client.StatusCode.INTERNAL, 1);
     kit.failure(hook.prestart(Map.of(
         "data", VolumeClaim.of("mock", vol, "t2", RWO, false), "logs", VolumeClaim.of("mock", v2, "t2", RWO, false))));
-    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> manager.list().isEmpty());
+    VolumeKit.await().until(() -> manager.list().isEmpty());
   }
 }

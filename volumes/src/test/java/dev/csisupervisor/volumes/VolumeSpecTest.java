@@ -231,7 +231,7 @@ class VolumeSpecTest {
     kit.registerNode("mock", fewer, 0); // the driver's new version no longer stages
     CompletableFuture<Void> u = manager.unmount("mock", vol, "a1");
     kit.scheduler.forwardTime(1, TimeUnit.SECONDS);
-    org.awaitility.Awaitility.await().atMost(VolumeKit.WAIT).until(() -> manager.waitingFor()
+    VolumeKit.await().until(() -> manager.waitingFor()
         .getOrDefault("mock/" + vol, "").contains("no longer offers STAGE_UNSTAGE_VOLUME"));
     assertEquals(0, kit.client("mock").calls("NodeUnstageVolume"), "never asked: it would answer UNIMPLEMENTED");
     assertFalse(u.isDone());

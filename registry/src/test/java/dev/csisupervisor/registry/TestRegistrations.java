@@ -6,8 +6,8 @@ import java.util.Map;
 import java.util.Set;
 
 /** Builders for test registrations. */
-final class TestPlugins {
-  private TestPlugins() {}
+final class TestRegistrations {
+  private TestRegistrations() {}
 
   static final Instant T0 = Instant.parse("2024-05-01T10:00:00Z");
 

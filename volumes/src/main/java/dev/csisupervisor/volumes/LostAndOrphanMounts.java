@@ -29,10 +29,10 @@ import org.slf4j.LoggerFactory;
  * <em>orphans</em> ({@link #orphans}), reported and removed only on an operator's word; empty directories
  * there that no record names are removed ({@link #removeEmptyOrphanDirectories}). Stateless.
  */
-final class MountReconciler {
-  private static final Logger log = LoggerFactory.getLogger(MountReconciler.class);
+final class LostAndOrphanMounts {
+  private static final Logger log = LoggerFactory.getLogger(LostAndOrphanMounts.class);
 
-  private MountReconciler() {}
+  private LostAndOrphanMounts() {}
 
   /**
    * {@code r} with every publication whose target is not a mount point marked {@link AllocPhase#LOST}, and every

@@ -2,6 +2,7 @@ package dev.csisupervisor.volumes;
 
 import dev.csisupervisor.client.CsiCapabilities;
 import dev.csisupervisor.client.CsiClient;
+import dev.csisupervisor.common.Durations;
 import dev.csisupervisor.registry.PluginEvent;
 import dev.csisupervisor.registry.PluginInfo;
 import dev.csisupervisor.registry.PluginListener;
@@ -25,13 +26,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The node and controller plugins the manager may call, followed from the registry (snapshot, then
+ * The node and controller plugins the manager may call (the ready ones), followed from the registry (snapshot, then
  * events), with one {@link CsiClient} per plugin socket. A plugin is <em>ready</em> when its newest
  * registration is healthy and confirmed since the agent started (not merely restored). Thread-safe;
  * registry events arrive on the registering thread, after its commit, outside its locks.
  */
-final class Plugins implements AutoCloseable {
-  private static final Logger log = LoggerFactory.getLogger(Plugins.class);
+final class ReadyPlugins implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(ReadyPlugins.class);
 
   /**
    * A ready node plugin.
@@ -96,8 +97,8 @@ final class Plugins implements AutoCloseable {
    * @param onReady called with a plugin's id each time its node plugin becomes (or is again) ready, or its
    *     controller plugin does, outside every lock of this class
    */
-  Plugins(PluginRegistry registry, Path csiRoot, Function<Path, CsiClient> clients, ScheduledExecutorService scheduler,
-      Consumer<String> onReady) {
+  ReadyPlugins(PluginRegistry registry, Path csiRoot, Function<Path, CsiClient> clients,
+      ScheduledExecutorService scheduler, Consumer<String> onReady) {
     this.registry = registry;
     this.csiRoot = csiRoot;
     this.clients = clients;
@@ -161,13 +162,13 @@ final class Plugins implements AutoCloseable {
 
   /** The node plugin {@code id} if it is ready now. */
   Optional<NodePlugin> readyNode(String id) {
-    return registry.find(PluginType.CSI_NODE, id).filter(Plugins::isReady)
+    return registry.find(PluginType.CSI_NODE, id).filter(ReadyPlugins::isReady)
         .map(info -> new NodePlugin(info, client(info.socketPath()), pluginDir(info), mountPoint(info)));
   }
 
   /** The controller plugin {@code id} if it is ready now. */
   Optional<ControllerPlugin> readyController(String id) {
-    return registry.find(PluginType.CSI_CONTROLLER, id).filter(Plugins::isReady)
+    return registry.find(PluginType.CSI_CONTROLLER, id).filter(ReadyPlugins::isReady)
         .map(info -> new ControllerPlugin(info, client(info.socketPath())));
   }
 
@@ -226,7 +227,7 @@ final class Plugins implements AutoCloseable {
         : info.get().restored() ? "is restored from the last run but not confirmed running"
         : "is registered but unhealthy (" + info.get().health().message() + ")";
     return new VolumeException(VolumeException.Reason.PLUGIN_UNAVAILABLE,
-        "node plugin " + id + " " + state + " after waiting " + waited);
+        "node plugin " + id + " " + state + " after waiting " + Durations.format(waited));
   }
 
   /** The plugin's directory: its socket's directory when that lies under the CSI root, else {@code <csiRoot>/node/<id>}. */
