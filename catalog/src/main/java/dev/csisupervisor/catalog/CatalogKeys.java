@@ -159,7 +159,8 @@ public final class CatalogKeys {
   /**
    * {@code <prefix>/claimguards/<plugin>/<vol>}: put by every claim of the volume, in the claim's transaction,
    * which compares it unchanged since the claims were read; so two claims decided on the same claims cannot both
-   * be written, though the claims themselves are under each node's own prefix.
+   * be written, though the claims themselves are under each node's own prefix. Its value lists the volume's claim
+   * keys (relative to the claims root, one per line), so that a claim reads only its volume's claims.
    */
   public String claimGuardKey(String pluginId, String volumeId) {
     return claimGuardsRoot() + pluginId + "/" + escape(volumeId);

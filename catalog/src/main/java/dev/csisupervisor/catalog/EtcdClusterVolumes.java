@@ -118,22 +118,27 @@ final class EtcdClusterVolumes implements ClusterVolumes {
     String guard = keys.claimGuardKey(pluginId, volumeId);
     String attachments = keys.volumeAttachmentsPrefix(pluginId, volumeId);
     for (int round = 1; round <= MAX_CLAIM_ROUNDS; round++) {
-      TxnResponse read = txn(TxnRequest.newBuilder().addSuccess(rangePrefix(keys.claimsRoot(), 0))
-          .addSuccess(range(guard)).addSuccess(rangePrefix(attachments, 1)).build());
+      TxnResponse read = txn(TxnRequest.newBuilder().addSuccess(range(guard))
+          .addSuccess(rangePrefix(attachments, 1)).build());
+      Optional<KeyValue> guardKv = kvAt(read, 0);
+      if (guardKv.isEmpty()) {
+        makeGuard(guard);
+        continue;
+      }
+      Optional<List<KeyValue>> claims = guardedClaims(guard, guardKv.get());
+      if (claims.isEmpty()) {
+        continue;
+      }
       List<String> held = new ArrayList<>();
-      claimsOf(read, 0, pluginId, volumeId).forEach(kv -> held.add("claim " + kv.getKey().toStringUtf8()));
-      read.getResponses(2).getResponseRange().getKvsList().forEach(kv -> held.add("attachment " + kv.getKey().toStringUtf8()));
+      claims.get().forEach(kv -> held.add("claim " + kv.getKey().toStringUtf8()));
+      read.getResponses(1).getResponseRange().getKvsList().forEach(kv -> held.add("attachment " + kv.getKey().toStringUtf8()));
       if (!held.isEmpty()) {
         throw new VolumeStateException("volume " + volumeId + " of plugin " + pluginId + " is still in use (" + held
             + (held.size() == 1 ? "" : " and more") + "): unmount it everywhere first, or detach a lost node with "
             + "csi-agent cluster volume detach --node N --force");
       }
-      if (modOf(read, 1) == 0) {
-        makeGuard(guard);
-        continue;
-      }
       // Only if no claim was written since the read (each one puts the guard) and no attachment appeared.
-      TxnResponse r = txn(TxnRequest.newBuilder().addCompare(modIs(guard, modOf(read, 1)))
+      TxnResponse r = txn(TxnRequest.newBuilder().addCompare(modIs(guard, guardKv.get().getModRevision()))
           .addCompare(none(attachments)).addSuccess(delete(key)).addSuccess(delete(guard)).build());
       if (r.getSucceeded()) {
         boolean existed = r.getResponses(0).getResponseDeleteRange().getDeleted() > 0;
@@ -156,19 +161,58 @@ final class EtcdClusterVolumes implements ClusterVolumes {
     txn(TxnRequest.newBuilder().addCompare(absent(guard)).addSuccess(put(guard, ByteString.EMPTY, 0)).build());
   }
 
-  /** The claims of one volume in the range at {@code index} of {@code r} (a range of every claim). */
-  private List<KeyValue> claimsOf(TxnResponse r, int index, String pluginId, String volumeId) {
-    return r.getResponses(index).getResponseRange().getKvsList().stream()
-        .filter(kv -> keys.parseClaimKey(kv.getKey().toStringUtf8())
-            .filter(c -> c.pluginId().equals(pluginId) && c.volumeId().equals(volumeId)).isPresent())
-        .toList();
+  /**
+   * The claims of one volume, found through its guard, whose value lists the claim keys written by every claim of
+   * the volume since (a claim released or forced away leaves its line until the next claim rewrites the list):
+   * each listed key is read, all at the guard's revision, so a claim reads what its volume has, not every claim
+   * of the cluster. Empty (the caller reads again) if the guard changed meanwhile.
+   */
+  private Optional<List<KeyValue>> guardedClaims(String guard, KeyValue guardKv) {
+    List<String> listed = listedClaims(guard, guardKv);
+    List<KeyValue> claims = new ArrayList<>();
+    for (int from = 0; from < listed.size(); from += MAX_TXN_OPS - 1) {
+      TxnRequest.Builder t = TxnRequest.newBuilder().addCompare(modIs(guard, guardKv.getModRevision()));
+      listed.subList(from, Math.min(listed.size(), from + MAX_TXN_OPS - 1)).forEach(k -> t.addSuccess(range(k)));
+      TxnResponse r = txn(t.build());
+      if (!r.getSucceeded()) {
+        return Optional.empty();
+      }
+      r.getResponsesList().forEach(op -> claims.addAll(op.getResponseRange().getKvsList()));
+    }
+    return Optional.of(claims);
   }
 
-  /** The mod revision of the one key ranged at {@code index} of {@code r}; 0 if it is absent. */
-  private static long modOf(TxnResponse r, int index) {
-    List<KeyValue> kvs = r.getResponses(index).getResponseRange().getKvsList();
-    return kvs.isEmpty() ? 0 : kvs.get(0).getModRevision();
+  private static List<String> plus(List<String> list, String one) {
+    List<String> out = new ArrayList<>(list);
+    out.add(one);
+    return out;
   }
+
+  /** The claim keys a guard lists (only keys of its own volume's claims). */
+  private List<String> listedClaims(String guard, KeyValue guardKv) {
+    List<String> out = new ArrayList<>();
+    for (String line : guardKv.getValue().toStringUtf8().split("\n")) {
+      String key = keys.claimsRoot() + line;
+      if (!line.isBlank() && keys.parseClaimKey(key)
+          .filter(c -> keys.claimGuardKey(c.pluginId(), c.volumeId()).equals(guard)).isPresent()) {
+        out.add(key);
+      }
+    }
+    return out;
+  }
+
+  /** A guard's value listing {@code claimKeys} (each relative to the claims root), sorted. */
+  private ByteString guardListing(java.util.Collection<String> claimKeys) {
+    return ByteString.copyFromUtf8(String.join("\n", new java.util.TreeSet<>(claimKeys.stream()
+        .map(k -> k.substring(keys.claimsRoot().length())).toList())));
+  }
+
+  /** The guard's kv in the range at {@code index} of {@code r}; empty if it is absent. */
+  private static Optional<KeyValue> kvAt(TxnResponse r, int index) {
+    List<KeyValue> kvs = r.getResponses(index).getResponseRange().getKvsList();
+    return kvs.isEmpty() ? Optional.empty() : Optional.of(kvs.get(0));
+  }
+
 
   @Override
   public Optional<ClusterVolume> volume(String pluginId, String volumeId) {
@@ -189,9 +233,9 @@ final class EtcdClusterVolumes implements ClusterVolumes {
     String deleteKey = keys.requestKey(ClusterVolumeRequest.Kind.DELETE, request.pluginId(), request.volumeId());
     rounds:
     for (int round = 1; round <= MAX_CLAIM_ROUNDS; round++) {
-      // Step 1: the volume, every claim of it and its guard, at one revision.
+      // Step 1: the volume, its guard and every claim the guard lists, at the guard's revision.
       TxnResponse read = txn(TxnRequest.newBuilder().addSuccess(range(volumeKey))
-          .addSuccess(rangePrefix(keys.claimsRoot(), 0)).addSuccess(range(deleteKey)).addSuccess(range(guard)).build());
+          .addSuccess(range(guard)).addSuccess(range(deleteKey)).build());
       List<KeyValue> volumeKv = read.getResponses(0).getResponseRange().getKvsList();
       if (volumeKv.isEmpty()) {
         throw refused(ClaimRefusedException.Reason.NOT_REGISTERED, what + " refused: the volume is not registered in "
@@ -210,8 +254,19 @@ final class EtcdClusterVolumes implements ClusterVolumes {
         throw refused(ClaimRefusedException.Reason.TOPOLOGY, what + " refused: the volume is accessible from "
             + volume.accessibleTopology() + ", and node " + request.nodeId() + " is at " + request.nodeTopology(), null);
       }
+      Optional<KeyValue> guardKv = kvAt(read, 1);
+      if (guardKv.isEmpty()) {
+        makeGuard(guard);
+        continue;
+      }
+      Optional<List<KeyValue>> listed = guardedClaims(guard, guardKv.get());
+      if (listed.isEmpty()) {
+        continue; // another claim of the volume meanwhile: decided again
+      }
       List<ClusterClaim> existing = new ArrayList<>();
-      for (KeyValue kv : claimsOf(read, 1, request.pluginId(), request.volumeId())) {
+      List<String> live = new ArrayList<>();
+      for (KeyValue kv : listed.get()) {
+        live.add(kv.getKey().toStringUtf8());
         Optional<String> bad = problem(() -> existing.add(claimAtItsKey(kv)));
         if (bad.isPresent()) {
           String key = kv.getKey().toStringUtf8();
@@ -249,18 +304,14 @@ final class EtcdClusterVolumes implements ClusterVolumes {
             + conflict.get().holder().mode() + (conflict.get().holder().readOnly() ? " read-only" : "") + ": "
             + conflict.get().why(), conflict.get().holder());
       }
-      if (modOf(read, 3) == 0) {
-        makeGuard(guard);
-        continue;
-      }
       // Step 3: the put, only if the volume is as read and no claim of it was written since (each one puts the
       // guard); a claim released meanwhile changes nothing the decision relied on.
       TxnResponse w = txn(TxnRequest.newBuilder()
           .addCompare(Compare.newBuilder().setKey(bytes(volumeKey)).setTarget(Compare.CompareTarget.MOD)
               .setResult(Compare.CompareResult.EQUAL).setModRevision(volumeKv.get(0).getModRevision()))
-          .addCompare(modIs(guard, modOf(read, 3)))
+          .addCompare(modIs(guard, guardKv.get().getModRevision()))
           .addCompare(absent(deleteKey))
-          .addSuccess(put(guard, ByteString.copyFromUtf8(request.nodeId() + "/" + request.allocId()), 0))
+          .addSuccess(put(guard, guardListing(plus(live, claimKey)), 0))
           .addSuccess(put(claimKey, VolumeCodec.encode(wanted), 0)).build());
       if (w.getSucceeded()) {
         log.info("{} granted ({}{}) at revision {}", what, request.mode(), request.readOnly() ? " read-only" : "",
@@ -313,8 +364,18 @@ final class EtcdClusterVolumes implements ClusterVolumes {
 
   @Override
   public List<ClusterClaim> claims(String pluginId, String volumeId) {
-    TxnResponse r = txn(TxnRequest.newBuilder().addSuccess(rangePrefix(keys.claimsRoot(), 0)).build());
-    return claimsOf(r, 0, pluginId, volumeId).stream().map(this::decodeClaim).toList();
+    String guard = keys.claimGuardKey(pluginId, volumeId);
+    for (int round = 1; round <= MAX_CLAIM_ROUNDS; round++) {
+      Optional<KeyValue> guardKv = kvAt(txn(TxnRequest.newBuilder().addSuccess(range(guard)).build()), 0);
+      if (guardKv.isEmpty()) {
+        return List.of();
+      }
+      Optional<List<KeyValue>> claims = guardedClaims(guard, guardKv.get());
+      if (claims.isPresent()) {
+        return claims.get().stream().map(this::decodeClaim).toList();
+      }
+    }
+    throw new EtcdException("claims of " + pluginId + "/" + volumeId + ": they kept changing", "CONTENTION", null);
   }
 
   @Override
@@ -753,13 +814,21 @@ final class EtcdClusterVolumes implements ClusterVolumes {
     String attachments = keys.volumeAttachmentsPrefix(plugin, volumeId);
     for (int round = 1; round <= MAX_CLAIM_ROUNDS; round++) {
       TxnResponse read = txn(TxnRequest.newBuilder().addSuccess(range(volumeKey))
-          .addSuccess(rangePrefix(keys.claimsRoot(), 0)).addSuccess(rangePrefix(attachments, 10))
-          .addSuccess(range(key)).addSuccess(range(guard)).build());
+          .addSuccess(range(guard)).addSuccess(rangePrefix(attachments, 10)).addSuccess(range(key)).build());
       if (read.getResponses(0).getResponseRange().getKvsCount() == 0) {
         return Optional.empty();
       }
+      Optional<KeyValue> guardKv = kvAt(read, 1);
+      if (guardKv.isEmpty()) {
+        makeGuard(guard);
+        continue;
+      }
+      Optional<List<KeyValue>> claims = guardedClaims(guard, guardKv.get());
+      if (claims.isEmpty()) {
+        continue;
+      }
       List<String> held = new ArrayList<>();
-      for (KeyValue kv : claimsOf(read, 1, plugin, volumeId)) {
+      for (KeyValue kv : claims.get()) {
         held.add(describeOrKey(kv, () -> {
           ClusterClaim c = decodeClaim(kv);
           return "claim by " + c.holder() + " (" + c.mode() + ")";
@@ -776,15 +845,11 @@ final class EtcdClusterVolumes implements ClusterVolumes {
             + String.join("; ", held) + (held.size() >= 10 ? " and maybe more" : "") + ". Unmount it everywhere first "
             + "(or detach a lost node with csi-agent cluster volume detach --node N --force)");
       }
-      if (modOf(read, 4) == 0) {
-        makeGuard(guard);
-        continue;
-      }
       // Only if no claim was written since the read (each one puts the guard) and nothing else changed.
       TxnResponse r = txn(TxnRequest.newBuilder()
           .addCompare(Compare.newBuilder().setKey(bytes(volumeKey)).setTarget(Compare.CompareTarget.CREATE)
               .setResult(Compare.CompareResult.GREATER).setCreateRevision(0))
-          .addCompare(modIs(guard, modOf(read, 4))).addCompare(none(attachments)).addCompare(absent(key))
+          .addCompare(modIs(guard, guardKv.get().getModRevision())).addCompare(none(attachments)).addCompare(absent(key))
           .addSuccess(put(key, VolumeCodec.encode(request), 0)).build());
       if (r.getSucceeded()) {
         log.info("{} asked", request.describe());

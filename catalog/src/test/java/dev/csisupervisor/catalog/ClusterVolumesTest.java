@@ -154,6 +154,32 @@ class ClusterVolumesTest {
         + sorted.apply(s.requests()) + new java.util.TreeMap<>(s.stoppedNodes()) + sorted.apply(s.damaged());
   }
 
+  /** A claim reads only its volume's claims (those its guard lists); a released one's line goes at the next claim. */
+  @Test
+  void theGuardListsTheVolumesClaims_aReleasedOnesLineGoes_aForeignLineIsIgnored() throws Exception {
+    ClusterVolumes a = node("a", 0);
+    ClusterVolumes b = node("b", 1);
+    a.register(volume("g"));
+    a.register(volume("other"));
+    CatalogKeys keys = CatalogKeys.of(prefix);
+    a.claim(request("a", "x", "g", VolumeAccessMode.SINGLE_NODE_WRITER, false));
+    assertTrue(a.release(PLUGIN, "g", "a", "x"));
+    b.claim(request("b", "y", "other", VolumeAccessMode.SINGLE_NODE_WRITER, false));
+    try (EtcdClient side = new EtcdClient(EtcdOptions.of(etcd.member(2).endpoint()))) {
+      String guard = keys.claimGuardKey(PLUGIN, "g");
+      String listing = side.range(dev.csisupervisor.catalog.etcdpb.RangeRequest.newBuilder()
+          .setKey(EtcdClient.bytes(guard)).build()).getKvs(0).getValue().toStringUtf8();
+      assertEquals("a/" + PLUGIN + "/g/x", listing);
+      // A line naming another volume's claim (b's, which holds "other" single-writer) holds nothing here.
+      side.txn(dev.csisupervisor.catalog.etcdpb.TxnRequest.newBuilder().addSuccess(EtcdOps.put(guard,
+          EtcdClient.bytes(listing + "\nb/" + PLUGIN + "/other/y"), 0)).build());
+      b.claim(request("b", "z", "g", VolumeAccessMode.SINGLE_NODE_WRITER, false));
+      assertEquals("b/" + PLUGIN + "/g/z", side.range(dev.csisupervisor.catalog.etcdpb.RangeRequest.newBuilder()
+          .setKey(EtcdClient.bytes(guard)).build()).getKvs(0).getValue().toStringUtf8());
+    }
+    assertEquals(List.of("z"), a.claims(PLUGIN, "g").stream().map(ClusterClaim::allocId).toList());
+  }
+
   /** Issue 35: the controller agent's reads come from a watch-fed mirror: none while nothing changes. */
   @Test
   void theMirror_isWhatADirectReadSays_andAnIdleRoundMakesNoEtcdRequest() throws Exception {
@@ -493,6 +519,9 @@ class ClusterVolumesTest {
               + "\"since\":\"2026-11-27T00:00:00Z\"}"), 0))
           .addSuccess(EtcdOps.put(disagreeing, VolumeCodec.encode(new ClusterClaim(PLUGIN, "v", "b", "z",
               VolumeAccessMode.SINGLE_NODE_WRITER, false, "csi-b", java.time.Instant.now())), 0))
+          // listed in the volume's claim guard, as the agent that wrote them does
+          .addSuccess(EtcdOps.put(keys.claimGuardKey(PLUGIN, "v"), EtcdClient.bytes(
+              newer.substring(keys.claimsRoot().length()) + "\n" + disagreeing.substring(keys.claimsRoot().length())), 0))
           .build());
     }
     ClaimRefusedException refused = assertThrows(ClaimRefusedException.class,
