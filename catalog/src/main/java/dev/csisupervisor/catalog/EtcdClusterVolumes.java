@@ -507,39 +507,45 @@ final class EtcdClusterVolumes implements ClusterVolumes {
 
   /** A snapshot of the keys under each of {@link #snapshotRoots}, read at {@code revision}. */
   private VolumesSnapshot decodeSnapshot(long revision, Map<String, List<KeyValue>> byRoot) {
+    return decodeSnapshot(revision, byRoot, DecodeMemo.none());
+  }
+
+  /** The same, decoding only the keys that changed since {@code memo} saw them. */
+  private VolumesSnapshot decodeSnapshot(long revision, Map<String, List<KeyValue>> byRoot, DecodeMemo memo) {
     List<ClusterVolume> volumes = new ArrayList<>();
     List<ClusterClaim> claims = new ArrayList<>();
     List<ClusterAttachment> attachments = new ArrayList<>();
     Map<String, String> controllers = new HashMap<>();
     Set<String> nodes = new HashSet<>();
     for (KeyValue kv : byRoot.get(keys.volumesRoot())) {
-      decodeOrSkip(kv, () -> volumes.add(VolumeCodec.decodeVolume(kv.getValue())));
+      decodeOrSkip(kv, () -> volumes.add(memo.get(kv, () -> VolumeCodec.decodeVolume(kv.getValue()))));
     }
     List<VolumesSnapshot.DamagedKey> damaged = new ArrayList<>();
     for (KeyValue kv : byRoot.get(keys.claimsRoot())) {
       String key = kv.getKey().toStringUtf8();
-      Optional<String> bad = problem(() -> claims.add(claimAtItsKey(kv)));
+      Optional<String> bad = problem(() -> claims.add(memo.get(kv, () -> claimAtItsKey(kv))));
       bad.ifPresent(why -> damaged.add(keys.parseClaimKey(key).map(c -> new VolumesSnapshot.DamagedKey(key, why,
           "claim", c.pluginId(), c.volumeId(), c.nodeId())).orElse(new VolumesSnapshot.DamagedKey(key, why, "claim",
           "", "", ""))));
     }
     for (KeyValue kv : byRoot.get(keys.attachmentsRoot())) {
       String key = kv.getKey().toStringUtf8();
-      Optional<String> bad = problem(() -> attachments.add(attachmentAtItsKey(kv)));
+      Optional<String> bad = problem(() -> attachments.add(memo.get(kv, () -> attachmentAtItsKey(kv))));
       bad.ifPresent(why -> damaged.add(keys.parseAttachmentKey(key).map(a -> new VolumesSnapshot.DamagedKey(key, why,
           "attachment", a.pluginId(), a.volumeId(), a.nodeId())).orElse(new VolumesSnapshot.DamagedKey(key, why,
           "attachment", "", "", ""))));
     }
     for (KeyValue kv : byRoot.get(keys.controllersRoot())) {
       decodeOrSkip(kv, () -> controllers.put(kv.getKey().toStringUtf8().substring(keys.controllersRoot().length()),
-          VolumeCodec.decodeController(kv.getValue()).node()));
+          memo.get(kv, () -> VolumeCodec.decodeController(kv.getValue())).node()));
     }
     for (KeyValue kv : byRoot.get(keys.nodesRoot())) {
       keys.parseNodeKey(kv.getKey().toStringUtf8()).ifPresent(nodes::add);
     }
     List<ClusterVolumeRequest> requests = new ArrayList<>();
     for (KeyValue kv : byRoot.get(keys.requestsRoot())) {
-      decodeOrSkip(kv, () -> requests.add(VolumeCodec.decodeRequest(kv.getValue(), kv.getModRevision())));
+      decodeOrSkip(kv, () -> requests.add(memo.get(kv, () -> VolumeCodec.decodeRequest(kv.getValue(),
+          kv.getModRevision()))));
     }
     Map<String, java.time.Instant> stopped = new HashMap<>();
     for (KeyValue kv : byRoot.get(keys.stoppedRoot())) {

@@ -17,7 +17,6 @@ import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Optional;
 import java.util.TreeMap;
-import java.util.function.BiFunction;
 
 /**
  * The cluster-volume keys mirrored from etcd, in the shape of Kubernetes' informers: one list of every key the
@@ -35,10 +34,16 @@ import java.util.function.BiFunction;
  * Thread-safe.
  */
 final class VolumesInformer implements SingleWatch.Handler, AutoCloseable {
+  /** Makes a snapshot of the keys under each root at a revision, decoding only what the memo has not seen. */
+  interface Decoder {
+    VolumesSnapshot decode(long revision, Map<String, List<KeyValue>> byRoot, DecodeMemo memo);
+  }
+
   private final EtcdClient client;
   private final CatalogKeys keys;
   private final List<String> roots;
-  private final BiFunction<Long, Map<String, List<KeyValue>>, VolumesSnapshot> decode;
+  private final Decoder decode;
+  private final DecodeMemo memo = new DecodeMemo(); // guarded by this
   private final Runnable changed;
   private final Duration resync;
   private final SingleWatch watch;
@@ -57,7 +62,7 @@ final class VolumesInformer implements SingleWatch.Handler, AutoCloseable {
    * @param decode makes a snapshot of the keys under each root at a revision (the same decoding a direct read uses)
    */
   VolumesInformer(EtcdClient client, CatalogKeys keys, List<String> roots,
-      BiFunction<Long, Map<String, List<KeyValue>>, VolumesSnapshot> decode, Runnable changed, Duration resync) {
+      Decoder decode, Runnable changed, Duration resync) {
     this.client = client;
     this.keys = keys;
     this.roots = List.copyOf(roots);
@@ -95,6 +100,7 @@ final class VolumesInformer implements SingleWatch.Handler, AutoCloseable {
           kvs.put(kv.getKey().toStringUtf8(), kv);
         }
       }
+      memo.retain(kvs.keySet());
       revision = r.getHeader().getRevision();
       listRevision = revision;
       decoded = null;
@@ -122,6 +128,7 @@ final class VolumesInformer implements SingleWatch.Handler, AutoCloseable {
         }
         if (e.getType() == Event.EventType.DELETE) {
           kvs.remove(key);
+          memo.forget(key);
         } else {
           kvs.put(key, e.getKv());
         }
@@ -193,7 +200,7 @@ final class VolumesInformer implements SingleWatch.Handler, AutoCloseable {
       for (String root : roots) {
         byRoot.put(root, new ArrayList<>(kvs.subMap(root, true, root + Character.MAX_VALUE, true).values()));
       }
-      decoded = decode.apply(revision, byRoot);
+      decoded = decode.decode(revision, byRoot, memo);
     }
     return decoded;
   }
