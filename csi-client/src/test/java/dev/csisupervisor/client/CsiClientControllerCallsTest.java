@@ -177,6 +177,7 @@ class CsiClientControllerCallsTest extends PluginSocketTest {
     assertEquals(VolumeContentSource.TypeCase.SNAPSHOT, sent.getTypeCase());
     assertEquals(s.snapshotId(), sent.getSnapshot().getSnapshotId());
     assertEquals(Optional.of(ContentSource.snapshot(s.snapshotId())), restored.contentSource());
+    assertEquals(4 * MIB, restored.capacityBytes(), "without a size: the source's");
 
     CreateVolumeRequest clone = new CreateVolumeRequest("clone", Optional.empty(), List.of(RWO), Map.of(),
         Secrets.none()).withContentSource(ContentSource.volume(vol));
@@ -299,7 +300,8 @@ class CsiClientControllerCallsTest extends PluginSocketTest {
 
   @Test
   void validate_sendsEveryField_andMapsTheConfirmedCapabilities() throws Exception {
-    String a = create("a", MIB).volumeId();
+    String a = await(client.createVolumeAsync(new CreateVolumeRequest("a", Optional.empty(), List.of(RWO, BLOCK),
+        Map.of(), Secrets.none()))).volumeId();
     ValidationResult r = await(client.validateVolumeCapabilitiesAsync(new ValidateCapabilitiesRequest(a,
         Map.of("ctx", "1"), List.of(RWO, BLOCK), Map.of("p", "2"), Map.of("iops", "3"), SECRETS)));
     var sent = lastRequest(ControllerGrpc.getValidateVolumeCapabilitiesMethod());
