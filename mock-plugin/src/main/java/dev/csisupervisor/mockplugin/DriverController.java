@@ -341,6 +341,11 @@ final class DriverController {
     }
     synchronized (driver.lock()) {
       VolumeState v = driver.volume(r.getVolumeId());
+      SharedCloud cloud = driver.cloud();
+      if (cloud != null) {
+        // The cloud's size is the disk's (another process may have expanded it); a removed disk is NOT_FOUND.
+        v.capacity = cloud.find(v.id).orElseThrow(() -> notFound("volume '" + v.id + "' does not exist")).capacity();
+      }
       if (offlineExpansionOnly() && (!v.publishedTo.isEmpty() || !v.stagedAt.isEmpty() || !v.publishedAt.isEmpty())) {
         // CSI's ControllerExpandVolume errors: "Volume in use".
         throw Status.FAILED_PRECONDITION.withDescription("volume " + v.id + " is published or staged, and this "
@@ -355,6 +360,9 @@ final class DriverController {
           throw Status.OUT_OF_RANGE.withDescription("not enough capacity").asRuntimeException();
         }
         v.capacity = required;
+        if (cloud != null) {
+          cloud.resize(v.id, required);
+        }
         driver.persistLocked();
       }
       return ControllerExpandVolumeResponse.newBuilder()

@@ -259,6 +259,11 @@ final class SharedCloud {
     });
   }
 
+  /** ControllerExpandVolume's part: the disk is {@code capacity} bytes now (nothing for a disk it does not have). */
+  void resize(String id, long capacity) {
+    file.locked(s -> s.disks.computeIfPresent(id, (k, v) -> capacity));
+  }
+
   /**
    * Marks the disk abnormal with {@code message} (empty: healthy again).
    *

@@ -93,6 +93,20 @@ class MockCloudVolumesTest extends MockCloudTestBase {
     assertEquals(List.of("n7"), get(ca, y).getStatus().getPublishedNodeIdsList(), "made and attached elsewhere");
   }
 
+  @Test
+  void anExpansionThroughOneProcess_isTheDisksSizeInEveryProcess() throws Exception {
+    start(true, MockCsiPlugin.Builder::allCapabilities);
+    String x = create(ca, "x", MIB).getVolumeId();
+    get(cb, x); // b knows the disk at 1 MiB
+    ca.controller().controllerExpandVolume(dev.csisupervisor.csi.v1.ControllerExpandVolumeRequest.newBuilder()
+        .setVolumeId(x).setCapacityRange(dev.csisupervisor.csi.v1.CapacityRange.newBuilder()
+            .setRequiredBytes(3 * MIB)).build());
+    assertEquals(3 * MIB, get(cb, x).getVolume().getCapacityBytes());
+    assertEquals(3 * MIB, cb.controller().controllerExpandVolume(dev.csisupervisor.csi.v1.ControllerExpandVolumeRequest
+        .newBuilder().setVolumeId(x).setCapacityRange(dev.csisupervisor.csi.v1.CapacityRange.newBuilder()
+            .setRequiredBytes(2 * MIB)).build()).getCapacityBytes(), "already larger, by the cloud's size");
+  }
+
   @ParameterizedTest(name = "shared cloud: {0}")
   @ValueSource(booleans = {true, false})
   void listVolumes_pagesWithItsToken_andABadTokenIsAborted(boolean shared) throws Exception {
