@@ -13,7 +13,8 @@ import dev.csisupervisor.csi.v1.NodeGrpc;
  * <ul>
  *   <li>Identity answers from the {@link Script}; Probe is {@link IdentityService}'s.
  *   <li>Controller: every Controller RPC of CSI v1.12.0, by the {@link InMemoryDriver}'s
- *       {@link DriverController}. Which ones a client may call is what
+ *       {@link DriverController}, {@link DriverInventory} and {@link DriverSnapshots}; CreateVolume and
+ *       CreateSnapshot answer after their scripted create and cut times. Which ones a client may call is what
  *       {@code ControllerGetCapabilities} advertises (the script's capabilities); the others still
  *       answer correctly if called.
  *   <li>Node: every Node RPC of CSI v1.12.0, by the {@link InMemoryDriver}'s {@link DriverNode}.

@@ -32,8 +32,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Serves Identity always, Controller and/or Node according to its {@link MockMode}. The
  * capability and info RPCs answer from the script; every other Controller and Node RPC is answered
- * by an {@link InMemoryDriver}, volumes and snapshots kept in memory. A whole service the mode does
- * not serve returns {@code UNIMPLEMENTED}.
+ * by an {@link InMemoryDriver}, volumes and snapshots kept in memory (or, with a {@link Builder#cloud shared
+ * cloud}, in the cloud file other plugin processes share). A whole service the mode does not serve returns
+ * {@code UNIMPLEMENTED}.
  *
  * <p><b>Threads.</b> gRPC handlers run directly on the Netty event loop and never block: a hung
  * probe keeps its call open without holding a thread, latency is a task scheduled on the event
