@@ -166,7 +166,11 @@ public interface CsiClient extends AutoCloseable {
    */
   CompletableFuture<Long> nodeExpandVolumeAsync(NodeExpandRequest request);
 
-  /** {@code Controller.CreateVolume}. A blank volume id in the answer is an {@link InvalidResponseException}. */
+  /**
+   * {@code Controller.CreateVolume}, with its content source and mutable parameters if the request has them. A blank
+   * volume id in the answer is an {@link InvalidResponseException}; the answer's {@code content_source} is
+   * {@link CsiVolume#contentSource()}.
+   */
   CompletableFuture<CsiVolume> createVolumeAsync(CreateVolumeRequest request);
 
   /** {@code Controller.DeleteVolume}. */
@@ -181,6 +185,51 @@ public interface CsiClient extends AutoCloseable {
   /** {@code Controller.ControllerExpandVolume}. A negative size is an {@link InvalidResponseException}. */
   CompletableFuture<ControllerExpandResult> controllerExpandVolumeAsync(String volumeId, CapacityRange capacityRange,
       Optional<VolumeCapability> capability, Secrets secrets);
+
+  /**
+   * {@code Controller.CreateSnapshot}. Sending the same name again answers the same snapshot with its readiness now
+   * (CSI: the way to learn when a snapshot becomes {@link CsiSnapshot#readyToUse()}); the same name with another
+   * source volume is the plugin's {@code ALREADY_EXISTS}. A blank snapshot or source id in the answer is an
+   * {@link InvalidResponseException}.
+   */
+  CompletableFuture<CsiSnapshot> createSnapshotAsync(CreateSnapshotRequest request);
+
+  /** {@code Controller.DeleteSnapshot}: an unknown id is success (CSI). */
+  CompletableFuture<Void> deleteSnapshotAsync(String snapshotId, Secrets secrets);
+
+  /** {@code Controller.ListSnapshots}: one page. A token the plugin does not know is its {@code ABORTED}. */
+  CompletableFuture<SnapshotPage> listSnapshotsAsync(ListSnapshotsRequest request);
+
+  /**
+   * {@code Controller.ListVolumes}: one page of at most {@code maxEntries} (0: the plugin's choice) from
+   * {@code startingToken} (empty: the first). A token the plugin does not know is its {@code ABORTED}: start over.
+   *
+   * @throws IllegalArgumentException a negative {@code maxEntries}, a blank token
+   */
+  CompletableFuture<VolumePage> listVolumesAsync(int maxEntries, Optional<String> startingToken);
+
+  /** {@code Controller.ControllerGetVolume}: the volume, the nodes it is published to, its condition. */
+  CompletableFuture<VolumeEntry> controllerGetVolumeAsync(String volumeId);
+
+  /**
+   * {@code Controller.ValidateVolumeCapabilities}: confirmed, or not with the plugin's message. An unknown volume is
+   * the plugin's {@code NOT_FOUND}; a confirmed capability this client cannot read is an
+   * {@link InvalidResponseException}.
+   */
+  CompletableFuture<ValidationResult> validateVolumeCapabilitiesAsync(ValidateCapabilitiesRequest request);
+
+  /** {@code Controller.GetCapacity}. A negative size is an {@link InvalidResponseException}. */
+  CompletableFuture<CsiCapacity> getCapacityAsync(CapacityRequest request);
+
+  /**
+   * {@code Controller.ControllerModifyVolume}: sets these mutable parameters of the volume (CSI's
+   * {@code mutable_parameters}; keys the plugin does not accept are its {@code INVALID_ARGUMENT}).
+   *
+   * @param mutableParameters at least one; no blank key
+   * @throws IllegalArgumentException naming the field: a blank volume id, no parameters, a blank key
+   */
+  CompletableFuture<Void> controllerModifyVolumeAsync(String volumeId, Map<String, String> mutableParameters,
+      Secrets secrets);
 
   /**
    * A view of this client whose every call carries {@code agentNodeId} and {@code electionRevision} as gRPC metadata

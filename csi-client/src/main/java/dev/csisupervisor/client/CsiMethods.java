@@ -17,6 +17,13 @@ final class CsiMethods {
   static final String NODE_GET_CAPABILITIES = NodeGrpc.getNodeGetCapabilitiesMethod().getFullMethodName();
   static final String NODE_GET_INFO = NodeGrpc.getNodeGetInfoMethod().getFullMethodName();
   static final String CREATE_VOLUME = ControllerGrpc.getCreateVolumeMethod().getFullMethodName();
+  static final String CREATE_SNAPSHOT = ControllerGrpc.getCreateSnapshotMethod().getFullMethodName();
+  static final String LIST_SNAPSHOTS = ControllerGrpc.getListSnapshotsMethod().getFullMethodName();
+  static final String LIST_VOLUMES = ControllerGrpc.getListVolumesMethod().getFullMethodName();
+  static final String CONTROLLER_GET_VOLUME = ControllerGrpc.getControllerGetVolumeMethod().getFullMethodName();
+  static final String VALIDATE_VOLUME_CAPABILITIES =
+      ControllerGrpc.getValidateVolumeCapabilitiesMethod().getFullMethodName();
+  static final String GET_CAPACITY = ControllerGrpc.getGetCapacityMethod().getFullMethodName();
 
   /** Whether {@code fullMethodName} belongs to the Identity service, which every CSI plugin implements. */
   static boolean isIdentity(String fullMethodName) {

@@ -65,6 +65,32 @@ public abstract class ForwardingCsiClient implements CsiClient {
       CapacityRange capacityRange, Optional<VolumeCapability> capability, Secrets secrets) {
     return delegate().controllerExpandVolumeAsync(volumeId, capacityRange, capability, secrets);
   }
+  @Override public CompletableFuture<CsiSnapshot> createSnapshotAsync(CreateSnapshotRequest request) {
+    return delegate().createSnapshotAsync(request);
+  }
+  @Override public CompletableFuture<Void> deleteSnapshotAsync(String snapshotId, Secrets secrets) {
+    return delegate().deleteSnapshotAsync(snapshotId, secrets);
+  }
+  @Override public CompletableFuture<SnapshotPage> listSnapshotsAsync(ListSnapshotsRequest request) {
+    return delegate().listSnapshotsAsync(request);
+  }
+  @Override public CompletableFuture<VolumePage> listVolumesAsync(int maxEntries, Optional<String> startingToken) {
+    return delegate().listVolumesAsync(maxEntries, startingToken);
+  }
+  @Override public CompletableFuture<VolumeEntry> controllerGetVolumeAsync(String volumeId) {
+    return delegate().controllerGetVolumeAsync(volumeId);
+  }
+  @Override public CompletableFuture<ValidationResult> validateVolumeCapabilitiesAsync(
+      ValidateCapabilitiesRequest request) {
+    return delegate().validateVolumeCapabilitiesAsync(request);
+  }
+  @Override public CompletableFuture<CsiCapacity> getCapacityAsync(CapacityRequest request) {
+    return delegate().getCapacityAsync(request);
+  }
+  @Override public CompletableFuture<Void> controllerModifyVolumeAsync(String volumeId,
+      Map<String, String> mutableParameters, Secrets secrets) {
+    return delegate().controllerModifyVolumeAsync(volumeId, mutableParameters, secrets);
+  }
   /** The delegate's view: a decorator whose behaviour the view must keep overrides this. */
   @Override public CsiClient withCallerIdentity(String agentNodeId, long electionRevision) {
     return delegate().withCallerIdentity(agentNodeId, electionRevision);

@@ -284,6 +284,68 @@ final class GrpcCsiClient implements CsiClient {
             response.getCapacityBytes()), response.getNodeExpansionRequired()));
   }
 
+  @Override
+  public CompletableFuture<CsiSnapshot> createSnapshotAsync(CreateSnapshotRequest r) {
+    Objects.requireNonNull(r, "request");
+    return volumeCall(ControllerGrpc.getCreateSnapshotMethod(), ControllerProtos.createSnapshot(r),
+        response -> ControllerProtos.snapshot(socket, CsiMethods.CREATE_SNAPSHOT, "snapshot", response.hasSnapshot(),
+            response.getSnapshot()));
+  }
+
+  @Override
+  public CompletableFuture<Void> deleteSnapshotAsync(String snapshotId, Secrets secrets) {
+    Values.requireNonBlank(snapshotId, "snapshotId");
+    Objects.requireNonNull(secrets, "secrets");
+    return volumeCall(ControllerGrpc.getDeleteSnapshotMethod(), ControllerProtos.deleteSnapshot(snapshotId, secrets),
+        response -> null);
+  }
+
+  @Override
+  public CompletableFuture<SnapshotPage> listSnapshotsAsync(ListSnapshotsRequest r) {
+    Objects.requireNonNull(r, "request");
+    return volumeCall(ControllerGrpc.getListSnapshotsMethod(), ControllerProtos.listSnapshots(r),
+        response -> ControllerProtos.snapshotPage(socket, CsiMethods.LIST_SNAPSHOTS, response));
+  }
+
+  @Override
+  public CompletableFuture<VolumePage> listVolumesAsync(int maxEntries, Optional<String> startingToken) {
+    ControllerArguments.paging(maxEntries, startingToken);
+    return volumeCall(ControllerGrpc.getListVolumesMethod(), ControllerProtos.listVolumes(maxEntries, startingToken),
+        response -> ControllerProtos.volumePage(socket, CsiMethods.LIST_VOLUMES, response));
+  }
+
+  @Override
+  public CompletableFuture<VolumeEntry> controllerGetVolumeAsync(String volumeId) {
+    Values.requireNonBlank(volumeId, "volumeId");
+    return volumeCall(ControllerGrpc.getControllerGetVolumeMethod(),
+        dev.csisupervisor.csi.v1.ControllerGetVolumeRequest.newBuilder().setVolumeId(volumeId).build(),
+        response -> ControllerProtos.volumeEntry(socket, CsiMethods.CONTROLLER_GET_VOLUME, response));
+  }
+
+  @Override
+  public CompletableFuture<ValidationResult> validateVolumeCapabilitiesAsync(ValidateCapabilitiesRequest r) {
+    Objects.requireNonNull(r, "request");
+    return volumeCall(ControllerGrpc.getValidateVolumeCapabilitiesMethod(), ControllerProtos.validate(r),
+        response -> ControllerProtos.validation(socket, CsiMethods.VALIDATE_VOLUME_CAPABILITIES, response));
+  }
+
+  @Override
+  public CompletableFuture<CsiCapacity> getCapacityAsync(CapacityRequest r) {
+    Objects.requireNonNull(r, "request");
+    return volumeCall(ControllerGrpc.getGetCapacityMethod(), ControllerProtos.capacity(r),
+        response -> ControllerProtos.capacity(socket, CsiMethods.GET_CAPACITY, response));
+  }
+
+  @Override
+  public CompletableFuture<Void> controllerModifyVolumeAsync(String volumeId, Map<String, String> mutableParameters,
+      Secrets secrets) {
+    Values.requireNonBlank(volumeId, "volumeId");
+    Map<String, String> mutable = ControllerArguments.mutableParameters(mutableParameters, true);
+    Objects.requireNonNull(secrets, "secrets");
+    return volumeCall(ControllerGrpc.getControllerModifyVolumeMethod(),
+        ControllerProtos.modify(volumeId, mutable, secrets), response -> null);
+  }
+
   private <Q, R, T> CompletableFuture<T> volumeCall(MethodDescriptor<Q, R> method, Q request, ResponseMapper<R, T> mapper) {
     return call(method, request, mapper, options.volumeCallTimeout());
   }

@@ -14,6 +14,7 @@ import dev.csisupervisor.csi.v1.NodeUnpublishVolumeRequest;
 import dev.csisupervisor.csi.v1.NodeUnstageVolumeRequest;
 import dev.csisupervisor.csi.v1.Topology;
 import dev.csisupervisor.csi.v1.Volume;
+import dev.csisupervisor.csi.v1.VolumeContentSource;
 import dev.csisupervisor.csi.v1.VolumeUsage;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -89,6 +90,8 @@ final class VolumeProtos {
         .putAllSecrets(r.secrets().reveal());
     r.capacityRange().ifPresent(c -> q.setCapacityRange(range(c)));
     r.capabilities().forEach(c -> q.addVolumeCapabilities(capability(c)));
+    r.contentSource().ifPresent(s -> q.setVolumeContentSource(contentSource(s)));
+    q.putAllMutableParams(r.mutableParameters());
     r.accessibilityRequirements().ifPresent(t -> {
       dev.csisupervisor.csi.v1.TopologyRequirement.Builder req = q.getAccessibilityRequirementsBuilder();
       t.requisite().forEach(s -> req.addRequisite(Topology.newBuilder().putAllSegments(s)));
@@ -167,16 +170,45 @@ final class VolumeProtos {
   }
 
   static CsiVolume volume(Path socket, String method, CreateVolumeResponse response) throws InvalidResponseException {
-    Volume v = response.getVolume();
-    if (!response.hasVolume() || v.getVolumeId().isBlank()) {
-      throw new InvalidResponseException(socket, method, "volume.volume_id is empty, but CSI requires it");
+    return volume(socket, method, "volume", response.hasVolume(), response.getVolume());
+  }
+
+  /** The volume in {@code field} of a response; {@code present}: whether the response has it. */
+  static CsiVolume volume(Path socket, String method, String field, boolean present, Volume v)
+      throws InvalidResponseException {
+    if (!present || v.getVolumeId().isBlank()) {
+      throw new InvalidResponseException(socket, method, field + ".volume_id is empty, but CSI requires it");
     }
-    long capacity = capacity(socket, method, "volume.capacity_bytes", v.getCapacityBytes());
+    long capacity = capacity(socket, method, field + ".capacity_bytes", v.getCapacityBytes());
     List<Map<String, String>> topology = new ArrayList<>();
     for (Topology t : v.getAccessibleTopologyList()) {
       topology.add(t.getSegmentsMap());
     }
-    return new CsiVolume(v.getVolumeId(), capacity, v.getVolumeContextMap(), topology);
+    Optional<ContentSource> source = Optional.empty();
+    if (v.hasContentSource()) {
+      VolumeContentSource s = v.getContentSource();
+      String id = switch (s.getTypeCase()) {
+        case SNAPSHOT -> s.getSnapshot().getSnapshotId();
+        case VOLUME -> s.getVolume().getVolumeId();
+        default -> "";
+      };
+      if (id.isBlank()) {
+        throw new InvalidResponseException(socket, method, field + ".content_source has no snapshot or volume id");
+      }
+      source = Optional.of(s.getTypeCase() == VolumeContentSource.TypeCase.SNAPSHOT ? ContentSource.snapshot(id)
+          : ContentSource.volume(id));
+    }
+    return new CsiVolume(v.getVolumeId(), capacity, v.getVolumeContextMap(), topology, source);
+  }
+
+  static VolumeContentSource contentSource(ContentSource s) {
+    VolumeContentSource.Builder b = VolumeContentSource.newBuilder();
+    if (s.kind() == ContentSource.Kind.SNAPSHOT) {
+      b.setSnapshot(VolumeContentSource.SnapshotSource.newBuilder().setSnapshotId(s.id()));
+    } else {
+      b.setVolume(VolumeContentSource.VolumeSource.newBuilder().setVolumeId(s.id()));
+    }
+    return b.build();
   }
 
   /** A size the plugin reported in {@code field}: CSI sizes are never negative (0: not reported). */

@@ -23,6 +23,10 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /** Every call of {@link CsiClient} against the mock plugin over a real unix socket. */
 class CsiClientCallsTest extends PluginSocketTest {
+  /** The mock's default controller capabilities. */
+  private static final Set<String> MOCK_CONTROLLER_CAPS = Set.of("CREATE_DELETE_VOLUME", "PUBLISH_UNPUBLISH_VOLUME",
+      "CREATE_DELETE_SNAPSHOT", "LIST_SNAPSHOTS", "CLONE_VOLUME");
+
   private MockCsiPlugin.Builder mock(MockMode mode) {
     return MockCsiPlugin.builder().socket(socket).mode(mode).name("ebs.csi.example.com").vendorVersion("1.2.3");
   }
@@ -151,7 +155,7 @@ class CsiClientCallsTest extends PluginSocketTest {
     start(mock(MockMode.CONTROLLER).manifest(Map.of("k", "v")));
     PluginFingerprint fp = client.fingerprint(PluginKind.CONTROLLER);
     assertEquals(new PluginFingerprint("ebs.csi.example.com", "1.2.3", Map.of("k", "v"),
-        Set.of("SERVICE:CONTROLLER_SERVICE"), Set.of("CREATE_DELETE_VOLUME", "PUBLISH_UNPUBLISH_VOLUME"),
+        Set.of("SERVICE:CONTROLLER_SERVICE"), MOCK_CONTROLLER_CAPS,
         Set.of(), "", 0, Map.of()), fp);
     assertTrue(fp.nodeInfo().isEmpty());
   }
@@ -171,7 +175,7 @@ class CsiClientCallsTest extends PluginSocketTest {
     start(mock(MockMode.MONOLITH).nodeId("node-7"));
     PluginFingerprint fp = client.fingerprint(PluginKind.MONOLITH);
     assertEquals(new PluginFingerprint("ebs.csi.example.com", "1.2.3", Map.of(),
-        Set.of("SERVICE:CONTROLLER_SERVICE"), Set.of("CREATE_DELETE_VOLUME", "PUBLISH_UNPUBLISH_VOLUME"),
+        Set.of("SERVICE:CONTROLLER_SERVICE"), MOCK_CONTROLLER_CAPS,
         Set.of("STAGE_UNSTAGE_VOLUME"), "node-7", 0, Map.of()), fp);
     assertEquals(fp, client.fingerprintAsync(PluginKind.MONOLITH).get());
   }
@@ -194,7 +198,7 @@ class CsiClientCallsTest extends PluginSocketTest {
     PluginFingerprint fp = client.fingerprint(PluginKind.MONOLITH);
     assertTrue(fp.servesController());
     assertFalse(fp.servesNode(), "a Node service answering UNIMPLEMENTED is no node half");
-    assertEquals(Set.of("CREATE_DELETE_VOLUME", "PUBLISH_UNPUBLISH_VOLUME"), fp.controllerCapabilities());
+    assertEquals(MOCK_CONTROLLER_CAPS, fp.controllerCapabilities());
   }
 
   @Test

@@ -52,6 +52,19 @@ class CsiClientDefaultsTest {
     @Override public CompletableFuture<ControllerExpandResult> controllerExpandVolumeAsync(String v,
         CapacityRange c, java.util.Optional<VolumeCapability> cap, Secrets s) { return unused(); }
 
+    @Override public CompletableFuture<CsiSnapshot> createSnapshotAsync(CreateSnapshotRequest r) { return unused(); }
+    @Override public CompletableFuture<Void> deleteSnapshotAsync(String id, Secrets s) { return unused(); }
+    @Override public CompletableFuture<SnapshotPage> listSnapshotsAsync(ListSnapshotsRequest r) { return unused(); }
+    @Override public CompletableFuture<VolumePage> listVolumesAsync(int max, java.util.Optional<String> t) {
+      return unused();
+    }
+    @Override public CompletableFuture<VolumeEntry> controllerGetVolumeAsync(String v) { return unused(); }
+    @Override public CompletableFuture<ValidationResult> validateVolumeCapabilitiesAsync(
+        ValidateCapabilitiesRequest r) { return unused(); }
+    @Override public CompletableFuture<CsiCapacity> getCapacityAsync(CapacityRequest r) { return unused(); }
+    @Override public CompletableFuture<Void> controllerModifyVolumeAsync(String v, Map<String, String> m,
+        Secrets s) { return unused(); }
+
     @Override public Path socket() { return SOCKET; }
     @Override public CompletableFuture<ProbeResult> probeAsync() { return probe; }
     @Override public CompletableFuture<CsiPluginInfo> pluginInfoAsync() { return info; }

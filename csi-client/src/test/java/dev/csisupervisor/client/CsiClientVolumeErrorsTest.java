@@ -138,7 +138,7 @@ class CsiClientVolumeErrorsTest extends PluginSocketTest {
     long sentTheSecret = rpcs().stream()
         .filter(rpc -> plugin.lastRequest(rpc.method()).orElseThrow().toString().contains(SECRET_VALUE))
         .count();
-    assertEquals(8, sentTheSecret, "every call that takes secrets did send them to the plugin");
+    assertEquals(13, sentTheSecret, "every call that takes secrets did send them to the plugin");
     plugin.stop();
     for (VolumeRpc rpc : rpcs()) {
       said.add(failureOf(rpc.callOn(client)).toString()); // the plugin is gone

@@ -44,7 +44,20 @@ record VolumeRpc(MethodDescriptor<?, ?> method, Function<CsiClient, CompletableF
         new VolumeRpc(ControllerGrpc.getControllerUnpublishVolumeMethod(),
             c -> c.controllerUnpublishVolumeAsync(id, "node-1", secrets)),
         new VolumeRpc(ControllerGrpc.getControllerExpandVolumeMethod(), c -> c.controllerExpandVolumeAsync(
-            id, CapacityRange.atLeast(1 << 20), Optional.of(capability), secrets)));
+            id, CapacityRange.atLeast(1 << 20), Optional.of(capability), secrets)),
+        new VolumeRpc(ControllerGrpc.getCreateSnapshotMethod(), c -> c.createSnapshotAsync(
+            new CreateSnapshotRequest(id, "snap", Map.of(), secrets))),
+        new VolumeRpc(ControllerGrpc.getDeleteSnapshotMethod(), c -> c.deleteSnapshotAsync("snap-1", secrets)),
+        new VolumeRpc(ControllerGrpc.getListSnapshotsMethod(), c -> c.listSnapshotsAsync(new ListSnapshotsRequest(
+            0, Optional.empty(), Optional.of(id), Optional.empty(), secrets))),
+        new VolumeRpc(ControllerGrpc.getListVolumesMethod(), c -> c.listVolumesAsync(0, Optional.empty())),
+        new VolumeRpc(ControllerGrpc.getControllerGetVolumeMethod(), c -> c.controllerGetVolumeAsync(id)),
+        new VolumeRpc(ControllerGrpc.getValidateVolumeCapabilitiesMethod(), c -> c.validateVolumeCapabilitiesAsync(
+            new ValidateCapabilitiesRequest(id, Map.of(), List.of(capability), Map.of(), Map.of(), secrets))),
+        new VolumeRpc(ControllerGrpc.getGetCapacityMethod(), c -> c.getCapacityAsync(
+            new CapacityRequest(List.of(capability), Map.of(), Optional.empty()))),
+        new VolumeRpc(ControllerGrpc.getControllerModifyVolumeMethod(), c -> c.controllerModifyVolumeAsync(
+            id, Map.of("iops", "3000"), secrets)));
   }
 
   String fullName() {

@@ -29,7 +29,7 @@ import java.util.function.BiPredicate;
  * @param staged what node plugins have staged now: (disk, node, staging path)
  * @param published what node plugins have published now: (disk, node, target path)
  * @param elections per plugin name (GetPluginInfo's), the highest election revision a controller call carried
- * @param violations a description of each of the last {@value SharedCloud#KEPT_VIOLATIONS} counted calls, oldest first
+ * @param violations a description of each of the last {@value CloudFile#KEPT_VIOLATIONS} counted calls, oldest first
  */
 public record CloudReport(Path file, Map<Count, Long> counts, List<Attachment> attachments, List<NodeUse> staged,
     List<NodeUse> published, List<Election> elections, List<String> violations) {

@@ -13,7 +13,8 @@ import dev.csisupervisor.csi.v1.NodeGrpc;
  * <ul>
  *   <li>Identity answers from the {@link Script}; Probe is {@link IdentityService}'s.
  *   <li>Controller: every Controller RPC of CSI v1.12.0, by the {@link InMemoryDriver}'s
- *       {@link DriverController}. Which ones a client may call is what
+ *       {@link DriverController}, {@link DriverInventory} and {@link DriverSnapshots}; CreateVolume and
+ *       CreateSnapshot answer after their scripted create and cut times. Which ones a client may call is what
  *       {@code ControllerGetCapabilities} advertises (the script's capabilities); the others still
  *       answer correctly if called.
  *   <li>Node: every Node RPC of CSI v1.12.0, by the {@link InMemoryDriver}'s {@link DriverNode}.
@@ -38,6 +39,8 @@ final class CsiServices {
   /** The table, answering through {@code responder} once a call is past {@code faults}. */
   ServiceTable table(Responder responder, CallFaults faults) {
     DriverController controller = driver.controller();
+    DriverInventory inventory = driver.inventory();
+    DriverSnapshots snapshots = driver.snapshotCalls();
     DriverNode node = driver.node();
     return new ServiceTable(responder, faults)
         .reply(IdentityGrpc.getGetPluginInfoMethod(), script::pluginInfo)
@@ -50,15 +53,16 @@ final class CsiServices {
         .answer(ControllerGrpc.getDeleteVolumeMethod(), controller::deleteVolume)
         .answer(ControllerGrpc.getControllerPublishVolumeMethod(), controller::controllerPublish)
         .answer(ControllerGrpc.getControllerUnpublishVolumeMethod(), controller::controllerUnpublish)
-        .answer(ControllerGrpc.getValidateVolumeCapabilitiesMethod(), controller::validate)
-        .answer(ControllerGrpc.getListVolumesMethod(), controller::listVolumes)
+        .answer(ControllerGrpc.getValidateVolumeCapabilitiesMethod(), inventory::validate)
+        .answer(ControllerGrpc.getListVolumesMethod(), inventory::listVolumes)
         .answer(ControllerGrpc.getGetCapacityMethod(), controller::getCapacity)
-        .answer(ControllerGrpc.getCreateSnapshotMethod(), controller::createSnapshot)
-        .answer(ControllerGrpc.getDeleteSnapshotMethod(), controller::deleteSnapshot)
-        .answer(ControllerGrpc.getListSnapshotsMethod(), controller::listSnapshots)
-        .answer(ControllerGrpc.getGetSnapshotMethod(), controller::getSnapshot)
+        .bind(ControllerGrpc.getCreateSnapshotMethod(), (request, observer) ->
+            createSnapshot(responder, snapshots, request, observer))
+        .answer(ControllerGrpc.getDeleteSnapshotMethod(), snapshots::deleteSnapshot)
+        .answer(ControllerGrpc.getListSnapshotsMethod(), snapshots::listSnapshots)
+        .answer(ControllerGrpc.getGetSnapshotMethod(), snapshots::getSnapshot)
         .answer(ControllerGrpc.getControllerExpandVolumeMethod(), controller::controllerExpand)
-        .answer(ControllerGrpc.getControllerGetVolumeMethod(), controller::controllerGetVolume)
+        .answer(ControllerGrpc.getControllerGetVolumeMethod(), inventory::controllerGetVolume)
         .answer(ControllerGrpc.getControllerModifyVolumeMethod(), controller::controllerModify)
 
         .reply(NodeGrpc.getNodeGetCapabilitiesMethod(), this::nodeCapabilities)
@@ -83,16 +87,12 @@ final class CsiServices {
       responder.answer(observer, () -> controller.createVolume(request));
       return;
     }
-    dev.csisupervisor.csi.v1.CreateVolumeResponse made;
-    try {
-      made = controller.createVolume(request);
-    } catch (io.grpc.StatusRuntimeException e) {
-      responder.fail(observer, e.getStatus());
-      return;
-    } catch (RuntimeException e) {
-      responder.fail(observer, io.grpc.Status.INTERNAL.withDescription(e.toString()));
+    java.util.Optional<dev.csisupervisor.csi.v1.CreateVolumeResponse> answer =
+        responder.attempt(observer, () -> controller.createVolume(request));
+    if (answer.isEmpty()) {
       return;
     }
+    dev.csisupervisor.csi.v1.CreateVolumeResponse made = answer.get();
     if (!controller.createPending(request.getName())) {
       responder.reply(observer, made); // made before: answered at once
       return;
@@ -101,6 +101,28 @@ final class CsiServices {
       controller.createAnswered(request.getName());
       responder.reply(observer, made);
     });
+  }
+
+  /**
+   * CreateSnapshot, with the driver's snapshot time: the snapshot exists from the call's start and the answer (its
+   * readiness then) is sent when the cut is done, from a task on the event loop; the same name asked meanwhile is
+   * ABORTED.
+   */
+  private static void createSnapshot(Responder responder, DriverSnapshots snapshots,
+      dev.csisupervisor.csi.v1.CreateSnapshotRequest request,
+      io.grpc.stub.StreamObserver<dev.csisupervisor.csi.v1.CreateSnapshotResponse> observer) {
+    java.util.Optional<DriverSnapshots.Cut> started = responder.attempt(observer,
+        () -> snapshots.createSnapshot(request));
+    if (started.isEmpty()) {
+      return;
+    }
+    DriverSnapshots.Cut cut = started.get();
+    if (cut.remainingMs() == 0) {
+      responder.answer(observer, () -> snapshots.describe(cut.id()));
+      return;
+    }
+    responder.after(java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(cut.remainingMs()),
+        () -> responder.answer(observer, () -> snapshots.describe(cut.id())));
   }
 
   private GetPluginCapabilitiesResponse pluginCapabilities() {

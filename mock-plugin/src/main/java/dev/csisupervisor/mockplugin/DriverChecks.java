@@ -67,4 +67,66 @@ final class DriverChecks {
   static StatusRuntimeException notFound(String message) {
     return Status.NOT_FOUND.withDescription(message).asRuntimeException();
   }
+
+  /** What a capability is made for, as kept with a volume: {@code "mount MODE"} or {@code "block MODE"}. */
+  static String madeFor(VolumeCapability c) {
+    return (c.hasBlock() ? "block " : "mount ") + c.getAccessMode().getModeValue();
+  }
+
+  /** {@link #madeFor} of each. */
+  static java.util.Set<String> madeFor(List<VolumeCapability> caps) {
+    java.util.Set<String> out = new java.util.LinkedHashSet<>();
+    caps.forEach(c -> out.add(madeFor(c)));
+    return out;
+  }
+
+  /** {@code "mount SINGLE_NODE_WRITER"} for a {@link #madeFor} key. */
+  static String describeMadeFor(String key) {
+    String[] f = key.split(" ");
+    VolumeCapability.AccessMode.Mode mode = VolumeCapability.AccessMode.Mode.forNumber(Integer.parseInt(f[1]));
+    return f[0] + " " + (mode == null ? f[1] : mode.name());
+  }
+
+  /**
+   * ValidateVolumeCapabilities' answer for a volume made for {@code made} (empty: not known, everything confirmed):
+   * confirmed if every capability asked is one it was made for, else no {@code confirmed} and a message naming what
+   * it was not made for (CSI).
+   */
+  static dev.csisupervisor.csi.v1.ValidateVolumeCapabilitiesResponse validate(String volumeId,
+      java.util.Set<String> made, dev.csisupervisor.csi.v1.ValidateVolumeCapabilitiesRequest r) {
+    List<String> not = new java.util.ArrayList<>();
+    if (!made.isEmpty()) {
+      for (VolumeCapability c : r.getVolumeCapabilitiesList()) {
+        if (!made.contains(madeFor(c))) {
+          not.add(describeMadeFor(madeFor(c)));
+        }
+      }
+    }
+    if (!not.isEmpty()) {
+      return dev.csisupervisor.csi.v1.ValidateVolumeCapabilitiesResponse.newBuilder().setMessage("volume " + volumeId
+          + " was made for " + made.stream().map(DriverChecks::describeMadeFor).toList() + ", not for " + not)
+          .build();
+    }
+    return dev.csisupervisor.csi.v1.ValidateVolumeCapabilitiesResponse.newBuilder()
+        .setConfirmed(dev.csisupervisor.csi.v1.ValidateVolumeCapabilitiesResponse.Confirmed.newBuilder()
+            .putAllVolumeContext(r.getVolumeContextMap())
+            .addAllVolumeCapabilities(r.getVolumeCapabilitiesList())
+            .putAllParameters(r.getParametersMap())
+            .putAllMutableParams(r.getMutableParamsMap()))
+        .build();
+  }
+
+  /**
+   * Mutable parameters a CreateVolume or ControllerModifyVolume sends: only keys of {@code accepted}
+   * ({@code --mutable-parameters}); others are INVALID_ARGUMENT naming them (CSI).
+   *
+   * @param accepted the names the plugin accepts; empty: none (it has no MODIFY_VOLUME)
+   */
+  static void checkMutable(java.util.Set<String> accepted, java.util.Map<String, String> asked, String field) {
+    List<String> unknown = asked.keySet().stream().filter(k -> !accepted.contains(k)).sorted().toList();
+    if (!unknown.isEmpty()) {
+      throw invalid(field + " " + unknown + " are not accepted: this plugin accepts "
+          + (accepted.isEmpty() ? "no mutable parameters" : new java.util.TreeSet<>(accepted)));
+    }
+  }
 }

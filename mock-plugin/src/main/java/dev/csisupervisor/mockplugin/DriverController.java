@@ -55,12 +55,14 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The Controller side of the {@link InMemoryDriver}: volumes and snapshots, created, deleted,
- * published to the one node it knows (NodeGetInfo's node id), validated, listed in pages, and
- * expanded, with the CSI spec v1.12.0's error codes and idempotency rules. A plugin with a topology of its
- * own (NodeGetInfo's) creates its volumes there, and refuses a requisite that excludes it; one that expands
- * offline only refuses to expand a volume in use. Every call runs under
- * the driver's lock and saves a change before it answers. Thread-safe.
+ * The Controller side of the {@link InMemoryDriver} for volumes: created ({@link DriverCreate}: empty, restored from
+ * a snapshot or cloned, with mutable parameters, in a pool), deleted, published to the one node it knows
+ * (NodeGetInfo's node id; with a shared cloud, to any node), expanded, modified, and the capacity left, with the CSI
+ * spec v1.12.0's error codes and idempotency rules. Listing, reading and validating volumes are
+ * {@link DriverInventory}'s, snapshots {@link DriverSnapshots}'. A plugin with a topology of its own (NodeGetInfo's)
+ * and no pools creates its volumes there, and refuses a requisite that excludes it; one that expands offline only
+ * refuses to expand a volume in use. Every call runs under the driver's lock and saves a change before it answers.
+ * Thread-safe.
  */
 final class DriverController {
 
@@ -94,7 +96,10 @@ final class DriverController {
   private final Script script;
   private final Clock clock;
 
+  private final DriverCreate create;
+
   DriverController(InMemoryDriver driver, Script script, Clock clock) {
+    this.create = new DriverCreate(driver, this, clock);
     this.driver = driver;
     this.script = script;
     this.clock = clock;
@@ -113,7 +118,13 @@ final class DriverController {
     if (limit > 0 && limit < required) {
       throw invalid("capacity_range.limit_bytes " + limit + " is less than required_bytes " + required);
     }
-    boolean accessible = accessibleFrom(r);
+    DriverChecks.checkMutable(driver.settings().mutableNames(), r.getMutableParamsMap(), "mutable_parameters");
+    VolumeContentSource source = r.hasVolumeContentSource() ? r.getVolumeContentSource() : null;
+    if (source != null) {
+      CloudSnapshots.fields(source); // INVALID_ARGUMENT for a source with neither kind
+    }
+    Pools pools = driver.settings().pools();
+    boolean accessible = accessibleFrom(r) || !pools.isEmpty(); // with pools, the pool chosen is where it is
     java.time.Duration takes = driver.createTime();
     CreateVolumeResponse answer;
     synchronized (driver.lock()) {
@@ -121,75 +132,12 @@ final class DriverController {
         // CSI: ABORTED when an operation is pending for the volume; the CO tries again.
         throw Status.ABORTED.withDescription("a CreateVolume of '" + name + "' is pending").asRuntimeException();
       }
-      VolumeState existing = driver.findVolumeByName(name);
       SharedCloud cloud = driver.cloud();
-      if (existing == null && cloud != null) {
-        // Made by another plugin process on the same cloud (its sender may have died): that disk, never a second.
-        java.util.Optional<SharedCloud.Disk> d = cloud.diskNamed(name);
-        if (d.isPresent()) {
-          existing = driver.findVolume(d.get().id()) != null ? driver.findVolume(d.get().id())
-              : driver.addVolume(d.get().id(), name, d.get().capacity());
-          driver.persistLocked();
-        }
-      }
-      if (existing != null) {
-        boolean fits = existing.capacity >= required && (limit == 0 || existing.capacity <= limit);
-        if (!fits || !sameSource(existing.source, r) || !accessible) {
-          throw Status.ALREADY_EXISTS.withDescription("volume '" + name + "' already exists with "
-              + existing.capacity + " bytes" + (existing.source != null ? " from " + existing.source : "")
-              + (accessible ? "" : " at topology " + ownTopology())
-              + ", incompatible with this request").asRuntimeException();
-        }
-        return CreateVolumeResponse.newBuilder().setVolume(toProto(existing)).build();
-      }
-      if (!accessible) {
-        // CSI's CreateVolume errors: "Unable to provision in accessible_topology".
-        throw Status.RESOURCE_EXHAUSTED.withDescription("this plugin provisions at topology " + ownTopology()
-            + " only, which accessibility_requirements.requisite does not include").asRuntimeException();
-      }
-      long capacity = required > 0 ? required : (limit > 0 ? Math.min(limit, DEFAULT_VOLUME_BYTES) : DEFAULT_VOLUME_BYTES);
-      VolumeContentSource source = null;
-      if (r.hasVolumeContentSource()) {
-        source = r.getVolumeContentSource();
-        switch (source.getTypeCase()) {
-          case SNAPSHOT -> {
-            SnapshotState snap = driver.findSnapshot(source.getSnapshot().getSnapshotId());
-            if (snap == null) {
-              throw notFound("source snapshot '" + source.getSnapshot().getSnapshotId() + "' does not exist");
-            }
-            capacity = Math.max(capacity, snap.size());
-          }
-          case VOLUME -> {
-            VolumeState src = driver.findVolume(source.getVolume().getVolumeId());
-            if (src == null) {
-              throw notFound("source volume '" + source.getVolume().getVolumeId() + "' does not exist");
-            }
-            capacity = Math.max(capacity, src.capacity);
-          }
-          default -> throw invalid("volume_content_source has no snapshot or volume");
-        }
-        if (limit > 0 && capacity > limit) {
-          throw Status.OUT_OF_RANGE.withDescription("the source is " + capacity
-              + " bytes, more than limit_bytes " + limit).asRuntimeException();
-        }
-      }
-      if (capacity > TOTAL_CAPACITY_BYTES - driver.usedBytes()) {
-        throw Status.OUT_OF_RANGE.withDescription("not enough capacity for " + capacity + " bytes")
-            .asRuntimeException();
-      }
-      VolumeState v;
-      if (cloud != null && source == null) {
-        SharedCloud.Disk d = cloud.create(name, capacity, driver.volumeIdPrefix()).getKey();
-        v = driver.addVolume(d.id(), name, d.capacity());
-      } else {
-        v = driver.addVolume(name, capacity, source);
-        if (cloud != null) {
-          cloud.addDisk(v.id, capacity);
-        }
-      }
+      DriverCreate.Made made = cloud != null ? create.onCloud(cloud, r, source, accessible)
+          : create.inMemory(r, source, accessible, pools);
       driver.persistLocked();
-      answer = CreateVolumeResponse.newBuilder().setVolume(toProto(v)).build();
-      if (!takes.isZero()) {
+      answer = CreateVolumeResponse.newBuilder().setVolume(made.volume()).build();
+      if (made.now() && !takes.isZero()) {
         pendingCreates.add(name);
       }
     }
@@ -217,16 +165,29 @@ final class DriverController {
   private final java.util.Set<String> pendingCreates = new java.util.HashSet<>();
 
   /** Its NodeGetInfo accessible_topology segments: where its volumes are; empty: everywhere. */
-  private Map<String, String> ownTopology() {
+  Map<String, String> ownTopology() {
     NodeGetInfoResponse info = script.nodeInfo();
     return info.hasAccessibleTopology() ? info.getAccessibleTopology().getSegmentsMap() : Map.of();
   }
 
-  /** A volume as this plugin answers it: accessible from its own topology, if it has one. */
-  private Volume toProto(VolumeState v) {
-    Map<String, String> own = ownTopology();
-    Volume proto = v.toProto();
-    return own.isEmpty() ? proto : proto.toBuilder().addAccessibleTopology(Topology.newBuilder().putAllSegments(own))
+  /** A volume as this plugin answers it: accessible from its pool, else its own topology, if it has one. */
+  Volume toProto(VolumeState v) {
+    return withTopology(v.toProto(), v.pool);
+  }
+
+  /** A disk of the shared cloud as this plugin answers it. */
+  Volume toProto(SharedCloud.Disk d) {
+    Volume.Builder v = Volume.newBuilder().setVolumeId(d.id()).setCapacityBytes(d.capacity())
+        .putVolumeContext("name", d.name().isEmpty() ? d.id() : d.name());
+    if (d.source() != null) {
+      v.setContentSource(d.source());
+    }
+    return withTopology(v.build(), d.pool());
+  }
+
+  private Volume withTopology(Volume proto, String pool) {
+    Map<String, String> at = pool.isEmpty() ? ownTopology() : Pools.segment(pool);
+    return at.isEmpty() ? proto : proto.toBuilder().addAccessibleTopology(Topology.newBuilder().putAllSegments(at))
         .build();
   }
 
@@ -254,11 +215,6 @@ final class DriverController {
         .anyMatch(req -> req.getSegmentsMap().entrySet().containsAll(own.entrySet()));
   }
 
-  private static boolean sameSource(VolumeContentSource existing, CreateVolumeRequest r) {
-    VolumeContentSource wanted = r.hasVolumeContentSource() ? r.getVolumeContentSource() : null;
-    return existing == null ? wanted == null : existing.equals(wanted);
-  }
-
   DeleteVolumeResponse deleteVolume(DeleteVolumeRequest r) {
     requireId("volume_id", r.getVolumeId());
     synchronized (driver.lock()) {
@@ -267,15 +223,18 @@ final class DriverController {
         throw Status.FAILED_PRECONDITION.withDescription("volume " + v.id
             + " is still staged or published on the node").asRuntimeException();
       }
-      if (driver.cloud() != null && !driver.cloud().attachedTo(r.getVolumeId()).isEmpty()) {
-        // As a cloud refuses to delete a disk that is attached (a volume in use: CSI's FAILED_PRECONDITION).
-        throw Status.FAILED_PRECONDITION.withDescription("disk '" + r.getVolumeId() + "' is attached to node(s) "
-            + driver.cloud().attachedTo(r.getVolumeId()) + "; detach it first").asRuntimeException();
+      if (driver.cloud() != null) {
+        // Refused while attached, or (dependent snapshots) while it has snapshots, by the cloud itself.
+        driver.cloud().deleteDisk(r.getVolumeId(), driver.settings().dependentSnapshots());
+      } else if (driver.settings().dependentSnapshots()) {
+        List<String> snaps = driver.snapshots().stream().filter(x -> x.sourceVolumeId().equals(r.getVolumeId()))
+            .map(SnapshotState::id).toList();
+        if (!snaps.isEmpty()) {
+          throw Status.FAILED_PRECONDITION.withDescription("volume '" + r.getVolumeId() + "' has snapshots " + snaps
+              + " (dependent snapshots): delete them first").asRuntimeException();
+        }
       }
       driver.removeVolume(r.getVolumeId()); // unknown: already deleted, OK
-      if (driver.cloud() != null) {
-        driver.cloud().removeDisk(r.getVolumeId());
-      }
       driver.persistLocked();
       driver.deleteVolumeData(r.getVolumeId()); // after the save: a failed save keeps volume and data
     }
@@ -339,102 +298,34 @@ final class DriverController {
     return ControllerUnpublishVolumeResponse.getDefaultInstance();
   }
 
-  ValidateVolumeCapabilitiesResponse validate(ValidateVolumeCapabilitiesRequest r) {
-    requireId("volume_id", r.getVolumeId());
-    requireCapabilities(r.getVolumeCapabilitiesList());
-    synchronized (driver.lock()) {
-      driver.volume(r.getVolumeId());
-    }
-    return ValidateVolumeCapabilitiesResponse.newBuilder()
-        .setConfirmed(ValidateVolumeCapabilitiesResponse.Confirmed.newBuilder()
-            .putAllVolumeContext(r.getVolumeContextMap())
-            .addAllVolumeCapabilities(r.getVolumeCapabilitiesList())
-            .putAllParameters(r.getParametersMap()))
-        .build();
-  }
-
-  ListVolumesResponse listVolumes(ListVolumesRequest r) {
-    synchronized (driver.lock()) {
-      List<VolumeState> all = new ArrayList<>(driver.volumes());
-      Page<VolumeState> page = page(all, r.getMaxEntries(), r.getStartingToken());
-      ListVolumesResponse.Builder out = ListVolumesResponse.newBuilder().setNextToken(page.nextToken());
-      for (VolumeState v : page.entries()) {
-        out.addEntries(ListVolumesResponse.Entry.newBuilder()
-            .setVolume(toProto(v))
-            .setStatus(ListVolumesResponse.VolumeStatus.newBuilder()
-                .addAllPublishedNodeIds(v.publishedTo.keySet())
-                .setVolumeCondition(healthy())));
-      }
-      return out.build();
-    }
-  }
-
+  /**
+   * GetCapacity: without pools, what the 1 TiB "pool" has left; with pools ({@code --pools}), the room of the pool an
+   * accessible_topology names (0 for a topology that names none of its pools), or of all pools without one.
+   */
   GetCapacityResponse getCapacity(GetCapacityRequest r) {
     checkCapabilities(r.getVolumeCapabilitiesList(), "volume_capabilities");
+    Pools pools = driver.settings().pools();
+    if (!pools.isEmpty()) {
+      Map<String, Long> used;
+      synchronized (driver.lock()) {
+        used = driver.cloud() != null ? driver.cloud().usedByPool() : driver.usedByPool();
+      }
+      long available = r.hasAccessibleTopology()
+          ? pools.poolOf(r.getAccessibleTopology().getSegmentsMap()).map(p -> pools.free(p, used)).orElse(0L)
+          : pools.sizes().keySet().stream().mapToLong(p -> pools.free(p, used)).sum();
+      return GetCapacityResponse.newBuilder()
+          .setAvailableCapacity(available)
+          .setMaximumVolumeSize(Int64Value.of(r.hasAccessibleTopology() ? available
+              : pools.sizes().keySet().stream().mapToLong(p -> pools.free(p, used)).max().orElse(0)))
+          .setMinimumVolumeSize(Int64Value.of(1))
+          .build();
+    }
     synchronized (driver.lock()) {
       return GetCapacityResponse.newBuilder()
           .setAvailableCapacity(TOTAL_CAPACITY_BYTES - driver.usedBytes())
           .setMaximumVolumeSize(Int64Value.of(TOTAL_CAPACITY_BYTES))
           .setMinimumVolumeSize(Int64Value.of(1))
           .build();
-    }
-  }
-
-  CreateSnapshotResponse createSnapshot(CreateSnapshotRequest r) {
-    requireName("name", r.getName());
-    requireId("source_volume_id", r.getSourceVolumeId());
-    synchronized (driver.lock()) {
-      for (SnapshotState s : driver.snapshots()) {
-        if (s.name().equals(r.getName())) {
-          if (!s.sourceVolumeId().equals(r.getSourceVolumeId())) {
-            throw Status.ALREADY_EXISTS.withDescription("snapshot '" + r.getName()
-                + "' already exists for volume " + s.sourceVolumeId()).asRuntimeException();
-          }
-          return CreateSnapshotResponse.newBuilder().setSnapshot(s.toProto()).build();
-        }
-      }
-      VolumeState v = driver.volume(r.getSourceVolumeId());
-      SnapshotState s = driver.addSnapshot(r.getName(), v, clock.instant());
-      driver.persistLocked();
-      return CreateSnapshotResponse.newBuilder().setSnapshot(s.toProto()).build();
-    }
-  }
-
-  DeleteSnapshotResponse deleteSnapshot(DeleteSnapshotRequest r) {
-    requireId("snapshot_id", r.getSnapshotId());
-    synchronized (driver.lock()) {
-      driver.removeSnapshot(r.getSnapshotId());
-      driver.persistLocked();
-    }
-    return DeleteSnapshotResponse.getDefaultInstance();
-  }
-
-  ListSnapshotsResponse listSnapshots(ListSnapshotsRequest r) {
-    synchronized (driver.lock()) {
-      List<SnapshotState> all = new ArrayList<>();
-      for (SnapshotState s : driver.snapshots()) {
-        if ((r.getSnapshotId().isEmpty() || s.id().equals(r.getSnapshotId()))
-            && (r.getSourceVolumeId().isEmpty() || s.sourceVolumeId().equals(r.getSourceVolumeId()))) {
-          all.add(s);
-        }
-      }
-      Page<SnapshotState> page = page(all, r.getMaxEntries(), r.getStartingToken());
-      ListSnapshotsResponse.Builder out = ListSnapshotsResponse.newBuilder().setNextToken(page.nextToken());
-      for (SnapshotState s : page.entries()) {
-        out.addEntries(ListSnapshotsResponse.Entry.newBuilder().setSnapshot(s.toProto()));
-      }
-      return out.build();
-    }
-  }
-
-  GetSnapshotResponse getSnapshot(GetSnapshotRequest r) {
-    requireId("snapshot_id", r.getSnapshotId());
-    synchronized (driver.lock()) {
-      SnapshotState s = driver.findSnapshot(r.getSnapshotId());
-      if (s == null) {
-        throw notFound("snapshot '" + r.getSnapshotId() + "' does not exist");
-      }
-      return GetSnapshotResponse.newBuilder().setSnapshot(s.toProto()).build();
     }
   }
 
@@ -450,6 +341,11 @@ final class DriverController {
     }
     synchronized (driver.lock()) {
       VolumeState v = driver.volume(r.getVolumeId());
+      SharedCloud cloud = driver.cloud();
+      if (cloud != null) {
+        // The cloud's size is the disk's (another process may have expanded it); a removed disk is NOT_FOUND.
+        v.capacity = cloud.find(v.id).orElseThrow(() -> notFound("volume '" + v.id + "' does not exist")).capacity();
+      }
       if (offlineExpansionOnly() && (!v.publishedTo.isEmpty() || !v.stagedAt.isEmpty() || !v.publishedAt.isEmpty())) {
         // CSI's ControllerExpandVolume errors: "Volume in use".
         throw Status.FAILED_PRECONDITION.withDescription("volume " + v.id + " is published or staged, and this "
@@ -464,6 +360,9 @@ final class DriverController {
           throw Status.OUT_OF_RANGE.withDescription("not enough capacity").asRuntimeException();
         }
         v.capacity = required;
+        if (cloud != null) {
+          cloud.resize(v.id, required);
+        }
         driver.persistLocked();
       }
       return ControllerExpandVolumeResponse.newBuilder()
@@ -473,27 +372,27 @@ final class DriverController {
     }
   }
 
-  ControllerGetVolumeResponse controllerGetVolume(ControllerGetVolumeRequest r) {
-    requireId("volume_id", r.getVolumeId());
-    synchronized (driver.lock()) {
-      VolumeState v = driver.volume(r.getVolumeId());
-      return ControllerGetVolumeResponse.newBuilder()
-          .setVolume(toProto(v))
-          .setStatus(ControllerGetVolumeResponse.VolumeStatus.newBuilder()
-              .addAllPublishedNodeIds(v.publishedTo.keySet())
-              .setVolumeCondition(healthy()))
-          .build();
-    }
-  }
-
+  /**
+   * ControllerModifyVolume: the keys given merged into the volume's mutable parameters, if each is one it accepts
+   * ({@code --mutable-parameters}); else INVALID_ARGUMENT and nothing changed. An unknown volume is NOT_FOUND.
+   */
   ControllerModifyVolumeResponse controllerModify(ControllerModifyVolumeRequest r) {
     requireId("volume_id", r.getVolumeId());
-    synchronized (driver.lock()) {
-      driver.volume(r.getVolumeId());
+    SharedCloud cloud = driver.cloud();
+    if (cloud != null) {
+      if (cloud.find(r.getVolumeId()).isEmpty()) {
+        throw notFound("volume '" + r.getVolumeId() + "' does not exist");
+      }
+      DriverChecks.checkMutable(driver.settings().mutableNames(), r.getMutableParametersMap(),
+          "mutable_parameters");
+      cloud.modify(r.getVolumeId(), r.getMutableParametersMap());
+      return ControllerModifyVolumeResponse.getDefaultInstance();
     }
-    if (r.getMutableParametersCount() > 0) {
-      throw invalid("mutable_parameters " + r.getMutableParametersMap().keySet()
-          + " are not supported: this driver has no mutable parameters");
+    synchronized (driver.lock()) {
+      VolumeState v = driver.volume(r.getVolumeId());
+      DriverChecks.checkMutable(driver.settings().mutableNames(), r.getMutableParametersMap(),
+          "mutable_parameters");
+      v.mutable.putAll(r.getMutableParametersMap());
     }
     return ControllerModifyVolumeResponse.getDefaultInstance();
   }
@@ -513,31 +412,5 @@ final class DriverController {
 
   private String nodeId() {
     return script.nodeInfo().getNodeId();
-  }
-
-  /** One page of a list call: its entries, and the token of the next page ({@code ""} after the last). */
-  private record Page<T>(List<T> entries, String nextToken) {}
-
-  /** The page of {@code all} that starts at {@code token}; an unreadable or out-of-range token is ABORTED (CSI). */
-  private static <T> Page<T> page(List<T> all, int maxEntries, String token) {
-    int size = all.size();
-    if (maxEntries < 0) {
-      throw invalid("max_entries must not be negative, got " + maxEntries);
-    }
-    int from = 0;
-    if (!token.isEmpty()) {
-      try {
-        from = Integer.parseInt(token);
-      } catch (NumberFormatException e) {
-        throw Status.ABORTED.withDescription("starting_token '" + token + "' is not a token this plugin issued")
-            .asRuntimeException();
-      }
-      if (from < 0 || from > size) {
-        throw Status.ABORTED.withDescription("starting_token '" + token + "' is out of range (" + size
-            + " entries)").asRuntimeException();
-      }
-    }
-    int to = maxEntries == 0 ? size : (int) Math.min(size, (long) from + maxEntries);
-    return new Page<>(all.subList(from, to), to < size ? Integer.toString(to) : "");
   }
 }

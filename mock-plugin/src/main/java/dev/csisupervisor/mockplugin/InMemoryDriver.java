@@ -23,9 +23,10 @@ import java.util.Set;
  * idempotency rules (csi-sanity passes against it).
  *
  * <p>This class is what the driver knows: its volumes (with their controller publications, stages
- * and publishes) and snapshots, and the ids it hands out. The calls are its two sides,
- * {@link DriverController} (volumes and snapshots: create, delete, publish to a node, list, expand)
- * and {@link DriverNode} (stage and publish on this node), both over this state.
+ * and publishes) and snapshots, and the ids it hands out. The calls are its sides,
+ * {@link DriverController} (volumes: create, delete, publish to a node, expand, modify),
+ * {@link DriverInventory} (list, get, validate), {@link DriverSnapshots} and {@link DriverNode} (stage and publish
+ * on this node), all over this state (and the shared cloud's, if there is one).
  *
  * <p>By default nothing is mounted: NodePublishVolume creates the target path the spec asks the
  * plugin to create (a directory for a mount volume, a file for a block volume) and
@@ -36,6 +37,11 @@ import java.util.Set;
  * quickly (with real mounts, a Node call also waits for its mount or umount); handlers call it on
  * the event loop. The methods below "under the lock" must only be
  * called holding it.
+ *
+ * <p>Like a cloud, with or without a shared one ({@link DriverSettings}): a snapshot's cut takes time and it is
+ * ready some time after; snapshots may depend on their volumes; volumes have the mutable parameters it accepts;
+ * pools limit where they go. Volumes' bytes ({@link DiskData}) are copied by snapshot, restore and clone; what a
+ * volume was made for, its mutable parameters and pool are kept with a shared cloud, and in memory only without.
  *
  * <p>With a {@link DriverStateFile}, volumes (with their controller publications, stages and
  * publishes) and snapshots are saved after every change, before the call is answered, and loaded
@@ -55,6 +61,12 @@ final class InMemoryDriver {
     final Set<String> stagedAt = new LinkedHashSet<>();
     /** target path -> readonly */
     final Map<String, Boolean> publishedAt = new LinkedHashMap<>();
+    /** What its create asked ({@link DriverChecks#madeFor}); empty: not known (all is confirmed). */
+    final Set<String> madeFor = new LinkedHashSet<>();
+    /** Its mutable parameters now. */
+    final Map<String, String> mutable = new java.util.TreeMap<>();
+    /** The {@link Pools pool} it was made in; "" if none. */
+    String pool = "";
 
     VolumeState(String id, String name, long capacity, VolumeContentSource source) {
       this.id = id;
@@ -75,16 +87,25 @@ final class InMemoryDriver {
     }
   }
 
-  /** One snapshot: its source volume's size at a moment. */
-  record SnapshotState(String id, String name, String sourceVolumeId, long size, Instant created) {
-    Snapshot toProto() {
+  /**
+   * One snapshot: its source volume's size at a moment ({@code created}), cut by {@code cutUntil} and ready to use
+   * from {@code readyAt}.
+   */
+  record SnapshotState(String id, String name, String sourceVolumeId, long size, Instant created, Instant cutUntil,
+      Instant readyAt) {
+    /** Cut and ready at once. */
+    SnapshotState(String id, String name, String sourceVolumeId, long size, Instant created) {
+      this(id, name, sourceVolumeId, size, created, created, created);
+    }
+
+    Snapshot toProto(Instant now) {
       return Snapshot.newBuilder()
           .setSnapshotId(id)
           .setSourceVolumeId(sourceVolumeId)
           .setSizeBytes(size)
           .setCreationTime(Timestamp.newBuilder()
               .setSeconds(created.getEpochSecond()).setNanos(created.getNano()))
-          .setReadyToUse(true)
+          .setReadyToUse(!now.isBefore(readyAt))
           .build();
     }
   }
@@ -104,6 +125,8 @@ final class InMemoryDriver {
   /** Where volumes' data is, and the kernel's mounts of it; null: nothing is mounted. */
   private final RealMounts realMounts;
   private final DriverController controller;
+  private final DriverInventory inventory;
+  private final DriverSnapshots snapshotCalls;
   private final DriverNode node;
 
   InMemoryDriver(Script script, Clock clock) {
@@ -120,13 +143,26 @@ final class InMemoryDriver {
   InMemoryDriver(Script script, Clock clock, DriverStateFile stateFile, RealMounts realMounts) {
     this.stateFile = stateFile;
     this.realMounts = realMounts;
+    this.data = realMounts != null ? new DiskData(realMounts.dataDir()) : null;
     this.controller = new DriverController(this, script, clock);
+    this.inventory = new DriverInventory(this, controller);
+    this.snapshotCalls = new DriverSnapshots(this, clock);
     this.node = new DriverNode(this, script, realMounts);
   }
 
   /** The Controller calls over this state. */
   DriverController controller() {
     return controller;
+  }
+
+  /** ListVolumes, ControllerGetVolume and ValidateVolumeCapabilities over this state (or the cloud). */
+  DriverInventory inventory() {
+    return inventory;
+  }
+
+  /** The snapshot calls over this state (or the cloud). */
+  DriverSnapshots snapshotCalls() {
+    return snapshotCalls;
   }
 
   /** The Node calls over this state. */
@@ -235,10 +271,10 @@ final class InMemoryDriver {
     SharedCloud c = cloud;
     if (v == null && c != null) {
       // A disk another plugin process made: known here once the cloud has it.
-      java.util.Optional<Long> capacity = c.disk(id);
-      if (capacity.isPresent()) {
-        v = new VolumeState(id, c.nameOf(id), capacity.get(), null);
-        volumes.put(id, v);
+      java.util.Optional<SharedCloud.Disk> disk = c.find(id);
+      if (disk.isPresent()) {
+        v = addVolume(id, disk.get().name().isEmpty() ? id : disk.get().name(), disk.get().capacity(),
+            disk.get().source());
       }
     }
     if (v == null) {
@@ -291,8 +327,8 @@ final class InMemoryDriver {
   }
 
   /** A volume with an id given elsewhere (the shared cloud's); not saved yet. */
-  VolumeState addVolume(String id, String name, long capacity) {
-    VolumeState v = new VolumeState(id, name, capacity, null);
+  VolumeState addVolume(String id, String name, long capacity, VolumeContentSource source) {
+    VolumeState v = new VolumeState(id, name, capacity, source);
     volumes.put(id, v);
     return v;
   }
@@ -323,6 +359,13 @@ final class InMemoryDriver {
     }
   }
 
+  /** After a deleted snapshot is saved as gone: its bytes go too. */
+  void deleteSnapshotData(String id) {
+    if (data != null) {
+      data.deleteSnapshot(id);
+    }
+  }
+
   /** The bytes all volumes take together. */
   long usedBytes() {
     long used = 0;
@@ -342,11 +385,46 @@ final class InMemoryDriver {
     return snapshots.values();
   }
 
-  /** A new snapshot of {@code source} with the next id, as large as the volume is now; not saved yet. */
+  /**
+   * A new snapshot of {@code source} with the next id, as large as the volume is now, cut {@link #snapshotCut} after
+   * {@code created} and ready {@link #snapshotReady} after that; its bytes copied ({@link #data}); not saved yet.
+   */
   SnapshotState addSnapshot(String name, VolumeState source, Instant created) {
-    SnapshotState s = new SnapshotState("snap-" + (nextId++), name, source.id, source.capacity, created);
+    Instant cut = created.plus(settings.snapshotCut());
+    SnapshotState s = new SnapshotState("snap-" + (nextId++), name, source.id, source.capacity, created, cut,
+        cut.plus(settings.snapshotReady()));
     snapshots.put(s.id(), s);
+    if (data != null) {
+      data.snapshot(source.id, s.id());
+    }
     return s;
+  }
+
+  /** The cloud-like behaviours' settings (snapshot times, dependent snapshots, mutable parameters, pools). */
+  private final DriverSettings settings = new DriverSettings();
+
+  DriverSettings settings() {
+    return settings;
+  }
+
+  /** Where volumes' and snapshots' bytes are without a cloud: the real-mounts directory; null without one. */
+  private final DiskData data;
+
+  /** The bytes' place: the cloud's if there is one, else {@link #data} (null: nowhere, nothing is copied). */
+  DiskData diskData() {
+    SharedCloud c = cloud;
+    return c != null ? c.data() : data;
+  }
+
+  /** What the volumes of each pool take (without a cloud). */
+  Map<String, Long> usedByPool() {
+    Map<String, Long> used = new LinkedHashMap<>();
+    for (VolumeState v : volumes.values()) {
+      if (!v.pool.isEmpty()) {
+        used.merge(v.pool, v.capacity, Long::sum);
+      }
+    }
+    return used;
   }
 
   void removeSnapshot(String id) {

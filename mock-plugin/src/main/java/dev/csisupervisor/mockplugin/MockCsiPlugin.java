@@ -32,8 +32,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Serves Identity always, Controller and/or Node according to its {@link MockMode}. The
  * capability and info RPCs answer from the script; every other Controller and Node RPC is answered
- * by an {@link InMemoryDriver}, volumes and snapshots kept in memory. A whole service the mode does
- * not serve returns {@code UNIMPLEMENTED}.
+ * by an {@link InMemoryDriver}, volumes and snapshots kept in memory (or, with a {@link Builder#cloud shared
+ * cloud}, in the cloud file other plugin processes share). A whole service the mode does not serve returns
+ * {@code UNIMPLEMENTED}.
  *
  * <p><b>Threads.</b> gRPC handlers run directly on the Netty event loop and never block: a hung
  * probe keeps its call open without holding a thread, latency is a task scheduled on the event
@@ -255,7 +256,10 @@ public final class MockCsiPlugin extends ScriptedPlugin implements AutoCloseable
     List<PluginCapability> pluginCapabilities; // null: the mode's default
     List<ControllerServiceCapability> controllerCapabilities = Capabilities.CONTROLLER.of(
         ControllerServiceCapability.RPC.Type.CREATE_DELETE_VOLUME,
-        ControllerServiceCapability.RPC.Type.PUBLISH_UNPUBLISH_VOLUME);
+        ControllerServiceCapability.RPC.Type.PUBLISH_UNPUBLISH_VOLUME,
+        ControllerServiceCapability.RPC.Type.CREATE_DELETE_SNAPSHOT,
+        ControllerServiceCapability.RPC.Type.LIST_SNAPSHOTS,
+        ControllerServiceCapability.RPC.Type.CLONE_VOLUME);
     List<NodeServiceCapability> nodeCapabilities =
         Capabilities.NODE.of(NodeServiceCapability.RPC.Type.STAGE_UNSTAGE_VOLUME);
     String nodeId = "node-1";
@@ -273,6 +277,12 @@ public final class MockCsiPlugin extends ScriptedPlugin implements AutoCloseable
     java.time.Duration cloudAttachTime = java.time.Duration.ZERO;
     java.time.Duration createTime = java.time.Duration.ZERO;
     RealMounts.UidSource uidSource = RealMounts::effectiveUid;
+    java.time.Duration snapshotTime = java.time.Duration.ZERO;
+    java.time.Duration snapshotReadyTime = java.time.Duration.ZERO;
+    boolean dependentSnapshots;
+    java.util.Set<String> mutableParameters = java.util.Set.of();
+    Pools pools = Pools.NONE;
+    java.time.Clock clock = java.time.Clock.systemUTC();
 
     private Builder() {
     }
@@ -490,7 +500,9 @@ public final class MockCsiPlugin extends ScriptedPlugin implements AutoCloseable
      * a second), each attach taking {@code attachTime}, and a node plugin stages any disk the cloud has. The cloud
      * is also an oracle: node plugins record there what they stage and publish, and it counts what a correct CO
      * never does (a double attachment, a detach while staged or published, a controller call of a deposed
-     * controller agent by its {@link Caller} headers); {@link CloudReport#read} reads it.
+     * controller agent by its {@link Caller} headers); {@link CloudReport#read} reads it. Snapshots, restored and
+     * cloned disks are the cloud's too, by name, and ListVolumes, ControllerGetVolume and ValidateVolumeCapabilities
+     * see every disk of the cloud ({@link SharedCloud}).
      */
     public Builder cloud(Path file, java.time.Duration attachTime) {
       this.cloudFile = Objects.requireNonNull(file, "cloud").toAbsolutePath().normalize();
@@ -518,11 +530,78 @@ public final class MockCsiPlugin extends ScriptedPlugin implements AutoCloseable
      * bytes in the data directory as used. Mounting runs {@code mount} / {@code umount} from
      * util-linux on the event loop, under the driver's lock.
      *
+     * <p>With a {@link #cloud shared cloud} the volumes' data is beside the cloud file instead
+     * ({@code FILE.data}, {@link DiskData}), where every plugin process on the cloud mounts the same bytes, and
+     * snapshots, restores and clones copy them; {@code volumeDataDir} then only turns real mounts on.
+     *
      * <p>Needs root: {@link MockCsiPlugin#start()} fails otherwise. The directory is created by
      * start if missing. Default: off, nothing is mounted.
      */
     public Builder realMounts(Path volumeDataDir) {
       this.realMountsDir = Objects.requireNonNull(volumeDataDir, "realMounts").toAbsolutePath().normalize();
+      return this;
+    }
+
+    /**
+     * How long cutting a snapshot takes (default 0): the snapshot exists (in the cloud too) from CreateSnapshot's
+     * start and the answer comes when the cut is done; the same name asked meanwhile, by any process on the cloud, is
+     * ABORTED (CSI: an operation is pending for it).
+     */
+    public Builder snapshotTime(java.time.Duration time) {
+      this.snapshotTime = Bounds.notNegative(time, "snapshotTime");
+      return this;
+    }
+
+    /**
+     * How long after its cut a snapshot becomes ready to use (default 0): until then CreateSnapshot (sent again by
+     * name) and ListSnapshots answer {@code ready_to_use} false, and a CreateVolume from it is FAILED_PRECONDITION.
+     */
+    public Builder snapshotReadyTime(java.time.Duration time) {
+      this.snapshotReadyTime = Bounds.notNegative(time, "snapshotReadyTime");
+      return this;
+    }
+
+    /**
+     * Snapshots that depend on their volumes, as ZFS's: DeleteSnapshot of a snapshot with volumes restored from it,
+     * and DeleteVolume of a volume with snapshots, are FAILED_PRECONDITION naming them. Default: independent.
+     */
+    public Builder dependentSnapshots() {
+      this.dependentSnapshots = true;
+      return this;
+    }
+
+    /**
+     * The mutable parameters it accepts (CreateVolume's and ControllerModifyVolume's {@code mutable_parameters});
+     * advertises MODIFY_VOLUME. Other keys are INVALID_ARGUMENT, nothing changed. Default: none, and no MODIFY_VOLUME.
+     *
+     * @throws IllegalArgumentException naming a blank name, or if there are none
+     */
+    public Builder mutableParameters(java.util.Collection<String> names) {
+      java.util.Set<String> copy = java.util.Set.copyOf(Objects.requireNonNull(names, "mutableParameters"));
+      if (copy.isEmpty() || copy.stream().anyMatch(String::isBlank)) {
+        throw new IllegalArgumentException("mutableParameters must be one or more names, none blank, got " + names);
+      }
+      this.mutableParameters = copy;
+      return this;
+    }
+
+    /**
+     * Storage pools, {@code SEGMENT=SIZE,...} ({@link Pools}): each the topology segment
+     * {@code topology.mock.csi.dev/pool=SEGMENT} holding SIZE bytes (a number, or with K/Ki, M/Mi, G/Gi, T/Ti). A
+     * volume is made in a pool with room among those its accessibility requirements allow (none: the pool with the
+     * most room), else RESOURCE_EXHAUSTED; GetCapacity answers per pool; advertises GET_CAPACITY and
+     * VOLUME_ACCESSIBILITY_CONSTRAINTS. Default: no pools, one 1 TiB store (full: OUT_OF_RANGE).
+     *
+     * @throws IllegalArgumentException naming the malformed entry
+     */
+    public Builder pools(String spec) {
+      this.pools = Pools.parse(Objects.requireNonNull(spec, "pools"));
+      return this;
+    }
+
+    /** Wall clock of snapshot times and readiness; default UTC system time (processes on a cloud share it). */
+    Builder clock(java.time.Clock clock) {
+      this.clock = Objects.requireNonNull(clock, "clock");
       return this;
     }
 

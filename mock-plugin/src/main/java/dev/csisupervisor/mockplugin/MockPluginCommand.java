@@ -39,7 +39,10 @@ import picocli.CommandLine.Spec;
 @Command(name = "csi-mock-plugin", mixinStandardHelpOptions = true,
     versionProvider = MockPluginCommand.Version.class,
     description = {"A scriptable CSI plugin (Identity, Controller, Node) on a unix socket that is also a",
-        "complete in-memory CSI driver (volumes, snapshots, publish/stage; csi-sanity passes)."},
+        "complete in-memory CSI driver (volumes, snapshots, publish/stage; csi-sanity passes).",
+        "Its controller advertises by default CREATE_DELETE_VOLUME, PUBLISH_UNPUBLISH_VOLUME,",
+        "CREATE_DELETE_SNAPSHOT, LIST_SNAPSHOTS and CLONE_VOLUME (--all-capabilities: everything but",
+        "MODIFY_VOLUME, which --mutable-parameters adds)."},
     footer = {"",
         "Prints 'READY-TO-SERVE <socket>' on stdout once bound; SIGTERM/SIGINT stop gracefully.",
         "",
@@ -53,7 +56,8 @@ import picocli.CommandLine.Spec;
         "  delay RPC DURATION  (e.g. 500ms, 2s; 0 ends it) | clear-faults",
         "  calls RPC  (answers 'OK calls RPC N', the calls received)",
         "",
-        "'csi-mock-plugin cloud-report --cloud PATH' prints what a shared cloud holds and its oracle's counts.",
+        "'csi-mock-plugin cloud-report --cloud PATH' prints what a shared cloud holds and its oracle's counts;",
+        "'cloud-mark-abnormal PATH DISK MESSAGE' marks a disk abnormal, 'cloud-remove PATH DISK' removes one.",
         "",
         "Exit codes: 0 stopped, 1 cannot start (path occupied, no parent dir, bad state file,",
         "--real-mounts without root), 2 bad arguments,",
@@ -172,8 +176,40 @@ final class MockPluginCommand implements Callable<Integer> {
   @Option(names = "--real-mounts", paramLabel = "DIR",
       description = {"Mount for real (needs root), as kubernetes-csi hostpath: each volume's data is DIR/<sha256 of",
           "its id> (block: a sparse DIR/<sha256>.img); stage and publish bind-mount it, read-only if asked,",
-          "unpublish and unstage unmount it; whether a path is mounted is read from /proc/self/mountinfo."})
+          "unpublish and unstage unmount it; whether a path is mounted is read from /proc/self/mountinfo.",
+          "With --cloud the data is beside the cloud file instead (PATH.data), where every process sees it."})
   private Path realMounts;
+
+  @Option(names = "--snapshot-ms", paramLabel = "N",
+      description = {"How long cutting a snapshot takes (default 0): CreateSnapshot answers when it is done; the",
+          "same name asked meanwhile (any process on the cloud) is ABORTED."})
+  private long snapshotMs;
+
+  @Option(names = "--snapshot-ready-ms", paramLabel = "N",
+      description = {"How long after its cut a snapshot becomes ready_to_use (default 0); CreateSnapshot sent again",
+          "by name answers its readiness now; a CreateVolume from it before then is FAILED_PRECONDITION."})
+  private long snapshotReadyMs;
+
+  @Option(names = "--dependent-snapshots",
+      description = {"ZFS-like: deleting a snapshot that volumes were restored from, or a volume that has",
+          "snapshots, is FAILED_PRECONDITION naming them."})
+  private boolean dependentSnapshots;
+
+  @Option(names = "--mutable-parameters", paramLabel = "NAME[,NAME...]", split = ",",
+      description = {"The mutable_parameters it accepts (CreateVolume, ControllerModifyVolume); advertises",
+          "MODIFY_VOLUME. Other keys are INVALID_ARGUMENT, nothing changed."})
+  private List<String> mutableParameters;
+
+  @Option(names = "--pools", paramLabel = "SEGMENT=SIZE[,...]",
+      description = {"Storage pools, each the topology segment " + Pools.KEY + "=SEGMENT of SIZE bytes",
+          "(e.g. fast=10Gi,slow=1Ti): a volume goes to a pool with room that its accessibility requirements allow",
+          "(else RESOURCE_EXHAUSTED); GetCapacity answers per pool; advertises GET_CAPACITY and",
+          "VOLUME_ACCESSIBILITY_CONSTRAINTS."})
+  private String pools;
+
+  @Option(names = "--topology", paramLabel = "KEY=VALUE", split = ",",
+      description = "NodeGetInfo's accessible_topology segments (e.g. " + Pools.KEY + "=fast); default none.")
+  private Map<String, String> topology;
 
   @Option(names = "--hang-after-ready-ms", paramLabel = "MS",
       description = "Probe hangs once the plugin has been ready for MS (a plugin that hangs after registration).")
@@ -203,7 +239,9 @@ final class MockPluginCommand implements Callable<Integer> {
 
   static CommandLine commandLine(MockPluginCommand command) {
     return new CommandLine(command).setCaseInsensitiveEnumValuesAllowed(true)
-        .addSubcommand("cloud-report", new CloudReportCommand(command.out, command.in));
+        .addSubcommand("cloud-report", new CloudReportCommand(command.out, command.in))
+        .addSubcommand("cloud-mark-abnormal", new CloudEditCommands.MarkAbnormal(command.out))
+        .addSubcommand("cloud-remove", new CloudEditCommands.Remove(command.out));
   }
 
   @Override
@@ -234,6 +272,25 @@ final class MockPluginCommand implements Callable<Integer> {
     }
     if (realMounts != null) {
       builder.realMounts(realMounts);
+    }
+    builder.snapshotTime(Duration.ofMillis(nonNegative("--snapshot-ms", snapshotMs)))
+        .snapshotReadyTime(Duration.ofMillis(nonNegative("--snapshot-ready-ms", snapshotReadyMs)));
+    if (dependentSnapshots) {
+      builder.dependentSnapshots();
+    }
+    try {
+      if (mutableParameters != null) {
+        builder.mutableParameters(mutableParameters);
+      }
+      if (pools != null) {
+        builder.pools(pools);
+      }
+    } catch (IllegalArgumentException e) {
+      throw new ParameterException(spec.commandLine(), (pools != null && e.getMessage().startsWith("pools")
+          ? "--pools: " : "--mutable-parameters: ") + e.getMessage());
+    }
+    if (topology != null) {
+      builder.accessibleTopology(topology);
     }
     if (allCapabilities) {
       builder.allCapabilities();

@@ -93,6 +93,11 @@ final class RealMounts {
     throw new IOException("process status has no Uid line");
   }
 
+  /** Where every volume's data is. */
+  Path dataDir() {
+    return dataDir;
+  }
+
   /** The directory that holds a mount volume's data. */
   Path backingDir(String volumeId) {
     return dataDir.resolve(sha256(volumeId));

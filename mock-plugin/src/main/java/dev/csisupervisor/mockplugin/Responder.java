@@ -35,18 +35,24 @@ final class Responder {
 
   /** Replies with what {@code call} returns, or fails with the status it throws. */
   <T> void answer(StreamObserver<T> observer, java.util.function.Supplier<T> call) {
-    T value;
+    java.util.Optional<T> value = attempt(observer, call);
+    value.ifPresent(v -> reply(observer, v));
+  }
+
+  /**
+   * What {@code call} returns; empty if it threw, {@code observer} then failed with its status (INTERNAL for any
+   * other exception). For a call that answers later.
+   */
+  <T> java.util.Optional<T> attempt(StreamObserver<?> observer, java.util.function.Supplier<T> call) {
     try {
-      value = call.get();
+      return java.util.Optional.of(call.get());
     } catch (io.grpc.StatusRuntimeException e) {
       fail(observer, e.getStatus());
-      return;
     } catch (RuntimeException e) {
       log.warn("mock driver call failed", e);
       fail(observer, Status.INTERNAL.withDescription(e.toString()));
-      return;
     }
-    reply(observer, value);
+    return java.util.Optional.empty();
   }
 
   void fail(StreamObserver<?> observer, Status status) {

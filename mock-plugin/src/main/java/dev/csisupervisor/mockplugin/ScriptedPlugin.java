@@ -10,7 +10,7 @@ import dev.csisupervisor.csi.v1.Topology;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
-import java.time.Clock;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
@@ -45,11 +45,18 @@ abstract sealed class ScriptedPlugin permits MockCsiPlugin {
   /** A script and a driver as {@code b} describes them. */
   ScriptedPlugin(MockCsiPlugin.Builder b) {
     this.script = new Script(b.ticker);
-    this.driver = new InMemoryDriver(script, Clock.systemUTC(),
+    // With a cloud, real mounts bind the disks' bytes beside the cloud file, where every process sees them.
+    Path mountData = b.realMountsDir == null ? null
+        : b.cloudFile != null ? DiskData.besideCloud(b.cloudFile).root() : b.realMountsDir;
+    this.driver = new InMemoryDriver(script, b.clock,
         b.stateFile != null ? new DriverStateFile(b.stateFile) : null,
-        b.realMountsDir != null ? new RealMounts(b.realMountsDir, b.uidSource) : null);
+        mountData != null ? new RealMounts(mountData, b.uidSource) : null);
     driver.volumeIdPrefix(b.volumeIdPrefix);
     driver.createTime(b.createTime);
+    driver.settings().snapshotTimes(b.snapshotTime, b.snapshotReadyTime);
+    driver.settings().dependentSnapshots(b.dependentSnapshots);
+    driver.settings().mutableNames(b.mutableParameters);
+    driver.settings().pools(b.pools);
     if (b.cloudFile != null) {
       driver.cloud(new SharedCloud(b.cloudFile, b.cloudAttachTime));
     }
@@ -60,7 +67,12 @@ abstract sealed class ScriptedPlugin permits MockCsiPlugin {
     script.setPluginCapabilities(b.pluginCapabilities != null
         ? b.pluginCapabilities
         : defaultPluginCapabilities(b.mode));
-    script.setControllerCapabilities(b.controllerCapabilities);
+    script.setControllerCapabilities(withFlagged(b.controllerCapabilities, b));
+    if (!b.pools.isEmpty()) {
+      List<PluginCapability> plugin = new java.util.ArrayList<>(script.pluginCapabilities());
+      plugin.addAll(Capabilities.PLUGIN.of(PluginCapability.Service.Type.VOLUME_ACCESSIBILITY_CONSTRAINTS));
+      script.setPluginCapabilities(plugin);
+    }
     script.setNodeCapabilities(b.nodeCapabilities);
     script.setNodeInfo(nodeInfo(b.nodeId, b.maxVolumesPerNode, b.accessibleTopology));
     script.setLatency(b.latency);
@@ -71,6 +83,19 @@ abstract sealed class ScriptedPlugin permits MockCsiPlugin {
     if (b.hangAfterReady != null) {
       script.hangAfterReady(b.hangAfterReady);
     }
+  }
+
+  /** The controller capabilities, with what the builder's flags ask: MODIFY_VOLUME, GET_CAPACITY. */
+  private static List<ControllerServiceCapability> withFlagged(List<ControllerServiceCapability> caps,
+      MockCsiPlugin.Builder b) {
+    List<ControllerServiceCapability> out = new java.util.ArrayList<>(caps);
+    if (!b.mutableParameters.isEmpty()) {
+      out.addAll(Capabilities.CONTROLLER.of(ControllerServiceCapability.RPC.Type.MODIFY_VOLUME));
+    }
+    if (!b.pools.isEmpty()) {
+      out.addAll(Capabilities.CONTROLLER.of(ControllerServiceCapability.RPC.Type.GET_CAPACITY));
+    }
+    return List.copyOf(new java.util.LinkedHashSet<>(out));
   }
 
   private static List<PluginCapability> defaultPluginCapabilities(MockMode mode) {

@@ -85,7 +85,10 @@ class MockCsiPluginServicesTest extends PluginOnSocketTest {
     start(b -> b.mode(MockMode.CONTROLLER));
     assertEquals(List.of(CONTROLLER_SERVICE), pluginCaps());
     assertEquals(List.of(ControllerServiceCapability.RPC.Type.CREATE_DELETE_VOLUME,
-            ControllerServiceCapability.RPC.Type.PUBLISH_UNPUBLISH_VOLUME),
+            ControllerServiceCapability.RPC.Type.PUBLISH_UNPUBLISH_VOLUME,
+            ControllerServiceCapability.RPC.Type.CREATE_DELETE_SNAPSHOT,
+            ControllerServiceCapability.RPC.Type.LIST_SNAPSHOTS,
+            ControllerServiceCapability.RPC.Type.CLONE_VOLUME),
         controllerCaps().stream().map(c -> c.getRpc().getType()).toList());
     assertEquals(Status.Code.UNIMPLEMENTED,
         codeOf(() -> csi.node().nodeGetInfo(NodeGetInfoRequest.getDefaultInstance())));

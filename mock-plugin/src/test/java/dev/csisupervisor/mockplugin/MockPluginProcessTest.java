@@ -240,6 +240,35 @@ class MockPluginProcessTest {
     assertEquals(0, plain.getKey(), "without --check the report only prints: " + plain.getValue());
   }
 
+  @Test
+  void snapshotsAndRestores_ofTwoPluginProcesses_areTheOneCloudsByName() throws Exception {
+    Path cloud = dir.resolve("cloud");
+    Path sa = dir.resolve("a.sock");
+    Path sb = dir.resolve("b.sock");
+    Process a = launch(null, "--endpoint", "unix://" + sa, "--node-id", "na", "--cloud", cloud.toString(),
+        "--snapshot-ms", "3000");
+    Process b = launch(null, "--endpoint", "unix://" + sb, "--node-id", "nb", "--cloud", cloud.toString(),
+        "--snapshot-ms", "3000");
+    assertEquals("READY-TO-SERVE " + sa, stdout(a).readLine(), () -> "stderr: " + stderrQuietly(0));
+    assertEquals("READY-TO-SERVE " + sb, stdout(b).readLine(), () -> "stderr: " + stderrQuietly(1));
+    try (Csi ca = new Csi(sa); Csi cb = new Csi(sb)) {
+      String vol = CloudCalls.create(ca, "v", 1 << 20).getVolumeId();
+      var first = dev.csisupervisor.csi.v1.ControllerGrpc.newFutureStub(ca.channel)
+          .withDeadlineAfter(20, TimeUnit.SECONDS).createSnapshot(dev.csisupervisor.csi.v1.CreateSnapshotRequest
+              .newBuilder().setName("s").setSourceVolumeId(vol).build());
+      org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
+          .until(() -> Csi.codeOf(() -> CloudCalls.snapshot(cb, "s", vol)) == Status.Code.ABORTED);
+      var cut = first.get(20, TimeUnit.SECONDS).getSnapshot();
+      assertTrue(cut.getReadyToUse());
+      assertEquals(cut, CloudCalls.snapshot(cb, "s", vol), "the other process answers the same snapshot");
+      var restored = CloudCalls.restore(cb, "r", cut.getSnapshotId());
+      assertEquals(restored, CloudCalls.restore(ca, "r", cut.getSnapshotId()), "sent again elsewhere: one disk");
+      assertEquals(List.of(vol, restored.getVolumeId()), ca.controller().listVolumes(
+          dev.csisupervisor.csi.v1.ListVolumesRequest.getDefaultInstance()).getEntriesList().stream()
+          .map(e -> e.getVolume().getVolumeId()).toList());
+    }
+  }
+
   private String stderrQuietly(int index) {
     try {
       return stderr(index);
