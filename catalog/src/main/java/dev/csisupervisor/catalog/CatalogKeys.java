@@ -18,6 +18,7 @@ import java.util.Optional;
  *   &lt;prefix&gt;/requests/&lt;plugin&gt;/create/&lt;name&gt;
  *   &lt;prefix&gt;/requests/&lt;plugin&gt;/delete/&lt;vol&gt;
  *   &lt;prefix&gt;/stopped/&lt;nodeId&gt;
+ *   &lt;prefix&gt;/detaches/&lt;nodeId&gt;
  *   &lt;prefix&gt;/capabilities/&lt;plugin&gt;
  * </pre>
  * The plugin name and the node id never contain {@code /}; the alloc id of a plugin key is the last segment and
@@ -195,6 +196,16 @@ public final class CatalogKeys {
   /** Every request of one kind of a plugin id: {@code <prefix>/requests/<plugin>/<kind>/}. */
   public String requestsPrefix(ClusterVolumeRequest.Kind kind, String pluginId) {
     return requestsRoot() + pluginId + "/" + kind.name().toLowerCase(java.util.Locale.ROOT) + "/";
+  }
+
+  /** Operators' orders to detach a node that is gone: {@code <prefix>/detaches/}. */
+  public String detachesRoot() {
+    return prefix + "/detaches/";
+  }
+
+  /** {@code <prefix>/detaches/<node>} ({@link DetachOrder}). */
+  public String detachOrderKey(String nodeId) {
+    return detachesRoot() + checkNodeId(nodeId);
   }
 
   /** Nodes whose agent stopped cleanly with its mounts kept: {@code <prefix>/stopped/}. */

@@ -39,7 +39,15 @@ public interface ControllerAttachments extends ControllerElection {
    * The fence's first step, as the controller agent: {@code a} DETACHING, only while its node is lost (no node key,
    * no clean-stop marker) and {@code a} is unchanged.
    */
-  Optional<ClusterAttachment> beginFence(Leadership l, ClusterAttachment a);
+  default Optional<ClusterAttachment> beginFence(Leadership l, ClusterAttachment a) {
+    return beginFence(l, a, false);
+  }
+
+  /**
+   * The same; with {@code ordered}, for an operator's {@link DetachOrder}: while the node's key is absent and the
+   * order is there (a clean stop does not stop it: the operator says the node is gone).
+   */
+  Optional<ClusterAttachment> beginFence(Leadership l, ClusterAttachment a, boolean ordered);
 
   /**
    * The fence's last step, after its unpublish (or with no attachment): the lost node's claims of the volume and the
@@ -48,8 +56,14 @@ public interface ControllerAttachments extends ControllerElection {
    *
    * @return false if nothing was deleted (the node came back, a claim came, the attachment changed)
    */
+  default boolean completeFence(Leadership l, String pluginId, String volumeId, String nodeId,
+      Optional<ClusterAttachment> a, long revision) {
+    return completeFence(l, pluginId, volumeId, nodeId, a, revision, false);
+  }
+
+  /** The same; with {@code ordered}, for an operator's {@link DetachOrder} (see {@link #beginFence}). */
   boolean completeFence(Leadership l, String pluginId, String volumeId, String nodeId, Optional<ClusterAttachment> a,
-      long revision);
+      long revision, boolean ordered);
 
   /** As the controller agent: remembers the plugin id's controller capabilities (see {@link VolumeClaims#controllerPublishes}). */
   void rememberCapabilities(Leadership l, Set<String> controllerCapabilities);

@@ -89,17 +89,19 @@ final class EtcdAttachments {
   }
 
   /** The lost node's state, as the fence compares it: its node key and its clean-stop marker both absent. */
-  private TxnRequest.Builder whileLost(ClusterVolumes.Leadership l, String node) {
+  /** While the node is lost (no node key, no clean-stop marker), or, {@code ordered}, gone with its order there. */
+  private TxnRequest.Builder whileLost(ClusterVolumes.Leadership l, String node, boolean ordered) {
     return TxnRequest.newBuilder().addCompare(held(l)).addCompare(absent(keys.nodeKey(node)))
-        .addCompare(absent(keys.stoppedKey(node)));
+        .addCompare(ordered ? EtcdOps.present(keys.detachOrderKey(node)) : absent(keys.stoppedKey(node)));
   }
 
   /** The fence's first step: DETACHING, only while the node is lost and {@code a} is as read. */
-  Optional<ClusterAttachment> beginFence(ClusterVolumes.Leadership l, ClusterAttachment a) {
+  Optional<ClusterAttachment> beginFence(ClusterVolumes.Leadership l, ClusterAttachment a, boolean ordered) {
     ClusterAttachment detaching = a.next(ClusterAttachment.State.DETACHING, a.publishContext(),
-        "fencing lost node " + a.nodeId(), nodeId, clock.instant(), Optional.empty());
+        ordered ? "detaching node " + a.nodeId() + " as an operator ordered (it is gone)"
+            : "fencing lost node " + a.nodeId(), nodeId, clock.instant(), Optional.empty());
     String key = key(a);
-    return written(ops.txn(whileLost(l, a.nodeId()).addCompare(modIs(key, a.revision()))
+    return written(ops.txn(whileLost(l, a.nodeId(), ordered).addCompare(modIs(key, a.revision()))
         .addSuccess(put(key, VolumeCodec.encode(detaching), 0)).build()), detaching);
   }
 
@@ -110,14 +112,15 @@ final class EtcdAttachments {
    * (the snapshot that decided it).
    */
   boolean completeFence(ClusterVolumes.Leadership l, String pluginId, String volumeId, String node,
-      Optional<ClusterAttachment> a, long revision) {
+      Optional<ClusterAttachment> a, long revision, boolean ordered) {
     String key = keys.attachmentKey(pluginId, volumeId, node);
     String claims = keys.nodeClaimsPrefix(pluginId, volumeId, node);
-    TxnResponse r = ops.txn(whileLost(l, node).addCompare(a.map(x -> modIs(key, x.revision())).orElse(absent(key)))
+    TxnResponse r = ops.txn(whileLost(l, node, ordered).addCompare(a.map(x -> modIs(key, x.revision())).orElse(absent(key)))
         .addCompare(unchangedSince(claims, revision))
         .addSuccess(EtcdOps.delete(key)).addSuccess(deletePrefix(claims)).build());
     if (r.getSucceeded()) {
-      log.warn("FENCED: node {} lost past detach_after: its claims of {}/{} deleted ({})", node, pluginId, volumeId,
+      log.warn("FENCED: node {} {}: its claims of {}/{} deleted ({})", node,
+          ordered ? "gone, detach ordered by an operator" : "lost past detach_after", pluginId, volumeId,
           a.isPresent() ? "after its ControllerUnpublishVolume" : "it had no attachment");
     }
     return r.getSucceeded();

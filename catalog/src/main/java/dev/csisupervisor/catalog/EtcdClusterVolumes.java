@@ -390,6 +390,20 @@ final class EtcdClusterVolumes implements ClusterVolumes {
   }
 
   @Override
+  public void orderDetach(DetachOrder order) {
+    String key = keys.detachOrderKey(order.nodeId());
+    txn(TxnRequest.newBuilder().addSuccess(put(key, VolumeCodec.encode(order), 0)).build());
+    log.warn("cluster volumes: detach of node {} ordered ({})", order.nodeId(), order);
+  }
+
+  @Override
+  public boolean withdrawDetach(String nodeId) {
+    String key = keys.detachOrderKey(nodeId);
+    return txn(TxnRequest.newBuilder().addSuccess(delete(key)).build()).getResponses(0).getResponseDeleteRange()
+        .getDeleted() > 0;
+  }
+
+  @Override
   public List<ClusterClaim> forceDetach(String nodeId, Optional<String> pluginId, Optional<String> volumeId) {
     CatalogKeys.checkNodeId(nodeId);
     VolumesSnapshot s = read();
@@ -502,7 +516,7 @@ final class EtcdClusterVolumes implements ClusterVolumes {
   /** The roots a snapshot is made of (and the mirror keeps). */
   private List<String> snapshotRoots() {
     return List.of(keys.volumesRoot(), keys.claimsRoot(), keys.attachmentsRoot(), keys.controllersRoot(),
-        keys.nodesRoot(), keys.requestsRoot(), keys.stoppedRoot(), keys.capabilitiesRoot());
+        keys.nodesRoot(), keys.requestsRoot(), keys.stoppedRoot(), keys.capabilitiesRoot(), keys.detachesRoot());
   }
 
   /** A snapshot of the keys under each of {@link #snapshotRoots}, read at {@code revision}. */
@@ -552,7 +566,15 @@ final class EtcdClusterVolumes implements ClusterVolumes {
       String node = kv.getKey().toStringUtf8().substring(keys.stoppedRoot().length());
       decodeOrSkip(kv, () -> stopped.put(node, java.time.Instant.parse(VolumeCodec.decodeController(kv.getValue()).since())));
     }
-    return new VolumesSnapshot(revision, volumes, claims, attachments, controllers, nodes, requests, stopped, damaged);
+    Map<String, DetachOrder> orders = new HashMap<>();
+    for (KeyValue kv : byRoot.get(keys.detachesRoot())) {
+      decodeOrSkip(kv, () -> {
+        DetachOrder o = memo.get(kv, () -> VolumeCodec.decodeDetachOrder(kv.getValue()));
+        orders.put(o.nodeId(), o);
+      });
+    }
+    return new VolumesSnapshot(revision, volumes, claims, attachments, controllers, nodes, requests, stopped, damaged,
+        orders);
   }
 
   /** Why {@code decode} failed, logged once per read; empty if it did not. */
@@ -718,14 +740,14 @@ final class EtcdClusterVolumes implements ClusterVolumes {
   }
 
   @Override
-  public Optional<ClusterAttachment> beginFence(Leadership l, ClusterAttachment a) {
-    return attachmentWrites.beginFence(l, a);
+  public Optional<ClusterAttachment> beginFence(Leadership l, ClusterAttachment a, boolean ordered) {
+    return attachmentWrites.beginFence(l, a, ordered);
   }
 
   @Override
   public boolean completeFence(Leadership l, String pluginId, String volumeId, String node,
-      Optional<ClusterAttachment> a, long revision) {
-    return attachmentWrites.completeFence(l, pluginId, volumeId, node, a, revision);
+      Optional<ClusterAttachment> a, long revision, boolean ordered) {
+    return attachmentWrites.completeFence(l, pluginId, volumeId, node, a, revision, ordered);
   }
 
   @Override

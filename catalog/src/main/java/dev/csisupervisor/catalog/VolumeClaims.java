@@ -57,6 +57,16 @@ public interface VolumeClaims {
   List<ClusterClaim> claimsOfNode(String nodeId);
 
   /**
+   * Orders the node's claims (of {@code order}'s plugin id and volume, if given) fenced by their controller agents
+   * now: ControllerUnpublishVolume to the node first, then the claims and attachments go ({@link DetachOrder});
+   * acted on only while the node is gone (its node key absent). Replaces an earlier order of the node.
+   */
+  void orderDetach(DetachOrder order);
+
+  /** Removes the node's detach order; whether there was one. */
+  boolean withdrawDetach(String nodeId);
+
+  /**
    * The operator's force: deletes every claim of {@code nodeId} (of one volume, if given) and its attachments,
    * without any unpublish. For a node known to be gone (powered off, its disk detached by hand).
    *

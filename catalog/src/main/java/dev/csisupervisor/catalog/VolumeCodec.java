@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
@@ -51,6 +52,23 @@ final class VolumeCodec {
 
   /** The election value: which agent, since when. */
   record ControllerJson(int format, String node, String since) {}
+
+  record DetachOrderJson(int format, String node, String plugin, String volume, String asked) {}
+
+  static ByteString encode(DetachOrder o) {
+    return CatalogCodec.write(new DetachOrderJson(CatalogCodec.FORMAT, o.nodeId(), o.pluginId().orElse(null),
+        o.volumeId().orElse(null), o.asked().toString()));
+  }
+
+  static DetachOrder decodeDetachOrder(ByteString value) {
+    DetachOrderJson j = CatalogCodec.read(value, DetachOrderJson.class);
+    try {
+      return new DetachOrder(j.node(), Optional.ofNullable(j.plugin()), Optional.ofNullable(j.volume()),
+          Instant.parse(CatalogCodec.req(j.asked(), "asked")));
+    } catch (RuntimeException e) {
+      throw new IllegalArgumentException("bad detach order: " + e.getMessage(), e);
+    }
+  }
 
   static ByteString encode(ClusterVolume v) {
     return CatalogCodec.write(new VolumeJson(CatalogCodec.FORMAT, v.pluginId(), v.volumeId(), v.capacityBytes(),

@@ -17,6 +17,7 @@ import java.util.Set;
  * @param requests every create and delete request (done creates included), each with its mod revision
  * @param stoppedNodes the node ids whose agent stopped cleanly with its mounts kept (DESIGN.md: not a lost node), and
  *     since when, until it starts again
+ * @param detachOrders per node, an operator's order to detach it ({@link DetachOrder})
  * @param damaged keys whose value does not read (a newer version's, a truncated one, a key whose node or alloc
  *     disagrees with its value), each with why: left out of the lists above, shown by status, removable by an
  *     operator's force. An unreadable claim still holds its volume on its node (no detach), an unreadable attachment
@@ -24,7 +25,8 @@ import java.util.Set;
  */
 public record VolumesSnapshot(long revision, List<ClusterVolume> volumes, List<ClusterClaim> claims,
     List<ClusterAttachment> attachments, Map<String, String> controllers, Set<String> liveNodes,
-    List<ClusterVolumeRequest> requests, Map<String, java.time.Instant> stoppedNodes, List<DamagedKey> damaged) {
+    List<ClusterVolumeRequest> requests, Map<String, java.time.Instant> stoppedNodes, List<DamagedKey> damaged,
+    Map<String, DetachOrder> detachOrders) {
 
   /**
    * A key whose value does not read, and why; what its key says of it where it parses (else "").
@@ -42,6 +44,7 @@ public record VolumesSnapshot(long revision, List<ClusterVolume> volumes, List<C
     requests = List.copyOf(requests);
     stoppedNodes = Map.copyOf(stoppedNodes);
     damaged = List.copyOf(damaged);
+    detachOrders = Map.copyOf(detachOrders);
   }
 
   /** Whether an unreadable claim key says {@code nodeId} claims the volume. */
@@ -57,6 +60,15 @@ public record VolumesSnapshot(long revision, List<ClusterVolume> volumes, List<C
   }
 
   /** Whether {@code nodeId} is lost: its lease is gone, and it did not stop cleanly. */
+  /**
+   * Whether an operator ordered the node's claims of the volume detached ({@link DetachOrder}) and the node is
+   * gone (its node key absent: lost, or stopped for good).
+   */
+  public boolean detachOrdered(String nodeId, String pluginId, String volumeId) {
+    DetachOrder o = detachOrders.get(nodeId);
+    return o != null && !liveNodes.contains(nodeId) && o.covers(pluginId, volumeId);
+  }
+
   public boolean lost(String nodeId) {
     return !liveNodes.contains(nodeId) && !stoppedNodes.containsKey(nodeId);
   }

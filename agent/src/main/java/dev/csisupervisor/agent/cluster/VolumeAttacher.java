@@ -153,7 +153,7 @@ final class VolumeAttacher {
       boolean claimed = v.claims().containsKey(e.getKey())
           || s.unreadableClaim(v.pluginId(), v.volumeId(), e.getKey());
       if (a.state() != State.ATTACHED && a.state() != State.FAILED) {
-        if (a.due(now) && !(claimed && s.lost(e.getKey()))) {
+        if (a.due(now) && !(claimed && (s.lost(e.getKey()) || ordered(s, v, e.getKey())))) {
           return true; // an intent to send (again), a detach to finish (a lost node's waits for its fence)
         }
         continue;
@@ -166,11 +166,16 @@ final class VolumeAttacher {
       if (!v.attachments().containsKey(node) && !s.lost(node)) {
         return true;
       }
-      if (s.lost(node) && fenceDue(node, now)) {
+      if (s.lost(node) && fenceDue(node, now) || ordered(s, v, node)) {
         return true;
       }
     }
     return false;
+  }
+
+  /** An operator ordered the node, gone, detached from this volume ({@link dev.csisupervisor.catalog.DetachOrder}). */
+  private static boolean ordered(VolumesSnapshot s, VolumeState v, String node) {
+    return s.detachOrdered(node, v.pluginId(), v.volumeId());
   }
 
   private boolean fenceDue(String node, Instant now) {
@@ -196,8 +201,8 @@ final class VolumeAttacher {
       ClusterAttachment a = e.getValue();
       // An unreadable claim of the node still holds it there: never detached on a guess.
       boolean claimed = v.claims().containsKey(node) || s.unreadableClaim(v.pluginId(), v.volumeId(), node);
-      if (claimed && s.lost(node)) {
-        continue; // a lost node's attachment goes only through the fence (step 2)
+      if (claimed && (s.lost(node) || ordered(s, v, node))) {
+        continue; // a lost (or ordered) node's attachment goes only through the fence (step 2)
       }
       Optional<ClusterAttachment> detaching;
       if (!claimed && a.state() != State.DETACHING) {
@@ -217,10 +222,12 @@ final class VolumeAttacher {
         attachments.remove(node);
       }
     }
-    // Step 2: lost nodes past detach_after, fenced by the unpublish, then their claims go.
+    // Step 2: lost nodes past detach_after, and gone nodes an operator ordered detached, fenced by the unpublish,
+    // then their claims go.
     for (String node : v.claims().keySet()) {
-      if (s.lost(node) && fenceDue(node, now)) {
-        fence(l, client, v, node, Optional.ofNullable(attachments.get(node)));
+      boolean ordered = ordered(s, v, node);
+      if (ordered || s.lost(node) && fenceDue(node, now)) {
+        fence(l, client, v, node, Optional.ofNullable(attachments.get(node)), ordered);
         attachments.remove(node);
       }
     }
@@ -365,17 +372,18 @@ final class VolumeAttacher {
   }
 
   private void fence(ClusterVolumes.Leadership l, CsiClient client, VolumeState v, String node,
-      Optional<ClusterAttachment> a) {
+      Optional<ClusterAttachment> a, boolean ordered) {
     int claims = v.claims().get(node).size();
     if (a.isPresent()) {
-      Optional<ClusterAttachment> detaching = a.get().state() == State.DETACHING ? a : volumes.beginFence(l, a.get());
+      Optional<ClusterAttachment> detaching = a.get().state() == State.DETACHING ? a
+          : volumes.beginFence(l, a.get(), ordered);
       if (detaching.isEmpty() || !detaching.get().due(clock.instant())
           || unpublish(l, client, detaching.get(), true).isEmpty()) {
         return;
       }
       a = detaching;
     }
-    if (volumes.completeFence(l, v.pluginId(), v.volumeId(), node, a, v.revision())) {
+    if (volumes.completeFence(l, v.pluginId(), v.volumeId(), node, a, v.revision(), ordered)) {
       counts.fenced(claims);
     }
   }

@@ -9,6 +9,7 @@ import dev.csisupervisor.catalog.ClaimRequest;
 import dev.csisupervisor.catalog.ClusterVolume;
 import dev.csisupervisor.catalog.ClusterVolumeRequest;
 import dev.csisupervisor.catalog.ClusterVolumes;
+import dev.csisupervisor.catalog.DetachOrder;
 import dev.csisupervisor.catalog.EtcdOptions;
 import dev.csisupervisor.catalog.VolumeAccessMode;
 import dev.csisupervisor.catalog.testing.EtcdCluster;
@@ -455,6 +456,46 @@ class ClusterVolumesAgentTest {
     await().atMost(WAIT).until(() -> n1.manager().find(PLUGIN, vol).isEmpty());
     assertTrue(n1.manager().find(PLUGIN, kept).isPresent(), "a mount whose claim stands is kept");
     assertEquals(1, n0.volumes().claims(PLUGIN, kept).size());
+  }
+
+  /** Issue 35 (5): an operator's detach of a gone node goes through the controller's unpublish first. */
+  @Test
+  void aGoneNodesDetach_orderedByAnOperator_isUnpublishedFirst_thenItsClaimsGo_evenAfterACleanStop() throws Exception {
+    forcesTheOracle = true; // the operator says n1 is gone (here its plugin runs on, staged)
+    Node n0 = node(0, true); // no detach_after: only the order fences
+    Node n1 = node(1, false);
+    Node n2 = node(2, false);
+    String vol = disk("ordered");
+    String other = disk("not-ordered");
+    get(n1.manager().mount(VolumeClaim.of(PLUGIN, vol, "a1", RWO, false)));
+    get(n1.manager().mount(VolumeClaim.of(PLUGIN, other, "a2", RWO, false)));
+    n1.volumes().markStopped(); // a clean stop: never fenced by itself
+    n1.publisher().close();
+    await().atMost(WAIT).until(() -> !n0.volumes().read().liveNodes().contains("n1"));
+
+    n0.volumes().orderDetach(new DetachOrder("n1", Optional.of(PLUGIN), Optional.of(vol), java.time.Instant.now()));
+    await().atMost(WAIT).until(() -> n0.volumes().claims(PLUGIN, vol).isEmpty());
+    assertEquals(Set.of(), cloud.on(vol), "ControllerUnpublishVolume before the claim went");
+    assertEquals(Set.of("csi-n1"), cloud.on(other), "what the order does not name stays");
+    assertEquals(1, n0.volumes().claims(PLUGIN, other).size());
+    assertTrue(n0.volumes().withdrawDetach("n1"));
+    get(n2.manager().mount(VolumeClaim.of(PLUGIN, vol, "b1", RWO, false)));
+    assertEquals(Set.of("csi-n2"), cloud.on(vol));
+  }
+
+  @Test
+  void aLiveNode_isNotDetachedByAnOrder() throws Exception {
+    Node n0 = node(0, true);
+    Node n1 = node(1, false);
+    String vol = disk("live");
+    get(n1.manager().mount(VolumeClaim.of(PLUGIN, vol, "a1", RWO, false)));
+    n0.volumes().orderDetach(new DetachOrder("n1", Optional.empty(), Optional.empty(), java.time.Instant.now()));
+    for (int i = 0; i < 3; i++) {
+      n0.controller().orElseThrow().runOnce();
+    }
+    assertEquals(Set.of("csi-n1"), cloud.on(vol));
+    assertEquals(1, n0.volumes().claims(PLUGIN, vol).size());
+    n0.volumes().withdrawDetach("n1");
   }
 
   @Test
