@@ -1,64 +1,39 @@
 package dev.csisupervisor.agent;
 
-import dev.csisupervisor.common.FileWatcher;
 import static java.util.Objects.requireNonNull;
 
 import dev.csisupervisor.agent.admin.AdminServer;
 import dev.csisupervisor.agent.admin.VolumeAdminService;
 import dev.csisupervisor.agent.admin.AdminService;
-import dev.csisupervisor.agent.cluster.ClusterController;
 import dev.csisupervisor.agent.cluster.ClusterMembership;
 import dev.csisupervisor.agent.cluster.NodeInstance;
-import dev.csisupervisor.agent.cluster.ClusterVolumeClaims;
 import dev.csisupervisor.tasks.artifact.ArtifactStore;
 import dev.csisupervisor.agent.config.AgentConfig;
 import dev.csisupervisor.agent.config.ConfigException;
 import dev.csisupervisor.agent.config.ConfigLoader;
 import dev.csisupervisor.agent.config.LogSettings;
-import dev.csisupervisor.agent.config.PluginSpec;
 import dev.csisupervisor.agent.discovery.DiscoveryDir;
 import dev.csisupervisor.agent.logging.AgentLogging;
 import dev.csisupervisor.agent.metrics.AgentMetrics;
 import dev.csisupervisor.agent.web.OperatorPages;
-import dev.csisupervisor.tasks.process.LaunchedProcess;
-import dev.csisupervisor.tasks.process.ProcessRecords;
-import dev.csisupervisor.tasks.process.RotatingLog;
 import dev.csisupervisor.tasks.resources.ResourceMonitor;
 import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.registry.PluginType;
 import dev.csisupervisor.registry.Subscription;
-import dev.csisupervisor.volumes.MountTable;
 import dev.csisupervisor.volumes.VolumeManager;
-import dev.csisupervisor.volumes.VolumeRecord;
 import dev.csisupervisor.state.StateStore;
 import dev.csisupervisor.supervisor.CsiPluginSupervisor;
-import dev.csisupervisor.supervisor.CsiPluginSupervisorHook;
-import dev.csisupervisor.supervisor.TaskContext;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.nio.file.AccessDeniedException;
-import java.nio.file.FileAlreadyExistsException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
-import java.util.function.LongSupplier;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -90,17 +65,16 @@ import org.slf4j.LoggerFactory;
  * event at a time in emission order, outside every lock of the agent and the supervisor.
  *
  * <p>Where each part lives: the threads in {@link AgentThreads}; restore and reconcile in
- * {@link RegistryRestore}; the previous run's processes in {@link ReattachPolicy}; one plugin's
- * process and supervision in {@link PluginTask}; the discovery directory's plugins in
- * {@link DiscoveredPlugins}; a reload's diff in {@link TaskReload}; events to listeners in
- * {@link PluginEvents}; the admin API's view in {@link AdminProtos}.
+ * {@link RegistryRestore}; the plugin tasks and their supervisor in {@link PluginTasks}, the previous run's
+ * processes in {@link ReattachPolicy}; one plugin's process and supervision in {@link PluginTask}; the discovery
+ * directory's plugins in {@link DiscoveredPlugins}; a reload's diff in {@link TaskReload}; the volume manager, its
+ * cluster claims and metrics in {@link AgentVolumes}; events to listeners in {@link PluginEvents}; the admin API's
+ * view in {@link AdminProtos}.
  */
 public final class Agent implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Agent.class);
   /** How far an admin event stream may fall behind before it is closed as lagged. */
   static final int ADMIN_MAX_BACKLOG = 10_000;
-  /** How often the cluster's volumes are read for the STUCK metric and the operator page's banner. */
-  static final Duration CLUSTER_READ_INTERVAL = Duration.ofSeconds(10);
   /** The alloc id prefix of discovered plugins: {@code discovered-<id>}. */
   public static final String DISCOVERED_ALLOC_PREFIX = "discovered-";
 
@@ -112,8 +86,7 @@ public final class Agent implements AutoCloseable {
   private final CountDownLatch terminated = new CountDownLatch(1);
   private final AgentMetrics metrics = new AgentMetrics();
   private final PluginEvents events = new PluginEvents(metrics);
-  /** The plugin tasks in config order; replaced, never changed, by a reload (under reloadLock). */
-  private volatile Map<String, PluginTask> tasks = Map.of();
+  /** Guards a reload's swap of the plugin tasks against close. */
   private final Object reloadLock = new Object();
   private volatile AgentConfig current;
 
@@ -124,27 +97,15 @@ public final class Agent implements AutoCloseable {
   private ResourceMonitor monitor;
   private StateStore store;
   private PluginRegistry registry;
-  private VolumeManager volumes;
-  private AutoCloseable volumeEvents;
-  private AutoCloseable volumePending;
-  private VolumeMetrics volumeMetrics;
-  /** The operator page's data (answers once started); the cluster's volumes it and the metrics read. */
+  /** The volume manager, its cluster claims and metrics, the cluster's volumes as last read. */
+  private AgentVolumes volumes;
+  /** The operator page's data (answers once started). */
   private final OperatorView operatorView;
-  private ClusterReads clusterReads;
-  private ScheduledFuture<?> clusterRefresh;
   /** The cluster catalog membership (none until {@code cluster:} is applied); closed after the plugins stop. */
   private volatile ClusterMembership cluster;
-  private ClusterVolumeClaims clusterClaims;
   private final List<Subscription> subscriptions = new ArrayList<>();
-  private CsiPluginSupervisor supervisor;
-  /** Plugin sockets and the discovery directory: one inotify instance and thread for both. */
-  private FileWatcher fileWatcher;
-  private ProcessRecords records;
-  private TaskServices taskServices;
-  private ScheduledFuture<?> sampling;
-  private volatile DiscoveredPlugins discovered;
-  private TaskReload reloader;
-  private ScheduledFuture<?> rotation;
+  /** The configured and discovered plugins' tasks and their supervisor (none before step 3). */
+  private volatile PluginTasks plugins;
   private AdminServer adminServer;
   private InetSocketAddress metricsBound;
 
@@ -189,8 +150,8 @@ public final class Agent implements AutoCloseable {
   }
 
   private void startComponents() throws AgentException {
-    prepareDir(config.dataDir(), "data_dir");
-    prepareDir(config.csiRoot(), "csi_root");
+    AgentDirs.prepare(config.dataDir(), "data_dir");
+    AgentDirs.prepare(config.csiRoot(), "csi_root");
     threads = new AgentThreads();
     events.deliverOn(threads.listeners);
     artifacts = ArtifactStore.builder(config.pluginsDir()).scheduler(threads.scheduler)
@@ -209,49 +170,18 @@ public final class Agent implements AutoCloseable {
     for (PluginType t : PluginType.values()) {
       subscriptions.add(registry.subscribe(t, new RegistryLog(metrics), threads.events));
     }
-    // The volume manager keeps its records in the same store; what a crash interrupted is settled as
-    // soon as each volume's node plugin is registered and confirmed again.
-    // In a cluster (cluster: in the config, now or after a reload) every mount takes its claim in etcd first, and
-    // the controller publish is the elected controller agent's; claims no record holds are released every 30 s.
-    volumeMetrics = new VolumeMetrics(metrics, registry, clock);
-    clusterClaims = new ClusterVolumeClaims(() -> Optional.ofNullable(cluster).flatMap(ClusterMembership::node)
-        .map(n -> new ClusterVolumeClaims.Membership(n.volumes(), n.config().nodeId(), n::status)), registry,
-        threads.scheduler, config.volumeMountWait(), Duration.ofSeconds(30));
-    volumes = VolumeManager.builder().registry(registry).stateStore(store).csiRoot(config.csiRoot())
-        .clusterClaims(new ObservedClaims(clusterClaims, operatorView::claimRefused))
-        .scheduler(threads.scheduler).clock(clock, System::nanoTime).clientFactory(volumeMetrics::client)
-        .mountWait(config.volumeMountWait()).healthInterval(config.volumeHealthInterval())
-        .mountTable(config.volumeVerifyMounts() ? Optional.of(MountTable.proc()) : Optional.empty())
-        .records(volumeRecords).build();
-    clusterClaims.bind(volumes);
-    if (!config.volumeVerifyMounts()) {
-      log.warn("volumes.verify_mounts is false: volume mounts are not checked against the mount table (lost"
-          + " mounts are not mounted again, unmounts not verified, orphan mounts not found); only for plugins"
-          + " that mount nothing, such as the mock plugin");
-    }
-    // A count per event: the listener does nothing that blocks, so it runs where the event is emitted.
-    volumeEvents = volumes.addListener(e -> {
-      metrics.volumeEvent(e.kind().name());
-      operatorView.volumeEvent(e);
-    }, Runnable::run);
-    volumePending = volumeMetrics.watch(volumes);
+    // The volume manager keeps its records in the same store (AgentVolumes: its cluster claims, its metrics).
+    volumes = AgentVolumes.start(config, clock, threads, registry, store, volumeRecords, metrics, operatorView,
+        () -> Optional.ofNullable(cluster));
     metrics.buildInfo(version());
-    metrics.watchVolumes(() -> volumeCounts(volumes), () -> volumes.abnormal().size(),
-        () -> volumes.list().stream().filter(VolumeRecord::hasLost).count());
+    volumes.watchVolumes();
     try {
       cluster = new ClusterMembership(registry, metrics, NodeInstance.load(config.dataDir()));
     } catch (java.io.IOException e) {
       throw new AgentException("data_dir: cannot read or make the node instance token in " + config.dataDir() + ": "
           + e.getMessage(), e);
     }
-    java.util.function.Function<java.util.function.ToLongFunction<ClusterController.Counts>, LongSupplier> counts =
-        f -> () -> cluster.node().map(n -> f.applyAsLong(n.controller().counts())).orElse(0L);
-    metrics.watchClusterVolumes(() -> cluster.node().map(n -> (long) n.controller().leading().size()).orElse(0L),
-        counts.apply(ClusterController.Counts::publishes), counts.apply(ClusterController.Counts::unpublishes),
-        counts.apply(ClusterController.Counts::fenced), counts.apply(ClusterController.Counts::creates),
-        counts.apply(ClusterController.Counts::deletes), clusterClaims::pendingReleases);
-    clusterReads = new ClusterReads(() -> Optional.ofNullable(cluster).flatMap(ClusterMembership::node), clock);
-    metrics.watchClusterStuck(clusterReads::stuckCounts);
+    volumes.watchCluster(this::clusterNode);
 
     // Step 2: the metrics address, before any plugin process is touched: an address in use fails the
     // start without launching, re-attaching to or stopping a plugin.
@@ -265,59 +195,17 @@ public final class Agent implements AutoCloseable {
       }
     }
 
-    // Step 3: the plugin tasks — re-attach to live processes, launch the rest.
-    fileWatcher = new FileWatcher();
-    supervisor = CsiPluginSupervisor.builder().csiRoot(config.csiRoot()).registry(registry)
-        .scheduler(threads.scheduler).clock(clock).probeObserver(this::probed)
-        .fileWatcher(fileWatcher).build();
-    try {
-      records = ProcessRecords.open(config.processesFile(), clock);
-    } catch (IOException e) {
-      throw new AgentException("cannot read " + config.processesFile() + ": " + e.getMessage(), e);
-    }
-    taskServices = new TaskServices(threads.scheduler, threads.io, clock, records,
-        config.shutdownGrace(), events::emit, metrics, artifacts, monitor);
-    ReattachPolicy reattach = new ReattachPolicy(config, records, artifacts, threads.scheduler);
-    reattach.stopUnconfigured();
-    Set<String> withArtifacts = new HashSet<>();
-    config.plugins().stream().filter(p -> p.artifact() != null)
-        .forEach(p -> withArtifacts.add(p.id()));
-    artifacts.removeAllBut(withArtifacts);
-    Map<String, PluginTask> created = new LinkedHashMap<>();
-    for (PluginSpec spec : config.plugins()) {
-      created.put(spec.id(), newTask(spec));
-    }
-    tasks = Collections.unmodifiableMap(created);
-    Map<PluginTask, LaunchedProcess> adopt = new LinkedHashMap<>();
-    for (PluginTask task : created.values()) {
-      adopt.put(task, reattach.reattachable(task));
-    }
-    reattach.awaitStopped();
-    adopt.forEach(PluginTask::start);
-    if (monitor != null) {
-      sampling = monitor.start(threads.scheduler, config.resourceInterval());
-    }
-
-    // Step 4: the discovery directory's sockets.
-    discovered = new DiscoveredPlugins(config, supervisor, fileWatcher, taskServices, events);
-    Set<String> live = new HashSet<>();
-    if (config.discoveryDir() != null) {
-      live.addAll(discovered.start(id -> tasks.containsKey(id)));
-    }
-    reloader = new TaskReload(this::newTask, discovered::has, threads.io);
+    // Step 3: the plugin tasks — re-attach to live processes, launch the rest. Step 4: the discovery directory's
+    // sockets.
+    plugins = new PluginTasks(config, clock, threads, events, metrics, artifacts, monitor, registry);
+    Set<String> live = new HashSet<>(plugins.start());
 
     // Step 5: drop what the previous run registered for plugins that are gone.
     config.plugins().forEach(p -> live.add(p.allocId()));
     RegistryRestore.reconcile(config, registry, live);
-    rotation = threads.scheduler.scheduleWithFixedDelay(this::rotateLogs, 1, 1, TimeUnit.SECONDS);
-    // The cluster's volumes for the STUCK metric and the page, read off the scheduler (etcd may be slow).
-    clusterRefresh = threads.scheduler.scheduleWithFixedDelay(() -> {
-      try {
-        threads.io.execute(clusterReads::refresh);
-      } catch (java.util.concurrent.RejectedExecutionException e) {
-        // stopping
-      }
-    }, 0, CLUSTER_READ_INTERVAL.toMillis(), TimeUnit.MILLISECONDS);
+    plugins.rotateLogsEverySecond();
+    // The cluster's volumes for the STUCK metric and the page.
+    volumes.startClusterReads(threads);
 
     // Step 6: serve the admin API.
     AdminService adminService = new AdminService(registry, () -> AdminProtos.agentStatus(this),
@@ -325,69 +213,14 @@ public final class Agent implements AutoCloseable {
     metrics.watchAdminStreams(adminService::watcherCount, adminService::backlog);
     try {
       adminServer = AdminServer.start(config.adminSocket(), adminService,
-          new VolumeAdminService(volumes, threads.scheduler, this::unknownPlugin));
+          new VolumeAdminService(volumes.manager(), threads.scheduler,
+              id -> plugins.unknownPlugin(id, currentConfig(), registry)));
     } catch (IOException e) {
       throw new AgentException(e.getMessage(), e);
     }
     operatorView.ready();
-    log.info("agent running: {} plugin(s), data_dir {}, admin socket {}", tasks.size(),
+    log.info("agent running: {} plugin(s), data_dir {}, admin socket {}", plugins.tasks().size(),
         config.dataDir(), config.adminSocket());
-  }
-
-  private PluginTask newTask(PluginSpec spec) {
-    AtomicReference<PluginTask> self = new AtomicReference<>();
-    CsiPluginSupervisorHook hook = supervisor.hook(
-        new TaskContext(spec.allocId(), spec.id()),
-        ConfigLoader.toSupervisorConfig(spec, config.csiRoot()),
-        event -> events.taskEvent(spec.id(), spec.type(), spec.allocId(), event),
-        // Must not block (it runs on the supervisor's scheduler): queue the restart.
-        reason -> threads.scheduler.execute(() -> self.get().requestRestart(reason)));
-    RotatingLog logFile = spec.launched()
-        ? new RotatingLog(config.logDir().resolve(spec.id() + ".log"), config.logMaxBytes(),
-            config.logMaxFiles())
-        : null;
-    PluginTask task = new PluginTask(spec, hook, logFile, taskServices);
-    self.set(task);
-    return task;
-  }
-
-  /** The supervisor's probe observer: metrics, and the launched task's revision check. */
-  private void probed(String pluginId, Duration latency, boolean ready, String error) {
-    long sent = System.nanoTime() - latency.toNanos();
-    metrics.probe(pluginId, latency, ready, error);
-    PluginTask t = tasks.get(pluginId);
-    if (t != null) {
-      t.probed(ready && error.isEmpty(), sent);
-    }
-  }
-
-  private void rotateLogs() {
-    for (PluginTask t : tasks.values()) {
-      t.rotateLog();
-    }
-  }
-
-  private static void prepareDir(Path dir, String field) throws AgentException {
-    if (Files.exists(dir) && !Files.isDirectory(dir)) {
-      throw new AgentException(field + ": " + dir + " exists and is not a directory", null, true);
-    }
-    try {
-      if (!Files.isDirectory(dir)) {
-        Files.createDirectories(dir);
-        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
-      }
-    } catch (FileAlreadyExistsException e) {
-      throw new AgentException(field + ": " + dir + " cannot be created: " + e.getFile()
-          + " exists and is not a directory", e, true);
-    } catch (AccessDeniedException e) {
-      throw new AgentException(field + ": " + dir + " cannot be created: permission denied ("
-          + e.getFile() + ")", e);
-    } catch (IOException e) {
-      throw new AgentException(field + ": " + dir + " cannot be created: " + e, e);
-    }
-    if (!Files.isWritable(dir)) {
-      throw new AgentException(field + " " + dir + " is not writable");
-    }
   }
 
   // ---- reload ------------------------------------------------------------------------------
@@ -415,9 +248,8 @@ public final class Agent implements AutoCloseable {
         changes.add("settings outside plugins changed: they take effect when the agent is"
             + " restarted");
       }
-      TaskReload.Result r = reloader.apply(tasks, next.plugins());
+      TaskReload.Result r = plugins.reload(next.plugins());
       changes.addAll(r.changes());
-      tasks = r.tasks();
       current = config.withPlugins(List.copyOf(next.plugins().stream()
           .filter(p -> r.tasks().containsKey(p.id())).toList()));
       for (PluginTask t : r.toStart()) {
@@ -477,53 +309,27 @@ public final class Agent implements AutoCloseable {
     Map<String, PluginTask> all;
     synchronized (reloadLock) {
       // A reload in progress finishes first; later ones see CLOSED.
-      all = tasks;
+      all = plugins == null ? Map.of() : plugins.tasks();
     }
     log.info("agent stopping ({} plugin(s), leave_running={})", all.size(),
         config.leaveRunning());
-    if (rotation != null) {
-      rotation.cancel(false);
-    }
-    if (clusterRefresh != null) {
-      clusterRefresh.cancel(false);
-    }
-    if (sampling != null) {
-      sampling.cancel(false);
+    if (plugins != null) {
+      plugins.cancelTimers();
     }
     // Before any plugin stops: a volume operation in flight stays recorded for the next start
     // instead of being retried against plugins that are going away. Mounts stay mounted.
-    closeQuietly(volumeEvents);
-    closeQuietly(volumePending);
     closeQuietly(volumes);
-    closeQuietly(clusterClaims);
-    if (discovered != null) {
-      discovered.close(config.leaveRunning());
+    if (plugins != null) {
+      plugins.stop(all);
     }
-    if (config.leaveRunning()) {
-      all.values().forEach(PluginTask::detach);
+    if (config.leaveRunning() && threads != null) {
       // Stop supervision without deregistering: the registrations stay in the state file for
       // the next start to restore and confirm.
-      if (threads != null) {
-        threads.shutdownScheduler();
-      }
-    } else {
-      List<CompletableFuture<Void>> stops = new ArrayList<>();
-      for (PluginTask t : all.values()) {
-        stops.add(t.stop("agent shutting down"));
-      }
-      try {
-        CompletableFuture.allOf(stops.toArray(CompletableFuture[]::new))
-            .get(config.shutdownGrace().toMillis() + 5_000, TimeUnit.MILLISECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      } catch (TimeoutException | ExecutionException e) {
-        log.warn("some plugins did not stop in time: {}", e.toString());
-      }
+      threads.shutdownScheduler();
     }
     // After the plugins: their deregistrations are published, then the lease is revoked.
     closeQuietly(cluster);
-    closeQuietly(supervisor);
-    closeQuietly(fileWatcher);
+    closeQuietly(plugins);
     subscriptions.forEach(Subscription::close);
     // Closing the registry ends the admin event streams (onClosed), so the server stops quickly.
     closeQuietly(registry);
@@ -537,7 +343,7 @@ public final class Agent implements AutoCloseable {
     terminated.countDown();
   }
 
-  private static void closeQuietly(AutoCloseable c) {
+  static void closeQuietly(AutoCloseable c) {
     if (c == null) {
       return;
     }
@@ -586,48 +392,13 @@ public final class Agent implements AutoCloseable {
 
   /** The volume manager (for embedding and tests); null before start. */
   public VolumeManager volumes() {
+    AgentVolumes v = volumes;
+    return v == null ? null : v.manager();
+  }
+
+  /** The volume manager's parts the operator page reads: the cluster's volumes, stats, pending volumes. */
+  AgentVolumes volumeParts() {
     return volumes;
-  }
-
-  private static Map<String, Long> volumeCounts(VolumeManager volumes) {
-    long pending = volumes.pending().size();
-    // A record that only owes a node expansion is no volume on this node.
-    long onNode = volumes.list().stream().filter(VolumeRecord::onNode).count();
-    return Map.of("mounted", onNode - pending, "pending", pending);
-  }
-
-  /**
-   * Why a mount for {@code id} is refused at once: the config does not name it, no plugin of that id is registered and
-   * the discovery directory has not shown it; empty if it is known (a mount of it then waits for it to be ready).
-   */
-  private Optional<String> unknownPlugin(String id) {
-    Set<String> known = new java.util.TreeSet<>();
-    currentConfig().plugins().forEach(p -> known.add(p.id()));
-    for (PluginType t : PluginType.values()) {
-      registry.listAll(t).forEach(p -> known.add(p.name()));
-    }
-    discoveredSockets().forEach(e -> known.add(e.id()));
-    if (known.contains(id)) {
-      return Optional.empty();
-    }
-    return Optional.of("no plugin " + id + " on this agent: its config does not name it, none is registered and its"
-        + " discovery directory has not shown one" + (known.isEmpty() ? " (it has no plugin)"
-            : " (its plugins: " + String.join(", ", known) + ")"));
-  }
-
-  /** The cluster's volumes as last read (none without a cluster). */
-  ClusterReads clusterReads() {
-    return clusterReads;
-  }
-
-  /** The last NodeGetVolumeStats answer of each volume on this node. */
-  Map<dev.csisupervisor.agent.metrics.VolumeStatsCache.Key, dev.csisupervisor.client.VolumeStats> volumeStats() {
-    return volumeMetrics.stats(volumes);
-  }
-
-  /** The volumes with work pending now, each with since when it waits. */
-  java.util.SortedMap<String, Instant> pendingVolumes() {
-    return volumeMetrics.pendingSince(volumes);
   }
 
   public AgentMetrics metrics() {
@@ -646,61 +417,25 @@ public final class Agent implements AutoCloseable {
 
   /** Every plugin task, in config order, then the discovered plugins by id. */
   public List<TaskStatus> tasks() {
-    List<TaskStatus> out = new ArrayList<>();
-    for (PluginTask t : tasks.values()) {
-      out.add(t.status());
-    }
-    DiscoveredPlugins d = discovered;
-    if (d != null) {
-      out.addAll(d.statuses());
-    }
-    return out;
+    PluginTasks p = plugins;
+    return p == null ? List.of() : p.statuses();
   }
 
   /** A configured or discovered plugin's task. */
   public Optional<TaskStatus> task(String id) {
-    PluginTask t = tasks.get(id);
-    if (t != null) {
-      return Optional.of(t.status());
-    }
-    DiscoveredPlugins d = discovered;
-    return d == null ? Optional.empty() : d.status(id);
+    PluginTasks p = plugins;
+    return p == null ? Optional.empty() : p.status(id);
   }
 
   /** The discovery directory's sockets, if there is one. */
   public List<DiscoveryDir.Entry> discoveredSockets() {
-    DiscoveredPlugins d = discovered;
-    return d == null ? List.of() : d.entries();
+    PluginTasks p = plugins;
+    return p == null ? List.of() : p.discoveredSockets();
   }
 
   /** The agent's version, from the jar manifest when packaged. */
   public static String version() {
     String v = Agent.class.getPackage().getImplementationVersion();
     return v == null ? "dev" : v;
-  }
-
-  /** The agent could not start; the message says what and where. */
-  public static final class AgentException extends Exception {
-    private static final long serialVersionUID = 1L;
-
-    private final boolean configError;
-
-    public AgentException(String message) {
-      this(message, null, false);
-    }
-
-    public AgentException(String message, Throwable cause) {
-      this(message, cause, false);
-    }
-
-    public AgentException(String message, Throwable cause, boolean configError) {
-      super(message, cause);
-      this.configError = configError;
-    }
-
-    /** Whether the config is wrong (exit 2) rather than the machine (exit 1). */
-    public boolean configError() {
-      return configError;
-    }
   }
 }

@@ -4,7 +4,6 @@ import dev.csisupervisor.common.FileWatcher;
 import static dev.csisupervisor.agent.Agent.DISCOVERED_ALLOC_PREFIX;
 import static java.util.Objects.requireNonNull;
 
-import dev.csisupervisor.agent.Agent.AgentException;
 import dev.csisupervisor.agent.config.AgentConfig;
 import dev.csisupervisor.tasks.resources.ResourceLimits;
 import dev.csisupervisor.agent.discovery.CsiSocketClassifier;

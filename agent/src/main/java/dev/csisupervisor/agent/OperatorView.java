@@ -128,7 +128,7 @@ final class OperatorView implements OperatorPages.Source {
    */
   Map<String, Object> volumeStats() {
     List<Map<String, Object>> out = new ArrayList<>();
-    agent.volumeStats().forEach((key, stats) -> {
+    agent.volumeParts().stats().forEach((key, stats) -> {
       Map<String, Object> m = new LinkedHashMap<>();
       m.put("plugin", key.plugin());
       m.put("volume", key.volume());
@@ -181,7 +181,7 @@ final class OperatorView implements OperatorPages.Source {
     }
     VolumeManager volumes = agent.volumes();
     Map<String, String> waiting = volumes.waitingFor();
-    agent.pendingVolumes().forEach((key, since) -> out.add(problem("volume_pending", "volume " + key,
+    agent.volumeParts().pendingSince().forEach((key, since) -> out.add(problem("volume_pending", "volume " + key,
         waiting.getOrDefault(key, "an operation in flight"), since, "csi-agent volume list", "volume:" + key)));
     for (VolumeRecord r : volumes.list()) {
       if (r.hasLost()) {
@@ -213,7 +213,7 @@ final class OperatorView implements OperatorPages.Source {
                 + " are refused; mounted volumes stay)", null, "csi-agent status", "cluster"));
       }
     });
-    agent.clusterReads().last().ifPresent(r -> {
+    agent.volumeParts().clusterReads().last().ifPresent(r -> {
       for (ClusterViews.Stuck s : ClusterViews.stuckItems(r.snapshot())) {
         out.add(problem("cluster_stuck", "STUCK (" + s.kind().label() + ")", s.line(), null,
             "csi-agent cluster volume status", "cluster"));

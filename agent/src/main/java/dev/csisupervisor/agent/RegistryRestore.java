@@ -1,6 +1,5 @@
 package dev.csisupervisor.agent;
 
-import dev.csisupervisor.agent.Agent.AgentException;
 import dev.csisupervisor.agent.config.AgentConfig;
 import dev.csisupervisor.agent.config.ConfigLoader;
 import dev.csisupervisor.agent.config.PluginSpec;

@@ -182,7 +182,7 @@ class AgentTest {
   void secondAgentOnSameDataDir_failsClearly() throws Exception {
     agents.start(config(false));
     Agent other = agents.create(config(false));
-    Agent.AgentException e = assertThrows(Agent.AgentException.class, other::start);
+    AgentException e = assertThrows(AgentException.class, other::start);
     assertTrue(e.getMessage().contains("locked by another process"), e.getMessage());
   }
 
@@ -193,7 +193,7 @@ class AgentTest {
       AgentConfig config = new AgentConfig(null, dir, dir.resolve("csi"), dir.resolve("agent.sock"), address, false,
           Duration.ofSeconds(5), 1 << 20, 1, List.of(mock("early", PluginKind.NODE, FAST, QUICK)));
       Agent agent = agents.create(config);
-      Agent.AgentException e = assertThrows(Agent.AgentException.class, agent::start);
+      AgentException e = assertThrows(AgentException.class, agent::start);
       assertTrue(e.getMessage().contains(":" + taken.getLocalPort()), e.getMessage());
       assertFalse(agents.sawEvent(ev -> ev.type().equals(AgentEvent.PROCESS_STARTED)), agents.events().toString());
       assertFalse(Files.exists(dir.resolve("csi/node/early")), "no plugin directory was prepared");

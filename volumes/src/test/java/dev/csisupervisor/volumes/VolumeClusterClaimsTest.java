@@ -24,7 +24,7 @@ class VolumeClusterClaimsTest {
   private static final VolumeCapability RWO = VolumeCapability.mount(AccessMode.SINGLE_NODE_WRITER);
 
   /** Records what the manager asks; answers with a publish context, or refuses. */
-  static final class RecordingClaims implements ClusterClaims {
+  static class RecordingClaims implements ClusterClaims {
     final List<String> log = new ArrayList<>();
     volatile String refuse;
     volatile Map<String, String> context = Map.of("device", "/dev/cloud-1");

@@ -2,6 +2,7 @@ package dev.csisupervisor.agent.commands;
 
 import dev.csisupervisor.cli.ExitCodes;
 import dev.csisupervisor.agent.Agent;
+import dev.csisupervisor.agent.AgentException;
 import dev.csisupervisor.agent.cluster.ClusterNode;
 import dev.csisupervisor.agent.cluster.NodeInstance;
 import dev.csisupervisor.catalog.NodeIdInUseException;
@@ -129,7 +130,7 @@ final class RunCommand implements Callable<Integer> {
     Runtime.getRuntime().addShutdownHook(hook);
     try {
       agent.start();
-    } catch (Agent.AgentException e) {
+    } catch (AgentException e) {
       spec.commandLine().getErr().println("csi-agent: cannot start: " + e.getMessage());
       return e.configError() ? ExitCodes.USAGE : ExitCodes.FAILURE;
     }

@@ -3,6 +3,7 @@ package dev.csisupervisor.agent.demo;
 import static java.util.Objects.requireNonNull;
 
 import dev.csisupervisor.agent.Agent;
+import dev.csisupervisor.agent.AgentException;
 import dev.csisupervisor.agent.AgentEvent;
 import dev.csisupervisor.agent.TaskStatus;
 import dev.csisupervisor.agent.config.AgentConfig;
@@ -106,7 +107,7 @@ public final class Demo {
       agent.addListener(this::onAgentEvent);
       try {
         agent.start();
-      } catch (Agent.AgentException e) {
+      } catch (AgentException e) {
         out.println("demo: the agent could not start: " + e.getMessage());
         return false;
       }

@@ -8,17 +8,14 @@ import dev.csisupervisor.registry.PluginInfo;
 import dev.csisupervisor.registry.PluginRegistry;
 import dev.csisupervisor.registry.PluginType;
 import io.prometheus.metrics.core.metrics.Counter;
-import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
 import dev.csisupervisor.client.VolumeStats;
-import io.prometheus.metrics.exporter.httpserver.HTTPServer;
 import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -89,33 +86,35 @@ public final class AgentMetrics implements AutoCloseable {
   private final Counter volumeRpcs;
   private final Counter volumeEvents;
   private final Histogram volumeRpcSeconds;
-  private final AtomicReference<HTTPServer> server = new AtomicReference<>();
+  private final MetricFamilies make = new MetricFamilies(prometheus);
+  private final ClusterMetricFamilies cluster = new ClusterMetricFamilies(make);
+  private final AtomicReference<MetricsHttpServer> server = new AtomicReference<>();
 
   public AgentMetrics() {
-    registryEvents = counter("csi_agent_registry_events_total",
+    registryEvents = make.counter("csi_agent_registry_events_total",
         "Plugin registry events: REGISTERED, UPDATED, DEREGISTERED", "type", "kind");
-    healthTransitions = counter("csi_agent_health_transitions_total",
+    healthTransitions = make.counter("csi_agent_health_transitions_total",
         "Plugin health transitions seen by the supervisor", "plugin", "to");
-    restarts = counter("csi_agent_plugin_restarts_total",
+    restarts = make.counter("csi_agent_plugin_restarts_total",
         "Plugin process restarts by the agent", "plugin");
-    commitSeconds = histogram("csi_agent_state_commit_seconds",
+    commitSeconds = make.histogram("csi_agent_state_commit_seconds",
         "Latency of state store commits", "op",
         0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1);
-    probeSeconds = histogram("csi_agent_probe_seconds",
+    probeSeconds = make.histogram("csi_agent_probe_seconds",
         "Latency of CSI Identity.Probe calls made by the supervisor", "plugin",
         0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25, 1, 5);
-    probeFailures = counter("csi_agent_probe_failures_total",
+    probeFailures = make.counter("csi_agent_probe_failures_total",
         "Probes that got no answer (refused, deadline, error status, ...)", "plugin");
-    artifactDownloads = counter("csi_agent_artifact_downloads_total",
+    artifactDownloads = make.counter("csi_agent_artifact_downloads_total",
         "Plugin artifact revisions downloaded, verified and installed", "plugin");
-    artifactFailures = counter("csi_agent_artifact_failures_total",
+    artifactFailures = make.counter("csi_agent_artifact_failures_total",
         "Plugin artifacts that could not be made ready, by reason", "plugin", "reason");
-    limitRestarts = counter("csi_agent_resource_limit_restarts_total",
+    limitRestarts = make.counter("csi_agent_resource_limit_restarts_total",
         "Plugin restarts because the plugin stayed over a resource limit", "plugin", "resource");
-    volumeRpcs = counter("csi_agent_volume_rpcs_total",
+    volumeRpcs = make.counter("csi_agent_volume_rpcs_total",
         "CSI volume calls made by the volume manager, by RPC and result (OK, the plugin's code, or the"
             + " client's failure kind), and plugin id", "rpc", "code", "plugin");
-    volumeEvents = counter("csi_agent_volume_events_total",
+    volumeEvents = make.counter("csi_agent_volume_events_total",
         "Volume manager events by kind (MOUNTED, UNMOUNTED, MOUNT_FAILED, ROLLED_BACK, PENDING, LOST, REMOUNTED,"
             + " UNCERTAIN, ABNORMAL, NORMAL)", "kind");
     volumeRpcSeconds = Histogram.builder().name("csi_agent_volume_rpc_seconds")
@@ -180,7 +179,7 @@ public final class AgentMetrics implements AutoCloseable {
 
   /** Reports how long the oldest volume with work pending has been pending (0 if none), at each scrape. */
   public void watchPendingAge(DoubleSupplier oldestSeconds) {
-    gaugeOf("csi_agent_volume_pending_oldest_seconds",
+    make.gaugeOf("csi_agent_volume_pending_oldest_seconds",
         "Seconds the oldest volume with work pending (an operation in flight, an unmount waiting for its plugin)"
             + " has been pending on this node; 0 if none", oldestSeconds);
   }
@@ -197,36 +196,11 @@ public final class AgentMetrics implements AutoCloseable {
    */
   public void watchVolumes(Supplier<Map<String, Long>> byState, DoubleSupplier abnormal, DoubleSupplier lost) {
     requireNonNull(byState, "byState");
-    GaugeWithCallback.builder()
-        .name("csi_agent_volumes")
-        .help("Volumes this node has staged or published, by state (mounted, pending)")
-        .labelNames("state")
-        .callback(cb -> byState.get().forEach((state, n) -> cb.call(n, state)))
-        .register(prometheus);
-    gaugeOf("csi_agent_volumes_abnormal", "Volumes whose plugin reports an abnormal condition", abnormal);
-    gaugeOf("csi_agent_volumes_lost", "Volumes with a mount the mount table lost (a reboot, an unmount behind the"
+    make.gaugeByLabel("csi_agent_volumes", "Volumes this node has staged or published, by state (mounted, pending)",
+        "state", byState);
+    make.gaugeOf("csi_agent_volumes_abnormal", "Volumes whose plugin reports an abnormal condition", abnormal);
+    make.gaugeOf("csi_agent_volumes_lost", "Volumes with a mount the mount table lost (a reboot, an unmount behind the"
         + " agent's back), being mounted again", lost);
-  }
-
-  private Counter counter(String name, String help, String... labels) {
-    return Counter.builder().name(name).help(help).labelNames(labels).register(prometheus);
-  }
-
-  /** A gauge without labels, read from {@code value} at each scrape. */
-  private void gaugeOf(String name, String help, DoubleSupplier value) {
-    GaugeWithCallback.builder().name(name).help(help)
-        .callback(cb -> cb.call(value.getAsDouble())).register(prometheus);
-  }
-
-  /** A counter without labels, read from {@code value} at each scrape. */
-  private void counterOf(String name, String help, DoubleSupplier value) {
-    CounterWithCallback.builder().name(name).help(help)
-        .callback(cb -> cb.call(value.getAsDouble())).register(prometheus);
-  }
-
-  private Histogram histogram(String name, String help, String label, double... upperBounds) {
-    return Histogram.builder().name(name).help(help).labelNames(label).classicOnly()
-        .classicUpperBounds(upperBounds).register(prometheus);
   }
 
   public void artifactInstalled(String pluginId) {
@@ -266,13 +240,8 @@ public final class AgentMetrics implements AutoCloseable {
   /** Reports the discovery directory's sockets by state at each scrape. */
   public void watchDiscovery(Supplier<Map<String, Long>> byState) {
     requireNonNull(byState, "byState");
-    GaugeWithCallback.builder()
-        .name("csi_agent_discovered_sockets")
-        .help("Sockets in the discovery directory by state (classifying, retrying, supervised,"
-            + " ignored)")
-        .labelNames("state")
-        .callback(cb -> byState.get().forEach((state, n) -> cb.call(n, state)))
-        .register(prometheus);
+    make.gaugeByLabel("csi_agent_discovered_sockets",
+        "Sockets in the discovery directory by state (classifying, retrying, supervised, ignored)", "state", byState);
   }
 
   /** Records one supervisor probe (a {@code ProbeObserver}). */
@@ -321,29 +290,8 @@ public final class AgentMetrics implements AutoCloseable {
   }
 
   /** Reports the cluster catalog publisher's state at each scrape (issue 13). */
-  public void watchCatalog(java.util.function.Supplier<dev.csisupervisor.catalog.PublisherStatus> status) {
-    requireNonNull(status, "status");
-    gaugeOf("csi_agent_catalog_connected",
-        "1 while the node's etcd lease is alive and the catalog is being kept in sync",
-        () -> status.get().connected() ? 1 : 0);
-    gaugeOf("csi_agent_catalog_backlog",
-        "Registry changes not yet written to etcd (coalesced per key)",
-        () -> status.get().backlog());
-    gaugeOf("csi_agent_catalog_oldest_pending_seconds",
-        "Age of the oldest registry change not yet written to etcd",
-        () -> status.get().oldestPending().toNanos() / 1e9);
-    gaugeOf("csi_agent_catalog_publish_lag_seconds",
-        "Last write: time from the registry change to etcd's acknowledgement",
-        () -> status.get().lastPublishLag().toNanos() / 1e9);
-    counterOf("csi_agent_catalog_etcd_errors_total",
-        "Failed etcd requests of the catalog publisher (each one a backoff step)",
-        () -> status.get().etcdErrors());
-    counterOf("csi_agent_catalog_published_total",
-        "Catalog keys written or deleted in etcd",
-        () -> status.get().published());
-    counterOf("csi_agent_catalog_reconciles_total",
-        "Full reconciliations of the node's catalog keys (start, reconnect, overflow)",
-        () -> status.get().reconciles());
+  public void watchCatalog(Supplier<dev.csisupervisor.catalog.PublisherStatus> status) {
+    cluster.watchCatalog(status);
   }
 
   /**
@@ -353,42 +301,18 @@ public final class AgentMetrics implements AutoCloseable {
    */
   public void watchClusterVolumes(LongSupplier leading, LongSupplier publishes, LongSupplier unpublishes,
       LongSupplier fenced, LongSupplier creates, LongSupplier deletes, LongSupplier pendingReleases) {
-    gaugeOf("csi_agent_cluster_volume_controller_plugins",
-        "Plugin ids this agent is the elected controller agent of", leading::getAsLong);
-    counterOf("csi_agent_cluster_volume_publishes_total",
-        "ControllerPublishVolume calls this agent made as controller agent that succeeded", publishes::getAsLong);
-    counterOf("csi_agent_cluster_volume_unpublishes_total",
-        "ControllerUnpublishVolume calls this agent made as controller agent that succeeded", unpublishes::getAsLong);
-    counterOf("csi_agent_cluster_volume_fenced_claims_total",
-        "Claims of lost nodes released after detach_after and a successful unpublish (the fence)", fenced::getAsLong);
-    counterOf("csi_agent_cluster_volume_creates_total",
-        "CreateVolume calls this agent made as controller agent for create requests that succeeded", creates::getAsLong);
-    counterOf("csi_agent_cluster_volume_deletes_total",
-        "DeleteVolume calls this agent made as controller agent for delete requests that succeeded (NOT_FOUND included)",
-        deletes::getAsLong);
-    gaugeOf("csi_agent_cluster_volume_pending_releases",
-        "Claim releases of this node waiting for etcd (its volumes are unmounted)", pendingReleases::getAsLong);
+    cluster.watchClusterVolumes(leading, publishes, unpublishes, fenced, creates, deletes, pendingReleases);
   }
 
-  /**
-   * Reports the cluster's STUCK items by kind (request_failed, request_retried, no_controller, lost_node_claim,
-   * attachment_failed) from the agent's last read of etcd; nothing without a cluster.
-   */
+  /** Reports the cluster's STUCK items by kind from the agent's last read of etcd; nothing without a cluster. */
   public void watchClusterStuck(Supplier<Map<String, Long>> byKind) {
-    requireNonNull(byKind, "byKind");
-    GaugeWithCallback.builder()
-        .name("csi_agent_cluster_volume_stuck")
-        .help("STUCK items of the cluster's volumes by kind, as csi-agent cluster volume status lists them, from"
-            + " this agent's last read of etcd")
-        .labelNames("kind")
-        .callback(cb -> byKind.get().forEach((kind, n) -> cb.call(n, kind)))
-        .register(prometheus);
+    cluster.watchClusterStuck(byKind);
   }
 
   /** Reports the admin API's event streams at each scrape. */
   public void watchAdminStreams(LongSupplier watchers, LongSupplier backlog) {
-    gaugeOf("csi_agent_admin_watchers", "Open admin WatchEvents streams", watchers::getAsLong);
-    gaugeOf("csi_agent_admin_watch_backlog",
+    make.gaugeOf("csi_agent_admin_watchers", "Open admin WatchEvents streams", watchers::getAsLong);
+    make.gaugeOf("csi_agent_admin_watch_backlog",
         "Events queued for admin WatchEvents streams, not yet sent", backlog::getAsLong);
   }
 
@@ -431,32 +355,9 @@ public final class AgentMetrics implements AutoCloseable {
    */
   public InetSocketAddress serve(InetSocketAddress address, com.sun.net.httpserver.HttpHandler pages)
       throws IOException {
-    InetAddress host;
-    try {
-      host = InetAddress.getByName(address.getHostString());
-    } catch (IOException e) {
-      throw new IOException("metrics_address host " + address.getHostString()
-          + " cannot be resolved: " + e.getMessage(), e);
-    }
-    // The JDK's HTTP server leaves Nagle's algorithm on: a small answer (a scrape of a few plugins, the page's JSON)
-    // then waits for the client's delayed ACK, some 40 ms (benchmarks/README.md section 17). Read once per JVM, when
-    // its first server is made; a value set by the user wins.
-    if (System.getProperty("sun.net.httpserver.nodelay") == null) {
-      System.setProperty("sun.net.httpserver.nodelay", "true");
-    }
-    HTTPServer s;
-    try {
-      HTTPServer.Builder b = HTTPServer.builder().inetAddress(host).port(address.getPort()).registry(prometheus);
-      if (pages != null) {
-        b.defaultHandler(pages);
-      }
-      s = b.buildAndStart();
-    } catch (IOException e) {
-      throw new IOException("cannot serve metrics on " + host.getHostAddress() + ":"
-          + address.getPort() + ": " + e.getMessage(), e);
-    }
+    MetricsHttpServer s = MetricsHttpServer.start(prometheus, address, pages);
     server.set(s);
-    return new InetSocketAddress(host, s.getPort());
+    return s.bound();
   }
 
   /**
@@ -483,7 +384,7 @@ public final class AgentMetrics implements AutoCloseable {
 
   @Override
   public void close() {
-    HTTPServer s = server.getAndSet(null);
+    MetricsHttpServer s = server.getAndSet(null);
     if (s != null) {
       s.close();
     }
