@@ -83,7 +83,11 @@ class ClusterVolumeCommandTest {
     assertTrue(noForce.err().contains("detach needs --force"), noForce.err());
     Run forced = run("detach", "--node", "gone-node", "--force");
     assertEquals(0, forced.code(), forced.err());
-    assertTrue(forced.out().contains("released 1 claim(s) of node gone-node"), forced.out());
+    assertTrue(forced.out().contains("released claim of disk.csi/projects/p/disks/d1 by gone-node alloc a1 WITHOUT "
+        + "ControllerUnpublishVolume (no controller agent of disk.csi publishes)"), forced.out());
+    Run again = run("detach", "--node", "gone-node", "--force");
+    assertEquals(0, again.code(), again.err());
+    assertTrue(again.out().contains("node gone-node has no claim: nothing to detach"), again.out());
 
     assertEquals("deregistered disk.csi/projects/p/disks/d1\n", run("deregister", "disk.csi", "projects/p/disks/d1").out());
   }

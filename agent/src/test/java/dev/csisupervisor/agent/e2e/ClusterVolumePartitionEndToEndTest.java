@@ -112,6 +112,32 @@ class ClusterVolumePartitionEndToEndTest {
     assertTrue(cloud().contains("attached " + vol + " a3") && !cloud().contains("attached " + vol + " a2"), cloud());
   }
 
+  /** Issue 35 (5): detach --force goes through the controller agent's unpublish when there is one. */
+  @Test
+  void aGoneHolder_detachedByTheOperator_isUnpublishedByTheControllerAgentFirst() throws Exception {
+    etcd = EtcdProcess.start(dir);
+    startAgent("a1", "monolith");
+    Process a2 = startAgent("a2", "node");
+    startAgent("a3", "node");
+    String vol = volumeMountedOnA2();
+    String a1 = dir.resolve("a1.yaml").toString();
+    Cli.Result alive = cli("cluster", "volume", "detach", "--config", a1, "--node", "a2", "--force");
+    assertEquals(1, alive.code(), alive.toString());
+    assertTrue(alive.err().contains("node a2 is alive"), alive.toString());
+
+    a2.destroy(); // stopped for good, as far as the operator knows
+    assertTrue(a2.waitFor(30, java.util.concurrent.TimeUnit.SECONDS), "a2 stopped");
+    await().atMost(WAIT).pollInterval(Duration.ofMillis(500)).until(() -> status().contains("NODE STOPPED"));
+    Cli.Result detached = cli("cluster", "volume", "detach", "--config", a1, "--node", "a2", "--force");
+    assertEquals(0, detached.code(), detached.toString());
+    assertTrue(detached.out().contains("released claim of ebs/" + vol + " by a2 alloc web-1 after "
+        + "ControllerUnpublishVolume to a2 by controller agent a1"), detached.toString());
+    assertTrue(!cloud().contains("attached " + vol + " a2"), cloud());
+    Cli.Result onA3 = mount("a3", vol, "web-2");
+    assertEquals(0, onA3.code(), onA3.toString());
+    assertTrue(cloud().contains("attached " + vol + " a3"), cloud());
+  }
+
   private static void signal(Process p, String sig) throws Exception {
     Process kill = new ProcessBuilder("kill", "-" + sig, Long.toString(p.pid())).inheritIO().start();
     assertEquals(0, kill.waitFor(), "kill -" + sig + " " + p.pid());
