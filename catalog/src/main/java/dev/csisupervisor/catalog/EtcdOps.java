@@ -49,6 +49,15 @@ final class EtcdOps {
     return call(() -> client.txn(t));
   }
 
+  /** The registered volume, if there is one. */
+  java.util.Optional<ClusterVolume> volume(String pluginId, String volumeId) {
+    String key = keys.volumeKey(pluginId, volumeId);
+    var r = call(() -> client.range(dev.csisupervisor.catalog.etcdpb.RangeRequest.newBuilder().setKey(bytes(key))
+        .build()));
+    return r.getKvsCount() == 0 ? java.util.Optional.empty()
+        : java.util.Optional.of(VolumeCodec.decodeVolume(r.getKvs(0).getValue()));
+  }
+
   static ByteString bytes(String s) {
     return EtcdClient.bytes(s);
   }
@@ -111,5 +120,25 @@ final class EtcdOps {
   static RequestOp deletePrefix(String prefix) {
     return RequestOp.newBuilder().setRequestDeleteRange(DeleteRangeRequest.newBuilder().setKey(bytes(prefix))
         .setRangeEnd(EtcdClient.prefixEnd(bytes(prefix)))).build();
+  }
+
+  /** Why a value does not read ({@code decode} throwing IllegalArgumentException); empty if it reads. */
+  static java.util.Optional<String> problem(Runnable decode) {
+    try {
+      decode.run();
+      return java.util.Optional.empty();
+    } catch (IllegalArgumentException e) {
+      return java.util.Optional.of(String.valueOf(e.getMessage()));
+    }
+  }
+
+  /** Runs {@code decode}; a value that does not read is skipped, with a warning naming its key. */
+  static void decodeOrSkip(dev.csisupervisor.catalog.etcdpb.KeyValue kv, Runnable decode) {
+    try {
+      decode.run();
+    } catch (IllegalArgumentException e) {
+      org.slf4j.LoggerFactory.getLogger(EtcdOps.class).warn("cluster volumes: skipping {}: {}",
+          kv.getKey().toStringUtf8(), e.getMessage());
+    }
   }
 }
