@@ -258,12 +258,13 @@ class GrpcCallFramesTest {
         }
       }
       assertTrue(full, "the backlog filled up");
-      long t0 = System.nanoTime();
+      // A connect that waited for the server would never end (it never accepts): the class's timeout catches that.
+      // That the call ended through its deadline, and in connect, is what the status and its words say.
       StatusRuntimeException e = assertThrows(StatusRuntimeException.class,
           () -> GrpcCall.unary(path, METHOD, new byte[0], Duration.ofMillis(200)));
       assertEquals(Status.Code.DEADLINE_EXCEEDED, e.getStatus().getCode(), e + ", caused by " + e.getCause());
-      assertTrue(e.getStatus().getDescription().contains("did not accept the connection"), e.toString());
-      assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(5), "ended at its deadline");
+      assertEquals("the agent did not accept the connection before the deadline (its backlog is full)",
+          e.getStatus().getDescription());
     } finally {
       for (java.nio.channels.SocketChannel c : waiting) {
         c.close();

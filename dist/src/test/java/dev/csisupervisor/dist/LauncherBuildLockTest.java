@@ -1,26 +1,34 @@
 package dev.csisupervisor.dist;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The source checkout's launcher ({@code ./csi-agent} at the repository's root) on a stale tree, started twice at
  * once as from two terminals: one build, and both run the jar it made. The launcher is copied as it is into a
- * checkout of its own whose {@code mvnw} is a stand-in that takes a second and logs its start and end, and whose
- * {@code dist/src/bin/csi-agent} logs when it runs.
+ * checkout of its own whose {@code mvnw} is a stand-in that logs its start and end, and whose
+ * {@code dist/src/bin/csi-agent} logs when it runs. The stand-in build does not end until the test lets it (a line
+ * through a FIFO), after the second caller has said it waits: the two overlap by construction, not by a build that
+ * takes long enough (a second caller started late on a busy machine would have found the jar current).
  */
+@Timeout(60)
 class LauncherBuildLockTest {
   private static final Path LAUNCHER = Path.of("..", "csi-agent");
 
@@ -46,15 +54,31 @@ class LauncherBuildLockTest {
       Files.setLastModifiedTime(p, FileTime.from(before));
     }
     // The source is newer than the jar: stale.
-    script(root.resolve("mvnw"), "echo \"build-start $(date +%s%N)\" >>" + log + "\nsleep 1\n"
+    Path release = root.resolve("release.fifo");
+    assertEquals(0, new ProcessBuilder("mkfifo", release.toString()).inheritIO().start().waitFor());
+    script(root.resolve("mvnw"), "echo \"build-start $(date +%s%N)\" >>" + log + "\nread -r _ <" + release + "\n"
         + "echo 'new jar' >agent/target/csi-agent.jar\necho \"build-end $(date +%s%N)\" >>" + log + "\n");
     script(root.resolve("dist/src/bin/csi-agent"), "echo \"run $(date +%s%N) $(cat \"$CSI_AGENT_JAR\")\" >>" + log
         + "\n");
 
     Process first = start();
+    await().atMost(Duration.ofSeconds(30))
+        .until(() -> Files.exists(log) && Files.readString(log).contains("build-start"));
     Process second = start();
+    BufferedReader secondLines =
+        new BufferedReader(new InputStreamReader(second.getInputStream(), StandardCharsets.UTF_8));
+    StringBuilder secondSaid = new StringBuilder();
+    for (String line; !secondSaid.toString().contains("waiting for another ./csi-agent's build"); ) {
+      line = secondLines.readLine();
+      assertTrue(line != null, "the second caller ended without waiting for the build:\n" + secondSaid);
+      secondSaid.append(line).append('\n');
+    }
+    Files.writeString(release, "built\n"); // the build ends now
     String firstOut = output(first);
-    String secondOut = output(second);
+    java.io.StringWriter rest = new java.io.StringWriter();
+    secondLines.transferTo(rest);
+    assertTrue(second.waitFor(1, TimeUnit.MINUTES), "the launcher did not end");
+    String secondOut = secondSaid.append(rest).toString();
     assertEquals(0, first.exitValue(), firstOut);
     assertEquals(0, second.exitValue(), secondOut);
 

@@ -67,6 +67,7 @@ public final class MockCsiPlugin extends ScriptedPlugin implements AutoCloseable
   private final boolean createParentDirs;
   private final Duration initialReadyAfter;
   private final EventLoopGroup sharedGroup;
+  private final java.util.concurrent.ScheduledExecutorService waits; // null: the event loop
 
   private final Object lifecycle = new Object();
   private final AtomicReference<State> state = new AtomicReference<>(State.NEW);
@@ -81,6 +82,7 @@ public final class MockCsiPlugin extends ScriptedPlugin implements AutoCloseable
     this.createParentDirs = b.createParentDirs;
     this.initialReadyAfter = b.neverReady ? null : b.readyAfter;
     this.sharedGroup = b.eventLoopGroup;
+    this.waits = b.waits;
   }
 
   /** A new builder; {@link Builder#socket(Path)} is required, everything else has a default. */
@@ -117,7 +119,7 @@ public final class MockCsiPlugin extends ScriptedPlugin implements AutoCloseable
       driver.loadState(); // before binding: no client sees the driver without its saved volumes
       SocketFiles.prepare(socket, createParentDirs);
       EventLoopGroup group = sharedGroup != null ? sharedGroup : PluginServer.newOwnedGroup(socket);
-      Responder responder = new Responder(script, group);
+      Responder responder = new Responder(script, waits != null ? waits : group);
       IdentityService identityService = new IdentityService(script, responder);
       ServiceTable services = new CsiServices(script, driver, identityService).table(responder, faults);
       if (initialReadyAfter != null && !initialReadyAfter.isZero()) {
@@ -269,6 +271,7 @@ public final class MockCsiPlugin extends ScriptedPlugin implements AutoCloseable
     boolean omitReady;
     Duration hangAfterReady;
     EventLoopGroup eventLoopGroup;
+    java.util.concurrent.ScheduledExecutorService waits;
     LongSupplier ticker = System::nanoTime;
     Path stateFile;
     Path realMountsDir;
@@ -608,6 +611,18 @@ public final class MockCsiPlugin extends ScriptedPlugin implements AutoCloseable
     /** Where {@link #realMounts} reads the process's effective uid; tests give a fake one. */
     Builder uidSource(RealMounts.UidSource source) {
       this.uidSource = Objects.requireNonNull(source, "uidSource");
+      return this;
+    }
+
+    /**
+     * Where the plugin's timed answers wait: the {@link #latency}, a delayed call ({@code delayCalls}), a slow create
+     * ({@link #createTime}) and a snapshot's cut ({@link #snapshotTime}). Default: the plugin's event loop, in real
+     * time. A test passes a scheduler with virtual time ({@code dev.csisupervisor.testing.FakeScheduler}) and moves
+     * it forward instead of waiting; the answer is then sent from the thread that moves it. Never shut down by the
+     * plugin.
+     */
+    Builder waits(java.util.concurrent.ScheduledExecutorService scheduler) {
+      this.waits = Objects.requireNonNull(scheduler, "waits");
       return this;
     }
 

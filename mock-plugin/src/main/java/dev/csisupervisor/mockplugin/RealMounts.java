@@ -1,6 +1,7 @@
 package dev.csisupervisor.mockplugin;
 
 import dev.csisupervisor.common.FileTrees;
+import dev.csisupervisor.common.MountInfo;
 import dev.csisupervisor.mockplugin.InMemoryDriver.VolumeState;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -27,7 +28,7 @@ import org.slf4j.LoggerFactory;
  * made on its first stage or publish; {@link DriverNode} has it bind-mounted where the CO asks and
  * unmounted when the CO is done.
  *
- * <p>Whether a path is mounted is asked of the kernel ({@link MountTable}), not of the driver's
+ * <p>Whether a path is mounted is asked of the kernel ({@link KernelMounts}), not of the driver's
  * bookkeeping: a stage or publish whose mount is already there is not mounted twice, and one whose
  * mount vanished (a reboot) is mounted again. Mounting runs {@code mount} and {@code umount}
  * ({@link Mounter}) on the caller's thread. Failures are the gRPC statuses the call answers with.
@@ -150,7 +151,7 @@ final class RealMounts {
    * @return whether this call mounted (what a failed save must undo)
    */
   boolean publish(VolumeState v, Path staging, Path target, boolean block, boolean readonly) {
-    Optional<MountTable.Mount> existing = mountAt(target);
+    Optional<MountInfo.Mount> existing = mountAt(target);
     if (existing.isPresent()) {
       if (existing.get().readOnly() != readonly) {
         throw Status.ALREADY_EXISTS.withDescription("volume " + v.id + " is already mounted at " + target
@@ -221,11 +222,11 @@ final class RealMounts {
     }
   }
 
-  private static Optional<MountTable.Mount> mountAt(Path path) {
+  private static Optional<MountInfo.Mount> mountAt(Path path) {
     try {
-      return MountTable.read().at(path);
+      return KernelMounts.read().at(path);
     } catch (IOException e) {
-      throw internal("cannot read " + MountTable.MOUNTINFO, e);
+      throw internal("cannot read " + KernelMounts.MOUNTINFO, e);
     }
   }
 

@@ -147,8 +147,11 @@ class MockCloudSnapshotsTest extends MockCloudTestBase {
         .createSnapshot(CreateSnapshotRequest.newBuilder().setName("s").setSourceVolumeId(vol).build());
     org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10))
         .until(() -> codeOf(() -> snapshot(cb, "s", vol)) == Status.Code.ABORTED);
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> waits.pendingCount() == 1);
+    waits.forwardTime(Duration.ofMillis(1499));
     assertFalse(first.isDone(), "answered when cut, not before");
     clock.advance(Duration.ofMillis(1500)); // the cut is over by the clocks of both processes
+    waits.forwardTime(Duration.ofMillis(1));
     Snapshot cut = first.get(20, TimeUnit.SECONDS).getSnapshot();
     assertTrue(cut.getReadyToUse());
     assertEquals(cut, snapshot(cb, "s", vol));

@@ -1,5 +1,6 @@
 package dev.csisupervisor.mockplugin;
 
+import dev.csisupervisor.testing.FakeScheduler;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -10,13 +11,15 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Two mock plugins, {@code a} (node na) and {@code b} (node nb), each on its own unix socket: with {@code shared},
  * on one cloud file (as two plugin processes on one machine); without, {@code b} is {@code a} (the in-memory
- * driver alone). Both read the test's {@link CloudCalls.HandClock}.
+ * driver alone). Both read the test's {@link CloudCalls.HandClock}; their timed answers (a snapshot's cut) wait on
+ * {@link #waits}, in virtual time.
  */
 abstract class MockCloudTestBase {
   @TempDir
   Path dir;
 
   final CloudCalls.HandClock clock = new CloudCalls.HandClock();
+  final FakeScheduler waits = new FakeScheduler();
   MockCsiPlugin a;
   MockCsiPlugin b;
   Csi ca;
@@ -40,7 +43,7 @@ abstract class MockCloudTestBase {
   private MockCsiPlugin.Builder builder(String node, boolean shared) throws Exception {
     Files.createDirectories(dir.resolve(node));
     MockCsiPlugin.Builder builder = MockCsiPlugin.builder().socket(dir.resolve(node).resolve("csi.sock"))
-        .nodeId(node).clock(clock);
+        .nodeId(node).clock(clock).waits(waits);
     return shared ? builder.cloud(cloudFile(), Duration.ZERO) : builder;
   }
 

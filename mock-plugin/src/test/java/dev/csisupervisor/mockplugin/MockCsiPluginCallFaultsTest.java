@@ -26,6 +26,7 @@ import dev.csisupervisor.csi.v1.ProbeRequest;
 import dev.csisupervisor.csi.v1.Topology;
 import dev.csisupervisor.csi.v1.Volume;
 import dev.csisupervisor.csi.v1.VolumeCapability;
+import dev.csisupervisor.testing.FakeScheduler;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.nio.file.Files;
@@ -39,7 +40,10 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** Per-RPC faults (fail, hang, delay) and call records, over real gRPC on a unix socket. */
+/**
+ * Per-RPC faults (fail, hang, delay) and call records, over real gRPC on a unix socket. A delayed call waits on
+ * {@link #waits}, in virtual time: the tests move it forward instead of waiting out the delay.
+ */
 @Timeout(30)
 class MockCsiPluginCallFaultsTest extends PluginOnSocketTest {
   private static final VolumeCapability MOUNT_RW = VolumeCapability.newBuilder()
@@ -48,8 +52,19 @@ class MockCsiPluginCallFaultsTest extends PluginOnSocketTest {
           .setMode(VolumeCapability.AccessMode.Mode.SINGLE_NODE_WRITER))
       .build();
 
+  private final FakeScheduler waits = new FakeScheduler();
   private String volumeId;
   private Path staging;
+
+  @Override
+  MockCsiPlugin.Builder builder() {
+    return super.builder().waits(waits);
+  }
+
+  /** Once the plugin has received {@code calls} delayed calls, all waiting on {@link #waits}. */
+  private void awaitDelayed(int calls) {
+    await().atMost(Duration.ofSeconds(10)).until(() -> waits.pendingCount() == calls);
+  }
 
   @BeforeEach
   void startWithAVolume() throws Exception {
@@ -212,15 +227,19 @@ class MockCsiPluginCallFaultsTest extends PluginOnSocketTest {
   @Test
   void delayCalls_answerWithTheDriversResultAfterTheDelay_withoutBlockingOtherCalls() throws Exception {
     plugin.delayCalls(ControllerGrpc.getCreateVolumeMethod(), Duration.ofSeconds(1));
-    long start = System.nanoTime();
     ListenableFuture<CreateVolumeResponse> slow = ControllerGrpc.newFutureStub(csi.channel)
         .withDeadlineAfter(10, TimeUnit.SECONDS).createVolume(createRequest("slow"));
-    // The plugin has one event loop thread: a sleeping delay would hold this probe up.
-    assertTrue(IdentityGrpc.newBlockingStub(csi.channel).withDeadlineAfter(400, TimeUnit.MILLISECONDS)
+    awaitDelayed(1);
+    assertEquals(List.of(Duration.ofSeconds(1)), waits.pendingDelays(), "waits the delay asked for");
+    // The delay holds no thread: a call meanwhile is answered.
+    assertTrue(IdentityGrpc.newBlockingStub(csi.channel).withDeadlineAfter(10, TimeUnit.SECONDS)
         .probe(ProbeRequest.getDefaultInstance()).getReady().getValue());
-    assertFalse(slow.isDone());
+    waits.forwardTime(Duration.ofMillis(999));
+    assertFalse(slow.isDone(), "not answered before the delay");
+    assertEquals(1, volumeCount(), "nor done by the driver");
+    waits.forwardTime(Duration.ofMillis(1));
     String id = slow.get(10, TimeUnit.SECONDS).getVolume().getVolumeId();
-    assertTrue(System.nanoTime() - start >= Duration.ofSeconds(1).toNanos(), "answered before the delay");
+    plugin.clearFaults();
     assertEquals(id, create("slow").getVolume().getVolumeId(), "the driver's own answer, created once");
 
     assertEquals(2, volumeCount());
@@ -230,37 +249,44 @@ class MockCsiPluginCallFaultsTest extends PluginOnSocketTest {
   void delayCalls_ofOneVolume_slowOnlyThatVolume() throws Exception {
     String other = create("other").getVolume().getVolumeId();
     plugin.delayCalls("NodeStageVolume", volumeId, Duration.ofSeconds(1));
-    long start = System.nanoTime();
     ListenableFuture<NodeStageVolumeResponse> slow = NodeGrpc.newFutureStub(csi.channel)
         .withDeadlineAfter(10, TimeUnit.SECONDS).nodeStageVolume(stageRequest());
+    awaitDelayed(1);
     Path otherStaging = Files.createDirectory(dir.resolve("other-staging"));
     csi.node().nodeStageVolume(stageRequest().toBuilder().setVolumeId(other)
         .setStagingTargetPath(otherStaging.toString()).build());
     assertFalse(slow.isDone(), "the other volume was staged while this one waits");
+    waits.forwardTime(Duration.ofMillis(999));
+    assertFalse(slow.isDone(), "not answered before the delay");
+    waits.forwardTime(Duration.ofMillis(1));
     slow.get(10, TimeUnit.SECONDS);
-    assertTrue(System.nanoTime() - start >= Duration.ofSeconds(1).toNanos(), "answered before the delay");
     assertTrue(isStaged());
 
     plugin.delayCalls("NodeStageVolume", volumeId, Duration.ZERO);
     plugin.delayCalls("NodeStageVolume", Duration.ofSeconds(30));
     plugin.delayCalls("NodeStageVolume", other, Duration.ofMillis(1));
-    csi.node().nodeStageVolume(stageRequest().toBuilder().setVolumeId(other)
-        .setStagingTargetPath(otherStaging.toString()).build()); // its own delay, not the method's 30 s
+    ListenableFuture<NodeStageVolumeResponse> again = NodeGrpc.newFutureStub(csi.channel)
+        .withDeadlineAfter(10, TimeUnit.SECONDS).nodeStageVolume(stageRequest().toBuilder().setVolumeId(other)
+            .setStagingTargetPath(otherStaging.toString()).build());
+    awaitDelayed(1);
+    assertEquals(List.of(Duration.ofMillis(1)), waits.pendingDelays(), "its own delay, not the method's 30 s");
+    waits.forwardTime(Duration.ofMillis(1));
+    again.get(10, TimeUnit.SECONDS);
     assertThrows(IllegalArgumentException.class, () -> plugin.delayCalls("NodeStageVolume", " ", Duration.ZERO));
   }
 
   @Test
   void aCallOnAVolumeWithADelayedCallInProgress_isAborted_untilThatOneIsDone() throws Exception {
-    // Long enough that the unstage below surely lands while the stage is in progress; get() ends the wait.
     plugin.delayCalls("NodeStageVolume", Duration.ofSeconds(3));
     ListenableFuture<NodeStageVolumeResponse> slow = NodeGrpc.newFutureStub(csi.channel)
         .withDeadlineAfter(30, TimeUnit.SECONDS).nodeStageVolume(stageRequest());
-    await().atMost(Duration.ofSeconds(5)).until(() -> plugin.callCount(NodeGrpc.getNodeStageVolumeMethod()) == 1);
+    awaitDelayed(1);
     // A restarted CO undoing what it thinks was never done must not overtake the call in progress.
     StatusRuntimeException e = assertThrows(StatusRuntimeException.class,
         () -> csi.node().nodeUnstageVolume(unstageRequest()));
     assertEquals(Status.Code.ABORTED, e.getStatus().getCode());
     assertTrue(e.getStatus().getDescription().contains("an operation is pending for volume"), e.getMessage());
+    waits.forwardTime(Duration.ofSeconds(3));
     slow.get(30, TimeUnit.SECONDS);
     csi.node().nodeUnstageVolume(unstageRequest()); // now it goes through, after the stage
     assertFalse(isStaged());
@@ -273,8 +299,11 @@ class MockCsiPluginCallFaultsTest extends PluginOnSocketTest {
         .withDeadlineAfter(50, TimeUnit.MILLISECONDS);
     assertEquals(Status.Code.DEADLINE_EXCEEDED, codeOf(() -> impatient.nodeStageVolume(stageRequest())));
     plugin.clearFaults();
+    awaitDelayed(1);
+    assertFalse(staged(true), "still in progress");
+    waits.forwardTime(Duration.ofMillis(300));
     // As a slow real driver: the work the caller stopped waiting for still happens.
-    await().atMost(Duration.ofSeconds(5)).until(() -> staged(true));
+    assertTrue(isStaged());
   }
 
   @Test

@@ -175,7 +175,7 @@ class RealMountsTest extends PluginOnSocketTest {
     stage(v, MOUNT_RW, staging);
     Files.writeString(staging.resolve("old"), "before");
     publish(v, MOUNT_RW, true);
-    assertTrue(MountTable.read().at(target).orElseThrow().readOnly());
+    assertTrue(KernelMounts.read().at(target).orElseThrow().readOnly());
     assertEquals("before", Files.readString(target.resolve("old")));
     IOException refused = assertThrows(IOException.class, () -> Files.writeString(target.resolve("new"), "x"));
     assertTrue(refused.getMessage().contains("Read-only file system"), refused.getMessage());

@@ -1,5 +1,6 @@
 package dev.csisupervisor.mockplugin;
 
+import dev.csisupervisor.common.MountInfo;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
@@ -28,11 +29,11 @@ final class TestMounts {
   /** How many mounts the kernel lists at {@code path} (stacked mounts count each). */
   static long mountsAt(Path path) throws IOException {
     String real = path.toRealPath().toString();
-    return MountTable.read().mounts().stream().filter(m -> m.mountPoint().equals(real)).count();
+    return KernelMounts.read().mounts().stream().filter(m -> m.mountPoint().equals(real)).count();
   }
 
   static boolean isMountPoint(Path path) throws IOException {
-    return MountTable.read().isMountPoint(path);
+    return KernelMounts.read().isMountPoint(path);
   }
 
   /** {@code umount} behind the plugin's back, as a reboot would. */
@@ -54,7 +55,7 @@ final class TestMounts {
     for (int round = 0; round < 10; round++) {
       List<String> under;
       try {
-        under = MountTable.read().mounts().stream().map(MountTable.Mount::mountPoint)
+        under = KernelMounts.read().mounts().stream().map(MountInfo.Mount::mountPoint)
             .filter(p -> p.equals(root) || p.startsWith(root + "/"))
             .sorted(Comparator.reverseOrder()).toList();
       } catch (IOException e) {

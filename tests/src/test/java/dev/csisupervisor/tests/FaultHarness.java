@@ -49,6 +49,13 @@ final class FaultHarness implements AutoCloseable {
   static final Duration PROBE_INTERVAL = Duration.ofMillis(50);
   static final Duration PROBE_TIMEOUT = Duration.ofMillis(250);
   static final Duration HEALTH_TIMEOUT = Duration.ofMillis(1500);
+  /**
+   * How long {@link #stop} may take before a test calls it hung. stop() does its own deregistration and nothing slow:
+   * it never waits for a call in flight nor for a timer (PluginFaultsTest proves that with a probe whose deadline is
+   * an hour away). This bound only catches a stop() that hangs; it is no speed claim, so a slow or busy machine
+   * cannot make it fail.
+   */
+  static final Duration STOP_HANG_GUARD = Duration.ofSeconds(30);
 
   /**
    * grpc-java logs every stream a killed or hung plugin leaves behind (java.util.logging, WARNING): expected here,

@@ -41,12 +41,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class PluginFaultsTest {
   private static final Duration WAIT = Duration.ofSeconds(15);
-  /**
-   * stop() does its own deregistration and nothing slow: it never waits for a call in flight (proved below with
-   * a probe whose deadline is an hour away) nor for a timer. This bound only catches a stop() that hangs; it is
-   * no speed claim, so a slow machine cannot make it fail.
-   */
-  private static final Duration STOP_HANG_GUARD = Duration.ofSeconds(30);
+  /** {@link FaultHarness#STOP_HANG_GUARD}: catches a stop() that hangs, no speed claim. */
+  private static final Duration STOP_HANG_GUARD = FaultHarness.STOP_HANG_GUARD;
 
   private FaultHarness h;
   private final List<FaultHarness.Supervised> supervised = new ArrayList<>();

@@ -45,7 +45,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
  *   <li>every plugin that ends healthy is registered for every type of its kind, healthy, with its last version
  *       (fingerprint included), and its hook says REGISTERED and healthy;
  *   <li>every plugin that ends down is unregistered or registered as unhealthy, and its hook says unhealthy;
- *   <li>stop() of every hook returns within 3 s and leaves nothing registered;
+ *   <li>stop() of every hook returns and leaves nothing registered (within {@link FaultHarness#STOP_HANG_GUARD}:
+ *       a guard against a hang, no speed claim; that stop() waits for no call in flight is PluginFaultsTest's);
  *   <li>per key the registry events are REGISTERED, UPDATED..., DEREGISTERED, nothing after; per type the sequence
  *       is gapless and each subscriber's view matches (checked by {@link RegistryView}); once registered, the
  *       hook's health task events alternate and it never asks for a restart.
@@ -60,7 +61,6 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class RandomFaultSchedulesTest {
   private static final Duration STEP_WAIT = Duration.ofSeconds(10);
   private static final Duration END_WAIT = Duration.ofSeconds(20);
-  private static final long PROMPT_STOP_MILLIS = 3_000;
 
   private final Map<Fault, AtomicLong> stepsRun = new ConcurrentHashMap<>();
   private final AtomicLong maxStopMillis = new AtomicLong();
@@ -202,11 +202,11 @@ class RandomFaultSchedulesTest {
       }
       maxConvergeMillis.accumulateAndGet((System.nanoTime() - t0) / 1_000_000, Math::max);
 
-      // stop() deregisters everything, promptly.
+      // stop() returns (see FaultHarness.STOP_HANG_GUARD) and deregisters everything.
       for (World w : worlds) {
         long millis = h.stop(w.s);
         maxStopMillis.accumulateAndGet(millis, Math::max);
-        if (millis > PROMPT_STOP_MILLIS) {
+        if (millis > FaultHarness.STOP_HANG_GUARD.toMillis()) {
           throw new AssertionError(w.s + ": stop() took " + millis + " ms");
         }
         assertEquals(List.of(), h.registrations(w.s), w.s + ": still registered after stop()");

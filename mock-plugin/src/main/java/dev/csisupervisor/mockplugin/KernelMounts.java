@@ -8,38 +8,33 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * The mounts of this process's mount namespace as the kernel lists them in
- * {@code /proc/self/mountinfo}: what the {@link RealMounts} mode asks before it mounts or
- * unmounts, so that its idempotency follows the kernel and not its own bookkeeping.
+ * A snapshot of the mounts of this process's mount namespace as the kernel lists them in
+ * {@code /proc/self/mountinfo} (parsed by {@link MountInfo}): what the {@link RealMounts} mode asks before it
+ * mounts or unmounts, so that its idempotency follows the kernel and not its own bookkeeping. The mock plugin's
+ * own reading of the table, not the volume manager's {@code dev.csisupervisor.volumes.MountTable} (an interface
+ * the agent reads and unmounts through): hence not that name.
  *
- * <p>A line of mountinfo is {@code ID PARENT MAJOR:MINOR ROOT MOUNT-POINT OPTIONS [OPTIONAL...] -
- * FSTYPE SOURCE SUPER-OPTIONS}; this class keeps the 5th field, the mount point, and whether the
- * 6th, the per-mount options, say {@code ro}. The kernel escapes a space, tab, newline and
- * backslash in a path as {@code \040}, {@code \011}, {@code \012} and {@code \134}. A snapshot,
- * immutable and thread-safe.
+ * <p>Each mount is its mount point (unescaped) and whether its per-mount options say {@code ro}. Immutable and
+ * thread-safe.
  */
-final class MountTable {
+final class KernelMounts {
 
   static final Path MOUNTINFO = Path.of("/proc/self/mountinfo");
 
-  /** One mount: where it is, and whether it is read-only. */
-  record Mount(String mountPoint, boolean readOnly) {}
+  private final List<MountInfo.Mount> mounts;
 
-  private final List<Mount> mounts;
-
-  private MountTable(List<Mount> mounts) {
+  private KernelMounts(List<MountInfo.Mount> mounts) {
     this.mounts = List.copyOf(mounts);
   }
 
   /** The mounts now. */
-  static MountTable read() throws IOException {
+  static KernelMounts read() throws IOException {
     return parse(Files.readAllBytes(MOUNTINFO));
   }
 
   /** @throws IllegalArgumentException naming the line if one has fewer than 6 fields */
-  static MountTable parse(byte[] mountinfo) {
-    return new MountTable(MountInfo.parse(mountinfo).stream()
-        .map(m -> new Mount(m.mountPoint(), m.readOnly())).toList());
+  static KernelMounts parse(byte[] mountinfo) {
+    return new KernelMounts(MountInfo.parse(mountinfo));
   }
 
   /** A path as the kernel wrote it: every {@code \} and three octal digits is that byte. */
@@ -48,7 +43,7 @@ final class MountTable {
   }
 
   /** Every mount, in the kernel's order (a mount after the one it covers). */
-  List<Mount> mounts() {
+  List<MountInfo.Mount> mounts() {
     return mounts;
   }
 
@@ -56,7 +51,7 @@ final class MountTable {
    * The mount at {@code path} (after resolving symbolic links), the topmost if several are
    * stacked there; empty if the path does not exist or is not a mount point.
    */
-  Optional<Mount> at(Path path) {
+  Optional<MountInfo.Mount> at(Path path) {
     Path real;
     try {
       real = path.toRealPath();
@@ -64,8 +59,8 @@ final class MountTable {
       return Optional.empty();
     }
     String wanted = real.toString();
-    Mount found = null;
-    for (Mount m : mounts) {
+    MountInfo.Mount found = null;
+    for (MountInfo.Mount m : mounts) {
       if (m.mountPoint().equals(wanted)) {
         found = m;
       }
