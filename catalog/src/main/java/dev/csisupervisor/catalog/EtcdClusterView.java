@@ -1,8 +1,6 @@
 package dev.csisupervisor.catalog;
 
 import com.google.protobuf.ByteString;
-import dev.csisupervisor.catalog.etcdpb.Event;
-import dev.csisupervisor.catalog.etcdpb.KeyValue;
 import dev.csisupervisor.catalog.etcdpb.RangeRequest;
 import dev.csisupervisor.catalog.etcdpb.WatchCreateRequest;
 import dev.csisupervisor.catalog.etcdpb.WatchProgressRequest;
@@ -10,28 +8,29 @@ import dev.csisupervisor.catalog.etcdpb.WatchRequest;
 import dev.csisupervisor.catalog.etcdpb.WatchResponse;
 import dev.csisupervisor.common.Backoff;
 import io.grpc.stub.StreamObserver;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The etcd cluster view: one {@code io} thread lists, watches and applies changes; memory and the event
- * sequence are guarded by {@code this}; events are handed to subscribers in order under the lock and
- * delivered on their executors outside it.
+ * The etcd cluster view: one {@code io} thread lists, watches and applies changes to the {@link ViewContents}
+ * (memory, the event sequence and the subscribers, guarded by their own lock; events delivered on each
+ * subscriber's executor outside it). This class keeps the watch current: re-list after a compaction, resume
+ * after a disconnect with backoff, ask a quiet watch for progress, leave a member that went silent.
  */
 final class EtcdClusterView implements ClusterView {
   private static final Logger log = LoggerFactory.getLogger(EtcdClusterView.class);
@@ -41,22 +40,13 @@ final class EtcdClusterView implements ClusterView {
 
   private final EtcdClient client;
   private final CatalogKeys keys;
-  private final int maxSubscriberBacklog;
+  private final ViewContents contents;
   private final ScheduledExecutorService io;
   private final AtomicReference<State> state = new AtomicReference<>(State.NEW);
   private final CountDownLatch synced = new CountDownLatch(1);
-  private final List<ViewSubscriber> subscribers = new CopyOnWriteArrayList<>();
-
-  // guarded by this
-  private final Map<String, CatalogEntry> plugins = new HashMap<>();
-  private final Map<String, NodeEntry> nodes = new HashMap<>();
-  private final List<ClusterEvent> outbox = new ArrayList<>();
-  private long revision;
-  private long sequence;
-  private ClusterSnapshot cached;
 
   // freshness: written on the io thread, read by freshness()
-  private final java.time.Clock clock;
+  private final Clock clock;
   private final long startedNanos = System.nanoTime();
   /** nanoTime of the last list, watch event, watch creation or progress answer; 0 before the first list. */
   private volatile long confirmedNanos;
@@ -71,17 +61,16 @@ final class EtcdClusterView implements ClusterView {
   private long progressAskedNanos;
   private final Backoff backoff;
   private int failuresInRow;
-  private long badValues;
-  private final java.util.concurrent.atomic.AtomicLong relists = new java.util.concurrent.atomic.AtomicLong();
+  private final AtomicLong relists = new AtomicLong();
   /** Set by {@link #dropWatchForTest}: no resume until it completes. */
-  private volatile java.util.concurrent.CompletableFuture<?> heldForTest;
-  private final java.util.concurrent.atomic.AtomicLong etcdErrors = new java.util.concurrent.atomic.AtomicLong();
+  private volatile CompletableFuture<?> heldForTest;
+  private final AtomicLong etcdErrors = new AtomicLong();
 
   EtcdClusterView(ClusterView.Builder b) {
     this.client = b.newClient();
     this.keys = b.keys;
     this.backoff = b.newBackoff();
-    this.maxSubscriberBacklog = b.maxSubscriberBacklog;
+    this.contents = new ViewContents(b.maxSubscriberBacklog);
     this.clock = b.clock;
     long timeout = b.etcd.requestTimeout().toNanos();
     // With nothing to report, ask the member every request timeout whether the watch is current; an answer
@@ -111,32 +100,23 @@ final class EtcdClusterView implements ClusterView {
   }
 
   @Override
-  public synchronized ClusterSnapshot snapshot() {
-    if (cached == null) {
-      cached = ClusterSnapshot.of(revision, nodes.values(), plugins.values());
-    }
-    return cached;
+  public ClusterSnapshot snapshot() {
+    return contents.snapshot();
   }
 
   /** The revision the view reflects. */
-  synchronized long revision() {
-    return revision;
+  long revision() {
+    return contents.revision();
   }
 
   @Override
   public ClusterSubscription subscribe(ClusterListener listener, Executor executor) {
     Objects.requireNonNull(listener, "listener");
     Objects.requireNonNull(executor, "executor");
-    synchronized (this) {
-      if (state.get() == State.CLOSED) {
-        throw new IllegalStateException("cluster view is closed");
-      }
-      ViewSubscriber[] self = new ViewSubscriber[1];
-      self[0] = new ViewSubscriber(listener, executor, snapshot(), sequence, maxSubscriberBacklog,
-          () -> subscribers.remove(self[0]));
-      subscribers.add(self[0]);
-      return self[0];
+    if (state.get() == State.CLOSED) {
+      throw new IllegalStateException("cluster view is closed");
     }
+    return contents.subscribe(listener, executor);
   }
 
   // ---- io thread -----------------------------------------------------------------------------
@@ -150,26 +130,9 @@ final class EtcdClusterView implements ClusterView {
       Map<String, CatalogEntry> p = new HashMap<>();
       Map<String, NodeEntry> n = new HashMap<>();
       long rev = CatalogListing.list(client, keys, p, n, false);
-      synchronized (this) {
-        for (var e : new ArrayList<>(plugins.entrySet())) {
-          if (!p.containsKey(e.getKey())) {
-            plugins.remove(e.getKey());
-            emit(rev, ClusterEvent.Kind.PLUGIN_REMOVED, e.getValue(), null);
-          }
-        }
-        for (var e : new ArrayList<>(nodes.entrySet())) {
-          if (!n.containsKey(e.getKey())) {
-            nodes.remove(e.getKey());
-            emit(rev, ClusterEvent.Kind.NODE_REMOVED, null, e.getValue());
-          }
-        }
-        n.forEach((k, v) -> putNode(rev, k, v));
-        p.forEach((k, v) -> putPlugin(rev, k, v));
-        revision = rev;
-        cached = null;
-      }
+      contents.replaceAll(rev, p, n);
       confirmedNanos = System.nanoTime();
-      deliver();
+      contents.deliver();
       synced.countDown();
       relists.incrementAndGet();
       log.info("cluster view: listed {} node(s), {} registration(s) under {} at revision {}", n.size(), p.size(), keys, rev);
@@ -181,35 +144,9 @@ final class EtcdClusterView implements ClusterView {
 
   private void openWatch(long fromRevision) {
     closeWatch();
-    AtomicReference<StreamObserver<WatchRequest>> self = new AtomicReference<>();
-    StreamObserver<WatchRequest> stream = client.watch(new StreamObserver<>() {
-      @Override
-      public void onNext(WatchResponse r) {
-        execute(() -> onWatch(self.get(), r));
-      }
-
-      @Override
-      public void onError(Throwable t) {
-        EtcdException e = client.translate("watch " + keys.root(), t);
-        execute(() -> {
-          if (watch == self.get()) {
-            watch = null;
-            retry(e, () -> resume());
-          }
-        });
-      }
-
-      @Override
-      public void onCompleted() {
-        execute(() -> {
-          if (watch == self.get()) {
-            watch = null;
-            retry(new EtcdException("watch ended by etcd", "WATCH_ENDED", null), () -> resume());
-          }
-        });
-      }
-    });
-    self.set(stream);
+    WatchAnswers answers = new WatchAnswers();
+    StreamObserver<WatchRequest> stream = client.watch(answers);
+    answers.stream.set(stream);
     watch = stream;
     watching = false; // until etcd says the watch is created
     progressAskedNanos = 0;
@@ -218,19 +155,45 @@ final class EtcdClusterView implements ClusterView {
         .setKey(key).setRangeEnd(EtcdClient.prefixEnd(key)).setStartRevision(fromRevision).setProgressNotify(true)).build());
   }
 
+  /** Hands one watch stream's answers to the io thread; those of a stream no longer {@link #watch} are dropped. */
+  private final class WatchAnswers implements StreamObserver<WatchResponse> {
+    final AtomicReference<StreamObserver<WatchRequest>> stream = new AtomicReference<>();
+
+    @Override
+    public void onNext(WatchResponse r) {
+      execute(() -> onWatch(stream.get(), r));
+    }
+
+    @Override
+    public void onError(Throwable t) {
+      ended(client.translate("watch " + keys.root(), t));
+    }
+
+    @Override
+    public void onCompleted() {
+      ended(new EtcdException("watch ended by etcd", "WATCH_ENDED", null));
+    }
+
+    private void ended(EtcdException e) {
+      execute(() -> {
+        if (watch == stream.get()) {
+          watch = null;
+          retry(e, EtcdClusterView.this::resume);
+        }
+      });
+    }
+  }
+
   /** After a disconnect: watch again from the last revision seen (a compacted one makes etcd say so: re-list). */
   private void resume() {
     if (state.get() != State.RUNNING) {
       return;
     }
-    java.util.concurrent.CompletableFuture<?> held = heldForTest;
+    CompletableFuture<?> held = heldForTest;
     if (held != null && !held.isDone()) {
       return; // a test dropped the watch and resumes it itself (a retry pending from before must not beat it)
     }
-    long from;
-    synchronized (this) {
-      from = revision + 1;
-    }
+    long from = contents.revision() + 1;
     try {
       // A cheap request first, so an unreachable etcd fails here and backs off (a stream fails lazily).
       client.range(RangeRequest.newBuilder().setKey(EtcdClient.bytes(keys.nodesRoot())).setCountOnly(true).build());
@@ -264,87 +227,8 @@ final class EtcdClusterView implements ClusterView {
       failuresInRow = 0;
       backoff.reset();
     }
-    synchronized (this) {
-      for (Event ev : r.getEventsList()) {
-        KeyValue kv = ev.getKv();
-        String key = kv.getKey().toStringUtf8();
-        long rev = kv.getModRevision();
-        if (ev.getType() == Event.EventType.DELETE) {
-          CatalogEntry p = plugins.remove(key);
-          if (p != null) {
-            emit(rev, ClusterEvent.Kind.PLUGIN_REMOVED, p, null);
-          }
-          NodeEntry n = nodes.remove(key);
-          if (n != null) {
-            emit(rev, ClusterEvent.Kind.NODE_REMOVED, null, n);
-          }
-        } else {
-          Map<String, CatalogEntry> p = new HashMap<>(1);
-          Map<String, NodeEntry> n = new HashMap<>(1);
-          if (CatalogListing.decode(keys, kv, p, n)) {
-            p.forEach((k, v) -> putPlugin(rev, k, v));
-            n.forEach((k, v) -> putNode(rev, k, v));
-          } else if (key.startsWith(keys.nodesRoot()) || key.startsWith(keys.pluginsRoot())) {
-            badValues++; // volumes, claims, attachments and controllers are not the view's
-          }
-        }
-        revision = Math.max(revision, rev);
-      }
-      if (r.getEventsCount() == 0 && r.getHeader().getRevision() > revision && !r.getCreated()) {
-        revision = r.getHeader().getRevision(); // progress notification
-      }
-      cached = null;
-    }
-    deliver();
-  }
-
-  private void putPlugin(long rev, String key, CatalogEntry e) {
-    ClusterEvent.Kind kind = change(plugins.put(key, e), e, ClusterEvent.Kind.PLUGIN_ADDED,
-        ClusterEvent.Kind.PLUGIN_UPDATED);
-    if (kind != null) {
-      emit(rev, kind, e, null);
-    }
-  }
-
-  private void putNode(long rev, String key, NodeEntry e) {
-    ClusterEvent.Kind kind = change(nodes.put(key, e), e, ClusterEvent.Kind.NODE_ADDED, ClusterEvent.Kind.NODE_UPDATED);
-    if (kind != null) {
-      emit(rev, kind, null, e);
-    }
-  }
-
-  /** What putting {@code now} where {@code old} was (null: nothing) is: added, updated, or null if it is the same. */
-  private static ClusterEvent.Kind change(Object old, Object now, ClusterEvent.Kind added, ClusterEvent.Kind updated) {
-    if (old == null) {
-      return added;
-    }
-    return old.equals(now) ? null : updated;
-  }
-
-  /** Under the lock: number the change; {@link #deliver()} hands it out after the lock is released. */
-  private void emit(long rev, ClusterEvent.Kind kind, CatalogEntry p, NodeEntry n) {
-    outbox.add(new ClusterEvent(++sequence, rev, kind, p, n));
-    cached = null;
-  }
-
-  /**
-   * On the io thread (the only one that emits), outside the lock, in sequence order. A subscriber that
-   * joined after an event was numbered drops it: its snapshot already has it.
-   */
-  private void deliver() {
-    List<ClusterEvent> out;
-    synchronized (this) {
-      if (outbox.isEmpty()) {
-        return;
-      }
-      out = new ArrayList<>(outbox);
-      outbox.clear();
-    }
-    for (ClusterEvent e : out) {
-      for (ViewSubscriber s : subscribers) {
-        s.offer(e);
-      }
-    }
+    contents.apply(keys, r);
+    contents.deliver();
   }
 
   private void retry(EtcdException e, Runnable step) {
@@ -442,7 +326,7 @@ final class EtcdClusterView implements ClusterView {
    * For tests: drops the watch as a broken connection would (counted as an etcd error); it resumes once
    * {@code resume} completes, so a test can change etcd in between without racing the backoff.
    */
-  void dropWatchForTest(java.util.concurrent.CompletableFuture<?> resume) {
+  void dropWatchForTest(CompletableFuture<?> resume) {
     heldForTest = resume;
     execute(() -> {
       closeWatch();
@@ -463,9 +347,7 @@ final class EtcdClusterView implements ClusterView {
       // best effort
     }
     io.shutdownNow();
-    for (ViewSubscriber s : subscribers) {
-      s.close();
-    }
+    contents.closeSubscribers();
     client.close();
   }
 }

@@ -3,7 +3,6 @@ package dev.csisupervisor.supervisor;
 import static java.util.Objects.requireNonNull;
 
 import dev.csisupervisor.client.PluginFingerprint;
-import dev.csisupervisor.common.FileWatcher;
 import dev.csisupervisor.registry.Fingerprint;
 import dev.csisupervisor.registry.PluginHealth;
 import dev.csisupervisor.registry.PluginType;
@@ -18,14 +17,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The supervision state machine of one plugin task. It decides what a probe, a fingerprint or a passed deadline
- * means; the named parts it wires together keep the rest: {@link ProbeLoop} (when the next probe goes out),
- * {@link HealthDeadline} and {@link HealthTracker} (when an unhealthy plugin is restarted, and what its health
- * says), {@link DesiredRegistrations} with {@link RegistrationSync} (what the hook wants registered, and bringing
- * the registry there), {@link RegistrationReport} and {@link TaskNotifications} (what the task runner hears), and
- * {@link PluginTaskFiles} (the plugin's directory and socket). Every transition happens under {@link #lock};
- * RPCs are asynchronous and their completions hop back onto the shared scheduler, so no thread ever waits on a
- * plugin and there is no thread per plugin.
+ * The supervision state machine of one plugin task. It decides what a probe ({@link ProbeAnswer}), a fingerprint
+ * or a passed deadline means; the named parts it wires together keep the rest: {@link ProbeLoop} (when the next
+ * probe goes out), {@link HealthDeadline} and {@link HealthTracker} (when an unhealthy plugin is restarted, and
+ * what its health says), {@link DesiredRegistrations} with {@link RegistrationSync} (what the hook wants
+ * registered, and bringing the registry there), {@link RegistrationReport} and {@link TaskNotifications} (what the
+ * task runner hears), {@link PluginTaskFiles} (the plugin's directory and socket) and {@link PluginLink} (the
+ * connection and the socket watch). Every transition happens under {@link #lock}; RPCs are asynchronous and
+ * their completions hop back onto the shared scheduler, so no thread ever waits on a plugin and there is no
+ * thread per plugin.
  *
  * <p>Registry writes (registrations, health updates, deregistrations) are durable commits: they
  * never run under {@link #lock} nor on the scheduler. The state machine only changes the
@@ -42,10 +42,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
   private final ScheduledExecutorService scheduler;
   private final RegistrationSync registrations;
   private final Clock clock;
-  private final PluginConnection.Connector connector;
-  private final FileWatcher watcher;
   private final PluginTaskFiles files;
-  private final Path socket;
   /** Task events and restart requests: in order, on the scheduler, outside every lock. */
   private final TaskNotifications notifications;
   private final RegistrationReport report;
@@ -53,8 +50,8 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
   private final Object lock = new Object();
   // Everything below is guarded by lock.
   private Phase phase = Phase.NEW;
-  private PluginConnection connection;
-  private FileWatcher.Watch watch;
+  /** The connection and the socket watch, from the first poststart until supervision ends. */
+  private final PluginLink link;
   /** When the next probe goes out. */
   private final ProbeLoop probes;
   /** Armed while the plugin is not healthy: when it fires, a restart is requested. */
@@ -73,10 +70,8 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
     requireNonNull(services, "services");
     this.scheduler = services.scheduler();
     this.clock = services.clock();
-    this.connector = services.connector();
-    this.watcher = services.watcher();
     this.files = new PluginTaskFiles(config, services.csiRoot());
-    this.socket = files.socket();
+    this.link = new PluginLink(files, config, services);
     this.desired = new DesiredRegistrations(config, task.allocId(), files, this::requestSync);
     this.registrations = new RegistrationSync(services.registry(), services.registryExecutor(),
         config.pluginId(), task.allocId(), lock, desired.owner(this::synced));
@@ -93,7 +88,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
 
       @Override
       public PluginConnection connection() {
-        return connection;
+        return link.connection();
       }
 
       @Override
@@ -103,7 +98,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
     });
     this.notifications = new TaskNotifications(config.pluginId(), scheduler, clock,
         requireNonNull(events, "events"), requireNonNull(lifecycle, "lifecycle"));
-    this.report = new RegistrationReport(config.pluginId(), task.allocId(), socket, notifications);
+    this.report = new RegistrationReport(config.pluginId(), task.allocId(), files.socket(), notifications);
     this.healthDeadline = new HealthDeadline(scheduler, config.healthTimeout(), this::healthDeadlinePassed);
     this.health = new HealthTracker(config, task.allocId(), clock, desired, notifications, healthDeadline);
   }
@@ -139,15 +134,11 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
         }
       }
       phase = Phase.AWAITING_READY;
-      connection = connector.connect(socket, config.probeTimeout(), config.fingerprintTimeout());
-      PluginConnection conn = connection;
-      conn.onLost(() -> scheduler.execute(() -> connectionLost(conn)));
-      // For the plugin's whole life: every (re)appearance of the socket is probed at once.
-      watch = watcher.watchFile(socket, scheduler, this::socketAppeared);
+      link.open(this::connectionLost, this::socketAppeared);
       probes.restartBackoff(false);
       healthDeadline.arm();
       log.info("supervising plugin={} type={} alloc={} socket={}", config.pluginId(),
-          config.type(), task.allocId(), socket);
+          config.type(), task.allocId(), files.socket());
       // Step 1: wait for ready — probe at once.
       probes.now();
     }
@@ -179,7 +170,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
   @Override
   public void detach(String reason) {
     requireNonNull(reason, "reason");
-    PluginConnection toClose;
+    Runnable closeConnection;
     synchronized (lock) {
       if (phase == Phase.STOPPED) {
         return;
@@ -187,25 +178,18 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
       log.info("detached from plugin={} alloc={} (was {}), registrations kept: {}",
           config.pluginId(), task.allocId(), phase, reason);
       desired.detach();
-      toClose = halt();
+      closeConnection = halt();
     }
-    if (toClose != null) {
-      toClose.close();
-    }
+    closeConnection.run(); // outside the lock
   }
 
-  /** Ends supervision: no timer, watch or RPC completion acts after this. Its connection, to close outside lock. */
-  private PluginConnection halt() {
+  /** Ends supervision: no timer, watch or RPC completion acts after this. Returns what closes the connection. */
+  private Runnable halt() {
     phase = Phase.STOPPED;
     probes.cancel();
     healthDeadline.disarm();
     desired.stopAwaiting();
-    if (watch != null) {
-      watch.cancel();
-    }
-    PluginConnection was = connection;
-    connection = null;
-    return was;
+    return link.release();
   }
 
   /**
@@ -216,7 +200,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
   @Override
   public void stop(StopRequest request) {
     requireNonNull(request, "request");
-    PluginConnection toClose;
+    Runnable closeConnection;
     Phase was;
     synchronized (lock) {
       if (phase == Phase.STOPPED) {
@@ -224,14 +208,12 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
       }
       was = phase;
       desired.clear();
-      toClose = halt();
+      closeConnection = halt();
     }
     registrations.syncNow(); // the deregistrations, in order after any commit of this hook still running
     log.info("stopped supervising plugin={} alloc={} (was {}): {}", config.pluginId(),
         task.allocId(), was, request.reason());
-    if (toClose != null) {
-      toClose.close();
-    }
+    closeConnection.run(); // outside the lock
     files.removeLeftoverSocket();
   }
 
@@ -260,10 +242,10 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
    */
   private void connectionLost(PluginConnection conn) {
     synchronized (lock) {
-      if (conn != connection || !supervising()) {
+      if (conn != link.connection() || !supervising()) {
         return;
       }
-      log.debug("plugin={}: connection to {} lost, probing now", config.pluginId(), socket);
+      log.debug("plugin={}: connection to {} lost, probing now", config.pluginId(), files.socket());
       probes.restartBackoff(phase == Phase.REGISTERED);
       probes.now();
     }
@@ -271,22 +253,21 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
 
   private void onProbe(PluginConnection conn, Boolean ready, Throwable error) {
     synchronized (lock) {
-      if (conn != connection) {
+      if (conn != link.connection()) {
         return; // stopped (or replaced) meanwhile: the result is stale
       }
       probes.answered();
-      boolean ok = error == null && Boolean.TRUE.equals(ready);
-      String problem = error != null ? ProbeFailures.describe(error) : (ok ? "" : "plugin reports not ready");
+      ProbeAnswer answer = ProbeAnswer.of(ready, error);
       switch (phase) {
         case AWAITING_READY -> {
-          if (ok) {
+          if (answer.ok()) {
             becameReady();
           } else {
-            health.lastError(problem);
+            health.lastError(answer.problem());
             probes.retry(true);
           }
         }
-        case REGISTERED -> steadyProbe(ok, problem, ProbeFailures.kind(ok, error));
+        case REGISTERED -> steadyProbe(answer);
         default -> { }
       }
     }
@@ -323,7 +304,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
   }
 
   private void fingerprintAndRegister() {
-    PluginConnection conn = connection;
+    PluginConnection conn = link.connection();
     fingerprinting = true;
     refingerprint = false;
     conn.fingerprint(config.type())
@@ -332,7 +313,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
 
   private void onFingerprint(PluginConnection conn, PluginFingerprint fp, Throwable error) {
     synchronized (lock) {
-      if (conn != connection || (phase != Phase.REGISTERING && phase != Phase.REGISTERED)) {
+      if (conn != link.connection() || (phase != Phase.REGISTERING && phase != Phase.REGISTERED)) {
         return;
       }
       fingerprinting = false;
@@ -381,9 +362,9 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
   }
 
   // Step 4: steady state — only Probe; report transitions.
-  private void steadyProbe(boolean ok, String problem, String kind) {
-    if (!ok) {
-      health.probeFailed(problem, kind);
+  private void steadyProbe(ProbeAnswer answer) {
+    if (!answer.ok()) {
+      health.probeFailed(answer.problem(), answer.kind());
       probes.retry(false);
       return;
     }
@@ -448,7 +429,7 @@ final class DefaultCsiPluginSupervisorHook implements CsiPluginSupervisorHook {
 
   @Override
   public Path socketPath() {
-    return socket;
+    return files.socket();
   }
 
   @Override
