@@ -242,7 +242,8 @@ final class EtcdRequests {
     String creates = keys.requestsPrefix(ClusterVolumeRequest.Kind.CREATE, request.pluginId());
     TxnResponse made = txn(TxnRequest.newBuilder().addSuccess(rangePrefix(creates, 0)).build());
     TxnRequest.Builder t = TxnRequest.newBuilder().addCompare(attachments.held(l)).addCompare(modIs(key, request.revision()))
-        .addSuccess(delete(keys.volumeKey(request.pluginId(), request.name()))).addSuccess(delete(key));
+        .addSuccess(delete(keys.volumeKey(request.pluginId(), request.name()))).addSuccess(delete(key))
+        .addSuccess(delete(keys.claimGuardKey(request.pluginId(), request.name())));
     for (KeyValue kv : made.getResponses(0).getResponseRange().getKvsList()) {
       try {
         ClusterVolumeRequest c = VolumeCodec.decodeRequest(kv.getValue(), kv.getModRevision());

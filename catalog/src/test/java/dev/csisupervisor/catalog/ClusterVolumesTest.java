@@ -692,6 +692,11 @@ class ClusterVolumesTest {
     assertTrue(n1.completeDelete(l, sent));
     VolumesSnapshot s = cli.read();
     assertTrue(s.volumes().isEmpty() && s.requests().isEmpty(), "volume, delete and the create that made it: " + s);
+    try (EtcdClient side = new EtcdClient(EtcdOptions.of(etcd.member(0).endpoint()))) {
+      assertEquals(0, side.range(dev.csisupervisor.catalog.etcdpb.RangeRequest.newBuilder()
+          .setKey(EtcdClient.bytes(CatalogKeys.of(prefix).claimGuardKey(PLUGIN, "vol-1"))).build()).getKvsCount(),
+          "its claim guard goes with it");
+    }
   }
 
   @Test
