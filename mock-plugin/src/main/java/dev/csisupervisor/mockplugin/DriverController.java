@@ -46,8 +46,6 @@ import dev.csisupervisor.csi.v1.ValidateVolumeCapabilitiesRequest;
 import dev.csisupervisor.csi.v1.ValidateVolumeCapabilitiesResponse;
 import dev.csisupervisor.csi.v1.Volume;
 import dev.csisupervisor.csi.v1.VolumeContentSource;
-import dev.csisupervisor.mockplugin.InMemoryDriver.SnapshotState;
-import dev.csisupervisor.mockplugin.InMemoryDriver.VolumeState;
 import io.grpc.Status;
 import java.time.Clock;
 import java.util.ArrayList;
@@ -171,7 +169,7 @@ final class DriverController {
   }
 
   /** A volume as this plugin answers it: accessible from its pool, else its own topology, if it has one. */
-  Volume toProto(VolumeState v) {
+  Volume toProto(MockVolume v) {
     return withTopology(v.toProto(), v.pool);
   }
 
@@ -218,7 +216,7 @@ final class DriverController {
   DeleteVolumeResponse deleteVolume(DeleteVolumeRequest r) {
     requireId("volume_id", r.getVolumeId());
     synchronized (driver.lock()) {
-      VolumeState v = driver.findVolume(r.getVolumeId());
+      MockVolume v = driver.findVolume(r.getVolumeId());
       if (v != null && (!v.publishedAt.isEmpty() || !v.stagedAt.isEmpty())) {
         throw Status.FAILED_PRECONDITION.withDescription("volume " + v.id
             + " is still staged or published on the node").asRuntimeException();
@@ -228,7 +226,7 @@ final class DriverController {
         driver.cloud().deleteDisk(r.getVolumeId(), driver.settings().dependentSnapshots());
       } else if (driver.settings().dependentSnapshots()) {
         List<String> snaps = driver.snapshots().stream().filter(x -> x.sourceVolumeId().equals(r.getVolumeId()))
-            .map(SnapshotState::id).toList();
+            .map(MockSnapshot::id).toList();
         if (!snaps.isEmpty()) {
           throw Status.FAILED_PRECONDITION.withDescription("volume '" + r.getVolumeId() + "' has snapshots " + snaps
               + " (dependent snapshots): delete them first").asRuntimeException();
@@ -253,7 +251,7 @@ final class DriverController {
       cloud.attach(r.getVolumeId(), r.getNodeId(), mode == 3 || mode == 4 || mode == 5);
     }
     synchronized (driver.lock()) {
-      VolumeState v = driver.volume(r.getVolumeId());
+      MockVolume v = driver.volume(r.getVolumeId());
       if (cloud == null && !r.getNodeId().equals(nodeId())) {
         throw notFound("node '" + r.getNodeId() + "' does not exist (this plugin serves node '" + nodeId() + "')");
       }
@@ -285,7 +283,7 @@ final class DriverController {
       driver.cloud().detach(r.getVolumeId(), r.getNodeId()); // an empty node id: from every node
     }
     synchronized (driver.lock()) {
-      VolumeState v = driver.findVolume(r.getVolumeId());
+      MockVolume v = driver.findVolume(r.getVolumeId());
       if (v != null) {
         if (r.getNodeId().isEmpty()) {
           v.publishedTo.clear(); // empty node id: from every node
@@ -340,7 +338,7 @@ final class DriverController {
       throw invalid("capacity_range is invalid: required_bytes=" + required + ", limit_bytes=" + limit);
     }
     synchronized (driver.lock()) {
-      VolumeState v = driver.volume(r.getVolumeId());
+      MockVolume v = driver.volume(r.getVolumeId());
       SharedCloud cloud = driver.cloud();
       if (cloud != null) {
         // The cloud's size is the disk's (another process may have expanded it); a removed disk is NOT_FOUND.
@@ -389,7 +387,7 @@ final class DriverController {
       return ControllerModifyVolumeResponse.getDefaultInstance();
     }
     synchronized (driver.lock()) {
-      VolumeState v = driver.volume(r.getVolumeId());
+      MockVolume v = driver.volume(r.getVolumeId());
       DriverChecks.checkMutable(driver.settings().mutableNames(), r.getMutableParametersMap(),
           "mutable_parameters");
       v.mutable.putAll(r.getMutableParametersMap());

@@ -5,8 +5,6 @@ import static dev.csisupervisor.mockplugin.DriverChecks.notFound;
 import dev.csisupervisor.csi.v1.CreateVolumeRequest;
 import dev.csisupervisor.csi.v1.Volume;
 import dev.csisupervisor.csi.v1.VolumeContentSource;
-import dev.csisupervisor.mockplugin.InMemoryDriver.SnapshotState;
-import dev.csisupervisor.mockplugin.InMemoryDriver.VolumeState;
 import io.grpc.Status;
 import java.time.Clock;
 import java.util.Map;
@@ -66,7 +64,7 @@ final class DriverCreate {
   Made inMemory(CreateVolumeRequest r, VolumeContentSource source, boolean accessible, Pools pools) {
     long required = r.getCapacityRange().getRequiredBytes();
     long limit = r.getCapacityRange().getLimitBytes();
-    VolumeState existing = driver.findVolumeByName(r.getName());
+    MockVolume existing = driver.findVolumeByName(r.getName());
     if (existing != null) {
       boolean fits = existing.capacity >= required && (limit == 0 || existing.capacity <= limit);
       if (!fits || !java.util.Objects.equals(existing.source, source) || !accessible) {
@@ -81,7 +79,7 @@ final class DriverCreate {
     if (source != null) {
       sourceSize = switch (source.getTypeCase()) {
         case SNAPSHOT -> {
-          SnapshotState snap = driver.findSnapshot(source.getSnapshot().getSnapshotId());
+          MockSnapshot snap = driver.findSnapshot(source.getSnapshot().getSnapshotId());
           if (snap == null) {
             throw notFound("source snapshot '" + source.getSnapshot().getSnapshotId() + "' does not exist");
           }
@@ -92,7 +90,7 @@ final class DriverCreate {
           yield snap.size();
         }
         default -> {
-          VolumeState src = driver.findVolume(source.getVolume().getVolumeId());
+          MockVolume src = driver.findVolume(source.getVolume().getVolumeId());
           if (src == null) {
             throw notFound("source volume '" + source.getVolume().getVolumeId() + "' does not exist");
           }
@@ -115,7 +113,7 @@ final class DriverCreate {
       throw Status.OUT_OF_RANGE.withDescription("not enough capacity for " + capacity + " bytes")
           .asRuntimeException();
     }
-    VolumeState v = driver.addVolume(r.getName(), capacity, source);
+    MockVolume v = driver.addVolume(r.getName(), capacity, source);
     v.madeFor.addAll(DriverChecks.madeFor(r.getVolumeCapabilitiesList()));
     v.mutable.putAll(r.getMutableParamsMap());
     v.pool = pool;

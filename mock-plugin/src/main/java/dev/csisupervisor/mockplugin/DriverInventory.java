@@ -12,7 +12,6 @@ import dev.csisupervisor.csi.v1.ListVolumesResponse;
 import dev.csisupervisor.csi.v1.ValidateVolumeCapabilitiesRequest;
 import dev.csisupervisor.csi.v1.ValidateVolumeCapabilitiesResponse;
 import dev.csisupervisor.csi.v1.VolumeCondition;
-import dev.csisupervisor.mockplugin.InMemoryDriver.VolumeState;
 import io.grpc.Status;
 import java.util.ArrayList;
 import java.util.List;
@@ -45,7 +44,7 @@ final class DriverInventory {
       return DriverChecks.validate(d.id(), d.capabilities(), r);
     }
     synchronized (driver.lock()) {
-      VolumeState v = driver.volume(r.getVolumeId());
+      MockVolume v = driver.volume(r.getVolumeId());
       return DriverChecks.validate(v.id, v.madeFor, r);
     }
   }
@@ -65,8 +64,8 @@ final class DriverInventory {
       return out.setNextToken(page.nextToken()).build();
     }
     synchronized (driver.lock()) {
-      Page<VolumeState> page = page(new ArrayList<>(driver.volumes()), r.getMaxEntries(), r.getStartingToken());
-      for (VolumeState v : page.entries()) {
+      Page<MockVolume> page = page(new ArrayList<>(driver.volumes()), r.getMaxEntries(), r.getStartingToken());
+      for (MockVolume v : page.entries()) {
         out.addEntries(ListVolumesResponse.Entry.newBuilder()
             .setVolume(controller.toProto(v))
             .setStatus(ListVolumesResponse.VolumeStatus.newBuilder()
@@ -91,7 +90,7 @@ final class DriverInventory {
           .build();
     }
     synchronized (driver.lock()) {
-      VolumeState v = driver.volume(r.getVolumeId());
+      MockVolume v = driver.volume(r.getVolumeId());
       return ControllerGetVolumeResponse.newBuilder()
           .setVolume(controller.toProto(v))
           .setStatus(ControllerGetVolumeResponse.VolumeStatus.newBuilder()

@@ -19,7 +19,6 @@ import dev.csisupervisor.csi.v1.NodeUnpublishVolumeResponse;
 import dev.csisupervisor.csi.v1.NodeUnstageVolumeRequest;
 import dev.csisupervisor.csi.v1.NodeUnstageVolumeResponse;
 import dev.csisupervisor.csi.v1.VolumeUsage;
-import dev.csisupervisor.mockplugin.InMemoryDriver.VolumeState;
 import io.grpc.Status;
 import java.io.IOException;
 import java.nio.file.DirectoryNotEmptyException;
@@ -67,7 +66,7 @@ final class DriverNode {
     requireId("staging_target_path", r.getStagingTargetPath());
     requireCapability(r.hasVolumeCapability(), r.getVolumeCapability());
     synchronized (driver.lock()) {
-      VolumeState v = driver.volume(r.getVolumeId());
+      MockVolume v = driver.volume(r.getVolumeId());
       boolean mounted = realMounts != null
           && realMounts.stage(v, Path.of(r.getStagingTargetPath()), r.getVolumeCapability().hasBlock());
       v.stagedAt.add(r.getStagingTargetPath());
@@ -81,7 +80,7 @@ final class DriverNode {
     requireId("volume_id", r.getVolumeId());
     requireId("staging_target_path", r.getStagingTargetPath());
     synchronized (driver.lock()) {
-      VolumeState v = driver.findVolume(r.getVolumeId());
+      MockVolume v = driver.findVolume(r.getVolumeId());
       if (v != null && v.stagedAt.contains(r.getStagingTargetPath())) {
         if (realMounts != null) {
           realMounts.unmount(v, Path.of(r.getStagingTargetPath())); // failing: still staged
@@ -100,7 +99,7 @@ final class DriverNode {
     requireCapability(r.hasVolumeCapability(), r.getVolumeCapability());
     boolean block = r.getVolumeCapability().hasBlock();
     synchronized (driver.lock()) {
-      VolumeState v = driver.volume(r.getVolumeId());
+      MockVolume v = driver.volume(r.getVolumeId());
       Path stagedMount = null; // where a stage mounted the volume, the source of a real mount
       if (script.hasNodeCapability(NodeServiceCapability.RPC.Type.STAGE_UNSTAGE_VOLUME)) {
         if (r.getStagingTargetPath().isEmpty()) {
@@ -135,7 +134,7 @@ final class DriverNode {
     requireId("volume_id", r.getVolumeId());
     requireId("target_path", r.getTargetPath());
     synchronized (driver.lock()) {
-      VolumeState v = driver.findVolume(r.getVolumeId());
+      MockVolume v = driver.findVolume(r.getVolumeId());
       if (v != null && v.publishedAt.containsKey(r.getTargetPath())) {
         Path target = Path.of(r.getTargetPath());
         if (realMounts != null) {
@@ -157,7 +156,7 @@ final class DriverNode {
     requireId("volume_id", r.getVolumeId());
     requireId("volume_path", r.getVolumePath());
     synchronized (driver.lock()) {
-      VolumeState v = volumeAt(r.getVolumeId(), r.getVolumePath());
+      MockVolume v = volumeAt(r.getVolumeId(), r.getVolumePath());
       long used = realMounts != null ? Math.min(realMounts.usedBytes(v.id), v.capacity) : 0;
       return NodeGetVolumeStatsResponse.newBuilder()
           .addUsage(VolumeUsage.newBuilder().setUnit(VolumeUsage.Unit.BYTES)
@@ -171,7 +170,7 @@ final class DriverNode {
     requireId("volume_id", r.getVolumeId());
     requireId("volume_path", r.getVolumePath());
     synchronized (driver.lock()) {
-      VolumeState v = volumeAt(r.getVolumeId(), r.getVolumePath());
+      MockVolume v = volumeAt(r.getVolumeId(), r.getVolumePath());
       long required = r.getCapacityRange().getRequiredBytes();
       if (required > v.capacity) {
         v.capacity = required;
@@ -193,8 +192,8 @@ final class DriverNode {
   }
 
   /** Under the lock: the volume, which must be published or staged at {@code path} (else NOT_FOUND). */
-  private VolumeState volumeAt(String volumeId, String path) {
-    VolumeState v = driver.volume(volumeId);
+  private MockVolume volumeAt(String volumeId, String path) {
+    MockVolume v = driver.volume(volumeId);
     if (!v.publishedAt.containsKey(path) && !v.stagedAt.contains(path)) {
       throw notFound("volume " + v.id + " is not published or staged at " + path);
     }

@@ -14,8 +14,6 @@ import dev.csisupervisor.csi.v1.ListSnapshotsRequest;
 import dev.csisupervisor.csi.v1.ListSnapshotsResponse;
 import dev.csisupervisor.csi.v1.Snapshot;
 import dev.csisupervisor.mockplugin.CloudFile.Snap;
-import dev.csisupervisor.mockplugin.InMemoryDriver.SnapshotState;
-import dev.csisupervisor.mockplugin.InMemoryDriver.VolumeState;
 import io.grpc.Status;
 import java.time.Clock;
 import java.util.ArrayList;
@@ -55,7 +53,7 @@ final class DriverSnapshots {
       return new Cut(x.id(), Math.max(0, x.cutUntilMs() - now));
     }
     synchronized (driver.lock()) {
-      for (SnapshotState s : driver.snapshots()) {
+      for (MockSnapshot s : driver.snapshots()) {
         if (s.name().equals(r.getName())) {
           if (!s.sourceVolumeId().equals(r.getSourceVolumeId())) {
             throw Status.ALREADY_EXISTS.withDescription("snapshot '" + r.getName()
@@ -68,8 +66,8 @@ final class DriverSnapshots {
           return new Cut(s.id(), 0);
         }
       }
-      VolumeState v = driver.volume(r.getSourceVolumeId());
-      SnapshotState s = driver.addSnapshot(r.getName(), v, clock.instant());
+      MockVolume v = driver.volume(r.getSourceVolumeId());
+      MockSnapshot s = driver.addSnapshot(r.getName(), v, clock.instant());
       driver.persistLocked();
       return new Cut(s.id(), Math.max(0, s.cutUntil().toEpochMilli() - now));
     }
@@ -88,7 +86,7 @@ final class DriverSnapshots {
           .orElseThrow(() -> notFound("snapshot '" + id + "' does not exist"));
     }
     synchronized (driver.lock()) {
-      SnapshotState s = driver.findSnapshot(id);
+      MockSnapshot s = driver.findSnapshot(id);
       if (s == null) {
         throw notFound("snapshot '" + id + "' does not exist");
       }

@@ -1,8 +1,5 @@
 package dev.csisupervisor.mockplugin;
 
-import com.google.protobuf.Timestamp;
-import dev.csisupervisor.csi.v1.Snapshot;
-import dev.csisupervisor.csi.v1.Volume;
 import dev.csisupervisor.csi.v1.VolumeCondition;
 import dev.csisupervisor.csi.v1.VolumeContentSource;
 import io.grpc.Status;
@@ -22,8 +19,8 @@ import java.util.Set;
  * volumes and snapshots live in memory, following the CSI spec v1.12.0's error codes and
  * idempotency rules (csi-sanity passes against it).
  *
- * <p>This class is what the driver knows: its volumes (with their controller publications, stages
- * and publishes) and snapshots, and the ids it hands out. The calls are its sides,
+ * <p>This class is what the driver knows: its volumes ({@link MockVolume}, with their controller publications,
+ * stages and publishes) and snapshots ({@link MockSnapshot}), and the ids it hands out. The calls are its sides,
  * {@link DriverController} (volumes: create, delete, publish to a node, expand, modify),
  * {@link DriverInventory} (list, get, validate), {@link DriverSnapshots} and {@link DriverNode} (stage and publish
  * on this node), all over this state (and the shared cloud's, if there is one).
@@ -49,71 +46,10 @@ import java.util.Set;
  */
 final class InMemoryDriver {
 
-  /** One volume, and where it is published and staged; guarded by the driver's lock. */
-  static final class VolumeState {
-    final String id;
-    final String name;
-    long capacity;
-    final VolumeContentSource source; // null if none
-    /** node id -> readonly flag of its ControllerPublishVolume */
-    final Map<String, Boolean> publishedTo = new LinkedHashMap<>();
-    /** staging paths on this node */
-    final Set<String> stagedAt = new LinkedHashSet<>();
-    /** target path -> readonly */
-    final Map<String, Boolean> publishedAt = new LinkedHashMap<>();
-    /** What its create asked ({@link DriverChecks#madeFor}); empty: not known (all is confirmed). */
-    final Set<String> madeFor = new LinkedHashSet<>();
-    /** Its mutable parameters now. */
-    final Map<String, String> mutable = new java.util.TreeMap<>();
-    /** The {@link Pools pool} it was made in; "" if none. */
-    String pool = "";
-
-    VolumeState(String id, String name, long capacity, VolumeContentSource source) {
-      this.id = id;
-      this.name = name;
-      this.capacity = capacity;
-      this.source = source;
-    }
-
-    Volume toProto() {
-      Volume.Builder v = Volume.newBuilder()
-          .setVolumeId(id)
-          .setCapacityBytes(capacity)
-          .putVolumeContext("name", name);
-      if (source != null) {
-        v.setContentSource(source);
-      }
-      return v.build();
-    }
-  }
-
-  /**
-   * One snapshot: its source volume's size at a moment ({@code created}), cut by {@code cutUntil} and ready to use
-   * from {@code readyAt}.
-   */
-  record SnapshotState(String id, String name, String sourceVolumeId, long size, Instant created, Instant cutUntil,
-      Instant readyAt) {
-    /** Cut and ready at once. */
-    SnapshotState(String id, String name, String sourceVolumeId, long size, Instant created) {
-      this(id, name, sourceVolumeId, size, created, created, created);
-    }
-
-    Snapshot toProto(Instant now) {
-      return Snapshot.newBuilder()
-          .setSnapshotId(id)
-          .setSourceVolumeId(sourceVolumeId)
-          .setSizeBytes(size)
-          .setCreationTime(Timestamp.newBuilder()
-              .setSeconds(created.getEpochSecond()).setNanos(created.getNano()))
-          .setReadyToUse(!now.isBefore(readyAt))
-          .build();
-    }
-  }
-
   private final Object lock = new Object();
   // Guarded by lock; insertion order is creation order, which pagination tokens index into.
-  private final Map<String, VolumeState> volumes = new LinkedHashMap<>();
-  private final Map<String, SnapshotState> snapshots = new LinkedHashMap<>();
+  private final Map<String, MockVolume> volumes = new LinkedHashMap<>();
+  private final Map<String, MockSnapshot> snapshots = new LinkedHashMap<>();
   private long nextId = 1;
   /** What a new volume's id starts with ({@code vol-} by default; a cloud's form, with {@code /}, for tests). */
   private volatile String volumeIdPrefix = "vol-";
@@ -234,13 +170,13 @@ final class InMemoryDriver {
 
   private DriverStateFile.Image imageLocked() {
     List<DriverStateFile.StoredVolume> vs = new ArrayList<>();
-    for (VolumeState v : volumes.values()) {
+    for (MockVolume v : volumes.values()) {
       // Copies in the same order, so that equal states encode to equal text.
       vs.add(new DriverStateFile.StoredVolume(v.id, v.name, v.capacity, v.source,
           new LinkedHashMap<>(v.publishedTo), new LinkedHashSet<>(v.stagedAt), new LinkedHashMap<>(v.publishedAt)));
     }
     List<DriverStateFile.StoredSnapshot> ss = new ArrayList<>();
-    for (SnapshotState snap : snapshots.values()) {
+    for (MockSnapshot snap : snapshots.values()) {
       ss.add(new DriverStateFile.StoredSnapshot(snap.id(), snap.name(), snap.sourceVolumeId(), snap.size(),
           snap.created()));
     }
@@ -251,14 +187,14 @@ final class InMemoryDriver {
     volumes.clear();
     snapshots.clear();
     for (DriverStateFile.StoredVolume sv : image.volumes()) {
-      VolumeState v = new VolumeState(sv.id(), sv.name(), sv.capacity(), sv.source());
+      MockVolume v = new MockVolume(sv.id(), sv.name(), sv.capacity(), sv.source());
       v.publishedTo.putAll(sv.publishedTo());
       v.stagedAt.addAll(sv.stagedAt());
       v.publishedAt.putAll(sv.publishedAt());
       volumes.put(v.id, v);
     }
     for (DriverStateFile.StoredSnapshot ss : image.snapshots()) {
-      snapshots.put(ss.id(), new SnapshotState(ss.id(), ss.name(), ss.sourceVolumeId(), ss.size(), ss.created()));
+      snapshots.put(ss.id(), new MockSnapshot(ss.id(), ss.name(), ss.sourceVolumeId(), ss.size(), ss.created()));
     }
     nextId = image.nextId();
   }
@@ -266,8 +202,8 @@ final class InMemoryDriver {
   // ---- under the lock ------------------------------------------------------------------------
 
   /** The volume with this id; NOT_FOUND if there is none. */
-  VolumeState volume(String id) {
-    VolumeState v = volumes.get(id);
+  MockVolume volume(String id) {
+    MockVolume v = volumes.get(id);
     SharedCloud c = cloud;
     if (v == null && c != null) {
       // A disk another plugin process made: known here once the cloud has it.
@@ -284,13 +220,13 @@ final class InMemoryDriver {
   }
 
   /** The volume with this id, or null. */
-  VolumeState findVolume(String id) {
+  MockVolume findVolume(String id) {
     return volumes.get(id);
   }
 
   /** The volume with this name, or null. */
-  VolumeState findVolumeByName(String name) {
-    for (VolumeState v : volumes.values()) {
+  MockVolume findVolumeByName(String name) {
+    for (MockVolume v : volumes.values()) {
       if (v.name.equals(name)) {
         return v;
       }
@@ -299,7 +235,7 @@ final class InMemoryDriver {
   }
 
   /** Every volume, in creation order; a live view. */
-  Collection<VolumeState> volumes() {
+  Collection<MockVolume> volumes() {
     return volumes.values();
   }
 
@@ -319,16 +255,16 @@ final class InMemoryDriver {
   }
 
   /** A new volume with the next id; not saved yet. */
-  VolumeState addVolume(String name, long capacity, VolumeContentSource source) {
+  MockVolume addVolume(String name, long capacity, VolumeContentSource source) {
     String id = volumeIdPrefix + (nextId++);
-    VolumeState v = new VolumeState(id, name, capacity, source);
+    MockVolume v = new MockVolume(id, name, capacity, source);
     volumes.put(id, v);
     return v;
   }
 
   /** A volume with an id given elsewhere (the shared cloud's); not saved yet. */
-  VolumeState addVolume(String id, String name, long capacity, VolumeContentSource source) {
-    VolumeState v = new VolumeState(id, name, capacity, source);
+  MockVolume addVolume(String id, String name, long capacity, VolumeContentSource source) {
+    MockVolume v = new MockVolume(id, name, capacity, source);
     volumes.put(id, v);
     return v;
   }
@@ -369,19 +305,19 @@ final class InMemoryDriver {
   /** The bytes all volumes take together. */
   long usedBytes() {
     long used = 0;
-    for (VolumeState v : volumes.values()) {
+    for (MockVolume v : volumes.values()) {
       used += v.capacity;
     }
     return used;
   }
 
   /** The snapshot with this id, or null. */
-  SnapshotState findSnapshot(String id) {
+  MockSnapshot findSnapshot(String id) {
     return snapshots.get(id);
   }
 
   /** Every snapshot, in creation order; a live view. */
-  Collection<SnapshotState> snapshots() {
+  Collection<MockSnapshot> snapshots() {
     return snapshots.values();
   }
 
@@ -389,9 +325,9 @@ final class InMemoryDriver {
    * A new snapshot of {@code source} with the next id, as large as the volume is now, cut {@link #snapshotCut} after
    * {@code created} and ready {@link #snapshotReady} after that; its bytes copied ({@link #data}); not saved yet.
    */
-  SnapshotState addSnapshot(String name, VolumeState source, Instant created) {
+  MockSnapshot addSnapshot(String name, MockVolume source, Instant created) {
     Instant cut = created.plus(settings.snapshotCut());
-    SnapshotState s = new SnapshotState("snap-" + (nextId++), name, source.id, source.capacity, created, cut,
+    MockSnapshot s = new MockSnapshot("snap-" + (nextId++), name, source.id, source.capacity, created, cut,
         cut.plus(settings.snapshotReady()));
     snapshots.put(s.id(), s);
     if (data != null) {
@@ -419,7 +355,7 @@ final class InMemoryDriver {
   /** What the volumes of each pool take (without a cloud). */
   Map<String, Long> usedByPool() {
     Map<String, Long> used = new LinkedHashMap<>();
-    for (VolumeState v : volumes.values()) {
+    for (MockVolume v : volumes.values()) {
       if (!v.pool.isEmpty()) {
         used.merge(v.pool, v.capacity, Long::sum);
       }

@@ -2,8 +2,6 @@ package dev.csisupervisor.mockplugin;
 
 import dev.csisupervisor.common.CsiEndpoint;
 import dev.csisupervisor.common.Bounds;
-import dev.csisupervisor.csi.v1.ControllerServiceCapability;
-import dev.csisupervisor.csi.v1.NodeServiceCapability;
 import dev.csisupervisor.csi.v1.PluginCapability;
 import io.grpc.Status;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
@@ -11,7 +9,6 @@ import io.grpc.netty.shaded.io.netty.channel.epoll.Epoll;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -54,7 +51,7 @@ import org.slf4j.LoggerFactory;
  * <p>In the source, its parts: the scripting methods (readiness, probe and per-RPC faults, call
  * records, identity, capabilities, latency) are declared in the package-private
  * {@code ScriptedPlugin} it extends; the bound gRPC server is a {@code PluginServer}; this class
- * has the lifecycle and the {@link Builder}.
+ * has the lifecycle and the {@link Builder} (whose capability and driver setters are in its bases).
  */
 public final class MockCsiPlugin extends ScriptedPlugin implements AutoCloseable {
 
@@ -244,8 +241,12 @@ public final class MockCsiPlugin extends ScriptedPlugin implements AutoCloseable
   /**
    * Configures a {@link MockCsiPlugin}. Not thread-safe; {@link #build()} may be called more than
    * once (each plugin gets its own copy of the settings).
+   *
+   * <p>In the source, the capability setters are declared in the package-private {@code CapabilityOptions} and
+   * the in-memory driver's ({@link #stateFile}, {@link #cloud}, {@link #realMounts}, {@link #pools}, ...) in
+   * {@code DriverOptions}, which it extends; this class has the socket, identity, probe and serving settings.
    */
-  public static final class Builder {
+  public static final class Builder extends CapabilityOptions<Builder> {
     // Read when a plugin is built, by its constructor and ScriptedPlugin's.
     Path socket;
     String name = "mock.csi.dev";
@@ -255,15 +256,6 @@ public final class MockCsiPlugin extends ScriptedPlugin implements AutoCloseable
     boolean neverReady;
     boolean createParentDirs;
     Map<String, String> manifest = Map.of();
-    List<PluginCapability> pluginCapabilities; // null: the mode's default
-    List<ControllerServiceCapability> controllerCapabilities = Capabilities.CONTROLLER.of(
-        ControllerServiceCapability.RPC.Type.CREATE_DELETE_VOLUME,
-        ControllerServiceCapability.RPC.Type.PUBLISH_UNPUBLISH_VOLUME,
-        ControllerServiceCapability.RPC.Type.CREATE_DELETE_SNAPSHOT,
-        ControllerServiceCapability.RPC.Type.LIST_SNAPSHOTS,
-        ControllerServiceCapability.RPC.Type.CLONE_VOLUME);
-    List<NodeServiceCapability> nodeCapabilities =
-        Capabilities.NODE.of(NodeServiceCapability.RPC.Type.STAGE_UNSTAGE_VOLUME);
     String nodeId = "node-1";
     long maxVolumesPerNode;
     Map<String, String> accessibleTopology = Map.of();
@@ -273,21 +265,13 @@ public final class MockCsiPlugin extends ScriptedPlugin implements AutoCloseable
     EventLoopGroup eventLoopGroup;
     java.util.concurrent.ScheduledExecutorService waits;
     LongSupplier ticker = System::nanoTime;
-    Path stateFile;
-    Path realMountsDir;
-    String volumeIdPrefix = "vol-";
-    Path cloudFile;
-    java.time.Duration cloudAttachTime = java.time.Duration.ZERO;
-    java.time.Duration createTime = java.time.Duration.ZERO;
-    RealMounts.UidSource uidSource = RealMounts::effectiveUid;
-    java.time.Duration snapshotTime = java.time.Duration.ZERO;
-    java.time.Duration snapshotReadyTime = java.time.Duration.ZERO;
-    boolean dependentSnapshots;
-    java.util.Set<String> mutableParameters = java.util.Set.of();
-    Pools pools = Pools.NONE;
-    java.time.Clock clock = java.time.Clock.systemUTC();
 
     private Builder() {
+    }
+
+    @Override
+    Builder self() {
+      return this;
     }
 
     /** Required. The socket path (made absolute); at most 107 bytes, the unix limit. */
@@ -335,58 +319,6 @@ public final class MockCsiPlugin extends ScriptedPlugin implements AutoCloseable
     /** GetPluginInfo manifest; default empty. */
     public Builder manifest(Map<String, String> manifest) {
       this.manifest = Map.copyOf(manifest);
-      return this;
-    }
-
-    /**
-     * Plugin capabilities of the {@code Service} kind as raw numbers; unknown numbers go on the
-     * wire as they are. Default: {@code CONTROLLER_SERVICE} if the mode serves Controller, else none.
-     */
-    public Builder pluginCapabilities(int... serviceTypes) {
-      this.pluginCapabilities = Capabilities.PLUGIN.of(serviceTypes);
-      return this;
-    }
-
-    public Builder pluginCapabilities(PluginCapability.Service.Type... serviceTypes) {
-      this.pluginCapabilities = Capabilities.PLUGIN.of(serviceTypes);
-      return this;
-    }
-
-    /** Plugin capabilities as full messages, e.g. with {@code VolumeExpansion}; empty for none. */
-    public Builder pluginCapabilities(Collection<PluginCapability> capabilities) {
-      this.pluginCapabilities = Capabilities.PLUGIN.copy(capabilities);
-      return this;
-    }
-
-    /** Default: CREATE_DELETE_VOLUME, PUBLISH_UNPUBLISH_VOLUME. */
-    public Builder controllerCapabilities(int... rpcTypes) {
-      this.controllerCapabilities = Capabilities.CONTROLLER.of(rpcTypes);
-      return this;
-    }
-
-    public Builder controllerCapabilities(ControllerServiceCapability.RPC.Type... rpcTypes) {
-      this.controllerCapabilities = Capabilities.CONTROLLER.of(rpcTypes);
-      return this;
-    }
-
-    public Builder controllerCapabilities(Collection<ControllerServiceCapability> capabilities) {
-      this.controllerCapabilities = Capabilities.CONTROLLER.copy(capabilities);
-      return this;
-    }
-
-    /** Default: STAGE_UNSTAGE_VOLUME. */
-    public Builder nodeCapabilities(int... rpcTypes) {
-      this.nodeCapabilities = Capabilities.NODE.of(rpcTypes);
-      return this;
-    }
-
-    public Builder nodeCapabilities(NodeServiceCapability.RPC.Type... rpcTypes) {
-      this.nodeCapabilities = Capabilities.NODE.of(rpcTypes);
-      return this;
-    }
-
-    public Builder nodeCapabilities(Collection<NodeServiceCapability> capabilities) {
-      this.nodeCapabilities = Capabilities.NODE.copy(capabilities);
       return this;
     }
 
@@ -452,165 +384,6 @@ public final class MockCsiPlugin extends ScriptedPlugin implements AutoCloseable
      */
     public Builder eventLoopGroup(EventLoopGroup group) {
       this.eventLoopGroup = Objects.requireNonNull(group, "eventLoopGroup");
-      return this;
-    }
-
-    /**
-     * Keeps the in-memory driver's volumes (with their controller publications, stages and
-     * publishes) and snapshots in {@code file} across restarts, as a real driver's state directory
-     * does: loaded by {@link MockCsiPlugin#start()} (empty if the file does not exist yet; its
-     * directory must), saved after every change before the call is answered (written aside,
-     * forced, renamed over the file), so a plugin killed with SIGKILL and started again on the same
-     * file knows its volumes. One plugin per file. Default: none, the state lives in memory only.
-     */
-    public Builder stateFile(Path file) {
-      this.stateFile = Objects.requireNonNull(file, "stateFile").toAbsolutePath().normalize();
-      return this;
-    }
-
-    /**
-     * What the ids of created volumes start with (default {@code vol-}): e.g. {@code projects/p/zones/z/disks/}
-     * for ids like a cloud's, with {@code /} in them (CSI allows any id up to 128 bytes).
-     */
-    public Builder volumeIdPrefix(String prefix) {
-      Objects.requireNonNull(prefix, "volumeIdPrefix");
-      if (prefix.isEmpty() || prefix.indexOf('\0') >= 0 || prefix.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 127) {
-        throw new IllegalArgumentException("volumeIdPrefix must be 1 to 127 bytes without NUL, got " + prefix.length()
-            + " chars");
-      }
-      this.volumeIdPrefix = prefix;
-      return this;
-    }
-
-    /**
-     * How long each CreateVolume takes (default 0), as a real driver's create waits for its disk: the volume exists
-     * (by name, in the cloud too) from the call's start and the answer comes after {@code time}; the same name asked
-     * meanwhile in this process is ABORTED (CSI: an operation is pending for it), in another process on the same
-     * cloud it is answered that disk (never a second one).
-     */
-    public Builder createTime(java.time.Duration time) {
-      Objects.requireNonNull(time, "createTime");
-      if (time.isNegative()) {
-        throw new IllegalArgumentException("createTime must not be negative, got " + time);
-      }
-      this.createTime = time;
-      return this;
-    }
-
-    /**
-     * A "cloud" shared with other mock plugin processes through {@code file} (under a file lock): created disks go
-     * there, a controller attaches a disk to any node (a single-node mode to one node only: FAILED_PRECONDITION for
-     * a second), each attach taking {@code attachTime}, and a node plugin stages any disk the cloud has. The cloud
-     * is also an oracle: node plugins record there what they stage and publish, and it counts what a correct CO
-     * never does (a double attachment, a detach while staged or published, a controller call of a deposed
-     * controller agent by its {@link Caller} headers); {@link CloudReport#read} reads it. Snapshots, restored and
-     * cloned disks are the cloud's too, by name, and ListVolumes, ControllerGetVolume and ValidateVolumeCapabilities
-     * see every disk of the cloud ({@link SharedCloud}).
-     */
-    public Builder cloud(Path file, java.time.Duration attachTime) {
-      this.cloudFile = Objects.requireNonNull(file, "cloud").toAbsolutePath().normalize();
-      Objects.requireNonNull(attachTime, "attachTime");
-      if (attachTime.isNegative()) {
-        throw new IllegalArgumentException("attachTime must not be negative, got " + attachTime);
-      }
-      this.cloudAttachTime = attachTime;
-      return this;
-    }
-
-    /**
-     * Real-mount mode, as kubernetes-csi hostpath: each volume's data is a directory
-     * {@code volumeDataDir/<sha256 of the volume id>} (mode 0700; for a block volume, a sparse
-     * file {@code <sha256>.img} of the volume's capacity), made on its first stage or publish and
-     * removed by DeleteVolume. NodeStageVolume bind-mounts a mount volume's directory on the
-     * staging path (which the CO creates; missing is FAILED_PRECONDITION); NodePublishVolume
-     * creates the target and bind-mounts the staging path there (without STAGE_UNSTAGE_VOLUME the
-     * data directory; for a block volume, its file onto a file), remounted read-only if asked.
-     * Publishing a mount volume whose staging path is not a mount point is FAILED_PRECONDITION.
-     * NodeUnpublishVolume and NodeUnstageVolume unmount; if umount fails (busy) the call fails
-     * INTERNAL with its message and the volume stays published or staged. Whether a path is
-     * mounted is read from {@code /proc/self/mountinfo}, so a mount that is already there is not
-     * made twice and one that vanished (a reboot) is made again. NodeGetVolumeStats reports the
-     * bytes in the data directory as used. Mounting runs {@code mount} / {@code umount} from
-     * util-linux on the event loop, under the driver's lock.
-     *
-     * <p>With a {@link #cloud shared cloud} the volumes' data is beside the cloud file instead
-     * ({@code FILE.data}, {@link DiskData}), where every plugin process on the cloud mounts the same bytes, and
-     * snapshots, restores and clones copy them; {@code volumeDataDir} then only turns real mounts on.
-     *
-     * <p>Needs root: {@link MockCsiPlugin#start()} fails otherwise. The directory is created by
-     * start if missing. Default: off, nothing is mounted.
-     */
-    public Builder realMounts(Path volumeDataDir) {
-      this.realMountsDir = Objects.requireNonNull(volumeDataDir, "realMounts").toAbsolutePath().normalize();
-      return this;
-    }
-
-    /**
-     * How long cutting a snapshot takes (default 0): the snapshot exists (in the cloud too) from CreateSnapshot's
-     * start and the answer comes when the cut is done; the same name asked meanwhile, by any process on the cloud, is
-     * ABORTED (CSI: an operation is pending for it).
-     */
-    public Builder snapshotTime(java.time.Duration time) {
-      this.snapshotTime = Bounds.notNegative(time, "snapshotTime");
-      return this;
-    }
-
-    /**
-     * How long after its cut a snapshot becomes ready to use (default 0): until then CreateSnapshot (sent again by
-     * name) and ListSnapshots answer {@code ready_to_use} false, and a CreateVolume from it is FAILED_PRECONDITION.
-     */
-    public Builder snapshotReadyTime(java.time.Duration time) {
-      this.snapshotReadyTime = Bounds.notNegative(time, "snapshotReadyTime");
-      return this;
-    }
-
-    /**
-     * Snapshots that depend on their volumes, as ZFS's: DeleteSnapshot of a snapshot with volumes restored from it,
-     * and DeleteVolume of a volume with snapshots, are FAILED_PRECONDITION naming them. Default: independent.
-     */
-    public Builder dependentSnapshots() {
-      this.dependentSnapshots = true;
-      return this;
-    }
-
-    /**
-     * The mutable parameters it accepts (CreateVolume's and ControllerModifyVolume's {@code mutable_parameters});
-     * advertises MODIFY_VOLUME. Other keys are INVALID_ARGUMENT, nothing changed. Default: none, and no MODIFY_VOLUME.
-     *
-     * @throws IllegalArgumentException naming a blank name, or if there are none
-     */
-    public Builder mutableParameters(java.util.Collection<String> names) {
-      java.util.Set<String> copy = java.util.Set.copyOf(Objects.requireNonNull(names, "mutableParameters"));
-      if (copy.isEmpty() || copy.stream().anyMatch(String::isBlank)) {
-        throw new IllegalArgumentException("mutableParameters must be one or more names, none blank, got " + names);
-      }
-      this.mutableParameters = copy;
-      return this;
-    }
-
-    /**
-     * Storage pools, {@code SEGMENT=SIZE,...} ({@link Pools}): each the topology segment
-     * {@code topology.mock.csi.dev/pool=SEGMENT} holding SIZE bytes (a number, or with K/Ki, M/Mi, G/Gi, T/Ti). A
-     * volume is made in a pool with room among those its accessibility requirements allow (none: the pool with the
-     * most room), else RESOURCE_EXHAUSTED; GetCapacity answers per pool; advertises GET_CAPACITY and
-     * VOLUME_ACCESSIBILITY_CONSTRAINTS. Default: no pools, one 1 TiB store (full: OUT_OF_RANGE).
-     *
-     * @throws IllegalArgumentException naming the malformed entry
-     */
-    public Builder pools(String spec) {
-      this.pools = Pools.parse(Objects.requireNonNull(spec, "pools"));
-      return this;
-    }
-
-    /** Wall clock of snapshot times and readiness; default UTC system time (processes on a cloud share it). */
-    Builder clock(java.time.Clock clock) {
-      this.clock = Objects.requireNonNull(clock, "clock");
-      return this;
-    }
-
-    /** Where {@link #realMounts} reads the process's effective uid; tests give a fake one. */
-    Builder uidSource(RealMounts.UidSource source) {
-      this.uidSource = Objects.requireNonNull(source, "uidSource");
       return this;
     }
 

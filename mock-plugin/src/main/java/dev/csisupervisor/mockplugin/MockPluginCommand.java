@@ -1,26 +1,19 @@
 package dev.csisupervisor.mockplugin;
 
 import dev.csisupervisor.common.CsiEndpoint;
-import dev.csisupervisor.csi.v1.ControllerServiceCapability;
-import dev.csisupervisor.csi.v1.NodeServiceCapability;
-import dev.csisupervisor.csi.v1.PluginCapability;
-import io.grpc.Status;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntConsumer;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -35,6 +28,8 @@ import picocli.CommandLine.Spec;
  * SIGTERM/SIGINT and {@code crash} halts the JVM, leaving the socket file; otherwise (tests) the
  * command only crashes the plugin and returns {@link #CRASH_EXIT_CODE}. Exit codes: 0 stopped,
  * 1 it could not start (see the footer), 2 bad arguments, 3 crashed.
+ *
+ * <p>The driver's options are the mixin {@link DriverFlags}, the scripted faults' {@link FaultFlags}.
  */
 @Command(name = "csi-mock-plugin", mixinStandardHelpOptions = true,
     versionProvider = MockPluginCommand.Version.class,
@@ -67,11 +62,15 @@ final class MockPluginCommand implements Callable<Integer> {
   static final int START_FAILED_EXIT_CODE = 1;
   static final int CRASH_EXIT_CODE = 3;
   static final String READY_LINE = "READY-TO-SERVE";
-  private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s)?");
-  static final String DEFAULT_FAULT_MESSAGE = "mock fault (--fail-fraction)";
 
   @Spec
   private CommandSpec spec;
+
+  @Mixin
+  private final DriverFlags driverFlags = new DriverFlags();
+
+  @Mixin
+  private final FaultFlags faultFlags = new FaultFlags();
 
   @Option(names = "--endpoint", paramLabel = "unix:///path/csi.sock",
       description = "Socket to serve on (unix:///abs/path, unix:/abs/path or a path); default: $CSI_ENDPOINT.")
@@ -96,18 +95,6 @@ final class MockPluginCommand implements Callable<Integer> {
   @Option(names = "--never-ready", description = "Probe never reports ready.")
   private boolean neverReady;
 
-  @Option(names = "--hang-probes", description = "Probe never answers.")
-  private boolean hangProbes;
-
-  @Option(names = "--fail-probes", paramLabel = "CODE", description = "Probe fails with this gRPC status code.")
-  private Status.Code failProbes;
-
-  @Option(names = "--fail-message", description = "Message of --fail-probes; default: ${DEFAULT-VALUE}.")
-  private String failMessage = "mock probe failure";
-
-  @Option(names = "--flap-ms", paramLabel = "MS", description = "Alternate ready / not ready every MS.")
-  private long flapMs;
-
   @Option(names = "--latency-ms", paramLabel = "MS", description = "Delay every response by MS.")
   private long latencyMs;
 
@@ -129,83 +116,6 @@ final class MockPluginCommand implements Callable<Integer> {
 
   @Option(names = "--omit-ready", description = "Answer ready probes without the ready field (absent means ready).")
   private boolean omitReady;
-
-  @Option(names = "--delay", paramLabel = "RPC[@VOLUME_ID]=DURATION",
-      description = {"Answer every call of RPC (e.g. NodePublishVolume) after DURATION (500ms, 2s); with @VOLUME_ID,",
-          "only its calls on that volume (e.g. ControllerPublishVolume@vol-7=10s: one slow volume). Repeatable.",
-          "The driver acts when the delay is over."})
-  private java.util.Map<String, String> delays = new java.util.LinkedHashMap<>();
-
-  @Option(names = "--fail-fraction", paramLabel = "RPC=FRACTION:CODE[:MESSAGE]",
-      description = {"Fail about FRACTION (0 to 1) of the calls of RPC with gRPC status CODE and MESSAGE (default",
-          "'" + DEFAULT_FAULT_MESSAGE + "'), drawn from --fault-seed; e.g. NodeUnstageVolume=0.3:INTERNAL:target is busy.",
-          "Repeatable, one per RPC. Scripted faults (stdin) come first; --delay applies to the calls let through."})
-  private java.util.Map<String, String> failFractions = new java.util.LinkedHashMap<>();
-
-  @Option(names = "--fault-seed", paramLabel = "N",
-      description = "Seed of --fail-fraction's draws (per RPC: the same seed fails the same calls); default ${DEFAULT-VALUE}.")
-  private long faultSeed = 1;
-
-  @Option(names = "--no-controller-service",
-      description = "Do not advertise the CONTROLLER_SERVICE plugin capability (a node-only driver).")
-  private boolean noControllerService;
-
-  @Option(names = "--unknown-capabilities",
-      description = "Also advertise capability values this CSI version does not define (plugin 42, controller 99, node 77).")
-  private boolean unknownCapabilities;
-
-  @Option(names = "--cloud", paramLabel = "PATH",
-      description = {"Share a cloud with other mock plugins through PATH (file-locked): disks made by any of them,",
-          "attached by any controller to any node, a single-node disk to one node only; an oracle that counts",
-          "what a correct CO never does (see 'csi-mock-plugin cloud-report --help')."})
-  private Path cloud;
-
-  @Option(names = "--cloud-attach-ms", paramLabel = "N", description = "How long each cloud attach takes (default 0).")
-  private long cloudAttachMs;
-
-  @Option(names = "--create-ms", paramLabel = "N",
-      description = {"How long each CreateVolume takes (default 0); the volume exists from the call's start, and the",
-          "same name asked meanwhile is ABORTED (an operation is pending for it)."})
-  private long createMs;
-
-  @Option(names = "--state-file", paramLabel = "PATH",
-      description = {"Keep the driver's volumes, publications, stages and publishes in PATH: loaded on start,",
-          "saved after every change (atomic rename), so a restart after SIGKILL keeps them."})
-  private Path stateFile;
-
-  @Option(names = "--real-mounts", paramLabel = "DIR",
-      description = {"Mount for real (needs root), as kubernetes-csi hostpath: each volume's data is DIR/<sha256 of",
-          "its id> (block: a sparse DIR/<sha256>.img); stage and publish bind-mount it, read-only if asked,",
-          "unpublish and unstage unmount it; whether a path is mounted is read from /proc/self/mountinfo.",
-          "With --cloud the data is beside the cloud file instead (PATH.data), where every process sees it."})
-  private Path realMounts;
-
-  @Option(names = "--snapshot-ms", paramLabel = "N",
-      description = {"How long cutting a snapshot takes (default 0): CreateSnapshot answers when it is done; the",
-          "same name asked meanwhile (any process on the cloud) is ABORTED."})
-  private long snapshotMs;
-
-  @Option(names = "--snapshot-ready-ms", paramLabel = "N",
-      description = {"How long after its cut a snapshot becomes ready_to_use (default 0); CreateSnapshot sent again",
-          "by name answers its readiness now; a CreateVolume from it before then is FAILED_PRECONDITION."})
-  private long snapshotReadyMs;
-
-  @Option(names = "--dependent-snapshots",
-      description = {"ZFS-like: deleting a snapshot that volumes were restored from, or a volume that has",
-          "snapshots, is FAILED_PRECONDITION naming them."})
-  private boolean dependentSnapshots;
-
-  @Option(names = "--mutable-parameters", paramLabel = "NAME[,NAME...]", split = ",",
-      description = {"The mutable_parameters it accepts (CreateVolume, ControllerModifyVolume); advertises",
-          "MODIFY_VOLUME. Other keys are INVALID_ARGUMENT, nothing changed."})
-  private List<String> mutableParameters;
-
-  @Option(names = "--pools", paramLabel = "SEGMENT=SIZE[,...]",
-      description = {"Storage pools, each the topology segment " + Pools.KEY + "=SEGMENT of SIZE bytes",
-          "(e.g. fast=10Gi,slow=1Ti): a volume goes to a pool with room that its accessibility requirements allow",
-          "(else RESOURCE_EXHAUSTED); GetCapacity answers per pool; advertises GET_CAPACITY and",
-          "VOLUME_ACCESSIBILITY_CONSTRAINTS."})
-  private String pools;
 
   @Option(names = "--topology", paramLabel = "KEY=VALUE", split = ",",
       description = "NodeGetInfo's accessible_topology segments (e.g. " + Pools.KEY + "=fast); default none.")
@@ -246,15 +156,33 @@ final class MockPluginCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    Path socket = socketPath();
+    MockCsiPlugin plugin = builder(socketPath()).build();
+    // Script faults before binding, so no client ever sees the plugin without them.
+    faultFlags.capabilities(plugin.script());
+    faultFlags.script(plugin, spec.commandLine());
+    nonNegative(spec.commandLine(), "--exit-after-ms", exitAfterMs);
+    nonNegative(spec.commandLine(), "--crash-after-ms", crashAfterMs);
+
+    try {
+      plugin.start();
+    } catch (IOException e) {
+      // An expected failure (path occupied, parent missing): one clear line, no stack trace.
+      spec.commandLine().getErr().println("csi-mock-plugin: cannot start: " + e.getMessage());
+      return START_FAILED_EXIT_CODE;
+    }
+    return serve(plugin);
+  }
+
+  /** A builder with every option but the faults. */
+  private MockCsiPlugin.Builder builder(Path socket) {
     MockCsiPlugin.Builder builder = MockCsiPlugin.builder()
         .name(name)
         .vendorVersion(vendorVersion)
         .mode(type)
         .nodeId(nodeId)
         .createParentDirs(createDir)
-        .readyAfter(Duration.ofMillis(nonNegative("--ready-after-ms", readyAfterMs)))
-        .latency(Duration.ofMillis(nonNegative("--latency-ms", latencyMs)));
+        .readyAfter(Duration.ofMillis(nonNegative(spec.commandLine(), "--ready-after-ms", readyAfterMs)))
+        .latency(Duration.ofMillis(nonNegative(spec.commandLine(), "--latency-ms", latencyMs)));
     try {
       builder.socket(socket);
     } catch (IllegalArgumentException e) {
@@ -263,32 +191,7 @@ final class MockPluginCommand implements Callable<Integer> {
     if (neverReady) {
       builder.neverReady();
     }
-    if (stateFile != null) {
-      builder.stateFile(stateFile);
-    }
-    builder.createTime(Duration.ofMillis(nonNegative("--create-ms", createMs)));
-    if (cloud != null) {
-      builder.cloud(cloud, Duration.ofMillis(nonNegative("--cloud-attach-ms", cloudAttachMs)));
-    }
-    if (realMounts != null) {
-      builder.realMounts(realMounts);
-    }
-    builder.snapshotTime(Duration.ofMillis(nonNegative("--snapshot-ms", snapshotMs)))
-        .snapshotReadyTime(Duration.ofMillis(nonNegative("--snapshot-ready-ms", snapshotReadyMs)));
-    if (dependentSnapshots) {
-      builder.dependentSnapshots();
-    }
-    try {
-      if (mutableParameters != null) {
-        builder.mutableParameters(mutableParameters);
-      }
-      if (pools != null) {
-        builder.pools(pools);
-      }
-    } catch (IllegalArgumentException e) {
-      throw new ParameterException(spec.commandLine(), (pools != null && e.getMessage().startsWith("pools")
-          ? "--pools: " : "--mutable-parameters: ") + e.getMessage());
-    }
+    driverFlags.configure(builder, spec.commandLine());
     if (topology != null) {
       builder.accessibleTopology(topology);
     }
@@ -299,75 +202,14 @@ final class MockPluginCommand implements Callable<Integer> {
       builder.omitReadyField();
     }
     if (hangAfterReadyMs != null) {
-      builder.hangProbesAfterReady(Duration.ofMillis(nonNegative("--hang-after-ready-ms", hangAfterReadyMs)));
+      builder.hangProbesAfterReady(
+          Duration.ofMillis(nonNegative(spec.commandLine(), "--hang-after-ready-ms", hangAfterReadyMs)));
     }
-    MockCsiPlugin plugin = builder.build();
-    Script script = plugin.script();
-    if (noControllerService) {
-      List<PluginCapability> kept = new ArrayList<>();
-      for (PluginCapability c : script.pluginCapabilities()) {
-        if (!(c.hasService() && c.getService().getType() == PluginCapability.Service.Type.CONTROLLER_SERVICE)) {
-          kept.add(c);
-        }
-      }
-      script.setPluginCapabilities(kept);
-    }
-    if (unknownCapabilities) {
-      List<PluginCapability> p = new ArrayList<>(script.pluginCapabilities());
-      p.addAll(Capabilities.PLUGIN.of(42));
-      script.setPluginCapabilities(p);
-      List<ControllerServiceCapability> c = new ArrayList<>(script.controllerCapabilities());
-      c.addAll(Capabilities.CONTROLLER.of(99));
-      script.setControllerCapabilities(c);
-      List<NodeServiceCapability> n = new ArrayList<>(script.nodeCapabilities());
-      n.addAll(Capabilities.NODE.of(77));
-      script.setNodeCapabilities(n);
-    }
-    // Script faults before binding, so no client ever sees the plugin without them.
-    if (hangProbes) {
-      plugin.hangProbes(true);
-    }
-    if (failProbes != null) {
-      if (failProbes == Status.Code.OK) {
-        throw new ParameterException(spec.commandLine(), "--fail-probes must not be OK");
-      }
-      plugin.failProbes(failProbes, failMessage);
-    }
-    for (java.util.Map.Entry<String, String> d : delays.entrySet()) {
-      try {
-        int at = d.getKey().indexOf('@');
-        if (at < 0) {
-          plugin.delayCalls(d.getKey(), duration(d.getValue()));
-        } else {
-          plugin.delayCalls(d.getKey().substring(0, at), d.getKey().substring(at + 1), duration(d.getValue()));
-        }
-      } catch (IllegalArgumentException e) {
-        throw new ParameterException(spec.commandLine(), "--delay " + d.getKey() + "=" + d.getValue() + ": "
-            + e.getMessage());
-      }
-    }
-    for (java.util.Map.Entry<String, String> f : failFractions.entrySet()) {
-      try {
-        RandomFailure failure = RandomFailure.parse(f.getValue());
-        plugin.failCallsAtRandom(f.getKey(), failure.fraction(), failure.code(), failure.message(), faultSeed);
-      } catch (IllegalArgumentException e) {
-        throw new ParameterException(spec.commandLine(), "--fail-fraction " + f.getKey() + "=" + f.getValue() + ": "
-            + e.getMessage());
-      }
-    }
-    if (nonNegative("--flap-ms", flapMs) > 0) {
-      plugin.flap(Duration.ofMillis(flapMs));
-    }
-    nonNegative("--exit-after-ms", exitAfterMs);
-    nonNegative("--crash-after-ms", crashAfterMs);
+    return builder;
+  }
 
-    try {
-      plugin.start();
-    } catch (IOException e) {
-      // An expected failure (path occupied, parent missing): one clear line, no stack trace.
-      spec.commandLine().getErr().println("csi-mock-plugin: cannot start: " + e.getMessage());
-      return START_FAILED_EXIT_CODE;
-    }
+  /** Prints the ready line, arms the timed exit and crash and the stdin control; waits until the plugin stops. */
+  private int serve(MockCsiPlugin plugin) throws InterruptedException {
     if (processMode) {
       Runtime.getRuntime().addShutdownHook(new Thread(plugin::stop, "mock-csi-shutdown"));
     }
@@ -381,7 +223,7 @@ final class MockPluginCommand implements Callable<Integer> {
       CompletableFuture.delayedExecutor(crashAfterMs, TimeUnit.MILLISECONDS).execute(() -> crash(plugin));
     }
     if (stdinControl) {
-      daemon("mock-csi-stdin", new StdinControl(plugin, in, out, failMessage, () -> crash(plugin)));
+      daemon("mock-csi-stdin", new StdinControl(plugin, in, out, faultFlags.failMessage(), () -> crash(plugin)));
     }
     plugin.awaitStopped();
     return crashed ? CRASH_EXIT_CODE : 0;
@@ -431,45 +273,7 @@ final class MockPluginCommand implements Callable<Integer> {
     return Path.of(path);
   }
 
-  /** {@code 500ms}, {@code 2s}, or a bare number of milliseconds. */
-  static Duration duration(String word) {
-    Matcher m = DURATION.matcher(word);
-    if (!m.matches()) {
-      throw new IllegalArgumentException("DURATION must be like 500ms, 2s or 500 (milliseconds), got '" + word + "'");
-    }
-    long amount = Long.parseLong(m.group(1));
-    return "s".equals(m.group(2)) ? Duration.ofSeconds(amount) : Duration.ofMillis(amount);
-  }
 
-  /** The value of {@code --fail-fraction RPC=FRACTION:CODE[:MESSAGE]}: what follows the RPC's {@code =}. */
-  record RandomFailure(double fraction, Status.Code code, String message) {
-    static RandomFailure parse(String value) {
-      String[] parts = value.split(":", 3);
-      if (parts.length < 2) {
-        throw new IllegalArgumentException("expected FRACTION:CODE[:MESSAGE], e.g. 0.3:INTERNAL, got '" + value + "'");
-      }
-      double fraction;
-      try {
-        fraction = Double.parseDouble(parts[0]);
-      } catch (NumberFormatException e) {
-        fraction = Double.NaN;
-      }
-      if (!(fraction >= 0 && fraction <= 1)) {
-        throw new IllegalArgumentException("FRACTION must be a number from 0 to 1, got '" + parts[0] + "'");
-      }
-      Status.Code code = null;
-      for (Status.Code c : Status.Code.values()) {
-        if (c.name().equalsIgnoreCase(parts[1]) && c != Status.Code.OK) {
-          code = c;
-        }
-      }
-      if (code == null) {
-        throw new IllegalArgumentException("CODE must be a gRPC status code other than OK (e.g. INTERNAL,"
-            + " UNAVAILABLE, ABORTED), got '" + parts[1] + "'");
-      }
-      return new RandomFailure(fraction, code, parts.length == 3 ? parts[2] : DEFAULT_FAULT_MESSAGE);
-    }
-  }
 
   private void crash(MockCsiPlugin plugin) {
     crashed = true;
@@ -480,9 +284,10 @@ final class MockPluginCommand implements Callable<Integer> {
     plugin.crash();
   }
 
-  private long nonNegative(String option, long value) {
+  /** {@code value}, if it is not negative; else exit code 2 naming the option. */
+  static long nonNegative(CommandLine commandLine, String option, long value) {
     if (value < 0) {
-      throw new ParameterException(spec.commandLine(), option + " must not be negative: " + value);
+      throw new ParameterException(commandLine, option + " must not be negative: " + value);
     }
     return value;
   }

@@ -2,7 +2,6 @@ package dev.csisupervisor.mockplugin;
 
 import dev.csisupervisor.common.FileTrees;
 import dev.csisupervisor.common.MountInfo;
-import dev.csisupervisor.mockplugin.InMemoryDriver.VolumeState;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.io.IOException;
@@ -117,7 +116,7 @@ final class RealMounts {
    *
    * @return whether this call mounted (what a failed save must undo)
    */
-  boolean stage(VolumeState v, Path staging, boolean block) {
+  boolean stage(MockVolume v, Path staging, boolean block) {
     if (block) {
       backingFileOf(v);
       return false;
@@ -134,7 +133,7 @@ final class RealMounts {
   }
 
   /** NodePublishVolume of a mount volume: the staging path must be mounted (FAILED_PRECONDITION). */
-  void requireStaged(VolumeState v, Path staging) {
+  void requireStaged(MockVolume v, Path staging) {
     if (mountAt(staging).isEmpty()) {
       throw Status.FAILED_PRECONDITION.withDescription("volume " + v.id + " is not staged at " + staging
           + " (not a mount point)").asRuntimeException();
@@ -150,7 +149,7 @@ final class RealMounts {
    * @param staging the staging path of a staged mount volume; null to mount the data itself
    * @return whether this call mounted (what a failed save must undo)
    */
-  boolean publish(VolumeState v, Path staging, Path target, boolean block, boolean readonly) {
+  boolean publish(MockVolume v, Path staging, Path target, boolean block, boolean readonly) {
     Optional<MountInfo.Mount> existing = mountAt(target);
     if (existing.isPresent()) {
       if (existing.get().readOnly() != readonly) {
@@ -173,7 +172,7 @@ final class RealMounts {
   }
 
   /** Unmounts {@code path} if it is a mount point; INTERNAL with umount's message if that fails. */
-  void unmount(VolumeState v, Path path) {
+  void unmount(MockVolume v, Path path) {
     if (mountAt(path).isEmpty()) {
       return;
     }
@@ -214,7 +213,7 @@ final class RealMounts {
 
   // ---- helpers ----------------------------------------------------------------------------
 
-  private void bind(VolumeState v, Path source, Path target) {
+  private void bind(MockVolume v, Path source, Path target) {
     try {
       Mounter.bind(source, target);
     } catch (IOException e) {
@@ -230,7 +229,7 @@ final class RealMounts {
     }
   }
 
-  private Path backingDirOf(VolumeState v) {
+  private Path backingDirOf(MockVolume v) {
     Path dir = backingDir(v.id);
     try {
       if (!Files.isDirectory(dir)) {
@@ -242,7 +241,7 @@ final class RealMounts {
     return dir;
   }
 
-  private Path backingFileOf(VolumeState v) {
+  private Path backingFileOf(MockVolume v) {
     Path file = backingFile(v.id);
     if (Files.isRegularFile(file)) {
       return file;

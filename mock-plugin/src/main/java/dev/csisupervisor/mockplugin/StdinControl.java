@@ -105,7 +105,7 @@ final class StdinControl implements Runnable {
           throw new IllegalArgumentException("delay takes RPC DURATION, e.g. 'delay NodeStageVolume 500ms', got '"
               + arg + "'");
         }
-        plugin.delayCalls(parts[0], MockPluginCommand.duration(parts[1]));
+        plugin.delayCalls(parts[0], FaultFlags.duration(parts[1]));
       }
       case "clear-faults" -> plugin.clearFaults();
       case "calls" -> {

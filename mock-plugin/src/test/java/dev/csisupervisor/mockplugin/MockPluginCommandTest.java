@@ -363,7 +363,7 @@ class MockPluginCommandTest {
         }
         Status probe = Csi.statusOf(() -> csi.identity().probe(ProbeRequest.getDefaultInstance()));
         assertEquals(Status.Code.INTERNAL, probe.getCode(), "the code's case does not matter");
-        assertEquals(MockPluginCommand.DEFAULT_FAULT_MESSAGE, probe.getDescription());
+        assertEquals(FaultFlags.DEFAULT_FAULT_MESSAGE, probe.getDescription());
       }
       assertEquals("OK stop", send("stop"));
       assertEquals(0, exit.get(WAIT.toSeconds(), TimeUnit.SECONDS));
@@ -378,11 +378,11 @@ class MockPluginCommandTest {
 
   @Test
   void durations_inMillisecondsOrSeconds() {
-    assertEquals(Duration.ofMillis(500), MockPluginCommand.duration("500ms"));
-    assertEquals(Duration.ofMillis(250), MockPluginCommand.duration("250"));
-    assertEquals(Duration.ofSeconds(2), MockPluginCommand.duration("2s"));
-    assertThrows(IllegalArgumentException.class, () -> MockPluginCommand.duration("-1ms"));
-    assertThrows(IllegalArgumentException.class, () -> MockPluginCommand.duration("1m"));
+    assertEquals(Duration.ofMillis(500), FaultFlags.duration("500ms"));
+    assertEquals(Duration.ofMillis(250), FaultFlags.duration("250"));
+    assertEquals(Duration.ofSeconds(2), FaultFlags.duration("2s"));
+    assertThrows(IllegalArgumentException.class, () -> FaultFlags.duration("-1ms"));
+    assertThrows(IllegalArgumentException.class, () -> FaultFlags.duration("1m"));
   }
 
   @Test
