@@ -47,8 +47,6 @@ final class AgentVolumes implements AutoCloseable {
   private final ClusterVolumeClaims clusterClaims;
   private final VolumeManager volumes;
   private final ClusterReads clusterReads;
-  private AutoCloseable volumeEvents;
-  private AutoCloseable volumePending;
   private ScheduledFuture<?> clusterRefresh;
 
   private AgentVolumes(AgentMetrics metrics, VolumeMetrics volumeMetrics, ClusterVolumeClaims clusterClaims,
@@ -84,7 +82,15 @@ final class AgentVolumes implements AutoCloseable {
           .scheduler(threads.scheduler).clock(clock, System::nanoTime).clientFactory(volumeMetrics::client)
           .mountWait(config.volumeMountWait()).healthInterval(config.volumeHealthInterval())
           .mountTable(config.volumeVerifyMounts() ? Optional.of(MountTable.proc()) : Optional.empty())
-          .records(records).build();
+          .records(records)
+          // A count per event, from the first one (a restart's LOST and PENDING too): the listeners do nothing
+          // that blocks, so they run where the event is emitted.
+          .listener(e -> {
+            metrics.volumeEvent(e.kind().name());
+            operatorView.volumeEvent(e);
+          }, Runnable::run)
+          .listener(volumeMetrics.pendingListener(), Runnable::run)
+          .build();
     } catch (RuntimeException e) {
       clusterClaims.close(); // the agent's close would not reach it: nothing holds it yet
       throw e;
@@ -96,12 +102,7 @@ final class AgentVolumes implements AutoCloseable {
           + " mounts are not mounted again, unmounts not verified, orphan mounts not found); only for plugins"
           + " that mount nothing, such as the mock plugin");
     }
-    // A count per event: the listener does nothing that blocks, so it runs where the event is emitted.
-    v.volumeEvents = volumes.addListener(e -> {
-      metrics.volumeEvent(e.kind().name());
-      operatorView.volumeEvent(e);
-    }, Runnable::run);
-    v.volumePending = volumeMetrics.watch(volumes);
+    volumeMetrics.watch(volumes);
     return v;
   }
 
@@ -165,8 +166,6 @@ final class AgentVolumes implements AutoCloseable {
     if (clusterRefresh != null) {
       clusterRefresh.cancel(false);
     }
-    Agent.closeQuietly(volumeEvents);
-    Agent.closeQuietly(volumePending);
     Agent.closeQuietly(volumes);
     Agent.closeQuietly(clusterClaims);
   }

@@ -59,15 +59,19 @@ final class VolumeMetrics {
     return dir == null || dir.getFileName() == null ? socket.toString() : dir.getFileName().toString();
   }
 
-  /** Reports the manager's volume stats and pending age at each scrape, and hears its PENDING and LOST events. */
-  AutoCloseable watch(VolumeManager volumes) {
+  /** Reports the manager's volume stats and pending age at each scrape. */
+  void watch(VolumeManager volumes) {
     metrics.watchVolumeStats(() -> stats(volumes));
     metrics.watchPendingAge(() -> pending.oldest(pendingKeys(volumes)).toMillis() / 1000.0);
-    return volumes.addListener(e -> {
+  }
+
+  /** Hears the manager's PENDING and LOST events (since when each volume waits): given at its build. */
+  dev.csisupervisor.volumes.VolumeListener pendingListener() {
+    return e -> {
       if (e.kind() == VolumeEvent.Kind.PENDING || e.kind() == VolumeEvent.Kind.LOST) {
         pending.saw(e.pluginId() + "/" + e.volumeId(), e.time());
       }
-    }, Runnable::run);
+    };
   }
 
   /** The last NodeGetVolumeStats answer of each volume on this node (the others forgotten), sorted. */

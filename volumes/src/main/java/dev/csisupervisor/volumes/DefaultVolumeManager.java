@@ -108,6 +108,7 @@ final class DefaultVolumeManager implements VolumeManager {
 
   static DefaultVolumeManager start(Builder b) {
     DefaultVolumeManager m = new DefaultVolumeManager(b);
+    b.listeners.forEach(l -> m.events.add(l.getKey(), l.getValue())); // before any event can be emitted
     m.recovered.addAll(VolumeRestore.restore(
         m.givenRecords != null ? m.givenRecords : m.store.loadAll(VolumeKey.STORE_PREFIX), m.records));
     m.recovered.addAll(m.audit.atStart(m.committer));

@@ -203,6 +203,8 @@ public interface VolumeManager extends AutoCloseable {
 
   /** Builds a {@link VolumeManager}; registry, state store, CSI root and scheduler are required. */
   final class Builder {
+    final java.util.List<java.util.Map.Entry<VolumeListener, java.util.concurrent.Executor>> listeners =
+        new java.util.ArrayList<>();
     PluginRegistry registry;
     StateStore stateStore;
     Path csiRoot;
@@ -339,6 +341,17 @@ public interface VolumeManager extends AutoCloseable {
     /** Told of every CSI call (metrics). */
     public Builder observer(VolumeObserver observer) {
       this.observer = Objects.requireNonNull(observer, "observer");
+      return this;
+    }
+
+    /**
+     * A listener of every event from the very start, on {@code executor}: those of the restore and of the first
+     * settles too, which come before {@link VolumeManager#addListener} can be called on the built manager (a
+     * volume found LOST or PENDING after a restart). Repeatable; it lives as long as the manager.
+     */
+    public Builder listener(VolumeListener listener, java.util.concurrent.Executor executor) {
+      listeners.add(java.util.Map.entry(Objects.requireNonNull(listener, "listener"),
+          Objects.requireNonNull(executor, "executor")));
       return this;
     }
 

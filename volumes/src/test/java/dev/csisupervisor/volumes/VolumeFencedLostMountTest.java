@@ -135,6 +135,8 @@ class VolumeFencedLostMountTest {
     // Settled either way: said FENCED, or (were the claim not asked about) mounted again.
     until(() -> waiting(second).contains("FENCED") || phase(second, "a1") == AllocPhase.PUBLISHED);
     assertEquals(List.of(vol + " a1"), asked(), "asked at each settle, never redone");
+    assertTrue(kit.events.stream().anyMatch(e -> e.kind() == VolumeEvent.Kind.PENDING && e.message().contains("FENCED")),
+        "the restart's first settle (during build) is heard by a listener given to the builder: " + kit.events);
     assertEquals(0, stagesSince(), "no staging for a claim that is gone: " + calls());
     assertEquals(0, publishesSince(), "no publish for a claim that is gone: " + calls());
     assertFalse(kit.mounts.isMounted(m.targetPath()));

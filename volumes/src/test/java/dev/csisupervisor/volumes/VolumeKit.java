@@ -165,8 +165,7 @@ final class VolumeKit implements AutoCloseable {
   }
 
   VolumeManager manager(VolumeManager.Builder b) {
-    VolumeManager m = b.build();
-    m.addListener(events::add, Runnable::run);
+    VolumeManager m = b.listener(events::add, Runnable::run).build(); // from the first event (a restart's LOST)
     managers.add(m);
     return m;
   }
