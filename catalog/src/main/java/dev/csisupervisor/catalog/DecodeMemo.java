@@ -13,20 +13,10 @@ import java.util.function.Supplier;
  * thrown again as {@link IllegalArgumentException}). Not thread-safe: used under its mirror's lock, or fresh for
  * one direct read.
  */
-class DecodeMemo {
+final class DecodeMemo {
   private record Entry(long modRevision, Object value, String error) {}
 
   private final Map<String, Entry> entries = new HashMap<>();
-
-  /** A memo that keeps nothing (a direct read decodes each key once anyway). */
-  static DecodeMemo none() {
-    return new DecodeMemo() {
-      @Override
-      <T> T get(KeyValue kv, Supplier<T> decode) {
-        return decode.get();
-      }
-    };
-  }
 
   /**
    * The value of {@code kv} as {@code decode} makes it, decoded again only if the key changed since.

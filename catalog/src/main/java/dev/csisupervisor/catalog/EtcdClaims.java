@@ -33,8 +33,6 @@ final class EtcdClaims {
   private static final Logger log = LoggerFactory.getLogger(EtcdClaims.class);
   /** Rounds of read-then-write a claim makes while other claims of the volume keep landing in between. */
   static final int MAX_CLAIM_ROUNDS = 50;
-  /** etcd's default --max-txn-ops. */
-  private static final int MAX_TXN_OPS = 128;
 
   private final EtcdOps ops;
   private final CatalogKeys keys;
@@ -68,9 +66,9 @@ final class EtcdClaims {
   Optional<List<KeyValue>> guardedClaims(String guard, KeyValue guardKv) {
     List<String> listed = listedClaims(guard, guardKv);
     List<KeyValue> claims = new ArrayList<>();
-    for (int from = 0; from < listed.size(); from += MAX_TXN_OPS - 1) {
+    for (int from = 0; from < listed.size(); from += EtcdOps.MAX_TXN_OPS - 1) {
       TxnRequest.Builder t = TxnRequest.newBuilder().addCompare(modIs(guard, guardKv.getModRevision()));
-      listed.subList(from, Math.min(listed.size(), from + MAX_TXN_OPS - 1)).forEach(k -> t.addSuccess(range(k)));
+      listed.subList(from, Math.min(listed.size(), from + EtcdOps.MAX_TXN_OPS - 1)).forEach(k -> t.addSuccess(range(k)));
       TxnResponse r = txn(t.build());
       if (!r.getSucceeded()) {
         return Optional.empty();

@@ -34,8 +34,6 @@ import org.slf4j.LoggerFactory;
  */
 final class EtcdClusterVolumes implements ClusterVolumes {
   private static final Logger log = LoggerFactory.getLogger(EtcdClusterVolumes.class);
-  /** etcd's default --max-txn-ops. */
-  private static final int MAX_TXN_OPS = 128;
 
   private final EtcdClient client;
   private final CatalogKeys keys;
@@ -174,8 +172,8 @@ final class EtcdClusterVolumes implements ClusterVolumes {
         ops.add(delete(d.key()));
       }
     }
-    for (int i = 0; i < ops.size(); i += MAX_TXN_OPS) {
-      txn(TxnRequest.newBuilder().addAllSuccess(ops.subList(i, Math.min(ops.size(), i + MAX_TXN_OPS))).build());
+    for (int i = 0; i < ops.size(); i += EtcdOps.MAX_TXN_OPS) {
+      txn(TxnRequest.newBuilder().addAllSuccess(ops.subList(i, Math.min(ops.size(), i + EtcdOps.MAX_TXN_OPS))).build());
     }
     log.warn("FORCED: {} claim(s) of node {} deleted without any controller unpublish: {}", gone.size(), nodeId,
         gone.stream().map(c -> c.pluginId() + "/" + c.volumeId() + "/" + c.allocId()).toList());

@@ -15,6 +15,9 @@ import java.util.function.Supplier;
  * error), and the compares and operations their transactions are made of, each written once. Thread-safe.
  */
 final class EtcdOps {
+  /** etcd's default --max-txn-ops: the most operations one transaction may carry. */
+  static final int MAX_TXN_OPS = 128;
+
   final EtcdClient client;
   final CatalogKeys keys;
 

@@ -81,7 +81,7 @@ final class VolumesReads {
 
   /** A snapshot of the keys under each of {@link #snapshotRoots}, read at {@code revision}. */
   VolumesSnapshot decodeSnapshot(long revision, Map<String, List<KeyValue>> byRoot) {
-    return decodeSnapshot(revision, byRoot, DecodeMemo.none());
+    return decodeSnapshot(revision, byRoot, new DecodeMemo()); // one read: each key is decoded once anyway
   }
 
   /** The same, decoding only the keys that changed since {@code memo} saw them. */

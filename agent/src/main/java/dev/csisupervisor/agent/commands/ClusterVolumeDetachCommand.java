@@ -71,16 +71,15 @@ final class ClusterVolumeDetachCommand extends ClusterVolumeSubcommand {
     }
     List<String> lines = new ArrayList<>();
     List<Map<String, Object>> released = new ArrayList<>();
-    // Without a controller agent that publishes: deleted now, without any unpublish.
-    for (ClusterClaim c : claims) {
-      if (!unpublishing.contains(c.pluginId())) {
-        v.forceDetach(node, Optional.of(c.pluginId()), Optional.of(c.volumeId())).forEach(gone -> {
-          lines.add("released " + describe(gone) + " WITHOUT ControllerUnpublishVolume ("
-              + (noUnpublish ? "--no-unpublish" : "no controller agent of " + gone.pluginId() + " publishes")
-              + "): detach the disk from " + node + " by hand if it is attached");
-          released.add(json(gone, false, ""));
-        });
-      }
+    // Without a controller agent that publishes: deleted now, without any unpublish (one delete per volume).
+    for (List<String> pv : claims.stream().filter(c -> !unpublishing.contains(c.pluginId()))
+        .map(c -> List.of(c.pluginId(), c.volumeId())).distinct().toList()) {
+      v.forceDetach(node, Optional.of(pv.get(0)), Optional.of(pv.get(1))).forEach(gone -> {
+        lines.add("released " + describe(gone) + " WITHOUT ControllerUnpublishVolume ("
+            + (noUnpublish ? "--no-unpublish" : "no controller agent of " + gone.pluginId() + " publishes")
+            + "): detach the disk from " + node + " by hand if it is attached");
+        released.add(json(gone, false, ""));
+      });
     }
     int code = ExitCodes.OK;
     if (!unpublishing.isEmpty()) {

@@ -78,6 +78,9 @@ class ClusterVolumeCommandTest {
     assertEquals(1, inUse.code());
     assertTrue(inUse.err().contains("still in use"), inUse.err());
 
+    Run badWait = run("detach", "--node", "gone-node", "--force", "--wait", "-1");
+    assertEquals(2, badWait.code());
+    assertTrue(badWait.err().contains("--wait must not be negative, got -1"), badWait.err());
     Run noForce = run("detach", "--node", "gone-node");
     assertEquals(2, noForce.code());
     assertTrue(noForce.err().contains("detach needs --force"), noForce.err());
