@@ -186,8 +186,9 @@ public final class CatalogKeys {
   }
 
   /**
-   * A create or delete request: {@code <prefix>/requests/<plugin>/create/<name>} (the volume's name, escaped) or
-   * {@code .../delete/<vol>}.
+   * A request: {@code <prefix>/requests/<plugin>/<kind>/<name>} ({@link ClusterVolumeRequest.Kind#segment}; the
+   * name escaped): {@code .../create/<volume name>}, {@code .../delete/<vol>}, {@code .../snapshot/<snapshot name>},
+   * {@code .../snapshot-delete/<snapshot id>}, {@code .../modify/<vol>}, {@code .../register/<vol>}.
    */
   public String requestKey(ClusterVolumeRequest.Kind kind, String pluginId, String name) {
     return requestsPrefix(kind, pluginId) + escape(name);
@@ -195,7 +196,22 @@ public final class CatalogKeys {
 
   /** Every request of one kind of a plugin id: {@code <prefix>/requests/<plugin>/<kind>/}. */
   public String requestsPrefix(ClusterVolumeRequest.Kind kind, String pluginId) {
-    return requestsRoot() + pluginId + "/" + kind.name().toLowerCase(java.util.Locale.ROOT) + "/";
+    return requestsRoot() + pluginId + "/" + kind.segment() + "/";
+  }
+
+  /** Snapshots the controller agents recorded: {@code <prefix>/snapshots/}. */
+  public String snapshotsRoot() {
+    return prefix + "/snapshots/";
+  }
+
+  /** Every recorded snapshot of a plugin id: {@code <prefix>/snapshots/<plugin>/}. */
+  public String snapshotsPrefix(String pluginId) {
+    return snapshotsRoot() + dev.csisupervisor.common.CsiIds.checkPlugin("pluginId", pluginId) + "/";
+  }
+
+  /** {@code <prefix>/snapshots/<plugin>/<id>} (the id escaped): {@link ClusterVolumeSnapshot}. */
+  public String snapshotKey(String pluginId, String snapshotId) {
+    return snapshotsPrefix(pluginId) + escape(dev.csisupervisor.common.CsiIds.checkVolume("snapshotId", snapshotId));
   }
 
   /** Operators' orders to detach a node that is gone: {@code <prefix>/detaches/}. */

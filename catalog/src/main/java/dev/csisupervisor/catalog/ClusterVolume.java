@@ -8,6 +8,7 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -22,9 +23,22 @@ import java.util.Set;
  *     it has every key of the segment with the same value; empty: everywhere
  * @param parameters the CreateVolume parameters it was made with
  * @param volumeContext CSI's volume_context, passed to publish and stage
+ * @param source what it was made from (a snapshot, or the volume it clones), if anything
+ * @param mutableParameters the mutable parameters it was created or last modified with (ControllerModifyVolume);
+ *     the current values, since {@code volumeContext} never changes
+ * @param validated false for a volume registered by id that no plugin confirmed (ValidateVolumeCapabilities not
+ *     asked, or not offered): shown as "not validated"
  */
 public record ClusterVolume(String pluginId, String volumeId, long capacityBytes, Set<VolumeAccessMode> accessModes,
-    List<Map<String, String>> accessibleTopology, Map<String, String> parameters, Map<String, String> volumeContext) {
+    List<Map<String, String>> accessibleTopology, Map<String, String> parameters, Map<String, String> volumeContext,
+    Optional<VolumeSource> source, Map<String, String> mutableParameters, boolean validated) {
+
+  /** A volume made from nothing, with no mutable parameters, validated (made by its plugin). */
+  public ClusterVolume(String pluginId, String volumeId, long capacityBytes, Set<VolumeAccessMode> accessModes,
+      List<Map<String, String>> accessibleTopology, Map<String, String> parameters, Map<String, String> volumeContext) {
+    this(pluginId, volumeId, capacityBytes, accessModes, accessibleTopology, parameters, volumeContext,
+        Optional.empty(), Map.of(), true);
+  }
 
   public ClusterVolume {
     CsiIds.checkPlugin("pluginId", pluginId);
@@ -49,6 +63,22 @@ public record ClusterVolume(String pluginId, String volumeId, long capacityBytes
     accessibleTopology = List.copyOf(segments);
     parameters = Values.copyOf(parameters, "parameters");
     volumeContext = Values.copyOf(volumeContext, "volumeContext");
+    Objects.requireNonNull(source, "source");
+    mutableParameters = Values.copyOf(mutableParameters, "mutableParameters");
+  }
+
+  /** The same, with {@code changed} merged into its mutable parameters (a ControllerModifyVolume done). */
+  public ClusterVolume modified(Map<String, String> changed) {
+    Map<String, String> merged = new java.util.TreeMap<>(mutableParameters);
+    merged.putAll(changed);
+    return new ClusterVolume(pluginId, volumeId, capacityBytes, accessModes, accessibleTopology, parameters,
+        volumeContext, source, merged, validated);
+  }
+
+  /** The same, marked validated or not. */
+  public ClusterVolume withValidated(boolean v) {
+    return new ClusterVolume(pluginId, volumeId, capacityBytes, accessModes, accessibleTopology, parameters,
+        volumeContext, source, mutableParameters, v);
   }
 
   /** Whether a node with this topology can reach the volume (CSI: it is in one of the volume's segments). */

@@ -41,6 +41,7 @@ final class EtcdClusterVolumes implements ClusterVolumes {
   private final EtcdAttachments attachmentWrites;
   private final EtcdClaims claimStore;
   private final EtcdRequests requests;
+  private final EtcdVolumeOperations operations;
   private final ElectionLease lease;
   private final String nodeId;
   private final Clock clock;
@@ -53,7 +54,8 @@ final class EtcdClusterVolumes implements ClusterVolumes {
     this.ops = new EtcdOps(client, keys);
     this.attachmentWrites = new EtcdAttachments(ops, b.nodeId, b.clock);
     this.claimStore = new EtcdClaims(ops, b.clock);
-    this.requests = new EtcdRequests(ops, claimStore, attachmentWrites);
+    this.operations = new EtcdVolumeOperations(ops, attachmentWrites);
+    this.requests = new EtcdRequests(ops, claimStore, attachmentWrites, operations);
     this.reads = new VolumesReads(ops, claimStore);
     this.nodeId = b.nodeId;
     this.lease = new ElectionLease(ops, b.nodeId, b.leaseTtl.toSeconds());
@@ -417,5 +419,51 @@ final class EtcdClusterVolumes implements ClusterVolumes {
   public void close() {
     lease.close();
     client.close();
+  }
+
+  @Override
+  public ClusterVolumeRequest ask(ClusterVolumeRequest request) throws VolumeStateException {
+    return operations.ask(request);
+  }
+
+  @Override
+  public Optional<ClusterVolumeRequest> requestSnapshotDelete(ClusterVolumeRequest request)
+      throws VolumeStateException {
+    return operations.requestSnapshotDelete(request);
+  }
+
+  @Override
+  public Optional<ClusterVolumeSnapshot> snapshot(String pluginId, String snapshotId) {
+    return operations.snapshot(pluginId, snapshotId);
+  }
+
+  @Override
+  public Optional<ClusterVolumeRequest> recordSnapshot(Leadership l, ClusterVolumeRequest request,
+      ClusterVolumeSnapshot snapshot, ClusterVolumeRequest to) {
+    return operations.recordSnapshot(l, request, snapshot, to);
+  }
+
+  @Override
+  public boolean completeSnapshotDelete(Leadership l, ClusterVolumeRequest request) {
+    return operations.completeSnapshotDelete(l, request);
+  }
+
+  @Override
+  public boolean completeModify(Leadership l, ClusterVolumeRequest request) {
+    return operations.volumeAt(request.pluginId(), request.name())
+        .map(v -> operations.completeModify(l, request, v.value().modified(request.spec().mutableParameters()),
+            v.revision()))
+        .orElse(false);
+  }
+
+  @Override
+  public boolean completeRegister(Leadership l, ClusterVolumeRequest request, ClusterVolume volume)
+      throws VolumeStateException {
+    return operations.completeRegister(l, request, volume);
+  }
+
+  @Override
+  public boolean completeCancel(Leadership l, ClusterVolumeRequest request, Optional<String> madeSnapshot) {
+    return operations.completeCancel(l, request, madeSnapshot);
   }
 }

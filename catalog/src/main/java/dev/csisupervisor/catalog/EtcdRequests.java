@@ -37,7 +37,10 @@ final class EtcdRequests {
   private final EtcdClaims claimStore;
   private final EtcdAttachments attachments;
 
-  EtcdRequests(EtcdOps ops, EtcdClaims claims, EtcdAttachments attachments) {
+  private final EtcdVolumeOperations operations;
+
+  EtcdRequests(EtcdOps ops, EtcdClaims claims, EtcdAttachments attachments, EtcdVolumeOperations operations) {
+    this.operations = operations;
     this.ops = ops;
     this.keys = ops.keys;
     this.claimStore = claims;
@@ -63,38 +66,7 @@ final class EtcdRequests {
     if (request.kind() != ClusterVolumeRequest.Kind.CREATE || request.state() != ClusterVolumeRequest.State.PENDING) {
       throw new IllegalArgumentException("request must be a new create, got " + request.kind() + " " + request.state());
     }
-    String key = keys.requestKey(request.kind(), request.pluginId(), request.name());
-    for (int round = 1; round <= EtcdClaims.MAX_CLAIM_ROUNDS; round++) {
-      TxnResponse r = txn(TxnRequest.newBuilder().addCompare(absent(key))
-          .addSuccess(put(key, VolumeCodec.encode(request), 0)).addFailure(range(key)).build());
-      if (r.getSucceeded()) {
-        log.info("{} asked", request.describe());
-        return request.withRevision(r.getHeader().getRevision());
-      }
-      List<KeyValue> kvs = r.getResponses(0).getResponseRange().getKvsList();
-      if (kvs.isEmpty()) {
-        continue; // withdrawn in between
-      }
-      ClusterVolumeRequest existing = VolumeCodec.decodeRequest(kvs.get(0).getValue(), kvs.get(0).getModRevision());
-      boolean gone = existing.state() == ClusterVolumeRequest.State.DONE
-          && ops.volume(existing.pluginId(), existing.volumeId()).isEmpty();
-      if (existing.state() == ClusterVolumeRequest.State.FAILED || gone) {
-        // Asked again after a final error, or its volume deregistered since: tried afresh, as asked now (CreateVolume
-        // is idempotent by name: a volume the plugin still has is answered again).
-        if (replace(key, existing.revision(), request)) {
-          log.info("{} asked again (it had failed: {})", request.describe(), existing.message());
-          return request(request.kind(), request.pluginId(), request.name()).orElse(request);
-        }
-        continue;
-      }
-      if (existing.asksSameAs(request)) {
-        return existing;
-      }
-      throw new VolumeStateException(request.describe() + " is asked already with other content (" + existing.state()
-          + (existing.state() == ClusterVolumeRequest.State.DONE ? ", made volume " + existing.volumeId() : "")
-          + ": " + existing.spec() + "); delete that volume first, or use another name");
-    }
-    throw new EtcdException(request.describe() + ": the request kept changing", "CONTENTION", null);
+    return operations.ask(request);
   }
 
   /** Puts {@code request} over the key if its mod revision is still {@code revision}. */
@@ -113,9 +85,11 @@ final class EtcdRequests {
     String volumeKey = keys.volumeKey(plugin, volumeId);
     String guard = keys.claimGuardKey(plugin, volumeId);
     String attachments = keys.volumeAttachmentsPrefix(plugin, volumeId);
+    String snapshots = keys.requestsPrefix(ClusterVolumeRequest.Kind.SNAPSHOT, plugin);
     for (int round = 1; round <= EtcdClaims.MAX_CLAIM_ROUNDS; round++) {
       TxnResponse read = txn(TxnRequest.newBuilder().addSuccess(range(volumeKey))
-          .addSuccess(range(guard)).addSuccess(rangePrefix(attachments, 10)).addSuccess(range(key)).build());
+          .addSuccess(range(guard)).addSuccess(rangePrefix(attachments, 10)).addSuccess(range(key))
+          .addSuccess(rangePrefix(snapshots, 0)).build());
       if (read.getResponses(0).getResponseRange().getKvsCount() == 0) {
         return Optional.empty();
       }
@@ -136,6 +110,11 @@ final class EtcdRequests {
           return "attachment to node " + a.nodeId() + " (" + a.state() + ")";
         }));
       }
+      List<String> cutting = operations.pendingSnapshotsOf(read, 4, volumeId);
+      if (!cutting.isEmpty()) {
+        throw new VolumeStateException("delete of " + plugin + "/" + volumeId + " refused: a snapshot of it is being "
+            + "cut: " + String.join("; ", cutting) + ". Wait for it, or cancel it first");
+      }
       if (!held.isEmpty()) {
         throw new VolumeStateException("delete of " + plugin + "/" + volumeId + " refused: the volume is in use: "
             + String.join("; ", held) + (held.size() >= 10 ? " and maybe more" : "") + ". Unmount it everywhere first "
@@ -146,6 +125,7 @@ final class EtcdRequests {
           .addCompare(Compare.newBuilder().setKey(bytes(volumeKey)).setTarget(Compare.CompareTarget.CREATE)
               .setResult(Compare.CompareResult.GREATER).setCreateRevision(0))
           .addCompare(modIs(guard, claims.get().guardRevision())).addCompare(none(attachments)).addCompare(absent(key))
+          .addCompare(EtcdOps.unchangedSince(snapshots, read.getHeader().getRevision()))
           .addSuccess(put(key, VolumeCodec.encode(request), 0)).build());
       if (r.getSucceeded()) {
         log.info("{} asked", request.describe());
@@ -190,6 +170,19 @@ final class EtcdRequests {
         return false;
       }
       String key = keys.requestKey(kind, pluginId, name);
+      if (r.get().state() == ClusterVolumeRequest.State.CANCELLED) {
+        return true; // cancelled already: its controller agent is undoing it
+      }
+      if (r.get().mayHaveMade()) {
+        // Sent: the plugin may have made it. Kept, as cancelled, for the controller agent to learn by name what it
+        // made and delete it (a key deleted now would leave that volume or snapshot with no record naming it).
+        if (txn(TxnRequest.newBuilder().addCompare(modIs(key, r.get().revision()))
+            .addSuccess(put(key, VolumeCodec.encode(r.get().cancelled()), 0)).build()).getSucceeded()) {
+          log.info("{} cancelled after it was sent: its controller agent deletes what it made", r.get().describe());
+          return true;
+        }
+        continue;
+      }
       if (txn(TxnRequest.newBuilder().addCompare(modIs(key, r.get().revision())).addSuccess(delete(key)).build())
           .getSucceeded()) {
         log.info("{} withdrawn ({})", r.get().describe(), r.get().state());
@@ -243,7 +236,9 @@ final class EtcdRequests {
     TxnResponse made = txn(TxnRequest.newBuilder().addSuccess(rangePrefix(creates, 0)).build());
     TxnRequest.Builder t = TxnRequest.newBuilder().addCompare(attachments.held(l)).addCompare(modIs(key, request.revision()))
         .addSuccess(delete(keys.volumeKey(request.pluginId(), request.name()))).addSuccess(delete(key))
-        .addSuccess(delete(keys.claimGuardKey(request.pluginId(), request.name())));
+        .addSuccess(delete(keys.claimGuardKey(request.pluginId(), request.name())))
+        .addSuccess(delete(keys.requestKey(ClusterVolumeRequest.Kind.MODIFY, request.pluginId(), request.name())))
+        .addSuccess(delete(keys.requestKey(ClusterVolumeRequest.Kind.REGISTER, request.pluginId(), request.name())));
     for (KeyValue kv : made.getResponses(0).getResponseRange().getKvsList()) {
       try {
         ClusterVolumeRequest c = VolumeCodec.decodeRequest(kv.getValue(), kv.getModRevision());

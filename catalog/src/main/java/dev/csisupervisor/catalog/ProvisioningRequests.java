@@ -73,4 +73,61 @@ public interface ProvisioningRequests extends ControllerElection {
    * @return false if nothing was removed (leadership gone or the request changed)
    */
   boolean completeDelete(Leadership leadership, ClusterVolumeRequest request);
+
+  /**
+   * Asks a create, snapshot, modify or register ({@link ClusterVolumeRequest#snapshot}, {@link
+   * ClusterVolumeRequest#modify}, {@link ClusterVolumeRequest#register}), in one transaction that checks what it acts
+   * on: a snapshot's or a clone's source volume registered and not being deleted, a restore's snapshot recorded and
+   * not being deleted, a modify's volume registered, a register's not. The stored one if it asks the same; a failed,
+   * cancelled or spent one is asked again.
+   *
+   * @return the request as stored now
+   * @throws VolumeStateException naming what stands in the way (one modify per volume at a time)
+   */
+  ClusterVolumeRequest ask(ClusterVolumeRequest request) throws VolumeStateException;
+
+  /**
+   * Asks a snapshot's delete ({@link ClusterVolumeRequest#deleteSnapshot}), only while no pending create is made from
+   * it and it is not still being cut.
+   *
+   * @return the request as stored now, or empty if the snapshot is not recorded
+   * @throws VolumeStateException naming the creates from it, or the snapshot request still cutting it
+   */
+  Optional<ClusterVolumeRequest> requestSnapshotDelete(ClusterVolumeRequest request) throws VolumeStateException;
+
+  /** A recorded snapshot, if there is one (read from etcd). */
+  Optional<ClusterVolumeSnapshot> snapshot(String pluginId, String snapshotId);
+
+  /**
+   * As the controller agent, after CreateSnapshot answered: the snapshot recorded and the request written as {@code
+   * to}, in one transaction (conditional as {@link #updateRequest}).
+   */
+  Optional<ClusterVolumeRequest> recordSnapshot(Leadership leadership, ClusterVolumeRequest request,
+      ClusterVolumeSnapshot snapshot, ClusterVolumeRequest to);
+
+  /** As the controller agent, after DeleteSnapshot succeeded: the record and the requests of the snapshot removed. */
+  boolean completeSnapshotDelete(Leadership leadership, ClusterVolumeRequest request);
+
+  /**
+   * As the controller agent, after ControllerModifyVolume succeeded: the request's mutable parameters merged into the
+   * volume's record and the request done, in one transaction.
+   *
+   * @return false if nothing was written (leadership or the request changed, or the volume is gone)
+   */
+  boolean completeModify(Leadership leadership, ClusterVolumeRequest request);
+
+  /**
+   * As the controller agent, once a register is validated (or cannot be): {@code volume} written if not registered
+   * and the request done, in one transaction.
+   *
+   * @throws VolumeStateException if the volume was registered meanwhile
+   */
+  boolean completeRegister(Leadership leadership, ClusterVolumeRequest request, ClusterVolume volume)
+      throws VolumeStateException;
+
+  /**
+   * As the controller agent, once what a cancelled create or snapshot made is deleted: the request removed, with the
+   * snapshot's record if one was written.
+   */
+  boolean completeCancel(Leadership leadership, ClusterVolumeRequest request, Optional<String> madeSnapshot);
 }

@@ -18,7 +18,12 @@ final class VolumeCodec {
   private VolumeCodec() {}
 
   record VolumeJson(int format, String plugin, String volume, long capacityBytes, Set<String> accessModes,
-      List<Map<String, String>> accessibleTopology, Map<String, String> parameters, Map<String, String> context) {}
+      List<Map<String, String>> accessibleTopology, Map<String, String> parameters, Map<String, String> context,
+      String sourceType, String sourceId, Map<String, String> mutableParameters, Boolean notValidated) {}
+
+  /** A recorded snapshot. */
+  record SnapshotJson(int format, String plugin, String snapshot, String name, String sourceVolume, long sizeBytes,
+      String creationTime, boolean readyToUse) {}
 
   /** {@code block} and {@code fsType} absent (claims written before they were kept): a mount, the default type. */
   record ClaimJson(int format, String plugin, String volume, String node, String alloc, String mode, boolean readOnly,
@@ -32,7 +37,8 @@ final class VolumeCodec {
       Set<String> accessModes, boolean block, String fsType, Map<String, String> parameters,
       List<Map<String, String>> requisite, List<Map<String, String>> preferred, String secretsFile, String state,
       String volume, String message, int attempts, String controller, String attemptStarted, String nextAttempt,
-      String requested) {}
+      String requested, String sourceType, String sourceId, Map<String, String> mutableParameters,
+      Map<String, String> context) {}
 
   /** The remembered controller capabilities of a plugin id: which, seen by which agent, when. */
   record CapabilitiesJson(int format, Set<String> controllerCapabilities, String node, String since) {}
@@ -73,7 +79,32 @@ final class VolumeCodec {
   static ByteString encode(ClusterVolume v) {
     return CatalogCodec.write(new VolumeJson(CatalogCodec.FORMAT, v.pluginId(), v.volumeId(), v.capacityBytes(),
         v.accessModes().stream().map(Enum::name).collect(Collectors.toCollection(TreeSet::new)), v.accessibleTopology(),
-        v.parameters(), v.volumeContext()));
+        v.parameters(), v.volumeContext(), v.source().map(f -> f.type().name()).orElse(null),
+        v.source().map(VolumeSource::id).orElse(null), v.mutableParameters().isEmpty() ? null : v.mutableParameters(),
+        v.validated() ? null : Boolean.TRUE));
+  }
+
+  static ByteString encode(ClusterVolumeSnapshot s) {
+    return CatalogCodec.write(new SnapshotJson(CatalogCodec.FORMAT, s.pluginId(), s.snapshotId(), s.name(),
+        s.sourceVolumeId(), s.sizeBytes(), s.creationTime().map(Object::toString).orElse(""), s.readyToUse()));
+  }
+
+  static ClusterVolumeSnapshot decodeSnapshot(ByteString value) {
+    SnapshotJson j = CatalogCodec.read(value, SnapshotJson.class);
+    try {
+      return new ClusterVolumeSnapshot(j.plugin(), j.snapshot(), j.name(), j.sourceVolume(), j.sizeBytes(),
+          optional(j.creationTime()).map(Instant::parse), j.readyToUse());
+    } catch (RuntimeException e) {
+      throw new IllegalArgumentException("bad snapshot entry: " + e.getMessage(), e);
+    }
+  }
+
+  /** A source as written ({@code null}s: none). */
+  private static Optional<VolumeSource> source(String type, String id) {
+    if (type == null || type.isEmpty()) {
+      return Optional.empty();
+    }
+    return Optional.of(new VolumeSource(VolumeSource.Type.valueOf(type), CatalogCodec.req(id, "sourceId")));
   }
 
   static ClusterVolume decodeVolume(ByteString value) {
@@ -85,7 +116,8 @@ final class VolumeCodec {
       }
       return new ClusterVolume(j.plugin(), j.volume(), j.capacityBytes(), modes,
           j.accessibleTopology() == null ? List.of() : j.accessibleTopology(), orEmpty(j.parameters()),
-          orEmpty(j.context()));
+          orEmpty(j.context()), source(j.sourceType(), j.sourceId()), orEmpty(j.mutableParameters()),
+          !Boolean.TRUE.equals(j.notValidated()));
     } catch (RuntimeException e) {
       throw new IllegalArgumentException("bad volume entry: " + e.getMessage(), e);
     }
@@ -143,7 +175,9 @@ final class VolumeCodec {
         s.parameters(), s.requisite(), s.preferred(), r.secretsFile().map(Object::toString).orElse(""),
         r.state().name(), r.volumeId(), r.message(), r.attempts(), r.controllerNodeId(),
         r.attemptStarted().map(Object::toString).orElse(""), r.nextAttempt().map(Object::toString).orElse(""),
-        r.requested().toString()));
+        r.requested().toString(), s.source().map(f -> f.type().name()).orElse(null),
+        s.source().map(VolumeSource::id).orElse(null), s.mutableParameters().isEmpty() ? null : s.mutableParameters(),
+        s.volumeContext().isEmpty() ? null : s.volumeContext()));
   }
 
   static ClusterVolumeRequest decodeRequest(ByteString value, long revision) {
@@ -155,7 +189,8 @@ final class VolumeCodec {
       }
       ClusterVolumeRequest.Spec spec = new ClusterVolumeRequest.Spec(j.requiredBytes(), j.limitBytes(), modes,
           j.block(), j.fsType() == null ? "" : j.fsType(), orEmpty(j.parameters()),
-          j.requisite() == null ? List.of() : j.requisite(), j.preferred() == null ? List.of() : j.preferred());
+          j.requisite() == null ? List.of() : j.requisite(), j.preferred() == null ? List.of() : j.preferred(),
+          source(j.sourceType(), j.sourceId()), orEmpty(j.mutableParameters()), orEmpty(j.context()));
       return new ClusterVolumeRequest(ClusterVolumeRequest.Kind.valueOf(CatalogCodec.req(j.kind(), "kind")),
           j.plugin(), j.name(), spec, optional(j.secretsFile()).map(java.nio.file.Path::of),
           ClusterVolumeRequest.State.valueOf(CatalogCodec.req(j.state(), "state")),

@@ -76,7 +76,8 @@ final class VolumesReads {
   /** The roots a snapshot is made of (and the mirror keeps). */
   List<String> snapshotRoots() {
     return List.of(keys.volumesRoot(), keys.claimsRoot(), keys.attachmentsRoot(), keys.controllersRoot(),
-        keys.nodesRoot(), keys.requestsRoot(), keys.stoppedRoot(), keys.capabilitiesRoot(), keys.detachesRoot());
+        keys.nodesRoot(), keys.requestsRoot(), keys.stoppedRoot(), keys.capabilitiesRoot(), keys.detachesRoot(),
+        keys.snapshotsRoot());
   }
 
   /** A snapshot of the keys under each of {@link #snapshotRoots}, read at {@code revision}. */
@@ -133,8 +134,12 @@ final class VolumesReads {
         orders.put(o.nodeId(), o);
       });
     }
+    List<ClusterVolumeSnapshot> snapshots = new ArrayList<>();
+    for (KeyValue kv : byRoot.get(keys.snapshotsRoot())) {
+      EtcdOps.decodeOrSkip(kv, () -> snapshots.add(memo.get(kv, () -> VolumeCodec.decodeSnapshot(kv.getValue()))));
+    }
     return new VolumesSnapshot(revision, volumes, claims, attachments, controllers, nodes, requests, stopped, damaged,
-        orders);
+        orders, snapshots);
   }
 
   /** An attachment whose value says what its key says (plugin, volume, node); else it does not read. */

@@ -22,11 +22,12 @@ import java.util.Set;
  *     disagrees with its value), each with why: left out of the lists above, shown by status, removable by an
  *     operator's force. An unreadable claim still holds its volume on its node (no detach), an unreadable attachment
  *     still holds its volume (no single-node attach elsewhere)
+ * @param snapshots every recorded snapshot ({@link ClusterVolumeSnapshot})
  */
 public record VolumesSnapshot(long revision, List<ClusterVolume> volumes, List<ClusterClaim> claims,
     List<ClusterAttachment> attachments, Map<String, String> controllers, Set<String> liveNodes,
     List<ClusterVolumeRequest> requests, Map<String, java.time.Instant> stoppedNodes, List<DamagedKey> damaged,
-    Map<String, DetachOrder> detachOrders) {
+    Map<String, DetachOrder> detachOrders, List<ClusterVolumeSnapshot> snapshots) {
 
   /**
    * A key whose value does not read, and why; what its key says of it where it parses (else "").
@@ -45,6 +46,18 @@ public record VolumesSnapshot(long revision, List<ClusterVolume> volumes, List<C
     stoppedNodes = Map.copyOf(stoppedNodes);
     damaged = List.copyOf(damaged);
     detachOrders = Map.copyOf(detachOrders);
+    snapshots = List.copyOf(snapshots);
+  }
+
+  /** A recorded snapshot, if there is one. */
+  public java.util.Optional<ClusterVolumeSnapshot> snapshot(String pluginId, String snapshotId) {
+    return snapshots.stream().filter(x -> x.pluginId().equals(pluginId) && x.snapshotId().equals(snapshotId))
+        .findFirst();
+  }
+
+  /** A registered volume, if there is one. */
+  public java.util.Optional<ClusterVolume> volume(String pluginId, String volumeId) {
+    return volumes.stream().filter(v -> v.pluginId().equals(pluginId) && v.volumeId().equals(volumeId)).findFirst();
   }
 
   /** Whether an unreadable claim key says {@code nodeId} claims the volume. */

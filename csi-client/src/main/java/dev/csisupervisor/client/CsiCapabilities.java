@@ -47,6 +47,12 @@ public final class CsiCapabilities {
   public static final String EXPAND_VOLUME = "EXPAND_VOLUME";
   /** Controller: ControllerPublishVolume honours {@code readonly}; without it the CO must send {@code false}. */
   public static final String PUBLISH_READONLY = "PUBLISH_READONLY";
+  /** Controller capability: CreateSnapshot / DeleteSnapshot, and CreateVolume from a snapshot. */
+  public static final String CREATE_DELETE_SNAPSHOT = "CREATE_DELETE_SNAPSHOT";
+  /** Controller capability: CreateVolume with another volume as its content source. */
+  public static final String CLONE_VOLUME = "CLONE_VOLUME";
+  /** Controller capability: ControllerModifyVolume, and mutable_parameters in CreateVolume. */
+  public static final String MODIFY_VOLUME = "MODIFY_VOLUME";
 
   /** Node capability: NodeStageVolume / NodeUnstageVolume. */
   public static final String STAGE_UNSTAGE_VOLUME = "STAGE_UNSTAGE_VOLUME";

@@ -1,0 +1,273 @@
+package dev.csisupervisor.agent.cluster;
+
+import dev.csisupervisor.catalog.ClaimAccess;
+import dev.csisupervisor.catalog.ClusterVolume;
+import dev.csisupervisor.catalog.ClusterVolumeRequest;
+import dev.csisupervisor.catalog.ClusterVolumeSnapshot;
+import dev.csisupervisor.catalog.ClusterVolumes;
+import dev.csisupervisor.catalog.VolumeSource;
+import dev.csisupervisor.catalog.VolumeStateException;
+import dev.csisupervisor.catalog.VolumesSnapshot;
+import dev.csisupervisor.client.AccessMode;
+import dev.csisupervisor.client.CapacityRange;
+import dev.csisupervisor.client.ContentSource;
+import dev.csisupervisor.client.CreateVolumeRequest;
+import dev.csisupervisor.client.CsiCapabilities;
+import dev.csisupervisor.client.CsiClient;
+import dev.csisupervisor.client.CsiOutcome;
+import dev.csisupervisor.client.CsiVolume;
+import dev.csisupervisor.client.Secrets;
+import dev.csisupervisor.client.TopologyRequirement;
+import dev.csisupervisor.client.VolumeCapability;
+import dev.csisupervisor.registry.PluginInfo;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The controller agent's creates (from nothing, a snapshot or a clone) and deletes: CreateVolume by name, then the
+ * volume registered with its source in the same transaction as the request's DONE; DeleteVolume, then its key. A
+ * create from a snapshot not ready yet waits, sending nothing. A create cancelled after it was sent is sent again by
+ * name to learn the disk it made, which is then deleted. Thread-safe.
+ */
+final class VolumeCreates {
+  private static final Logger log = LoggerFactory.getLogger(VolumeCreates.class);
+
+  private final RequestSteps steps;
+  private final ClusterVolumes volumes;
+
+  VolumeCreates(RequestSteps steps) {
+    this.steps = steps;
+    this.volumes = steps.volumes;
+  }
+
+  /**
+   * CreateVolume's arguments for {@code r}, or empty after the request was failed or is waiting for its source
+   * (written).
+   */
+  private Optional<CreateVolumeRequest> arguments(ClusterVolumes.Leadership l, PluginInfo controller,
+      ClusterVolumeRequest r, VolumesSnapshot s) {
+    ClusterVolumeRequest.Spec spec = r.spec();
+    try {
+      Optional<TopologyRequirement> topology = spec.requisite().isEmpty() && spec.preferred().isEmpty()
+          ? Optional.empty() : Optional.of(new TopologyRequirement(spec.requisite(), spec.preferred()));
+      if (topology.isPresent() && !controller.fingerprint().pluginCapabilities()
+          .contains(CsiCapabilities.VOLUME_ACCESSIBILITY_CONSTRAINTS)) {
+        steps.fail(l, r, "controller plugin " + controller.name() + " does not offer "
+            + CsiCapabilities.VOLUME_ACCESSIBILITY_CONSTRAINTS + ", so a topology cannot be asked of it (CSI)");
+        return Optional.empty();
+      }
+      Optional<ContentSource> source = Optional.empty();
+      long sourceBytes = 0;
+      if (spec.source().isPresent()) {
+        VolumeSource from = spec.source().get();
+        if (from.type() == VolumeSource.Type.SNAPSHOT) {
+          Optional<ClusterVolumeSnapshot> snapshot = s.snapshot(r.pluginId(), from.id());
+          if (snapshot.isEmpty()) {
+            steps.fail(l, r, "snapshot " + from.id() + " is not recorded (deleted meanwhile?)");
+            return Optional.empty();
+          }
+          if (!snapshot.get().readyToUse()) {
+            String why = "waiting for snapshot " + from.id() + " (" + snapshot.get().name() + ") to be ready; "
+                + "nothing sent yet";
+            if (!why.equals(r.message())) {
+              volumes.updateRequest(l, r, r.waiting(why));
+            }
+            return Optional.empty();
+          }
+          sourceBytes = snapshot.get().sizeBytes();
+          source = Optional.of(ContentSource.snapshot(from.id()));
+        } else {
+          Optional<ClusterVolume> volume = s.volume(r.pluginId(), from.id());
+          if (volume.isEmpty()) {
+            steps.fail(l, r, "volume " + from.id() + " to clone is not registered (deleted meanwhile?)");
+            return Optional.empty();
+          }
+          sourceBytes = volume.get().capacityBytes();
+          source = Optional.of(ContentSource.volume(from.id()));
+        }
+        if (spec.requiredBytes() != 0 && spec.requiredBytes() < sourceBytes) {
+          steps.fail(l, r, spec.requiredBytes() + " bytes asked, smaller than its source " + from + " ("
+              + sourceBytes + " bytes; CSI: a volume made from a source is at least as big)");
+          return Optional.empty();
+        }
+      }
+      List<VolumeCapability> capabilities = capabilities(spec);
+      long required = spec.requiredBytes() == 0 ? sourceBytes : spec.requiredBytes();
+      Optional<CapacityRange> capacity = required == 0 && spec.limitBytes() == 0 ? Optional.empty()
+          : Optional.of(new CapacityRange(required, spec.limitBytes()));
+      CreateVolumeRequest asked = new CreateVolumeRequest(r.name(), capacity, capabilities, spec.parameters(),
+          steps.secrets(r), topology);
+      if (source.isPresent()) {
+        asked = asked.withContentSource(source.get());
+      }
+      if (!spec.mutableParameters().isEmpty()) {
+        asked = asked.withMutableParameters(spec.mutableParameters());
+      }
+      return Optional.of(asked);
+    } catch (RequestSecrets.Unreadable | IllegalArgumentException e) {
+      steps.fail(l, r, e.getMessage());
+      return Optional.empty();
+    }
+  }
+
+  /** The volume capabilities a spec asks: one per access mode, with its access type. */
+  static List<VolumeCapability> capabilities(ClusterVolumeRequest.Spec spec) {
+    List<VolumeCapability> capabilities = new ArrayList<>();
+    for (dev.csisupervisor.catalog.VolumeAccessMode m : spec.accessModes()) {
+      capabilities.add(VolumeAttacher.capability(new ClaimAccess(spec.block(), spec.fsType()),
+          AccessMode.valueOf(m.name())));
+    }
+    return capabilities;
+  }
+
+  void create(ClusterVolumes.Leadership l, PluginInfo controller, CsiClient client, ClusterVolumeRequest r,
+      VolumesSnapshot s) {
+    Optional<CreateVolumeRequest> asked = arguments(l, controller, r, s);
+    if (asked.isEmpty()) {
+      return;
+    }
+    Optional<ClusterVolumeRequest> sent = steps.sending(l, r);
+    if (sent.isEmpty()) {
+      return; // changed meanwhile (withdrawn, asked again) or no longer ours: the next round reads it again
+    }
+    r = sent.get();
+    String what = "CreateVolume " + r.name() + " (" + r.describe() + ")";
+    CsiVolume made;
+    try {
+      made = steps.calls.call(l, what, () -> client.createVolumeAsync(asked.get()));
+    } catch (LeaderCalls.NotLeading e) {
+      return; // the attempt stays PENDING: the successor sends it again by name
+    } catch (LeaderCalls.CallFailed e) {
+      steps.callFailed(l, r, what, e.getCause(), "");
+      return;
+    }
+    steps.counts.created();
+    ClusterVolumeRequest.Spec spec = r.spec();
+    ClusterVolume volume;
+    try {
+      volume = new ClusterVolume(r.pluginId(), made.volumeId(), made.capacityBytes(), spec.accessModes(),
+          made.accessibleTopology(), spec.parameters(), made.volumeContext(), spec.source(), spec.mutableParameters(),
+          true);
+    } catch (IllegalArgumentException e) {
+      steps.finish(l, r, r.failed(r.describe() + ": CreateVolume answered a volume the cluster cannot register: "
+          + e.getMessage()));
+      return;
+    }
+    try {
+      if (volumes.completeCreate(l, r, volume)) {
+        log.info("cluster controller: {} done: volume {} ({} bytes) registered", what, made.volumeId(),
+            made.capacityBytes());
+      }
+      // else cancelled meanwhile (its undo, next round, learns this disk by name and deletes it), or no longer ours
+    } catch (VolumeStateException e) {
+      steps.finish(l, r, r.failed(e.getMessage()));
+    }
+  }
+
+  /**
+   * A create cancelled after it was sent: CreateVolume by name again (idempotent: the disk it made, if any, is
+   * answered; else one is made now), then DeleteVolume of it, then the request removed. A final answer to the create
+   * means it made nothing: removed at once.
+   */
+  void undo(ClusterVolumes.Leadership l, PluginInfo controller, CsiClient client, ClusterVolumeRequest r,
+      VolumesSnapshot s) {
+    Optional<CreateVolumeRequest> asked = arguments(l, controller, r.waiting(""), s);
+    String what = "CreateVolume " + r.name() + " (to learn what the cancelled " + r.describe() + " made)";
+    Optional<String> made = Optional.empty();
+    if (asked.isPresent()) {
+      try {
+        made = Optional.of(steps.calls.call(l, what, () -> client.createVolumeAsync(asked.get())).volumeId());
+      } catch (LeaderCalls.NotLeading e) {
+        return;
+      } catch (LeaderCalls.CallFailed e) {
+        if (CsiOutcome.uncertain(e.getCause())) {
+          steps.counts.error(what + ": " + e.getMessage());
+          return; // next round
+        }
+        // a final answer: nothing made by that name
+      }
+    }
+    if (made.isPresent() && !deleteUnwanted(l, client, r, made.get())) {
+      return;
+    }
+    if (volumes.completeCancel(l, r, Optional.empty())) {
+      log.info("cluster controller: cancelled {} undone{}", r.describe(),
+          made.map(v -> ": volume " + v + " deleted").orElse(": it made nothing"));
+    }
+  }
+
+  /** DeleteVolume of a disk no record names; false (said, counted) if it stays. */
+  private boolean deleteUnwanted(ClusterVolumes.Leadership l, CsiClient client, ClusterVolumeRequest r,
+      String volumeId) {
+    String what = "DeleteVolume " + volumeId + " (made by " + r.describe() + ", cancelled)";
+    try {
+      steps.calls.call(l, what, () -> client.deleteVolumeAsync(volumeId, Secrets.none()));
+      steps.counts.deleted();
+      return true;
+    } catch (LeaderCalls.NotLeading e) {
+      return false;
+    } catch (LeaderCalls.CallFailed e) {
+      if (CsiOutcome.notFound(e.getCause())) {
+        return true;
+      }
+      String said = what + " failed (" + e.getMessage() + "): volume " + volumeId + " of plugin " + r.pluginId()
+          + " exists and no record names it; tried again next round";
+      steps.counts.error(said);
+      log.error("cluster controller: {}", said);
+      return false;
+    }
+  }
+
+  void delete(ClusterVolumes.Leadership l, CsiClient client, ClusterVolumeRequest asked, VolumesSnapshot s) {
+    Secrets secrets;
+    try {
+      secrets = steps.secrets(asked);
+    } catch (RequestSecrets.Unreadable e) {
+      steps.fail(l, asked, e.getMessage());
+      return;
+    }
+    Optional<ClusterVolumeRequest> sent = steps.sending(l, asked);
+    if (sent.isEmpty()) {
+      return;
+    }
+    ClusterVolumeRequest r = sent.get();
+    String what = "DeleteVolume " + r.name() + " (" + r.describe() + ")";
+    try {
+      steps.calls.call(l, what, () -> client.deleteVolumeAsync(r.name(), secrets));
+    } catch (LeaderCalls.NotLeading e) {
+      return;
+    } catch (LeaderCalls.CallFailed e) {
+      if (!CsiOutcome.notFound(e.getCause())) {
+        String id = r.name();
+        List<String> cut = s.snapshots().stream().filter(x -> x.pluginId().equals(r.pluginId())
+            && x.sourceVolumeId().equals(id)).map(ClusterVolumeSnapshot::snapshotId).toList();
+        steps.callFailed(l, r, what, e.getCause(), cut.isEmpty() ? "" : " (snapshots of it: " + String.join(", ", cut)
+            + ")");
+        return;
+      }
+    }
+    steps.counts.deleted();
+    if (volumes.completeDelete(l, r)) {
+      log.info("cluster controller: {} done: the volume's key removed", what);
+    } else if (volumes.request(r.kind(), r.pluginId(), r.name()).isEmpty()) {
+      // Cancelled while the plugin deleted it: the disk is gone all the same, so its record goes too.
+      try {
+        if (volumes.deregister(r.pluginId(), r.name())) {
+          log.info("cluster controller: {} done after its cancel: the disk is gone, its record removed", what);
+        }
+      } catch (VolumeStateException e) {
+        steps.counts.error(what + ": " + e.getMessage());
+        log.warn("cluster controller: {} succeeded after its cancel, but the record stays: {}", what, e.getMessage());
+      }
+    }
+  }
+
+  /** "a, b" of what a volume list names. */
+  static String ids(List<ClusterVolume> vs) {
+    return vs.stream().map(ClusterVolume::volumeId).collect(Collectors.joining(", "));
+  }
+}
