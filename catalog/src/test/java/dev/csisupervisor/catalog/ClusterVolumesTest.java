@@ -613,7 +613,7 @@ class ClusterVolumesTest {
     assertEquals(first.revision(), cli.requestCreate(create("web-data", 1 << 20)).revision(), "asked again: as stored");
     VolumeStateException other = assertThrows(VolumeStateException.class,
         () -> cli.requestCreate(create("web-data", 2 << 20)));
-    assertTrue(other.getMessage().contains("create of disk.csi/web-data is asked already with other content"),
+    assertTrue(other.getMessage().contains("create of disk.csi/web-data is pending with other content"),
         other.getMessage());
 
     // The controller agent fails it: then it may be asked again, with anything.
