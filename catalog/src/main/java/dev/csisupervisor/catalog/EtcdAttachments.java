@@ -159,15 +159,25 @@ final class EtcdAttachments {
   }
 
   /**
-   * This node runs again: its clean-stop marker goes, once its node key is back (so it is never lost in between); a
-   * read-only transaction when there is nothing to do.
+   * This node runs again: its clean-stop marker goes, once its node key is back (so it is never lost in between); and
+   * an operator's detach order left from when it was gone (a {@code --wait} that timed out) goes too, so that it does
+   * not fence the node at once the next time it is lost. Read-only transactions when there is nothing to do.
    */
   void clearStopped() {
-    String key = keys.stoppedKey(nodeId);
-    if (ops.txn(TxnRequest.newBuilder().addCompare(EtcdOps.present(key)).addCompare(EtcdOps.present(keys.nodeKey(nodeId)))
-        .addSuccess(EtcdOps.delete(key)).build()).getSucceeded()) {
-      log.info("cluster volumes: node {} runs again: its clean-stop marker removed", nodeId);
+    String stopped = keys.stoppedKey(nodeId);
+    String order = keys.detachOrderKey(nodeId);
+    TxnResponse read = ops.txn(TxnRequest.newBuilder().addSuccess(EtcdOps.range(stopped))
+        .addSuccess(EtcdOps.range(order)).build());
+    for (int i = 0; i < 2; i++) {
+      String key = i == 0 ? stopped : order;
+      if (read.getResponses(i).getResponseRange().getKvsCount() > 0 && ops.txn(TxnRequest.newBuilder()
+          .addCompare(EtcdOps.present(key)).addCompare(EtcdOps.present(keys.nodeKey(nodeId)))
+          .addSuccess(EtcdOps.delete(key)).build()).getSucceeded()) {
+        log.info("cluster volumes: node {} runs again: {} removed", nodeId, i == 0 ? "its clean-stop marker"
+            : "an operator's detach order left from when it was gone");
+      }
     }
   }
+
 
 }

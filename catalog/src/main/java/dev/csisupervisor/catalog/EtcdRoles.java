@@ -35,6 +35,7 @@ public final class EtcdRoles {
     return List.of(new Permission(false, keys.root(), true),
         new Permission(true, keys.nodeKey(nodeId), false),
         new Permission(true, keys.stoppedKey(nodeId), false),
+        new Permission(true, keys.detachOrderKey(nodeId), false),
         new Permission(true, keys.nodeClaimsRoot(nodeId), true),
         new Permission(true, keys.claimGuardsRoot(), true),
         new Permission(true, keys.pluginsRoot(), true));
@@ -50,6 +51,7 @@ public final class EtcdRoles {
         new Permission(true, keys.attachmentsRoot(), true),
         new Permission(true, keys.requestsRoot(), true),
         new Permission(true, keys.volumesRoot(), true),
+        new Permission(true, keys.snapshotsRoot(), true),
         new Permission(true, keys.capabilitiesRoot(), true),
         new Permission(true, keys.claimsRoot(), true));
   }
