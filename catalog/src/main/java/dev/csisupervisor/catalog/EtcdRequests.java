@@ -86,10 +86,11 @@ final class EtcdRequests {
     String guard = keys.claimGuardKey(plugin, volumeId);
     String attachments = keys.volumeAttachmentsPrefix(plugin, volumeId);
     String snapshots = keys.requestsPrefix(ClusterVolumeRequest.Kind.SNAPSHOT, plugin);
+    String clones = keys.requestsPrefix(ClusterVolumeRequest.Kind.CREATE, plugin);
     for (int round = 1; round <= EtcdClaims.MAX_CLAIM_ROUNDS; round++) {
       TxnResponse read = txn(TxnRequest.newBuilder().addSuccess(range(volumeKey))
           .addSuccess(range(guard)).addSuccess(rangePrefix(attachments, 10)).addSuccess(range(key))
-          .addSuccess(rangePrefix(snapshots, 0)).build());
+          .addSuccess(rangePrefix(snapshots, 0)).addSuccess(rangePrefix(clones, 0)).build());
       if (read.getResponses(0).getResponseRange().getKvsCount() == 0) {
         return Optional.empty();
       }
@@ -110,10 +111,15 @@ final class EtcdRequests {
           return "attachment to node " + a.nodeId() + " (" + a.state() + ")";
         }));
       }
-      List<String> cutting = operations.pendingSnapshotsOf(read, 4, volumeId);
+      List<String> cutting = operations.pendingFrom(read, 4, volumeId);
       if (!cutting.isEmpty()) {
         throw new VolumeStateException("delete of " + plugin + "/" + volumeId + " refused: a snapshot of it is being "
             + "cut: " + String.join("; ", cutting) + ". Wait for it, or cancel it first");
+      }
+      List<String> cloning = operations.pendingFrom(read, 5, volumeId);
+      if (!cloning.isEmpty()) {
+        throw new VolumeStateException("delete of " + plugin + "/" + volumeId + " refused: it is being cloned: "
+            + String.join("; ", cloning) + ". Wait for it, or cancel it first");
       }
       if (!held.isEmpty()) {
         throw new VolumeStateException("delete of " + plugin + "/" + volumeId + " refused: the volume is in use: "
@@ -126,6 +132,7 @@ final class EtcdRequests {
               .setResult(Compare.CompareResult.GREATER).setCreateRevision(0))
           .addCompare(modIs(guard, claims.get().guardRevision())).addCompare(none(attachments)).addCompare(absent(key))
           .addCompare(EtcdOps.unchangedSince(snapshots, read.getHeader().getRevision()))
+          .addCompare(EtcdOps.unchangedSince(clones, read.getHeader().getRevision()))
           .addSuccess(put(key, VolumeCodec.encode(request), 0)).build());
       if (r.getSucceeded()) {
         log.info("{} asked", request.describe());

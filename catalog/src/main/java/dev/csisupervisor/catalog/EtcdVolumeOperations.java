@@ -245,8 +245,11 @@ final class EtcdVolumeOperations {
     throw new EtcdException(request.describe() + ": the request kept changing", "CONTENTION", null);
   }
 
-  /** The pending snapshots cut from a volume (what a delete of it must wait for), described. */
-  List<String> pendingSnapshotsOf(TxnResponse read, int response, String volumeId) {
+  /**
+   * The pending requests (read in {@code response}) made from a volume: snapshots cut from it, clones of it (what a
+   * delete of it must wait for), described.
+   */
+  List<String> pendingFrom(TxnResponse read, int response, String volumeId) {
     List<String> out = new ArrayList<>();
     for (KeyValue kv : read.getResponses(response).getResponseRange().getKvsList()) {
       EtcdOps.decodeOrSkip(kv, () -> {

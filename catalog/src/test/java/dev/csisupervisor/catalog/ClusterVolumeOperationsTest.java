@@ -122,7 +122,15 @@ class ClusterVolumeOperationsTest {
     assertTrue(deleting.getMessage().contains("a snapshot of it is being cut: snapshot of disk.csi/s (PENDING)"),
         deleting.getMessage());
 
+    ClusterVolumeRequest.Spec clone = new ClusterVolumeRequest.Spec(0, 0, Set.of(VolumeAccessMode.SINGLE_NODE_WRITER),
+        false, "", Map.of(), List.of(), List.of()).from(VolumeSource.volume("vol-1"));
+    cli.ask(ClusterVolumeRequest.create(PLUGIN, "copy", clone, Optional.empty(), NOW));
     String id = cut("s", true);
+    VolumeStateException cloning = assertThrows(VolumeStateException.class, () -> cli.requestDelete(
+        ClusterVolumeRequest.delete(PLUGIN, "vol-1", Optional.empty(), NOW)));
+    assertTrue(cloning.getMessage().contains("it is being cloned: create of disk.csi/copy (PENDING)"),
+        cloning.getMessage());
+    assertTrue(cli.withdraw(Kind.CREATE, PLUGIN, "copy"));
     assertEquals(Optional.of(new ClusterVolumeSnapshot(PLUGIN, id, "s", "vol-1", 1 << 20, Optional.of(NOW), true)),
         cli.snapshot(PLUGIN, id));
     assertEquals(List.of(cli.snapshot(PLUGIN, id).orElseThrow()), cli.read().snapshots());
