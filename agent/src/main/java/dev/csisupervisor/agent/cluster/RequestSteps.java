@@ -54,6 +54,16 @@ final class RequestSteps {
     return secrets.get().read(r.pluginId(), r.secretsFile());
   }
 
+  /** The request's secrets for an undo's delete; none if they cannot be read now (the plugin says if it needs them). */
+  Secrets secretsOrNone(ClusterVolumeRequest r) {
+    try {
+      return secrets(r);
+    } catch (RequestSecrets.Unreadable e) {
+      counts.error(r.describe() + ": its undo is sent without secrets: " + e.getMessage());
+      return Secrets.none();
+    }
+  }
+
   /** Writes {@code to} over {@code from}; a failure is counted. */
   void finish(ClusterVolumes.Leadership l, ClusterVolumeRequest from, ClusterVolumeRequest to) {
     if (to.state() == ClusterVolumeRequest.State.FAILED) {

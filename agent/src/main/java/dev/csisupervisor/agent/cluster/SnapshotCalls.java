@@ -149,7 +149,8 @@ final class SnapshotCalls {
       String snapshotId = id.get();
       String what = "DeleteSnapshot " + snapshotId + " (cut by the cancelled " + r.describe() + ")";
       try {
-        steps.calls.call(l, what, () -> client.deleteSnapshotAsync(snapshotId, Secrets.none()));
+        Secrets secrets = steps.secretsOrNone(r);
+      steps.calls.call(l, what, () -> client.deleteSnapshotAsync(snapshotId, secrets));
       } catch (LeaderCalls.NotLeading e) {
         return;
       } catch (LeaderCalls.CallFailed e) {

@@ -205,7 +205,8 @@ final class VolumeCreates {
       String volumeId) {
     String what = "DeleteVolume " + volumeId + " (made by " + r.describe() + ", cancelled)";
     try {
-      steps.calls.call(l, what, () -> client.deleteVolumeAsync(volumeId, Secrets.none()));
+      Secrets secrets = steps.secretsOrNone(r);
+      steps.calls.call(l, what, () -> client.deleteVolumeAsync(volumeId, secrets));
       steps.counts.deleted();
       return true;
     } catch (LeaderCalls.NotLeading e) {
