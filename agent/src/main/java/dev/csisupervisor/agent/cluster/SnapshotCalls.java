@@ -35,14 +35,19 @@ final class SnapshotCalls {
     this.volumes = steps.volumes;
   }
 
+  /** CreateSnapshot's arguments; a request whose secrets do not read is failed (written). */
   private Optional<CreateSnapshotRequest> arguments(ClusterVolumes.Leadership l, ClusterVolumeRequest r) {
     try {
-      String source = r.spec().source().map(VolumeSource::id).orElseThrow();
-      return Optional.of(new CreateSnapshotRequest(source, r.name(), r.spec().parameters(), steps.secrets(r)));
+      return Optional.of(call(r, steps.secrets(r)));
     } catch (RequestSecrets.Unreadable | IllegalArgumentException e) {
       steps.fail(l, r, e.getMessage());
       return Optional.empty();
     }
+  }
+
+  private static CreateSnapshotRequest call(ClusterVolumeRequest r, Secrets secrets) {
+    String source = r.spec().source().map(VolumeSource::id).orElseThrow();
+    return new CreateSnapshotRequest(source, r.name(), r.spec().parameters(), secrets);
   }
 
   void snapshot(ClusterVolumes.Leadership l, CsiClient client, ClusterVolumeRequest asked) {
@@ -128,14 +133,11 @@ final class SnapshotCalls {
   void undo(ClusterVolumes.Leadership l, CsiClient client, ClusterVolumeRequest r) {
     Optional<String> id = r.volumeId().isEmpty() ? Optional.empty() : Optional.of(r.volumeId());
     if (id.isEmpty()) {
-      Optional<CreateSnapshotRequest> call = arguments(l, r.waiting(""));
-      if (call.isEmpty()) {
-        volumes.completeCancel(l, r, Optional.empty());
-        return;
-      }
+      // Never written over the cancelled request (a failure there would lose what the first call cut).
+      CreateSnapshotRequest call = call(r, steps.secretsOrNone(r));
       String what = "CreateSnapshot " + r.name() + " (to learn what the cancelled " + r.describe() + " cut)";
       try {
-        id = Optional.of(steps.calls.call(l, what, () -> client.createSnapshotAsync(call.get())).snapshotId());
+        id = Optional.of(steps.calls.call(l, what, () -> client.createSnapshotAsync(call)).snapshotId());
       } catch (LeaderCalls.NotLeading e) {
         return;
       } catch (LeaderCalls.CallFailed e) {

@@ -45,20 +45,28 @@ final class VolumeCreates {
   }
 
   /**
-   * CreateVolume's arguments for {@code r}, or empty after the request was failed or is waiting for its source
-   * (written).
+   * CreateVolume's arguments for {@code r}, or why there are none: a failure (the request cannot be sent) or a wait
+   * (its snapshot is not ready). Writes nothing: the caller does, as the request's state allows.
    */
-  private Optional<CreateVolumeRequest> arguments(ClusterVolumes.Leadership l, PluginInfo controller,
-      ClusterVolumeRequest r, VolumesSnapshot s) {
+  private record Arguments(Optional<CreateVolumeRequest> call, String failure, String waiting) {
+    static Arguments failed(String why) {
+      return new Arguments(Optional.empty(), why, "");
+    }
+  }
+
+  /**
+   * @param undo for an undo's CreateVolume (learning what a cancelled create made): sent whether its snapshot is ready
+   *     or not, with its secrets if they read
+   */
+  private Arguments arguments(PluginInfo controller, ClusterVolumeRequest r, VolumesSnapshot s, boolean undo) {
     ClusterVolumeRequest.Spec spec = r.spec();
     try {
       Optional<TopologyRequirement> topology = spec.requisite().isEmpty() && spec.preferred().isEmpty()
           ? Optional.empty() : Optional.of(new TopologyRequirement(spec.requisite(), spec.preferred()));
       if (topology.isPresent() && !controller.fingerprint().pluginCapabilities()
           .contains(CsiCapabilities.VOLUME_ACCESSIBILITY_CONSTRAINTS)) {
-        steps.fail(l, r, "controller plugin " + controller.name() + " does not offer "
+        return Arguments.failed("controller plugin " + controller.name() + " does not offer "
             + CsiCapabilities.VOLUME_ACCESSIBILITY_CONSTRAINTS + ", so a topology cannot be asked of it (CSI)");
-        return Optional.empty();
       }
       Optional<ContentSource> source = Optional.empty();
       long sourceBytes = 0;
@@ -66,51 +74,42 @@ final class VolumeCreates {
         VolumeSource from = spec.source().get();
         if (from.type() == VolumeSource.Type.SNAPSHOT) {
           Optional<ClusterVolumeSnapshot> snapshot = s.snapshot(r.pluginId(), from.id());
-          if (snapshot.isEmpty()) {
-            steps.fail(l, r, "snapshot " + from.id() + " is not recorded (deleted meanwhile?)");
-            return Optional.empty();
+          if (snapshot.isEmpty() && !undo) {
+            return Arguments.failed("snapshot " + from.id() + " is not recorded (deleted meanwhile?)");
           }
-          if (!snapshot.get().readyToUse()) {
-            String why = "waiting for snapshot " + from.id() + " (" + snapshot.get().name() + ") to be ready; "
-                + "nothing sent yet";
-            if (!why.equals(r.message())) {
-              volumes.updateRequest(l, r, r.waiting(why));
-            }
-            return Optional.empty();
+          if (snapshot.isPresent() && !snapshot.get().readyToUse() && !undo) {
+            return new Arguments(Optional.empty(), "", "waiting for snapshot " + from.id() + " ("
+                + snapshot.get().name() + ") to be ready; nothing sent yet");
           }
-          sourceBytes = snapshot.get().sizeBytes();
+          sourceBytes = snapshot.map(ClusterVolumeSnapshot::sizeBytes).orElse(0L);
           source = Optional.of(ContentSource.snapshot(from.id()));
         } else {
           Optional<ClusterVolume> volume = s.volume(r.pluginId(), from.id());
-          if (volume.isEmpty()) {
-            steps.fail(l, r, "volume " + from.id() + " to clone is not registered (deleted meanwhile?)");
-            return Optional.empty();
+          if (volume.isEmpty() && !undo) {
+            return Arguments.failed("volume " + from.id() + " to clone is not registered (deleted meanwhile?)");
           }
-          sourceBytes = volume.get().capacityBytes();
+          sourceBytes = volume.map(ClusterVolume::capacityBytes).orElse(0L);
           source = Optional.of(ContentSource.volume(from.id()));
         }
         if (spec.requiredBytes() != 0 && spec.requiredBytes() < sourceBytes) {
-          steps.fail(l, r, spec.requiredBytes() + " bytes asked, smaller than its source " + from + " ("
+          return Arguments.failed(spec.requiredBytes() + " bytes asked, smaller than its source " + from + " ("
               + sourceBytes + " bytes; CSI: a volume made from a source is at least as big)");
-          return Optional.empty();
         }
       }
-      List<VolumeCapability> capabilities = capabilities(spec);
       long required = spec.requiredBytes() == 0 ? sourceBytes : spec.requiredBytes();
       Optional<CapacityRange> capacity = required == 0 && spec.limitBytes() == 0 ? Optional.empty()
           : Optional.of(new CapacityRange(required, spec.limitBytes()));
-      CreateVolumeRequest asked = new CreateVolumeRequest(r.name(), capacity, capabilities, spec.parameters(),
-          steps.secrets(r), topology);
+      CreateVolumeRequest asked = new CreateVolumeRequest(r.name(), capacity, capabilities(spec), spec.parameters(),
+          undo ? steps.secretsOrNone(r) : steps.secrets(r), topology);
       if (source.isPresent()) {
         asked = asked.withContentSource(source.get());
       }
       if (!spec.mutableParameters().isEmpty()) {
         asked = asked.withMutableParameters(spec.mutableParameters());
       }
-      return Optional.of(asked);
+      return new Arguments(Optional.of(asked), "", "");
     } catch (RequestSecrets.Unreadable | IllegalArgumentException e) {
-      steps.fail(l, r, e.getMessage());
-      return Optional.empty();
+      return Arguments.failed(e.getMessage());
     }
   }
 
@@ -126,10 +125,18 @@ final class VolumeCreates {
 
   void create(ClusterVolumes.Leadership l, PluginInfo controller, CsiClient client, ClusterVolumeRequest r,
       VolumesSnapshot s) {
-    Optional<CreateVolumeRequest> asked = arguments(l, controller, r, s);
-    if (asked.isEmpty()) {
+    Arguments args = arguments(controller, r, s, false);
+    if (!args.failure().isEmpty()) {
+      steps.fail(l, r, args.failure());
       return;
     }
+    if (!args.waiting().isEmpty()) {
+      if (!args.waiting().equals(r.message())) {
+        volumes.updateRequest(l, r, r.waiting(args.waiting()));
+      }
+      return;
+    }
+    Optional<CreateVolumeRequest> asked = args.call();
     Optional<ClusterVolumeRequest> sent = steps.sending(l, r);
     if (sent.isEmpty()) {
       return; // changed meanwhile (withdrawn, asked again) or no longer ours: the next round reads it again
@@ -175,7 +182,12 @@ final class VolumeCreates {
    */
   void undo(ClusterVolumes.Leadership l, PluginInfo controller, CsiClient client, ClusterVolumeRequest r,
       VolumesSnapshot s) {
-    Optional<CreateVolumeRequest> asked = arguments(l, controller, r.waiting(""), s);
+    Arguments args = arguments(controller, r, s, true);
+    Optional<CreateVolumeRequest> asked = args.call();
+    if (asked.isEmpty()) {
+      // Nothing can be sent to learn what it made (a topology the plugin cannot take: it made nothing either way).
+      steps.counts.error("cancelled " + r.describe() + ": " + args.failure());
+    }
     String what = "CreateVolume " + r.name() + " (to learn what the cancelled " + r.describe() + " made)";
     Optional<String> made = Optional.empty();
     if (asked.isPresent()) {

@@ -373,4 +373,46 @@ class ControllerRequestsAgentTest {
     assertFalse(all.isEmpty());
     all.forEach((k, v) -> assertFalse(v.contains("s3cr3t") || k.contains("s3cr3t"), k + " holds a secret: " + v));
   }
+
+  /** A plugin whose CreateVolume answers only once the gate opens (made at once, answered late). */
+  private static final class LateCreates extends ForwardingCsiClient {
+    private final CsiClient plugin;
+    final CompletableFuture<Void> gate = new CompletableFuture<>();
+
+    LateCreates(CsiClient plugin) {
+      this.plugin = plugin;
+    }
+
+    @Override
+    protected CsiClient delegate() {
+      return plugin;
+    }
+
+    @Override
+    public CompletableFuture<dev.csisupervisor.client.CsiVolume> createVolumeAsync(
+        dev.csisupervisor.client.CreateVolumeRequest r) {
+      return plugin.createVolumeAsync(r).thenCompose(v -> gate.thenApply(x -> v));
+    }
+  }
+
+  private long disksNamed(String name) throws Exception {
+    return Files.readAllLines(cloudFile).stream().filter(l -> l.startsWith("disk ") && l.endsWith(" " + name))
+        .count();
+  }
+
+  @Test
+  void aCreateCancelledInFlight_whoseSecretsFileIsGoneMeanwhile_isStillUndone_notFailed() throws Exception {
+    LateCreates[] late = new LateCreates[1];
+    start(b -> b, ALL, c -> late[0] = new LateCreates(c));
+    Path secrets = tmp.resolve("gone-" + prefixes);
+    Files.writeString(secrets, "token=x\n");
+    volumes.ask(ClusterVolumeRequest.create(PLUGIN, "doomed", RWO, Optional.of(secrets), Instant.now()));
+    await().atMost(WAIT).until(() -> disksNamed("doomed") == 1);
+    Files.delete(secrets);
+    assertTrue(volumes.withdraw(Kind.CREATE, PLUGIN, "doomed"));
+    late[0].gate.complete(null);
+    await().atMost(WAIT).until(() -> volumes.request(Kind.CREATE, PLUGIN, "doomed").isEmpty());
+    assertEquals(0, disksNamed("doomed"), "the disk it made is deleted, not leaked");
+    assertTrue(volumes.read().volumes().isEmpty());
+  }
 }
