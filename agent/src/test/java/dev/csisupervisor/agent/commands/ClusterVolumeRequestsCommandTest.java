@@ -282,7 +282,7 @@ class ClusterVolumeRequestsCommandTest {
     assertTrue(status.out().contains("modify of full.csi/" + src) && status.out().contains("failed:"), status.out());
     assertEquals("withdrew the modify of full.csi/" + src + "\n", run("cancel", "modify", FULL, src).out());
 
-    // The snapshot's delete is refused while a create from it is pending? Not here: done; it goes.
+    // The snapshot deleted: DeleteSnapshot through the controller agent, then its record.
     Run del = run("snapshot", "delete", FULL, id);
     assertEquals(0, del.code(), del.err());
     assertEquals("deleted snapshot " + id + " of plugin full.csi\n", del.out());
