@@ -59,6 +59,10 @@ class ClusterVolumeRequestsCommandTest {
   private static final String LACKING = "lacking.csi";
   /** A controller that offers everything (the mock's defaults and MODIFY_VOLUME), run by a controller agent. */
   private static final String FULL = "full.csi";
+  /** The same, whose snapshots are ready 4 s after they are cut; the same controller agent. */
+  private static final String SLOW = "slow.csi";
+  private static final Set<String> EVERYTHING = Set.of("CREATE_DELETE_VOLUME", "PUBLISH_UNPUBLISH_VOLUME",
+      "CREATE_DELETE_SNAPSHOT", "LIST_SNAPSHOTS", "CLONE_VOLUME", "MODIFY_VOLUME");
 
   @TempDir
   static Path tmp;
@@ -84,14 +88,19 @@ class ClusterVolumeRequestsCommandTest {
     Path socket = dir.resolve("csi.sock");
     plugin = track(MockCsiPlugin.builder().mode(MockMode.CONTROLLER).socket(socket).allCapabilities()
         .mutableParameters(List.of("iops")).snapshotTime(Duration.ofMillis(1500)).start());
+    Path slowSocket = dir.resolve("slow.sock");
+    track(MockCsiPlugin.builder().mode(MockMode.CONTROLLER).socket(slowSocket).allCapabilities()
+        .snapshotReadyTime(Duration.ofSeconds(4)).start());
     PluginRegistry full = track(PluginRegistry.builder().stateStore(new InMemoryStateStore()).build());
-    full.register(controller(FULL, socket, Set.of("CREATE_DELETE_VOLUME", "PUBLISH_UNPUBLISH_VOLUME",
-        "CREATE_DELETE_SNAPSHOT", "LIST_SNAPSHOTS", "CLONE_VOLUME", "MODIFY_VOLUME")));
+    full.register(controller(FULL, socket, EVERYTHING));
+    full.register(controller(SLOW, slowSocket, EVERYTHING));
     publish("n0", full);
     client = track(CsiClient.create(socket));
+    CsiClient slow = track(CsiClient.create(slowSocket));
     ClusterVolumes agent = track(ClusterVolumes.builder().etcd(EtcdOptions.of(etcd.endpoint())).prefix(PREFIX)
         .nodeId("n0").leaseTtl(Duration.ofSeconds(3)).build());
-    track(new ClusterController(agent, "n0", full, p -> client, Duration.ofSeconds(10), Optional.empty(),
+    track(new ClusterController(agent, "n0", full, p -> p.name().equals(SLOW) ? slow : client,
+        Duration.ofSeconds(10), Optional.empty(),
         Clock.systemUTC())).start(Duration.ofMillis(200));
   }
 
@@ -330,5 +339,32 @@ class ClusterVolumeRequestsCommandTest {
     assertEquals(deletes + 1, plugin.callCount(ControllerGrpc.getDeleteSnapshotMethod()),
         "the snapshot it cut deleted by its id");
     assertTrue(Files.exists(plugin.socket()));
+  }
+
+  @Test
+  @Timeout(60)
+  void createFromASnapshotNotReadyYet_isAsked_andSaysItWaitsForIt_thenIsMade() throws Exception {
+    Run made = run("create", SLOW, "base", "--size", "1MiB");
+    assertEquals(0, made.code(), made.err());
+    String vol = after(made.out(), "created volume");
+    assertEquals(0, run("snapshot", "create", SLOW, "later", "--volume", vol, "--wait", "0").code());
+    await().atMost(WAIT).until(() -> reader.request(ClusterVolumeRequest.Kind.SNAPSHOT, SLOW, "later")
+        .map(r -> !r.volumeId().isEmpty()).orElse(false));
+    ClusterVolumeRequest cut = reader.request(ClusterVolumeRequest.Kind.SNAPSHOT, SLOW, "later").orElseThrow();
+    assertEquals(ClusterVolumeRequest.State.PENDING, cut.state(), "cut, not ready: " + cut);
+    Run list = run("snapshot", "list", SLOW);
+    assertTrue(list.out().contains(cut.volumeId()) && list.out().matches("(?s).*" + cut.volumeId() + " .* no\n.*"),
+        list.out());
+    assertTrue(list.out().contains("requests:\n  snapshot of slow.csi/later asked ") && list.out().contains(
+        ": snapshot " + cut.volumeId() + ": cut at "), list.out());
+    assertTrue(list.out().contains(", not ready"), list.out());
+
+    Run restored = run("create", SLOW, "from-later", "--from-snapshot", "later");
+    assertEquals(0, restored.code(), restored.err());
+    assertTrue(restored.err().contains("csi-agent: snapshot " + cut.volumeId() + " is not ready yet: the create "
+        + "waits for it, sending nothing until it is"), restored.err());
+    assertTrue(restored.out().contains("of plugin slow.csi as from-later from snapshot " + cut.volumeId()),
+        restored.out());
+    assertTrue(reader.snapshot(SLOW, cut.volumeId()).orElseThrow().readyToUse());
   }
 }
