@@ -6,31 +6,39 @@ import dev.csisupervisor.cli.ExitCodes;
 import dev.csisupervisor.common.CsiIds;
 import java.io.PrintWriter;
 import java.util.Map;
+import java.util.Optional;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
 
-/** {@code csi-agent cluster volume cancel}: withdraws a create or delete not done. */
+/** {@code csi-agent cluster volume cancel}: withdraws a request not done. */
 @Command(name = "cancel", mixinStandardHelpOptions = true,
-    description = "Withdraws a create or delete request that is not done (pending or failed). A create already "
-        + "sent may still make its volume in the plugin; asked again by the same name, it is found.")
+    description = "Withdraws a request that is not done (pending or failed): create, delete, snapshot, "
+        + "snapshot-delete, modify or register. A create or snapshot already sent is CANCELLED instead: its controller "
+        + "agent learns by name what the call made and deletes it, then removes the request.")
 final class ClusterVolumeCancelCommand extends ClusterVolumeSubcommand {
-  @Parameters(index = "0", paramLabel = "create|delete") String kind;
+  @Parameters(index = "0", paramLabel = "KIND",
+      description = "create, delete, snapshot, snapshot-delete, modify or register.")
+  String kind;
   @Parameters(index = "1", paramLabel = "PLUGIN") String plugin;
-  @Parameters(index = "2", paramLabel = "NAME_OR_VOLUME_ID") String name;
+  @Parameters(index = "2", paramLabel = "NAME_OR_ID",
+      description = "A create's or snapshot's name; else the volume id (the snapshot id for a snapshot-delete).")
+  String name;
 
   @Override
   int run(ClusterVolumes v, PrintWriter out) {
-    ClusterVolumeRequest.Kind k = switch (kind) {
-      case "create" -> ClusterVolumeRequest.Kind.CREATE;
-      case "delete" -> ClusterVolumeRequest.Kind.DELETE;
-      default -> throw new IllegalArgumentException("the first argument must be create or delete, got '" + kind + "'");
-    };
+    ClusterVolumeRequest.Kind k = ClusterVolumeRequest.Kind.parse("KIND", kind);
     CsiIds.checkPlugin("PLUGIN", plugin);
-    CsiIds.checkVolume("NAME_OR_VOLUME_ID", name);
+    CsiIds.checkVolume("NAME_OR_ID", name);
     boolean withdrew = v.withdraw(k, plugin, name);
-    say(out, withdrew ? "withdrew the " + kind + " of " + plugin + "/" + name
-        : "no pending or failed " + kind + " of " + plugin + "/" + name,
-        Map.of("withdrew", withdrew, "kind", k.name(), "plugin", plugin, "name", name));
+    Optional<ClusterVolumeRequest> left = withdrew ? v.request(k, plugin, name) : Optional.empty();
+    boolean cancelled = left.map(r -> r.state() == ClusterVolumeRequest.State.CANCELLED).orElse(false);
+    String what = k.segment() + " of " + plugin + "/" + name;
+    String text = !withdrew ? "no pending or failed " + what
+        : cancelled ? "cancelled the " + what + ": it was sent, so its controller agent learns by name what it made "
+            + "and deletes it (csi-agent cluster volume status shows it until then)"
+        : "withdrew the " + what;
+    say(out, text, Map.of("withdrew", withdrew, "cancelled", cancelled, "kind", k.name(), "plugin", plugin,
+        "name", name));
     return ExitCodes.OK;
   }
 }

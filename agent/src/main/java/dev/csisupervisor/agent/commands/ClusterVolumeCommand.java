@@ -4,9 +4,9 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 /**
- * {@code csi-agent cluster volume create|delete|cancel|register|deregister|list|status|detach}: cluster volumes in
- * etcd, from any machine. A create or delete is a request written to etcd (desired state); the controller agent of
- * the plugin id (elected among the agents running a healthy controller of it) makes the CSI call and writes the
+ * {@code csi-agent cluster volume create|delete|cancel|snapshot|modify|register|deregister|list|status|detach}:
+ * cluster volumes in etcd, from any machine. A create, delete, snapshot, modify or validated register is a request
+ * written to etcd (desired state); the controller agent of the plugin id (elected among the agents running a healthy controller of it) makes the CSI call and writes the
  * outcome, which the command waits for. An existing disk is registered by id.
  *
  * <p>One class per subcommand ({@code ClusterVolume*Command}), each a {@link ClusterVolumeSubcommand} (one etcd
@@ -15,7 +15,8 @@ import picocli.CommandLine.Command;
 @Command(name = "volume", mixinStandardHelpOptions = true,
     description = "Cluster volumes in etcd: created, deleted or registered volumes, their claims and attachments.",
     subcommands = {ClusterVolumeCreateCommand.class, ClusterVolumeDeleteCommand.class,
-        ClusterVolumeCancelCommand.class, ClusterVolumeRegisterCommand.class, ClusterVolumeDeregisterCommand.class,
+        ClusterVolumeCancelCommand.class, ClusterVolumeSnapshotCommand.class, ClusterVolumeModifyCommand.class,
+        ClusterVolumeRegisterCommand.class, ClusterVolumeDeregisterCommand.class,
         ClusterVolumeListCommand.class, ClusterVolumeStatusCommand.class, ClusterVolumeDetachCommand.class})
 final class ClusterVolumeCommand implements Runnable {
   @CommandLine.Spec
@@ -24,6 +25,7 @@ final class ClusterVolumeCommand implements Runnable {
   @Override
   public void run() {
     throw new CommandLine.ParameterException(spec.commandLine(),
-        "Missing command: create, delete, cancel, register, deregister, list, status or detach");
+        "Missing command: create, delete, cancel, snapshot, modify, register, deregister, list, status or "
+            + "detach");
   }
 }

@@ -35,10 +35,9 @@ final class ClusterVolumeDeleteCommand extends ClusterVolumeSubcommand {
           Map.of("deleted", false, "registered", false, "plugin", plugin, "volume", volumeId));
       return ExitCodes.OK;
     }
-    Optional<String> none = ClusterVolumeRequests.noController(v, plugin);
+    Optional<String> none = ClusterVolumeRequests.noController(v, asked);
     if (none.isPresent()) {
-      err.println("csi-agent: delete of " + plugin + "/" + volumeId + " refused: " + none.get());
-      return ExitCodes.FAILURE;
+      return ClusterVolumeRequests.refused(err, asked, none.get());
     }
     Optional<ClusterVolumeRequest> stored = v.requestDelete(asked);
     if (stored.isEmpty()) {

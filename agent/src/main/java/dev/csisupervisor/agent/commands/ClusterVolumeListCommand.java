@@ -27,8 +27,11 @@ final class ClusterVolumeListCommand extends ClusterVolumeSubcommand {
     }
     out.printf("%-20s %-40s %-8s %s%n", "PLUGIN", "VOLUME", "CLAIMS", "ATTACHED TO");
     for (ClusterVolume vol : s.volumes()) {
-      out.printf("%-20s %-40s %-8d %s%n", vol.pluginId(), vol.volumeId(), s.claimsOf(vol.pluginId(), vol.volumeId()).size(),
-          s.attachmentsOf(vol.pluginId(), vol.volumeId()).stream().map(a -> a.nodeId() + "(" + a.state() + ")").toList());
+      out.printf("%-20s %-40s %-8d %s%s%n", vol.pluginId(), vol.volumeId(), s.claimsOf(vol.pluginId(), vol.volumeId()).size(),
+          s.attachmentsOf(vol.pluginId(), vol.volumeId()).stream().map(a -> a.nodeId() + "(" + a.state() + ")").toList(),
+          vol.source().map(f -> " from " + f).orElse("")
+              + (vol.mutableParameters().isEmpty() ? "" : " mutable " + vol.mutableParameters())
+              + (vol.validated() ? "" : " NOT VALIDATED"));
     }
     ClusterVolumeRequests.printRequests(s, r -> true, out);
     return ExitCodes.OK;

@@ -4,24 +4,28 @@ import dev.csisupervisor.agent.views.ClusterViews;
 import dev.csisupervisor.catalog.CatalogEntry;
 import dev.csisupervisor.catalog.ClusterVolumeRequest;
 import dev.csisupervisor.catalog.ClusterVolumes;
+import dev.csisupervisor.catalog.VolumeSource;
 import dev.csisupervisor.catalog.VolumesSnapshot;
 import dev.csisupervisor.cli.ExitCodes;
+import dev.csisupervisor.client.CsiCapabilities;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 import picocli.CommandLine.Option;
 
-/** What a create or delete shares: its options, who can act on it, the wait for its outcome, how it is shown. */
+/** What the requests share (create, delete, snapshot, modify, register): their options, who can act on it, the wait for its outcome, how it is shown. */
 final class ClusterVolumeRequests {
   private ClusterVolumeRequests() {}
 
   /** How often a waiting create or delete reads its request again. */
   private static final Duration POLL = Duration.ofMillis(200);
 
-  /** The options a create or delete shares: the secrets file and the wait. */
+  /** The options every request shares: the secrets file and the wait. */
   static final class RequestOptions {
     @Option(names = "--secrets-file", paramLabel = "FILE",
         description = "An absolute path the controller agent reads the call's secrets from, on its own machine "
@@ -58,37 +62,105 @@ final class ClusterVolumeRequests {
   }
 
   /**
-   * Refuses a request no agent can act on now: the plugin id unknown in the catalog (a bad argument), or none of its
-   * controllers healthy with CREATE_DELETE_VOLUME (said with what there is).
+   * The controller capabilities a request needs of its plugin, as the controller agent checks them before each call
+   * ({@code RequestProvisioner.needs}, written again here so the CLI asks nothing that no controller can do):
+   * CREATE_DELETE_VOLUME for creates and deletes (with CREATE_DELETE_SNAPSHOT from a snapshot, CLONE_VOLUME from a
+   * volume, MODIFY_VOLUME with mutable parameters), CREATE_DELETE_SNAPSHOT for snapshots and their deletes,
+   * MODIFY_VOLUME for a modify; nothing for a register (ValidateVolumeCapabilities is every controller's).
+   */
+  static Set<String> needs(ClusterVolumeRequest r) {
+    Set<String> out = new TreeSet<>();
+    switch (r.kind()) {
+      case CREATE, DELETE -> out.add(CsiCapabilities.CREATE_DELETE_VOLUME);
+      case SNAPSHOT, SNAPSHOT_DELETE -> out.add(CsiCapabilities.CREATE_DELETE_SNAPSHOT);
+      case MODIFY -> out.add(CsiCapabilities.MODIFY_VOLUME);
+      case REGISTER -> { }
+    }
+    if (r.kind() == ClusterVolumeRequest.Kind.CREATE) {
+      r.spec().source().ifPresent(f -> out.add(f.type() == VolumeSource.Type.SNAPSHOT
+          ? CsiCapabilities.CREATE_DELETE_SNAPSHOT : CsiCapabilities.CLONE_VOLUME));
+      if (!r.spec().mutableParameters().isEmpty()) {
+        out.add(CsiCapabilities.MODIFY_VOLUME);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Capabilities first: refuses a request no agent can act on now. The plugin id unknown in the catalog is a bad
+   * argument; none of its controllers healthy with every capability the request {@link #needs} is said with what
+   * each controller has ({@code no healthy controller of plugin ebs offers CREATE_DELETE_SNAPSHOT (n1:
+   * CREATE_DELETE_VOLUME, PUBLISH_UNPUBLISH_VOLUME; n2: unhealthy)}).
    *
    * @return why not, or empty if some controller agent can act
    */
-  static Optional<String> noController(ClusterVolumes v, String plugin) {
+  static Optional<String> noController(ClusterVolumes v, ClusterVolumeRequest r) {
+    String plugin = r.pluginId();
     List<CatalogEntry> controllers = v.controllersOf(plugin);
     if (controllers.isEmpty()) {
       throw new IllegalArgumentException("PLUGIN: no controller plugin '" + plugin + "' is registered in the cluster "
           + "(csi-agent cluster plugins lists what is)");
     }
+    Set<String> needs = needs(r);
     List<String> what = new ArrayList<>();
     for (CatalogEntry e : controllers) {
-      if (e.healthy() && e.controllerCapabilities().contains("CREATE_DELETE_VOLUME")) {
+      if (e.healthy() && e.controllerCapabilities().containsAll(needs)) {
         return Optional.empty();
       }
-      what.add("node " + e.nodeId() + ": " + (!e.healthy() ? "unhealthy" + (e.healthMessage().isEmpty() ? ""
-          : " (" + e.healthMessage() + ")") : "no CREATE_DELETE_VOLUME"));
+      what.add(e.nodeId() + ": " + (!e.healthy() ? "unhealthy" + (e.healthMessage().isEmpty() ? ""
+          : " (" + e.healthMessage() + ")") : e.controllerCapabilities().isEmpty() ? "no controller capabilities"
+          : String.join(", ", new TreeSet<>(e.controllerCapabilities()))));
     }
-    return Optional.of("no healthy controller of plugin " + plugin + " with CREATE_DELETE_VOLUME in the cluster ("
-        + String.join("; ", what) + "): nothing was asked");
+    return Optional.of("no healthy controller of plugin " + plugin + (needs.isEmpty() ? ""
+        : " offers " + String.join(" and ", needs)) + " (" + String.join("; ", what) + "): nothing was asked"
+        + (r.kind() == ClusterVolumeRequest.Kind.REGISTER ? " (--no-validate registers it without validation)" : ""));
+  }
+
+  /** Says why nothing was asked ({@link #noController}), on the error stream: the command's exit code. */
+  static int refused(PrintWriter err, ClusterVolumeRequest r, String why) {
+    err.println("csi-agent: " + r.describe() + " refused: " + why);
+    return ExitCodes.FAILURE;
+  }
+
+  /** {@code KEY=VALUE} options as given, each key named if empty: {@code --mutable-parameter: a key must not be ...}. */
+  static java.util.Map<String, String> keyValues(String field, java.util.Map<String, String> given) {
+    for (java.util.Map.Entry<String, String> e : given.entrySet()) {
+      if (e.getKey().isBlank()) {
+        throw new IllegalArgumentException(field + " must be KEY=VALUE with a non-empty KEY, got '" + e.getKey() + "="
+            + e.getValue() + "'");
+      }
+    }
+    return given;
   }
 
   /** Reads the request until it is done, failed or the wait is over. */
   static Optional<ClusterVolumeRequest> await(ClusterVolumes v, ClusterVolumeRequest.Kind kind, String plugin,
       String name, Duration wait, java.util.function.Predicate<Optional<ClusterVolumeRequest>> over) {
+    return await(v, kind, plugin, name, wait, over, null);
+  }
+
+  /**
+   * Reads the request until it is done, failed or the wait is over; with {@code progress}, says on it where the
+   * request is each time that changes (CreateSnapshot in flight, "cut at T, not ready", waiting for its snapshot).
+   */
+  static Optional<ClusterVolumeRequest> await(ClusterVolumes v, ClusterVolumeRequest.Kind kind, String plugin,
+      String name, Duration wait, java.util.function.Predicate<Optional<ClusterVolumeRequest>> over,
+      PrintWriter progress) {
     long end = System.nanoTime() + wait.toNanos();
+    long seen = -1;
+    String said = "";
     while (true) {
       Optional<ClusterVolumeRequest> r = v.request(kind, plugin, name);
       if (over.test(r) || System.nanoTime() - end >= 0) {
         return r;
+      }
+      if (progress != null && r.isPresent() && r.get().revision() != seen) {
+        seen = r.get().revision();
+        String now = ClusterViews.progress(r.get(), v.read());
+        if (!now.equals(said)) {
+          said = now;
+          progress.println("csi-agent: " + r.get().describe() + ": " + now);
+        }
       }
       try {
         Thread.sleep(POLL.toMillis()); // the CLI's poll of etcd while it waits for the controller agent
@@ -101,7 +173,7 @@ final class ClusterVolumeRequests {
 
   /** A wait that ran out: where the request is, and that it stays asked. */
   static int notDone(PrintWriter err, ClusterVolumeRequest r, int seconds, ClusterVolumes v) {
-    String kind = r.kind().name().toLowerCase(java.util.Locale.ROOT);
+    String kind = r.kind().segment();
     err.println("csi-agent: " + r.describe() + " not done after " + seconds + " s: " + ClusterViews.progress(r, v.read())
         + ". It stays asked: cluster volume status shows it, the same " + kind + " waits for it again, cluster volume "
         + "cancel " + kind + " " + r.pluginId() + " " + r.name() + " withdraws it");

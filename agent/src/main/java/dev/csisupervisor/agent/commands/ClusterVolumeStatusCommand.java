@@ -4,7 +4,6 @@ import dev.csisupervisor.agent.views.ClusterViews;
 import dev.csisupervisor.catalog.ClusterAttachment;
 import dev.csisupervisor.catalog.ClusterClaim;
 import dev.csisupervisor.catalog.ClusterVolume;
-import dev.csisupervisor.catalog.ClusterVolumeRequest;
 import dev.csisupervisor.catalog.ClusterVolumes;
 import dev.csisupervisor.catalog.VolumesSnapshot;
 import dev.csisupervisor.cli.ExitCodes;
@@ -35,6 +34,9 @@ final class ClusterVolumeStatusCommand extends ClusterVolumeSubcommand {
       out.println(vol.pluginId() + "/" + vol.volumeId() + (vol.accessModes().isEmpty() ? "" : " " + vol.accessModes())
           + (vol.accessibleTopology().isEmpty() ? "" : " at " + vol.accessibleTopology())
           + s.createOf(vol.pluginId(), vol.volumeId()).map(r -> " (created as " + r.name() + ")").orElse("")
+          + vol.source().map(f -> " from " + f).orElse("")
+          + (vol.mutableParameters().isEmpty() ? "" : " mutable " + vol.mutableParameters())
+          + (vol.validated() ? "" : " NOT VALIDATED")
           + s.deleteOf(vol.pluginId(), vol.volumeId()).map(r -> " BEING DELETED").orElse(""));
       for (ClusterClaim c : s.claimsOf(vol.pluginId(), vol.volumeId())) {
         out.println("  claim " + c.holder() + " " + c.mode() + (c.readOnly() ? " read-only" : "") + " since " + c.since()
@@ -46,7 +48,7 @@ final class ClusterVolumeStatusCommand extends ClusterVolumeSubcommand {
       }
     }
     ClusterVolumeRequests.printRequests(s,
-        r -> selected(r.pluginId(), r.kind() == ClusterVolumeRequest.Kind.DELETE ? r.name() : null), out);
+        r -> selected(r.pluginId(), ClusterViews.volumeOf(r, s)), out);
     ClusterViews.stuck(s).forEach(line -> out.println("STUCK: " + line));
     return ExitCodes.OK;
   }

@@ -6,6 +6,7 @@ import dev.csisupervisor.catalog.ClusterClaim;
 import dev.csisupervisor.catalog.ClusterSnapshot;
 import dev.csisupervisor.catalog.ClusterVolume;
 import dev.csisupervisor.catalog.ClusterVolumeRequest;
+import dev.csisupervisor.catalog.ClusterVolumeSnapshot;
 import dev.csisupervisor.catalog.PluginSummary;
 import dev.csisupervisor.catalog.ViewFreshness;
 import dev.csisupervisor.catalog.VolumesSnapshot;
@@ -29,11 +30,11 @@ public final class ClusterViews {
 
   /** The kinds of STUCK item, as {@code csi_agent_cluster_volume_stuck{kind}} counts them. */
   public enum StuckKind {
-    /** A create or delete the plugin failed: asked again to retry, or cancelled. */
+    /** A request the plugin failed: asked again to retry, or cancelled. */
     REQUEST_FAILED,
-    /** A create or delete retried after an error. */
+    /** A request retried after an error. */
     REQUEST_RETRIED,
-    /** A create or delete of a plugin id that has no controller agent now. */
+    /** A request (or a cancelled one to undo) of a plugin id that has no controller agent now. */
     NO_CONTROLLER,
     /** A claim held by a node whose lease expired. */
     LOST_NODE_CLAIM,
@@ -51,6 +52,18 @@ public final class ClusterViews {
   /** One STUCK item: its kind and the line that says what waits, why, and the way out. */
   public record Stuck(StuckKind kind, String line) {}
 
+  /** The CSI call a request makes. */
+  public static String call(ClusterVolumeRequest.Kind kind) {
+    return switch (kind) {
+      case CREATE -> "CreateVolume";
+      case DELETE -> "DeleteVolume";
+      case SNAPSHOT -> "CreateSnapshot";
+      case SNAPSHOT_DELETE -> "DeleteSnapshot";
+      case MODIFY -> "ControllerModifyVolume";
+      case REGISTER -> "ValidateVolumeCapabilities";
+    };
+  }
+
   /** Where a request is, in words, for a wait that ran out and for status. */
   public static String progress(ClusterVolumeRequest r, VolumesSnapshot s) {
     String leader = s.controllers().get(r.pluginId());
@@ -58,9 +71,20 @@ public final class ClusterViews {
       return "failed: " + r.message();
     }
     if (r.state() == ClusterVolumeRequest.State.DONE) {
-      return "done: volume " + r.volumeId();
+      return switch (r.kind()) {
+        case SNAPSHOT, SNAPSHOT_DELETE -> "done: snapshot " + r.volumeId();
+        case MODIFY -> "done: mutable parameters " + r.spec().mutableParameters() + " set";
+        case REGISTER -> "done: volume " + r.volumeId() + " registered";
+        default -> "done: volume " + r.volumeId();
+      };
     }
-    String call = r.kind() == ClusterVolumeRequest.Kind.CREATE ? "CreateVolume" : "DeleteVolume";
+    if (r.state() == ClusterVolumeRequest.State.CANCELLED) {
+      return "cancelled after it was sent: " + (leader == null ? "no controller agent for plugin " + r.pluginId()
+          + " now to delete what it made (the next one does)" : "controller agent " + leader + " deletes what it made"
+          + (r.kind() == ClusterVolumeRequest.Kind.SNAPSHOT && !r.volumeId().isEmpty() ? " (snapshot "
+              + r.volumeId() + ")" : ""));
+    }
+    String call = call(r.kind());
     if (r.attemptStarted().isPresent()) {
       String on = r.controllerNodeId();
       return call + " attempt " + r.attempts() + " in flight on " + on + " since " + r.attemptStarted().get()
@@ -68,11 +92,49 @@ public final class ClusterViews {
               : leader.equals(on) ? "" : " (" + on + " is no longer the controller agent; " + leader
                   + " sends it again)");
     }
+    if (r.kind() == ClusterVolumeRequest.Kind.SNAPSHOT && !r.volumeId().isEmpty()) {
+      // Cut, not ready: CreateSnapshot is sent again until it is (CSI).
+      return "snapshot " + r.volumeId() + ": " + r.message() + r.nextAttempt().map(t -> "; asked again at " + t)
+          .orElse("");
+    }
     if (r.nextAttempt().isPresent()) {
       return "retried at " + r.nextAttempt().get() + " after attempt " + r.attempts() + ": " + r.message();
     }
     return leader == null ? "waiting: no controller agent for plugin " + r.pluginId() + " (no agent runs a healthy "
-        + "controller of it)" : "waiting for controller agent " + leader;
+        + "controller of it)" : r.message().isEmpty() ? "waiting for controller agent " + leader
+        : "controller agent " + leader + ": " + r.message();
+  }
+
+  /**
+   * The volume a request is about, as status selects it: a delete's, modify's or register's own; a snapshot's source;
+   * a snapshot-delete's snapshot's source (if recorded); null for a create (shown unless a volume is given).
+   */
+  public static String volumeOf(ClusterVolumeRequest r, VolumesSnapshot s) {
+    return switch (r.kind()) {
+      case DELETE, MODIFY, REGISTER -> r.name();
+      case SNAPSHOT -> r.spec().source().map(f -> f.id()).orElse(null);
+      case SNAPSHOT_DELETE -> s.snapshot(r.pluginId(), r.name()).map(ClusterVolumeSnapshot::sourceVolumeId)
+          .orElse(null);
+      case CREATE -> null;
+    };
+  }
+
+  /** A size for people: "1.0 GiB", or "unknown" for 0. */
+  public static String size(long bytes) {
+    return bytes == 0 ? "unknown" : dev.csisupervisor.common.ByteSizes.format(bytes);
+  }
+
+  /** A recorded snapshot ({@code cluster volume snapshot list --json}). */
+  public static Map<String, Object> snapshot(ClusterVolumeSnapshot x) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("plugin", x.pluginId());
+    m.put("snapshot", x.snapshotId());
+    m.put("name", x.name());
+    m.put("sourceVolume", x.sourceVolumeId());
+    m.put("sizeBytes", x.sizeBytes());
+    m.put("creationTime", x.creationTime().map(Object::toString).orElse(""));
+    m.put("readyToUse", x.readyToUse());
+    return m;
   }
 
   /**
@@ -84,10 +146,10 @@ public final class ClusterViews {
     for (ClusterVolumeRequest r : s.requests()) {
       if (r.state() == ClusterVolumeRequest.State.FAILED) {
         out.add(new Stuck(StuckKind.REQUEST_FAILED, r.describe() + " failed: " + r.message() + " (ask again to retry, "
-            + "or csi-agent cluster volume cancel " + r.kind().name().toLowerCase(Locale.ROOT) + " " + r.pluginId()
+            + "or csi-agent cluster volume cancel " + r.kind().segment() + " " + r.pluginId()
             + " " + r.name() + ")"));
-      } else if (r.state() == ClusterVolumeRequest.State.PENDING
-          && (r.nextAttempt().isPresent() || !s.controllers().containsKey(r.pluginId()))) {
+      } else if ((r.state() == ClusterVolumeRequest.State.PENDING || r.state() == ClusterVolumeRequest.State.CANCELLED)
+          && (isRetried(r) || !s.controllers().containsKey(r.pluginId()))) {
         out.add(new Stuck(s.controllers().containsKey(r.pluginId()) ? StuckKind.REQUEST_RETRIED
             : StuckKind.NO_CONTROLLER, r.describe() + ": " + progress(r, s)));
       }
@@ -113,6 +175,12 @@ public final class ClusterViews {
     return out;
   }
 
+  /** Retried after an error (a snapshot cut and not ready yet is sent again too, but is not stuck). */
+  private static boolean isRetried(ClusterVolumeRequest r) {
+    return r.state() == ClusterVolumeRequest.State.PENDING && r.nextAttempt().isPresent()
+        && !(r.kind() == ClusterVolumeRequest.Kind.SNAPSHOT && !r.volumeId().isEmpty());
+  }
+
   /** The STUCK lines of {@link #stuckItems}. */
   public static List<String> stuck(VolumesSnapshot s) {
     return stuckItems(s).stream().map(Stuck::line).toList();
@@ -136,6 +204,10 @@ public final class ClusterViews {
       m.put("attemptStarted", r.attemptStarted().map(Object::toString).orElse(""));
       m.put("nextAttempt", r.nextAttempt().map(Object::toString).orElse(""));
       m.put("message", r.message());
+      r.spec().source().ifPresent(f -> m.put("source", f.toString()));
+      if (!r.spec().mutableParameters().isEmpty()) {
+        m.put("mutableParameters", r.spec().mutableParameters());
+      }
       m.put("requested", r.requested().toString());
       m.put("progress", progress(r, s));
       out.add(m);
@@ -162,6 +234,9 @@ public final class ClusterViews {
     m.put("accessibleTopology", vol.accessibleTopology());
     m.put("parameters", vol.parameters());
     m.put("context", vol.volumeContext());
+    m.put("source", vol.source().map(Object::toString).orElse(""));
+    m.put("mutableParameters", vol.mutableParameters());
+    m.put("validated", vol.validated());
     List<Object> claims = new ArrayList<>();
     for (ClusterClaim c : s.claimsOf(vol.pluginId(), vol.volumeId())) {
       claims.add(Map.of("node", c.nodeId(), "alloc", c.allocId(), "mode", c.mode().name(), "readOnly", c.readOnly(),
@@ -194,7 +269,7 @@ public final class ClusterViews {
     m.put("controllers", new TreeMap<>(s.controllers()));
     m.put("volumes", vols);
     m.put("requests", requestsJson(s, r -> r.state() != ClusterVolumeRequest.State.DONE
-        && selected(plugin, volumeId, r.pluginId(), r.kind() == ClusterVolumeRequest.Kind.DELETE ? r.name() : null)));
+        && selected(plugin, volumeId, r.pluginId(), volumeOf(r, s))));
     m.put("stuck", stuck(s));
     return m;
   }

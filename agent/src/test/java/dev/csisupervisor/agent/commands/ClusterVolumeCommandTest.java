@@ -18,6 +18,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** {@code csi-agent cluster volume ...} against a real etcd. */
+@org.junit.jupiter.api.Timeout(120)
 class ClusterVolumeCommandTest {
   @TempDir
   static Path tmp;
@@ -56,7 +57,8 @@ class ClusterVolumeCommandTest {
     Run reg = run("register", "disk.csi", "projects/p/disks/d1", "--access-mode", "single-node-writer",
         "--topology", "zone=z1", "--capacity", "1073741824");
     assertEquals(0, reg.code(), reg.err());
-    assertEquals("registered disk.csi/projects/p/disks/d1\n", reg.out());
+    assertEquals("registered disk.csi/projects/p/disks/d1, not validated (no controller of plugin disk.csi in the "
+        + "cluster to validate it)\n", reg.out());
     assertEquals(0, run("register", "disk.csi", "projects/p/disks/d1", "--access-mode", "single-node-writer",
         "--topology", "zone=z1", "--capacity", "1073741824").code(), "the same again: no change");
 
@@ -124,7 +126,7 @@ class ClusterVolumeCommandTest {
         "--secrets-file must be an absolute path");
     assertBad(run("create", "disk.csi", "web", "--wait", "-1"), "--wait must not be negative");
     assertBad(run("delete", "disk.csi", ""), "VOLUME_ID must not be empty");
-    assertBad(run("cancel", "rename", "disk.csi", "web"), "the first argument must be create or delete");
+    assertBad(run("cancel", "rename", "disk.csi", "web"), "KIND must be one of create, delete, snapshot");
     try (ClusterVolumes v = ClusterVolumes.builder().etcd(EtcdOptions.of(etcd.endpoint())).prefix("/clivol")
         .nodeId("reader").build()) {
       assertTrue(v.read().requests().isEmpty(), "nothing asked: " + v.read().requests());

@@ -153,7 +153,8 @@ class JsonOutputTest {
     json("volume", "unmount", "--plugin", "disk", "--volume", volume, "--alloc", "web-1", "--json", s);
     json("volume", "release", "--alloc", "web-1", "--json", s);
     json("volume", "gc", "--json", s);
-    json("cluster", "volume", "register", "disk", "disk-7", "--json", e);
+    json("cluster", "volume", "register", "disk", "disk-7", "--no-validate", "--json", e);
+    json("cluster", "volume", "snapshot", "list", "--json", e);
     json("cluster", "volume", "deregister", "disk", "disk-7", "--json", e);
     json("cluster", "volume", "detach", "--node", "gone", "--force", "--json", e);
     await().atMost(WAIT).ignoreExceptions().until(() ->
