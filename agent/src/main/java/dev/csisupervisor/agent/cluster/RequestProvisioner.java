@@ -95,30 +95,6 @@ final class RequestProvisioner {
   }
 
   /**
-   * The controller capabilities a request needs of its plugin: CREATE_DELETE_VOLUME for creates and deletes (with
-   * CREATE_DELETE_SNAPSHOT from a snapshot, CLONE_VOLUME from a volume, MODIFY_VOLUME with mutable parameters),
-   * CREATE_DELETE_SNAPSHOT for snapshots, MODIFY_VOLUME for a modify; nothing for a register (ValidateVolumeCapabilities
-   * is every controller's).
-   */
-  static Set<String> needs(ClusterVolumeRequest r) {
-    Set<String> out = new TreeSet<>();
-    switch (r.kind()) {
-      case CREATE, DELETE -> out.add(CsiCapabilities.CREATE_DELETE_VOLUME);
-      case SNAPSHOT, SNAPSHOT_DELETE -> out.add(CsiCapabilities.CREATE_DELETE_SNAPSHOT);
-      case MODIFY -> out.add(CsiCapabilities.MODIFY_VOLUME);
-      case REGISTER -> { }
-    }
-    if (r.kind() == Kind.CREATE) {
-      r.spec().source().ifPresent(f -> out.add(f.type() == VolumeSource.Type.SNAPSHOT
-          ? CsiCapabilities.CREATE_DELETE_SNAPSHOT : CsiCapabilities.CLONE_VOLUME));
-      if (!r.spec().mutableParameters().isEmpty()) {
-        out.add(CsiCapabilities.MODIFY_VOLUME);
-      }
-    }
-    return out;
-  }
-
-  /**
    * One request's attempt, on a provisioning thread: a CreateVolume can take minutes in a real cloud, and the
    * round that found it must go on publishing and unpublishing meanwhile (a round made every call in turn, so one slow
    * create held every attach of the plugin id back).
@@ -126,7 +102,7 @@ final class RequestProvisioner {
   private void provisionOne(ClusterVolumes.Leadership l, PluginInfo controller, CsiClient client,
       ClusterVolumeRequest r, VolumesSnapshot s) {
     Set<String> has = controller.fingerprint().controllerCapabilities();
-    List<String> lacks = new ArrayList<>(needs(r));
+    List<String> lacks = new ArrayList<>(RequestCapabilities.needs(r));
     lacks.removeAll(has);
     if (!lacks.isEmpty()) {
       String why = "controller plugin " + controller.name() + " of controller agent " + steps.nodeId

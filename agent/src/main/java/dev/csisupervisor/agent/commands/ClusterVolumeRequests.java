@@ -62,33 +62,8 @@ final class ClusterVolumeRequests {
   }
 
   /**
-   * The controller capabilities a request needs of its plugin, as the controller agent checks them before each call
-   * ({@code RequestProvisioner.needs}, written again here so the CLI asks nothing that no controller can do):
-   * CREATE_DELETE_VOLUME for creates and deletes (with CREATE_DELETE_SNAPSHOT from a snapshot, CLONE_VOLUME from a
-   * volume, MODIFY_VOLUME with mutable parameters), CREATE_DELETE_SNAPSHOT for snapshots and their deletes,
-   * MODIFY_VOLUME for a modify; nothing for a register (ValidateVolumeCapabilities is every controller's).
-   */
-  static Set<String> needs(ClusterVolumeRequest r) {
-    Set<String> out = new TreeSet<>();
-    switch (r.kind()) {
-      case CREATE, DELETE -> out.add(CsiCapabilities.CREATE_DELETE_VOLUME);
-      case SNAPSHOT, SNAPSHOT_DELETE -> out.add(CsiCapabilities.CREATE_DELETE_SNAPSHOT);
-      case MODIFY -> out.add(CsiCapabilities.MODIFY_VOLUME);
-      case REGISTER -> { }
-    }
-    if (r.kind() == ClusterVolumeRequest.Kind.CREATE) {
-      r.spec().source().ifPresent(f -> out.add(f.type() == VolumeSource.Type.SNAPSHOT
-          ? CsiCapabilities.CREATE_DELETE_SNAPSHOT : CsiCapabilities.CLONE_VOLUME));
-      if (!r.spec().mutableParameters().isEmpty()) {
-        out.add(CsiCapabilities.MODIFY_VOLUME);
-      }
-    }
-    return out;
-  }
-
-  /**
    * Capabilities first: refuses a request no agent can act on now. The plugin id unknown in the catalog is a bad
-   * argument; none of its controllers healthy with every capability the request {@link #needs} is said with what
+   * argument; none of its controllers healthy with every capability the request {@link RequestCapabilities#needs} is said with what
    * each controller has ({@code no healthy controller of plugin ebs offers CREATE_DELETE_SNAPSHOT (n1:
    * CREATE_DELETE_VOLUME, PUBLISH_UNPUBLISH_VOLUME; n2: unhealthy)}).
    *
@@ -101,7 +76,7 @@ final class ClusterVolumeRequests {
       throw new IllegalArgumentException("PLUGIN: no controller plugin '" + plugin + "' is registered in the cluster "
           + "(csi-agent cluster plugins lists what is)");
     }
-    Set<String> needs = needs(r);
+    Set<String> needs = dev.csisupervisor.agent.cluster.RequestCapabilities.needs(r);
     List<String> what = new ArrayList<>();
     for (CatalogEntry e : controllers) {
       if (e.healthy() && e.controllerCapabilities().containsAll(needs)) {
