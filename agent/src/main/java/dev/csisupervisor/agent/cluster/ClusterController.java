@@ -86,6 +86,7 @@ public final class ClusterController implements AutoCloseable {
   private final RequestRetry retry;
   private volatile AutoCloseable hints; // the watch that wakes a round, once started
   private final AtomicBoolean roundQueued = new AtomicBoolean();
+  private volatile boolean started;
 
   /**
    * @param clients a client for a controller registration (the agent caches them per socket)
@@ -127,7 +128,7 @@ public final class ClusterController implements AutoCloseable {
     this.secrets = new RequestSecrets(nodeId, Optional.empty());
     this.attacher = new VolumeAttacher(volumes, nodeId, calls, detachAfter, clock, retry, attachers, counts);
     this.requests = new RequestProvisioner(volumes, nodeId, clock, calls, counts, retry, () -> secrets, this::client,
-        provisioner);
+        provisioner, this::wakeAt);
     volumes.onLeaseLost(calls::cancelAll);
   }
 
@@ -139,19 +140,39 @@ public final class ClusterController implements AutoCloseable {
    */
   public ClusterController start(Duration every) {
     loop.scheduleWithFixedDelay(this::runQuietly, 0, every.toMillis(), TimeUnit.MILLISECONDS);
-    hints = volumes.watchChanges(() -> {
-      if (roundQueued.compareAndSet(false, true)) {
-        try {
-          loop.execute(() -> {
-            roundQueued.set(false);
-            runQuietly();
-          });
-        } catch (RejectedExecutionException closing) {
-          roundQueued.set(false);
-        }
-      }
-    });
+    started = true;
+    hints = volumes.watchChanges(this::wake);
     return this;
+  }
+
+  /** A round now, unless one is queued already. */
+  private void wake() {
+    if (roundQueued.compareAndSet(false, true)) {
+      try {
+        loop.execute(() -> {
+          roundQueued.set(false);
+          runQuietly();
+        });
+      } catch (RejectedExecutionException closing) {
+        roundQueued.set(false);
+      }
+    }
+  }
+
+  /**
+   * A round at {@code at}: when a request is due again (a retry, a snapshot polled for readiness), so that it is not
+   * sent up to a whole timer period after its backoff. Only once started.
+   */
+  private void wakeAt(Instant at) {
+    if (!started) {
+      return;
+    }
+    long delay = Math.max(0, Duration.between(clock.instant(), at).toMillis());
+    try {
+      loop.schedule(this::wake, delay, TimeUnit.MILLISECONDS);
+    } catch (RejectedExecutionException closing) {
+      // closing: nothing to wake
+    }
   }
 
   private void runQuietly() {

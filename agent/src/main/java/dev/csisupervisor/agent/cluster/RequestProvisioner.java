@@ -46,8 +46,8 @@ final class RequestProvisioner {
   RequestProvisioner(ClusterVolumes volumes, String nodeId, Clock clock, LeaderCalls calls, ControllerCounts counts,
       ClusterController.RequestRetry retry, java.util.function.Supplier<RequestSecrets> secrets,
       java.util.function.BiFunction<ClusterVolumes.Leadership, PluginInfo, CsiClient> clients,
-      ExecutorService provisioner) {
-    this.steps = new RequestSteps(volumes, nodeId, clock, calls, counts, retry, secrets);
+      ExecutorService provisioner, java.util.function.Consumer<java.time.Instant> wakeAt) {
+    this.steps = new RequestSteps(volumes, nodeId, clock, calls, counts, retry, secrets, wakeAt);
     this.creates = new VolumeCreates(steps);
     this.snapshots = new SnapshotCalls(steps);
     this.changes = new VolumeChanges(steps);

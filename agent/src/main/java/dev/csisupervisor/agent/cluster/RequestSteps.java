@@ -27,9 +27,13 @@ final class RequestSteps {
   final ControllerCounts counts;
   private final ClusterController.RequestRetry retry;
   private final Supplier<RequestSecrets> secrets;
+  private final java.util.function.Consumer<Instant> wakeAt;
 
+  /** @param wakeAt asks for a round at a time a request is due again */
   RequestSteps(ClusterVolumes volumes, String nodeId, Clock clock, LeaderCalls calls, ControllerCounts counts,
-      ClusterController.RequestRetry retry, Supplier<RequestSecrets> secrets) {
+      ClusterController.RequestRetry retry, Supplier<RequestSecrets> secrets,
+      java.util.function.Consumer<Instant> wakeAt) {
+    this.wakeAt = wakeAt;
     this.volumes = volumes;
     this.nodeId = nodeId;
     this.clock = clock;
@@ -46,7 +50,9 @@ final class RequestSteps {
 
   /** When a request answered uncertainly (or not ready yet) after {@code r.attempts()} attempts is sent again. */
   Instant nextAttempt(ClusterVolumeRequest r) {
-    return clock.instant().plus(retry.after(Math.max(1, r.attempts())));
+    Instant next = clock.instant().plus(retry.after(Math.max(1, r.attempts())));
+    wakeAt.accept(next);
+    return next;
   }
 
   /** A request's secrets file, read now on this machine (never in etcd). */
