@@ -5,7 +5,8 @@
 #   benchmarks/run.sh full    # the sizes the issue asks for (1000 supervised plugins for 60 s, 100k events...)
 #   benchmarks/run.sh quick time-to-register   # just one: env | jmh | time-to-register | restore |
 #                                              #   supervision | fanout-stuck | cluster-catalog |
-#                                              #   cluster-failover | volumes | plugin-death | journal-roll |
+#                                              #   cluster-failover | cluster-volumes-scale |
+#                                              #   cluster-requests | volumes | plugin-death | journal-roll |
 #                                              #   restore-cds | cli | footprint | cluster-chaos |
 #                                              #   crash-simulator
 #   JMH_FILTER=fanout benchmarks/run.sh full jmh   # one JMH suite (regex over suite names)
@@ -20,7 +21,7 @@ mode="${1:-quick}"
 only="${2:-all}"
 case "$mode" in
   quick|full) ;;
-  *) echo "usage: $0 quick|full [env|jmh|time-to-register|restore|supervision|fanout-stuck|cluster-catalog|cluster-failover|cluster-volumes-scale|volumes|plugin-death|journal-roll|restore-cds|cli|footprint|cluster-chaos|crash-simulator]" >&2; exit 2 ;;
+  *) echo "usage: $0 quick|full [env|jmh|time-to-register|restore|supervision|fanout-stuck|cluster-catalog|cluster-failover|cluster-volumes-scale|cluster-requests|volumes|plugin-death|journal-roll|restore-cds|cli|footprint|cluster-chaos|crash-simulator]" >&2; exit 2 ;;
 esac
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -69,6 +70,7 @@ want() { [[ "$only" == all || "$only" == "$1" ]]; }
   if want cluster-catalog; then run cluster-catalog "$mode"; fi
   if want cluster-failover; then run cluster-failover "$mode"; fi
   if want cluster-volumes-scale; then run cluster-volumes-scale "$mode"; fi
+  if want cluster-requests; then run cluster-requests "$mode"; fi
   if want volumes; then run volumes "$mode"; fi
   if want plugin-death; then run plugin-death "$mode"; fi
   if want journal-roll; then run journal-roll "$mode"; fi

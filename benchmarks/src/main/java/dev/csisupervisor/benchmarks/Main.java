@@ -21,6 +21,7 @@ import java.util.Locale;
  * cluster-view-probe ENDPOINT PREFIX   (child process of "cluster-catalog")
  * cluster-failover quick|full [NODES] [PLUGINS] [ELECTIONS]  7b: leader kills on a 3-member etcd
  * cluster-volumes-scale quick|full [VOLUMES] [NODES]  19d: claims, a controller's reads, idle requests, at scale
+ * cluster-requests quick|full [N] [KILLS]  20: snapshot and restore requests through the controller agent, its kill
  * volumes quick|full                   8: node volume mounts: overhead vs direct RPCs, 1000 concurrent, restart
  * volume-crash-loop [KILLS] [SEED]     8b: the volume manager under 1 000 SIGKILLs (not in CI)
  * volume-crash-child ...               (child process of "volume-crash-loop")
@@ -59,6 +60,7 @@ public final class Main {
       case "journal-roll" -> JournalRoll.main(rest);
       case "cluster-failover" -> ClusterFailover.main(rest);
       case "cluster-volumes-scale" -> ClusterVolumesScale.main(rest);
+      case "cluster-requests" -> ClusterRequests.main(rest);
       default -> {
         System.err.println("unknown benchmark '" + args[0] + "'");
         usage();
@@ -70,7 +72,7 @@ public final class Main {
   private static void usage() {
     System.err.println("usage: java -jar csi-benchmarks.jar env | jmh quick|full [regex] | time-to-register quick|full [durable|memory]"
         + " | restore quick|full SIZE | supervision quick|full [PLUGINS] [SECONDS] | fanout-stuck quick|full"
-        + " | crash-loop [KILLS] [SEED] | cluster-catalog quick|full [NODES] [PLUGINS] | cluster-failover quick|full [NODES] [PLUGINS] [ELECTIONS] | cluster-volumes-scale quick|full [VOLUMES] [NODES] | volumes quick|full");
+        + " | crash-loop [KILLS] [SEED] | cluster-catalog quick|full [NODES] [PLUGINS] | cluster-failover quick|full [NODES] [PLUGINS] [ELECTIONS] | cluster-volumes-scale quick|full [VOLUMES] [NODES] | cluster-requests quick|full [N] [KILLS] | volumes quick|full");
   }
 
   /** Parses "quick" / "full" (the first argument of every harness). */
