@@ -51,7 +51,10 @@ public final class EtcdRoles {
         new Permission(true, keys.requestsRoot(), true),
         new Permission(true, keys.volumesRoot(), true),
         new Permission(true, keys.capabilitiesRoot(), true),
-        new Permission(true, keys.claimsRoot(), true));
+        new Permission(true, keys.claimsRoot(), true),
+        new Permission(true, keys.conditionsRoot(), true),
+        new Permission(true, keys.leaksRoot(), true),
+        new Permission(true, keys.capacityRoot(), true));
   }
 
   /**
