@@ -107,20 +107,8 @@ final class EtcdControllerReadings implements ControllerReadings {
   @Override
   public int writeConditions(ControllerElection.Leadership l, String pluginId, Collection<VolumeCondition> now) {
     CsiIds.checkPlugin("pluginId", pluginId);
-    Map<String, VolumeCondition> wanted = new TreeMap<>();
-    int i = 0;
-    for (VolumeCondition c : now) {
-      String field = "conditions[" + i++ + "]";
-      if (c == null) {
-        throw new IllegalArgumentException(field + " must not be null");
-      }
-      if (!c.pluginId().equals(pluginId)) {
-        throw new IllegalArgumentException(field + ".pluginId must be " + pluginId + ", got " + c.pluginId());
-      }
-      if (wanted.put(keys.conditionKey(pluginId, c.volumeId()), c) != null) {
-        throw new IllegalArgumentException(field + ".volumeId " + c.volumeId() + " is given twice");
-      }
-    }
+    Map<String, VolumeCondition> wanted = keyed(pluginId, now, "conditions", VolumeCondition::pluginId,
+        c -> keys.conditionKey(pluginId, c.volumeId()), c -> ".volumeId " + c.volumeId());
     return write(l, "conditions of plugin " + pluginId, keys.conditionsPrefix(pluginId), wanted,
         ReadingsCodec::decodeCondition, VolumeCondition::sameAs, ReadingsCodec::encode);
   }
@@ -141,22 +129,37 @@ final class EtcdControllerReadings implements ControllerReadings {
   @Override
   public int writeCapacity(ControllerElection.Leadership l, String pluginId, Collection<CapacityReading> now) {
     CsiIds.checkPlugin("pluginId", pluginId);
-    Map<String, CapacityReading> wanted = new TreeMap<>();
-    int i = 0;
-    for (CapacityReading r : now) {
-      String field = "readings[" + i++ + "]";
-      if (r == null) {
-        throw new IllegalArgumentException(field + " must not be null");
-      }
-      if (!r.pluginId().equals(pluginId)) {
-        throw new IllegalArgumentException(field + ".pluginId must be " + pluginId + ", got " + r.pluginId());
-      }
-      if (wanted.put(keys.capacityKey(pluginId, r.segmentKey()), r) != null) {
-        throw new IllegalArgumentException(field + ".topology " + r.topology() + " is given twice");
-      }
-    }
+    Map<String, CapacityReading> wanted = keyed(pluginId, now, "readings", CapacityReading::pluginId,
+        r -> keys.capacityKey(pluginId, r.segmentKey()), r -> ".topology " + r.topology());
     return write(l, "capacity of plugin " + pluginId, keys.capacityPrefix(pluginId), wanted,
         ReadingsCodec::decodeCapacity, CapacityReading::sameAs, ReadingsCodec::encode);
+  }
+
+  /**
+   * {@code values} by key, each checked: not null, of {@code pluginId}, one per key.
+   *
+   * @throws IllegalArgumentException naming {@code field[i]}
+   */
+  private static <T> Map<String, T> keyed(String pluginId, Collection<T> values, String field,
+      Function<T, String> plugin, Function<T, String> key, Function<T, String> what) {
+    if (values == null) {
+      throw new IllegalArgumentException(field + " must not be null");
+    }
+    Map<String, T> out = new TreeMap<>();
+    int i = 0;
+    for (T v : values) {
+      String f = field + "[" + i++ + "]";
+      if (v == null) {
+        throw new IllegalArgumentException(f + " must not be null");
+      }
+      if (!plugin.apply(v).equals(pluginId)) {
+        throw new IllegalArgumentException(f + ".pluginId must be " + pluginId + ", got " + plugin.apply(v));
+      }
+      if (out.put(key.apply(v), v) != null) {
+        throw new IllegalArgumentException(f + what.apply(v) + " is given twice");
+      }
+    }
+    return out;
   }
 
   /**
