@@ -16,7 +16,8 @@ import picocli.CommandLine.Command;
     description = "Cluster volumes in etcd: created, deleted or registered volumes, their claims and attachments.",
     subcommands = {ClusterVolumeCreateCommand.class, ClusterVolumeDeleteCommand.class,
         ClusterVolumeCancelCommand.class, ClusterVolumeRegisterCommand.class, ClusterVolumeDeregisterCommand.class,
-        ClusterVolumeListCommand.class, ClusterVolumeStatusCommand.class, ClusterVolumeDetachCommand.class})
+        ClusterVolumeListCommand.class, ClusterVolumeStatusCommand.class, ClusterVolumeDetachCommand.class,
+        ClusterVolumeCapacityCommand.class})
 final class ClusterVolumeCommand implements Runnable {
   @CommandLine.Spec
   CommandLine.Model.CommandSpec spec;
@@ -24,6 +25,6 @@ final class ClusterVolumeCommand implements Runnable {
   @Override
   public void run() {
     throw new CommandLine.ParameterException(spec.commandLine(),
-        "Missing command: create, delete, cancel, register, deregister, list, status or detach");
+        "Missing command: create, delete, cancel, register, deregister, list, status, detach or capacity");
   }
 }
