@@ -80,6 +80,8 @@ class ControllerChecksTest {
   private final List<AutoCloseable> closeables = new ArrayList<>();
   private final Path cloudFile = tmp.resolve("cloud" + prefixes);
   private final List<Node> nodes = new ArrayList<>();
+  /** Controller capabilities the next controller's registration leaves out (the plugin still has them). */
+  private Set<String> withoutCapabilities = Set.of();
 
   @BeforeAll
   static void startEtcd() throws Exception {
@@ -137,7 +139,8 @@ class ControllerChecksTest {
     plugin.accept(b);
     MockCsiPlugin mock = track(b.start());
     CsiClient client = track(CsiClient.create(socket));
-    Set<String> controllerCaps = client.controllerCapabilitiesAsync().get(10, TimeUnit.SECONDS);
+    Set<String> controllerCaps = new HashSet<>(client.controllerCapabilitiesAsync().get(10, TimeUnit.SECONDS));
+    controllerCaps.removeAll(withoutCapabilities);
     Set<String> pluginCaps = client.pluginCapabilitiesAsync().get(10, TimeUnit.SECONDS);
     PluginRegistry registry = track(PluginRegistry.builder().stateStore(new InMemoryStateStore()).build());
     registry.register(info(PluginType.CSI_NODE, socket, "csi-" + id, pluginCaps, Set.of(), topology));
@@ -348,5 +351,48 @@ class ControllerChecksTest {
     assertEquals(0, r.failed(), r.toString());
     assertEquals(2, firstPages.get(), "started over once");
     assertTrue(n0.volumes().conditions(PLUGIN).isEmpty(), vols + " all listed");
+  }
+
+  @Test
+  void withGetVolumeButNoListVolumes_eachRegisteredVolumeIsAskedFor() throws Exception {
+    withoutCapabilities = Set.of("LIST_VOLUMES", "LIST_VOLUMES_PUBLISHED_NODES");
+    Node n0 = node(0, true);
+    String sick = disk("sick");
+    String gone = disk("gone");
+    cloudDisk("unregistered", 1 << 20);
+    cloud("cloud-mark-abnormal", cloudFile.toString(), sick, "bad blocks");
+    cloud("cloud-remove", cloudFile.toString(), gone);
+    n0.check();
+    n0.check();
+    Map<String, VolumeCondition> c = n0.volumes().conditions(PLUGIN);
+    assertEquals(VolumeCondition.Kind.ABNORMAL, c.get(sick).kind());
+    assertEquals("bad blocks", c.get(sick).message());
+    assertEquals(VolumeCondition.Kind.MISSING, c.get(gone).kind());
+    assertTrue(c.get(gone).message().startsWith("ControllerGetVolume: NOT_FOUND"), c.get(gone).message());
+    assertTrue(n0.volumes().leaks(PLUGIN).isEmpty(), "without a list, no leak can be seen");
+    assertEquals(4, n0.plugin().callCount(dev.csisupervisor.csi.v1.ControllerGrpc.getControllerGetVolumeMethod()),
+        "one ControllerGetVolume per registered volume (2) and check (2)");
+    assertEquals(0, n0.plugin().callCount(dev.csisupervisor.csi.v1.ControllerGrpc.getListVolumesMethod()));
+  }
+
+  @Test
+  void aSnapshotNoRecordNames_andAPublicationNoAttachmentRecords_areReportedNotUndone() throws Exception {
+    Node n0 = node(0, true);
+    String vol = disk("src");
+    String snap = n0.client().createSnapshotAsync(new dev.csisupervisor.client.CreateSnapshotRequest(vol, "snap-a",
+        Map.of(), Secrets.none())).get(10, TimeUnit.SECONDS).snapshotId();
+    n0.client().controllerPublishVolumeAsync(new dev.csisupervisor.client.ControllerPublishRequest(vol, "csi-n0", RWO,
+        false, Secrets.none(), Map.of())).get(10, TimeUnit.SECONDS);
+    n0.check();
+    n0.check();
+    dev.csisupervisor.catalog.ControllerLeaks leaks = n0.volumes().leaks(PLUGIN).orElseThrow();
+    assertEquals(List.of(snap), leaks.snapshots());
+    assertEquals(List.of(vol + "@csi-n0"), leaks.unrecordedPublications());
+    assertEquals(List.of(), leaks.volumes());
+    assertEquals(Set.of("csi-n0"), attachedTo(vol), "reported only: not unpublished");
+    assertEquals(1, n0.checks().counts().unrecordedPublications());
+    long revision = n0.volumes().read().revision();
+    assertEquals(0, n0.check().writes(), "the same found again: nothing written");
+    assertEquals(revision, n0.volumes().read().revision());
   }
 }
