@@ -89,4 +89,44 @@ public record CapacityReading(String pluginId, Map<String, String> topology, Lis
     return other != null && pluginId.equals(other.pluginId) && topology.equals(other.topology)
         && entries.equals(other.entries);
   }
+
+  /**
+   * For a create without topology (issue 37: {@code preferred} = the segments with room, most first): the segments
+   * of {@code readings} whose answer for {@code parameters} (else for none) has at least {@code requiredBytes}
+   * available and, if the plugin said one, a maximum volume size of at least that; the most room first (ties by
+   * segment key). Readings without topology are left out (there is nothing to prefer).
+   *
+   * @throws IllegalArgumentException if {@code requiredBytes} is negative
+   */
+  public static List<Map<String, String>> segmentsWithRoom(List<CapacityReading> readings,
+      Map<String, String> parameters, long requiredBytes) {
+    if (requiredBytes < 0) {
+      throw new IllegalArgumentException("requiredBytes must not be negative, got " + requiredBytes);
+    }
+    record Room(CapacityReading reading, long available) {}
+    List<Room> rooms = new ArrayList<>();
+    for (CapacityReading r : readings) {
+      java.util.Optional<Entry> e = r.entry(parameters).or(() -> r.entry(Map.of()));
+      if (r.topology().isEmpty() || e.isEmpty() || e.get().availableBytes() < requiredBytes
+          || (e.get().maximumVolumeSize().isPresent() && e.get().maximumVolumeSize().getAsLong() < requiredBytes)) {
+        continue;
+      }
+      rooms.add(new Room(r, e.get().availableBytes()));
+    }
+    rooms.sort(java.util.Comparator.comparingLong(Room::available).reversed()
+        .thenComparing(x -> x.reading().segmentKey()));
+    return rooms.stream().map(x -> x.reading().topology()).toList();
+  }
+
+  /** The readings in words, for an error ({@code {zone=a}: 5368709120 bytes free (read T); ...}). */
+  public static String describe(List<CapacityReading> readings, Map<String, String> parameters) {
+    List<String> out = new ArrayList<>();
+    for (CapacityReading r : readings) {
+      r.entry(parameters).or(() -> r.entry(Map.of())).ifPresent(e -> out.add((r.topology().isEmpty() ? "the plugin"
+          : r.topology().toString()) + ": " + e.availableBytes() + " bytes free"
+          + (e.maximumVolumeSize().isPresent() ? ", volumes up to " + e.maximumVolumeSize().getAsLong() + " bytes" : "")
+          + " (read " + r.since() + ")"));
+    }
+    return out.isEmpty() ? "no capacity read" : String.join("; ", out);
+  }
 }

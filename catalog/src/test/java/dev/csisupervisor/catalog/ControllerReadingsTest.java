@@ -186,4 +186,28 @@ class ControllerReadingsTest {
         VolumeCondition.Kind.ABNORMAL, null, T0));
     assertTrue(e.getMessage().contains("message"), e.getMessage());
   }
+
+  @Test
+  void segmentsWithRoom_mostFirst_leavingOutFullOnesAndTooSmallMaximums() {
+    Map<String, String> a = Map.of("zone", "a");
+    Map<String, String> b = Map.of("zone", "b");
+    Map<String, String> c = Map.of("zone", "c");
+    Map<String, String> ssd = Map.of("type", "ssd");
+    List<CapacityReading> readings = List.of(
+        new CapacityReading(PLUGIN, a, List.of(new CapacityReading.Entry(Map.of(), 100, OptionalLong.empty())), T0),
+        new CapacityReading(PLUGIN, b, List.of(new CapacityReading.Entry(Map.of(), 500, OptionalLong.empty()),
+            new CapacityReading.Entry(ssd, 5, OptionalLong.empty())), T0),
+        new CapacityReading(PLUGIN, c, List.of(new CapacityReading.Entry(Map.of(), 900, OptionalLong.of(50))), T0),
+        new CapacityReading(PLUGIN, Map.of(), List.of(new CapacityReading.Entry(Map.of(), 9999, OptionalLong.empty())),
+            T0));
+    assertEquals(List.of(b, a), CapacityReading.segmentsWithRoom(readings, Map.of(), 60), "c's volumes are too small");
+    assertEquals(List.of(c, b, a), CapacityReading.segmentsWithRoom(readings, Map.of(), 10));
+    assertEquals(List.of(c, a), CapacityReading.segmentsWithRoom(readings, ssd, 10),
+        "b has no room for ssd; a and c answered only for none");
+    assertEquals(List.of(), CapacityReading.segmentsWithRoom(readings, Map.of(), 1000));
+    assertTrue(CapacityReading.describe(readings, ssd).startsWith("{zone=a}: 100 bytes free (read "),
+        CapacityReading.describe(readings, ssd));
+    assertTrue(CapacityReading.describe(readings, ssd).contains("{zone=b}: 5 bytes free"));
+    assertThrows(IllegalArgumentException.class, () -> CapacityReading.segmentsWithRoom(readings, Map.of(), -1));
+  }
 }

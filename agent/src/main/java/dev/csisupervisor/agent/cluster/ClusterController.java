@@ -343,6 +343,19 @@ public final class ClusterController implements AutoCloseable {
     }
   }
 
+  /**
+   * What the checks did (for status and metrics): check rounds, keys written, attachments published again, and the
+   * publications the plugins list that no attachment records (last check). Empty without checks.
+   */
+  public record CheckCounts(long rounds, long writes, long republished, int unrecordedPublications) {}
+
+  public Optional<CheckCounts> checkCounts() {
+    return checks().map(c -> {
+      ControllerChecks.Counts n = c.counts();
+      return new CheckCounts(n.rounds(), n.writes(), n.republished(), n.unrecordedPublications());
+    });
+  }
+
   /** The checks, if started (for tests: {@link ControllerChecks#checkNow}). */
   Optional<ControllerChecks> checks() {
     return Optional.ofNullable(checks);
