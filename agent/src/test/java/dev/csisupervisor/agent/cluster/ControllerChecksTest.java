@@ -395,4 +395,39 @@ class ControllerChecksTest {
     assertEquals(0, n0.check().writes(), "the same found again: nothing written");
     assertEquals(revision, n0.volumes().read().revision());
   }
+
+  /**
+   * A check over many volumes with nothing changed: no etcd write. The size is {@code -Dchecks.volumes=N} (default
+   * 200; benchmarks/README.md's figure is 1 000); the times of the first and the repeated check are printed.
+   */
+  @Test
+  void aCheckOverManyVolumes_withNothingChanged_makesNoEtcdWrite() throws Exception {
+    int count = Integer.getInteger("checks.volumes", 200);
+    Node n0 = node(0, true);
+    List<CompletableFuture<dev.csisupervisor.client.CsiVolume>> made = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      made.add(n0.client().createVolumeAsync(new CreateVolumeRequest("many-" + i,
+          Optional.of(new CapacityRange(1 << 20, 0)), List.of(RWO), Map.of(), Secrets.none())));
+    }
+    for (CompletableFuture<dev.csisupervisor.client.CsiVolume> f : made) {
+      String id = f.get(60, TimeUnit.SECONDS).volumeId();
+      n0.volumes().register(new ClusterVolume(PLUGIN, id, 1 << 20, Set.of(), List.of(), Map.of(), Map.of()));
+    }
+    long t0 = System.nanoTime();
+    ControllerChecks.Result first = n0.check();
+    long t1 = System.nanoTime();
+    long revision = n0.volumes().read().revision();
+    long requests = n0.volumes().etcdRequests();
+    long t2 = System.nanoTime();
+    ControllerChecks.Result again = n0.check();
+    long t3 = System.nanoTime();
+    long requestsOfTheCheck = n0.volumes().etcdRequests() - requests;
+    System.out.printf("check over %d volumes: first %d ms (%d keys written), repeated %d ms (%d keys written, %d etcd "
+        + "requests)%n", count, (t1 - t0) / 1_000_000, first.writes(), (t3 - t2) / 1_000_000, again.writes(),
+        requestsOfTheCheck);
+    assertEquals(0, first.failed(), first.toString());
+    assertEquals(new ControllerChecks.Result(1, 0, 0), again);
+    assertEquals(revision, n0.volumes().read().revision(), "no etcd write");
+    assertTrue(n0.volumes().conditions(PLUGIN).isEmpty());
+  }
 }
