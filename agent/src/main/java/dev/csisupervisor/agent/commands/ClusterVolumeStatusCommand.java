@@ -1,6 +1,7 @@
 package dev.csisupervisor.agent.commands;
 
 import dev.csisupervisor.agent.views.ClusterViews;
+import dev.csisupervisor.agent.views.ClusterVolumeHealth;
 import dev.csisupervisor.catalog.ClusterAttachment;
 import dev.csisupervisor.catalog.ClusterClaim;
 import dev.csisupervisor.catalog.ClusterVolume;

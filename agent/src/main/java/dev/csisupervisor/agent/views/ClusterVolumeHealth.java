@@ -1,4 +1,4 @@
-package dev.csisupervisor.agent.commands;
+package dev.csisupervisor.agent.views;
 
 import dev.csisupervisor.catalog.ClusterVolumes;
 import dev.csisupervisor.catalog.ControllerLeaks;
@@ -15,10 +15,11 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
- * What the controller agents' checks found, for {@code cluster volume status}: each volume's condition (ABNORMAL in
- * the plugin's words, MISSING) and per plugin id what it has that no record names (leaks, never deleted).
+ * What the controller agents' checks found, for {@code cluster volume status} and the operator page: each volume's
+ * condition (ABNORMAL in the plugin's words, MISSING) and per plugin id what it has that no record names (leaks,
+ * never deleted). Immutable once read.
  */
-final class ClusterVolumeHealth {
+public final class ClusterVolumeHealth {
   private final Map<String, Map<String, VolumeCondition>> conditions;
   private final Map<String, ControllerLeaks> leaks;
 
@@ -28,7 +29,7 @@ final class ClusterVolumeHealth {
   }
 
   /** The readings of {@code plugin}, or of every plugin id with a volume or a controller agent in {@code s}. */
-  static ClusterVolumeHealth read(ClusterVolumes v, VolumesSnapshot s, String plugin) {
+  public static ClusterVolumeHealth read(ClusterVolumes v, VolumesSnapshot s, String plugin) {
     Set<String> plugins = new TreeSet<>();
     if (plugin != null) {
       plugins.add(plugin);
@@ -45,12 +46,12 @@ final class ClusterVolumeHealth {
     return new ClusterVolumeHealth(conditions, leaks);
   }
 
-  Optional<VolumeCondition> condition(String plugin, String volumeId) {
+  public Optional<VolumeCondition> condition(String plugin, String volumeId) {
     return Optional.ofNullable(conditions.getOrDefault(plugin, Map.of()).get(volumeId));
   }
 
   /** {@code conditions} (of {@code volumeId} only, if given) and {@code leaks} (unless a volume is given). */
-  void addTo(Map<String, Object> status, String volumeId) {
+  public void addTo(Map<String, Object> status, String volumeId) {
     List<Object> cs = new ArrayList<>();
     conditions.values().forEach(m -> m.values().stream().filter(c -> volumeId == null || c.volumeId().equals(volumeId))
         .forEach(c -> {
@@ -79,7 +80,7 @@ final class ClusterVolumeHealth {
     status.put("leaks", ls);
   }
 
-  void printLeaks(PrintWriter out) {
+  public void printLeaks(PrintWriter out) {
     for (ControllerLeaks l : leaks.values()) {
       String since = " (since " + l.since() + "; left as they are)";
       if (!l.volumes().isEmpty()) {
