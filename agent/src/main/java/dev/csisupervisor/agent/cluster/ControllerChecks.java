@@ -308,7 +308,7 @@ final class ControllerChecks implements AutoCloseable {
         continue; // being deleted: the plugin may lack it already
       }
       VolumeCondition c = null;
-      if (missing.containsKey(vol)) {
+      if (missing.containsKey(vol) && confirmedMissing(term, plugin, vol)) {
         c = new VolumeCondition(plugin, vol, VolumeCondition.Kind.MISSING, missing.get(vol), now);
       } else if (seen.containsKey(vol)) {
         Optional<dev.csisupervisor.client.VolumeStats.Condition> cond = seen.get(vol).condition();
@@ -386,6 +386,20 @@ final class ControllerChecks implements AutoCloseable {
       term.leaks = leaks.isEmpty() ? Optional.empty() : Optional.of(leaks);
     }
     return written;
+  }
+
+  /**
+   * Whether a volume the plugin lacks is still registered, with no delete asked, in etcd itself (the records were read
+   * from the watch-fed mirror before the plugin was asked: a delete done meanwhile is not a missing volume). Asked only
+   * when it is not MISSING already.
+   */
+  private boolean confirmedMissing(Term term, String plugin, String vol) {
+    VolumeCondition before = term.conditions.get(vol);
+    if (before != null && before.kind() == VolumeCondition.Kind.MISSING) {
+      return true;
+    }
+    return volumes.volume(plugin, vol).isPresent()
+        && volumes.request(dev.csisupervisor.catalog.ClusterVolumeRequest.Kind.DELETE, plugin, vol).isEmpty();
   }
 
   private static boolean sameConditions(Map<String, VolumeCondition> a, Map<String, VolumeCondition> b) {
