@@ -98,7 +98,7 @@ final class ClusterVolumeCapacityCommand extends ClusterVolumeSubcommand {
       }
       what.add(e.nodeId() + ": " + (!e.healthy() ? "unhealthy" + (e.healthMessage().isEmpty() ? ""
           : " (" + e.healthMessage() + ")") : e.controllerCapabilities().isEmpty() ? "no capabilities"
-          : String.join(", ", e.controllerCapabilities())));
+          : String.join(", ", new java.util.TreeSet<>(e.controllerCapabilities()))));
     }
     return Optional.of("no healthy controller of plugin " + plugin + " offers " + capability + " ("
         + String.join("; ", what) + ")");
