@@ -121,6 +121,11 @@ final class AgentVolumes implements AutoCloseable {
         counts.apply(ClusterController.Counts::fenced), counts.apply(ClusterController.Counts::creates),
         counts.apply(ClusterController.Counts::deletes), clusterClaims::pendingReleases);
     metrics.watchClusterStuck(clusterReads::stuckCounts);
+    Function<ToLongFunction<ClusterController.CheckCounts>, LongSupplier> checks = f -> () -> node.get()
+        .flatMap(n -> n.controller().checkCounts()).map(f::applyAsLong).orElse(0L);
+    metrics.watchClusterChecks(checks.apply(ClusterController.CheckCounts::rounds),
+        checks.apply(ClusterController.CheckCounts::republished),
+        checks.apply(ClusterController.CheckCounts::unrecordedPublications));
   }
 
   /** Reads the cluster's volumes now and every {@link #CLUSTER_READ_INTERVAL}, off the scheduler (etcd may be slow). */

@@ -6,6 +6,7 @@ import dev.csisupervisor.agent.admin.ProtoMapper;
 import dev.csisupervisor.agent.admin.VolumeProtos;
 import dev.csisupervisor.agent.cluster.ClusterNode;
 import dev.csisupervisor.agent.views.ClusterViews;
+import dev.csisupervisor.agent.views.ClusterVolumeHealth;
 import dev.csisupervisor.agent.views.JsonText;
 import dev.csisupervisor.agent.web.OperatorPages;
 import dev.csisupervisor.catalog.ClusterRead;
@@ -107,7 +108,10 @@ final class OperatorView implements OperatorPages.Source {
       case "cluster/volumes" -> {
         ClusterNode n = node();
         try {
-          yield Optional.of(JsonText.write(ClusterViews.volumeStatus(n.volumes().read(), null, null)));
+          dev.csisupervisor.catalog.VolumesSnapshot s = n.volumes().read();
+          java.util.Map<String, Object> status = ClusterViews.volumeStatus(s, null, null);
+          ClusterVolumeHealth.read(n.volumes(), s, null).addTo(status, null); // conditions and leaks
+          yield Optional.of(JsonText.write(status));
         } catch (RuntimeException e) {
           throw new OperatorPages.Unavailable("cannot read the cluster's volumes: " + e.getMessage());
         }

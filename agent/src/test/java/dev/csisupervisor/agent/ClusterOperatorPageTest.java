@@ -169,6 +169,7 @@ class ClusterOperatorPageTest {
     assertEquals(1, claims.size(), json);
     assertEquals("n1", claims.get(0).path("node").asText());
     assertEquals("web-1", claims.get(0).path("alloc").asText());
+    assertTrue(v.path("conditions").isArray() && v.path("leaks").isArray(), "the checks' findings too: " + json);
     JsonNode plugins = new ObjectMapper().readTree(get(base(n2) + "/api/v1/cluster/plugins"));
     assertTrue(plugins.path("plugins").toString().contains("\"name\":\"mono\",\"controllers_healthy\":1,"
         + "\"controllers_expected\":1,\"nodes_healthy\":2,\"nodes_expected\":2"), plugins.toString());

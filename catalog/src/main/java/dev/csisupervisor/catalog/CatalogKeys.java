@@ -20,6 +20,9 @@ import java.util.Optional;
  *   &lt;prefix&gt;/stopped/&lt;nodeId&gt;
  *   &lt;prefix&gt;/detaches/&lt;nodeId&gt;
  *   &lt;prefix&gt;/capabilities/&lt;plugin&gt;
+ *   &lt;prefix&gt;/conditions/&lt;plugin&gt;/&lt;vol&gt;
+ *   &lt;prefix&gt;/leaks/&lt;plugin&gt;
+ *   &lt;prefix&gt;/capacity/&lt;plugin&gt;/&lt;segment&gt;
  * </pre>
  * The plugin name and the node id never contain {@code /}; the alloc id of a plugin key is the last segment and
  * may. A volume id (any id CSI allows, {@code /} included) and a claim's alloc id are written escaped
@@ -360,6 +363,50 @@ public final class CatalogKeys {
     } catch (IllegalArgumentException e) {
       return Optional.empty();
     }
+  }
+
+  // ---- the controller agent's readings (ControllerReadings) ----
+
+  public String conditionsRoot() {
+    return prefix + "/conditions/";
+  }
+
+  /** Every condition of a plugin id's volumes: {@code <prefix>/conditions/<plugin>/}. */
+  public String conditionsPrefix(String pluginId) {
+    return conditionsRoot() + dev.csisupervisor.common.CsiIds.checkPlugin("pluginId", pluginId) + "/";
+  }
+
+  /** {@code <prefix>/conditions/<plugin>/<vol>}: absent while the volume is normal ({@link VolumeCondition}). */
+  public String conditionKey(String pluginId, String volumeId) {
+    return conditionsPrefix(pluginId) + escape(volumeId);
+  }
+
+  public String leaksRoot() {
+    return prefix + "/leaks/";
+  }
+
+  /** {@code <prefix>/leaks/<plugin>}: what the plugin has that no record names ({@link ControllerLeaks}). */
+  public String leaksKey(String pluginId) {
+    return leaksRoot() + dev.csisupervisor.common.CsiIds.checkPlugin("pluginId", pluginId);
+  }
+
+  public String capacityRoot() {
+    return prefix + "/capacity/";
+  }
+
+  /** Every capacity reading of a plugin id: {@code <prefix>/capacity/<plugin>/}. */
+  public String capacityPrefix(String pluginId) {
+    return capacityRoot() + dev.csisupervisor.common.CsiIds.checkPlugin("pluginId", pluginId) + "/";
+  }
+
+  /** {@code <prefix>/capacity/<plugin>/<segment>} ({@link CapacityReading#segmentKey}). */
+  public String capacityKey(String pluginId, String segmentKey) {
+    return capacityPrefix(pluginId) + segmentKey;
+  }
+
+  /** The snapshot records of a plugin id, if any: {@code <prefix>/snapshots/<plugin>/} (ids escaped). */
+  public String snapshotRecordsPrefix(String pluginId) {
+    return prefix + "/snapshots/" + dev.csisupervisor.common.CsiIds.checkPlugin("pluginId", pluginId) + "/";
   }
 
   @Override

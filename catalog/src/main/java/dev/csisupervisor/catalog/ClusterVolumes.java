@@ -30,7 +30,8 @@ import java.util.Optional;
  * who leads, which read a watch-fed mirror of etcd (exact up to its revision; every write stays conditional).
  * Thread-safe.
  */
-public interface ClusterVolumes extends VolumeClaims, ControllerAttachments, ProvisioningRequests, AutoCloseable {
+public interface ClusterVolumes extends VolumeClaims, ControllerAttachments, ProvisioningRequests, ControllerReadings,
+    AutoCloseable {
 
   static Builder builder() {
     return new Builder();

@@ -47,6 +47,8 @@ final class EtcdClusterVolumes implements ClusterVolumes {
   private final Clock clock;
   /** The watch-fed mirror while {@link #watchChanges} is open. */
   private final VolumesReads reads;
+  /** The controller agent's readings: conditions, leaks, capacity. */
+  private final EtcdControllerReadings readings;
 
   EtcdClusterVolumes(ClusterVolumes.Builder b) {
     this.client = b.newClient();
@@ -60,6 +62,7 @@ final class EtcdClusterVolumes implements ClusterVolumes {
     this.nodeId = b.nodeId;
     this.lease = new ElectionLease(ops, b.nodeId, b.leaseTtl.toSeconds());
     this.clock = b.clock;
+    this.readings = new EtcdControllerReadings(ops, attachmentWrites);
   }
 
   private <T> T call(Supplier<T> op) {
@@ -413,6 +416,48 @@ final class EtcdClusterVolumes implements ClusterVolumes {
   @Override
   public long etcdRequests() {
     return client.unaryCalls();
+  }
+
+  // ---- the controller agent's readings (EtcdControllerReadings) ----
+
+  @Override
+  public java.util.Map<String, VolumeCondition> conditions(String pluginId) {
+    return readings.conditions(pluginId);
+  }
+
+  @Override
+  public Optional<ControllerLeaks> leaks(String pluginId) {
+    return readings.leaks(pluginId);
+  }
+
+  @Override
+  public List<CapacityReading> capacity(String pluginId) {
+    return readings.capacity(pluginId);
+  }
+
+  @Override
+  public List<CatalogEntry> nodePluginsOf(String pluginId) {
+    return readings.nodePluginsOf(pluginId);
+  }
+
+  @Override
+  public Set<String> snapshotRecordIds(String pluginId) {
+    return readings.snapshotRecordIds(pluginId);
+  }
+
+  @Override
+  public int writeConditions(Leadership l, String pluginId, java.util.Collection<VolumeCondition> now) {
+    return readings.writeConditions(l, pluginId, now);
+  }
+
+  @Override
+  public int writeLeaks(Leadership l, ControllerLeaks leaks) {
+    return readings.writeLeaks(l, leaks);
+  }
+
+  @Override
+  public int writeCapacity(Leadership l, String pluginId, java.util.Collection<CapacityReading> now) {
+    return readings.writeCapacity(l, pluginId, now);
   }
 
   @Override

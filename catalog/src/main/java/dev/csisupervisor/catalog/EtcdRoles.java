@@ -53,7 +53,10 @@ public final class EtcdRoles {
         new Permission(true, keys.volumesRoot(), true),
         new Permission(true, keys.snapshotsRoot(), true),
         new Permission(true, keys.capabilitiesRoot(), true),
-        new Permission(true, keys.claimsRoot(), true));
+        new Permission(true, keys.claimsRoot(), true),
+        new Permission(true, keys.conditionsRoot(), true),
+        new Permission(true, keys.leaksRoot(), true),
+        new Permission(true, keys.capacityRoot(), true));
   }
 
   /**

@@ -87,6 +87,7 @@ public final class ClusterController implements AutoCloseable {
   private volatile AutoCloseable hints; // the watch that wakes a round, once started
   private final AtomicBoolean roundQueued = new AtomicBoolean();
   private volatile boolean started;
+  private volatile ControllerChecks checks; // health and capacity, once started (checkEvery)
 
   /**
    * @param clients a client for a controller registration (the agent caches them per socket)
@@ -325,6 +326,10 @@ public final class ClusterController implements AutoCloseable {
       attacher.reconcile(l, controller, client(l, controller), s);
     }
     requests.provision(l, controller, s);
+    ControllerChecks c = checks;
+    if (c != null) {
+      c.volumesSeen(l.pluginId(), s); // a create or delete done: capacity read again soon
+    }
   }
 
   /** When this agent last saw each lost node with claims (for status). */
@@ -332,8 +337,57 @@ public final class ClusterController implements AutoCloseable {
     return attacher.lostNodes();
   }
 
+  /**
+   * Checks every plugin id led here every {@code every} on a thread of their own ({@link ControllerChecks}: health,
+   * leaks, capacity); zero: no checks. Call once, before or after {@link #start}.
+   *
+   * @throws IllegalArgumentException if {@code every} is negative
+   * @throws IllegalStateException if called twice
+   */
+  public ClusterController checkEvery(Duration every) {
+    dev.csisupervisor.common.Bounds.notNegative(every, "every");
+    if (checks != null) {
+      throw new IllegalStateException("checks already started");
+    }
+    if (!every.isZero()) {
+      checks = new ControllerChecks(volumes, registry, () -> Map.copyOf(leading), this::client, calls, attacher,
+          counts, clock, nodeId).start(every);
+    }
+    return this;
+  }
+
+  /** Capacity of the plugin id read again soon (after a create or delete); nothing without checks. */
+  public void capacitySoon(String pluginId) {
+    ControllerChecks c = checks;
+    if (c != null) {
+      c.capacitySoon(pluginId);
+    }
+  }
+
+  /**
+   * What the checks did (for status and metrics): check rounds, keys written, attachments published again, and the
+   * publications the plugins list that no attachment records (last check). Empty without checks.
+   */
+  public record CheckCounts(long rounds, long writes, long republished, int unrecordedPublications) {}
+
+  public Optional<CheckCounts> checkCounts() {
+    return checks().map(c -> {
+      ControllerChecks.Counts n = c.counts();
+      return new CheckCounts(n.rounds(), n.writes(), n.republished(), n.unrecordedPublications());
+    });
+  }
+
+  /** The checks, if started (for tests: {@link ControllerChecks#checkNow}). */
+  Optional<ControllerChecks> checks() {
+    return Optional.ofNullable(checks);
+  }
+
   @Override
   public void close() {
+    ControllerChecks c = checks;
+    if (c != null) {
+      c.close();
+    }
     AutoCloseable h = hints;
     if (h != null) {
       try {

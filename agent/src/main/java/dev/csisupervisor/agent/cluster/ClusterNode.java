@@ -40,7 +40,8 @@ public final class ClusterNode implements AutoCloseable {
     this.controller = new ClusterController(volumes, config.nodeId(), registry, this::controllerClient,
         config.etcd().requestTimeout().multipliedBy(6),
         config.detachAfter().isZero() ? Optional.empty() : Optional.of(config.detachAfter()), Clock.systemUTC())
-        .identifyCalls().secretsUnder(config.secretsDir()).start(Duration.ofSeconds(1));
+        .identifyCalls().secretsUnder(config.secretsDir()).start(Duration.ofSeconds(1))
+        .checkEvery(config.controllerCheckInterval());
   }
 
   /** A client for a local controller registration, one per socket, closed with the node. */

@@ -288,17 +288,11 @@ final class VolumeAttacher {
       return volumes.updateAttachment(l, sent, sent.next(State.FAILED, Map.of(),
           what + ": node " + node + "'s node plugin reported no node id", nodeId, now, Optional.empty()));
     }
-    ClusterClaim writer = cs.stream().filter(ClusterClaim::writer).findFirst().orElse(cs.get(0));
-    boolean readOnly = cs.stream().allMatch(ClusterClaim::readOnly)
-        && controller.fingerprint().controllerCapabilities().contains(CsiCapabilities.PUBLISH_READONLY);
-    // As the claim uses it (CSI: the capability the CO intends to use the published volume with).
-    VolumeCapability capability = capability(writer.access(), AccessMode.valueOf(writer.mode().name()));
+    ControllerPublishRequest request = publishRequest(controller, v.volumeId(), csiNode, cs, v.volume());
     // Step 2: the call, ended before the election lease could expire.
     Map<String, String> context;
     try {
-      context = call(l, what, () -> client.controllerPublishVolumeAsync(new ControllerPublishRequest(v.volumeId(),
-          csiNode, capability, readOnly, Secrets.none(), v.volume().map(ClusterVolume::volumeContext)
-              .orElse(Map.of()))));
+      context = call(l, what, () -> client.controllerPublishVolumeAsync(request));
     } catch (NotLeading e) {
       return Optional.of(sent); // the intent stays: the successor sends it again
     } catch (CallFailed e) {
@@ -327,6 +321,64 @@ final class VolumeAttacher {
       log.info("cluster controller: {} done: attached", what);
     }
     return attached;
+  }
+
+  /**
+   * What ControllerPublishVolume is sent for the node's claims {@code cs} of the volume: the writer's capability (CSI:
+   * the capability the CO intends to use the published volume with), read-only only if every claim is and the
+   * plugin offers PUBLISH_READONLY, the volume's context.
+   */
+  private static ControllerPublishRequest publishRequest(PluginInfo controller, String volumeId, String csiNode,
+      List<ClusterClaim> cs, Optional<ClusterVolume> volume) {
+    ClusterClaim writer = cs.stream().filter(ClusterClaim::writer).findFirst().orElse(cs.get(0));
+    boolean readOnly = cs.stream().allMatch(ClusterClaim::readOnly)
+        && controller.fingerprint().controllerCapabilities().contains(CsiCapabilities.PUBLISH_READONLY);
+    VolumeCapability capability = capability(writer.access(), AccessMode.valueOf(writer.mode().name()));
+    return new ControllerPublishRequest(volumeId, csiNode, capability, readOnly, Secrets.none(),
+        volume.map(ClusterVolume::volumeContext).orElse(Map.of()));
+  }
+
+  /**
+   * An ATTACHED attachment the plugin no longer lists as published to its node ({@code LIST_VOLUMES_PUBLISHED_NODES},
+   * seen by {@link ControllerChecks}): ControllerPublishVolume sent again with the arguments the attach used
+   * (idempotent in CSI), unless the volume's work is under way here, the attachment changed since {@code a} was read
+   * (a detach began: nothing is published again) or the node no longer claims it. A new publish context is written.
+   * On the caller's thread.
+   *
+   * @return whether the call was sent and succeeded
+   * @throws NotLeading if the election is not sure to be held
+   * @throws CallFailed with the plugin's failure
+   */
+  boolean publishAgain(ClusterVolumes.Leadership l, PluginInfo controller, CsiClient client, ClusterAttachment a,
+      VolumesSnapshot s) throws NotLeading, CallFailed {
+    String key = a.pluginId() + "/" + a.volumeId();
+    if (a.state() != State.ATTACHED || a.csiNodeId().isEmpty() || !busy.add(key)) {
+      return false;
+    }
+    try {
+      Optional<ClusterAttachment> now = volumes.attachment(a.pluginId(), a.volumeId(), a.nodeId());
+      List<ClusterClaim> cs = s.claimsOf(a.pluginId(), a.volumeId()).stream()
+          .filter(c -> c.nodeId().equals(a.nodeId())).toList();
+      if (now.isEmpty() || now.get().revision() != a.revision() || now.get().state() != State.ATTACHED
+          || cs.isEmpty()) {
+        return false;
+      }
+      String what = "ControllerPublishVolume (again: the plugin lost it) of " + a.volumeId() + " to node "
+          + a.nodeId();
+      ControllerPublishRequest request = publishRequest(controller, a.volumeId(), a.csiNodeId(), cs,
+          s.volumes().stream().filter(v -> v.pluginId().equals(a.pluginId()) && v.volumeId().equals(a.volumeId()))
+              .findFirst());
+      Map<String, String> context = call(l, what, () -> client.controllerPublishVolumeAsync(request));
+      counts.published();
+      log.warn("cluster controller: {} done", what);
+      if (!context.equals(now.get().publishContext())) {
+        volumes.updateAttachment(l, now.get(), now.get().next(State.ATTACHED, context, "", nodeId, clock.instant(),
+            Optional.empty()));
+      }
+      return true;
+    } finally {
+      busy.remove(key);
+    }
   }
 
   /** A block device, or a file system of the type asked for (mount flags are the node's, never sent here). */

@@ -17,7 +17,8 @@ import picocli.CommandLine.Command;
     subcommands = {ClusterVolumeCreateCommand.class, ClusterVolumeDeleteCommand.class,
         ClusterVolumeCancelCommand.class, ClusterVolumeSnapshotCommand.class, ClusterVolumeModifyCommand.class,
         ClusterVolumeRegisterCommand.class, ClusterVolumeDeregisterCommand.class,
-        ClusterVolumeListCommand.class, ClusterVolumeStatusCommand.class, ClusterVolumeDetachCommand.class})
+        ClusterVolumeListCommand.class, ClusterVolumeStatusCommand.class, ClusterVolumeDetachCommand.class,
+        ClusterVolumeCapacityCommand.class})
 final class ClusterVolumeCommand implements Runnable {
   @CommandLine.Spec
   CommandLine.Model.CommandSpec spec;
@@ -25,7 +26,7 @@ final class ClusterVolumeCommand implements Runnable {
   @Override
   public void run() {
     throw new CommandLine.ParameterException(spec.commandLine(),
-        "Missing command: create, delete, cancel, snapshot, modify, register, deregister, list, status or "
-            + "detach");
+        "Missing command: create, delete, cancel, snapshot, modify, register, deregister, list, status, detach or "
+            + "capacity");
   }
 }

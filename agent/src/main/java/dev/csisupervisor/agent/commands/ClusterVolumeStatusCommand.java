@@ -1,6 +1,7 @@
 package dev.csisupervisor.agent.commands;
 
 import dev.csisupervisor.agent.views.ClusterViews;
+import dev.csisupervisor.agent.views.ClusterVolumeHealth;
 import dev.csisupervisor.catalog.ClusterAttachment;
 import dev.csisupervisor.catalog.ClusterClaim;
 import dev.csisupervisor.catalog.ClusterVolume;
@@ -8,6 +9,7 @@ import dev.csisupervisor.catalog.ClusterVolumes;
 import dev.csisupervisor.catalog.VolumesSnapshot;
 import dev.csisupervisor.cli.ExitCodes;
 import java.io.PrintWriter;
+import java.util.Map;
 import java.util.TreeMap;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
@@ -22,8 +24,11 @@ final class ClusterVolumeStatusCommand extends ClusterVolumeSubcommand {
   @Override
   int run(ClusterVolumes v, PrintWriter out) {
     VolumesSnapshot s = v.read();
+    ClusterVolumeHealth health = ClusterVolumeHealth.read(v, s, plugin);
     if (etcd.json) {
-      ClusterCommand.printJson(out, ClusterViews.volumeStatus(s, plugin, volumeId));
+      Map<String, Object> status = ClusterViews.volumeStatus(s, plugin, volumeId);
+      health.addTo(status, volumeId);
+      ClusterCommand.printJson(out, status);
       return ExitCodes.OK;
     }
     out.println("controller agents: " + (s.controllers().isEmpty() ? "none elected" : new TreeMap<>(s.controllers())));
@@ -37,7 +42,8 @@ final class ClusterVolumeStatusCommand extends ClusterVolumeSubcommand {
           + vol.source().map(f -> " from " + f).orElse("")
           + (vol.mutableParameters().isEmpty() ? "" : " mutable " + vol.mutableParameters())
           + (vol.validated() ? "" : " NOT VALIDATED")
-          + s.deleteOf(vol.pluginId(), vol.volumeId()).map(r -> " BEING DELETED").orElse(""));
+          + s.deleteOf(vol.pluginId(), vol.volumeId()).map(r -> " BEING DELETED").orElse("")
+          + health.condition(vol.pluginId(), vol.volumeId()).map(c -> " " + c.describe()).orElse(""));
       for (ClusterClaim c : s.claimsOf(vol.pluginId(), vol.volumeId())) {
         out.println("  claim " + c.holder() + " " + c.mode() + (c.readOnly() ? " read-only" : "") + " since " + c.since()
             + ClusterViews.nodeState(s, c.nodeId()));
@@ -50,6 +56,9 @@ final class ClusterVolumeStatusCommand extends ClusterVolumeSubcommand {
     ClusterVolumeRequests.printRequests(s,
         r -> selected(r.pluginId(), ClusterViews.volumeOf(r, s)), out);
     ClusterViews.stuck(s).forEach(line -> out.println("STUCK: " + line));
+    if (volumeId == null) {
+      health.printLeaks(out);
+    }
     return ExitCodes.OK;
   }
 

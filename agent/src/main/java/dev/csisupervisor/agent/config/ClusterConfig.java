@@ -38,6 +38,8 @@ import java.util.TreeSet;
  *                              # controller agent unpublishes them (the fence) and releases them; 0s: forever
  *   secrets_dir: /etc/csi-agent/secrets  # default; as controller agent, the only directory (symbolic links
  *                              # resolved) a cluster request's --secrets-file is read from
+ *   controller_check_interval: 60s  # default; as controller agent, how often each led plugin's volumes are checked
+ *                              # (conditions, leaks, lost publications) and its capacity read; 0s: never
  * </pre>
  *
  * @param etcd how to reach etcd
@@ -47,14 +49,20 @@ import java.util.TreeSet;
  * @param detachAfter how long a lost node keeps its volume claims before the fence; zero: until it comes back
  *     or an operator forces (the default)
  * @param secretsDir the only directory the controller agent reads requests' secrets files under
+ * @param controllerCheckInterval how often the controller agent checks each plugin id it leads (health, leaks,
+ *     capacity); zero: never
  */
 public record ClusterConfig(EtcdOptions etcd, String nodeId, String prefix, Duration leaseTtl, Duration detachAfter,
-    Path secretsDir) {
+    Path secretsDir, Duration controllerCheckInterval) {
 
   public static final Duration DEFAULT_LEASE_TTL = Duration.ofSeconds(15);
   public static final Path DEFAULT_SECRETS_DIR = Path.of("/etc/csi-agent/secrets");
+  public static final Duration DEFAULT_CONTROLLER_CHECK_INTERVAL = Duration.ofSeconds(60);
+  /** A shorter interval would keep a plugin busy answering lists: at least this, or 0 (off). */
+  public static final Duration MIN_CONTROLLER_CHECK_INTERVAL = Duration.ofSeconds(1);
   static final Set<String> FIELDS = Set.of("endpoints", "node_id", "prefix", "lease_ttl", "ca_file", "cert_file",
-      "key_file", "user", "password", "password_file", "request_timeout", "detach_after", "secrets_dir");
+      "key_file", "user", "password", "password_file", "request_timeout", "detach_after", "secrets_dir",
+      "controller_check_interval");
 
   private static final ObjectMapper YAML = YAMLMapper.builder(new YAMLFactory())
       .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION).build();
@@ -73,6 +81,20 @@ public record ClusterConfig(EtcdOptions etcd, String nodeId, String prefix, Dura
     }
     if (secretsDir == null || !secretsDir.isAbsolute()) {
       throw new IllegalArgumentException("cluster.secrets_dir must be an absolute path, got " + secretsDir);
+    }
+    checkInterval(controllerCheckInterval);
+  }
+
+  /** With the default {@code controller_check_interval}. */
+  public ClusterConfig(EtcdOptions etcd, String nodeId, String prefix, Duration leaseTtl, Duration detachAfter,
+      Path secretsDir) {
+    this(etcd, nodeId, prefix, leaseTtl, detachAfter, secretsDir, DEFAULT_CONTROLLER_CHECK_INTERVAL);
+  }
+
+  private static void checkInterval(Duration d) {
+    if (d == null || d.isNegative() || (!d.isZero() && d.compareTo(MIN_CONTROLLER_CHECK_INTERVAL) < 0)) {
+      throw new IllegalArgumentException("cluster.controller_check_interval must be 0s (off) or at least "
+          + MIN_CONTROLLER_CHECK_INTERVAL.toSeconds() + "s, got " + d);
     }
   }
 
@@ -184,6 +206,13 @@ public record ClusterConfig(EtcdOptions etcd, String nodeId, String prefix, Dura
       timeout = EtcdOptions.DEFAULT_REQUEST_TIMEOUT;
     }
     Duration detachAfter = duration(c, "detach_after", Duration.ZERO, problems);
+    Duration checkInterval = duration(c, "controller_check_interval", DEFAULT_CONTROLLER_CHECK_INTERVAL, problems);
+    try {
+      checkInterval(checkInterval);
+    } catch (IllegalArgumentException e) {
+      problems.add(e.getMessage().replaceFirst(" must", ": must"));
+      checkInterval = DEFAULT_CONTROLLER_CHECK_INTERVAL;
+    }
     Path secretsDir = DEFAULT_SECRETS_DIR;
     String sd = text(c, "secrets_dir", problems);
     if (sd != null) {
@@ -221,7 +250,7 @@ public record ClusterConfig(EtcdOptions etcd, String nodeId, String prefix, Dura
     }
     try {
       return new ClusterConfig(new EtcdOptions(endpoints, ca, cert, key, user, password, timeout), nodeId, prefix, ttl,
-          detachAfter, secretsDir);
+          detachAfter, secretsDir, checkInterval);
     } catch (IllegalArgumentException e) {
       throw new ConfigException(file, "cluster: " + e.getMessage());
     }

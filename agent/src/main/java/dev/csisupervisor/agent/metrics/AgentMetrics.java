@@ -304,6 +304,11 @@ public final class AgentMetrics implements AutoCloseable {
     cluster.watchClusterVolumes(leading, publishes, unpublishes, fenced, creates, deletes, pendingReleases);
   }
 
+  /** Reports the controller agent's checks: rounds, attachments published again, unrecorded publications. */
+  public void watchClusterChecks(LongSupplier rounds, LongSupplier republished, LongSupplier unrecordedPublications) {
+    cluster.watchClusterChecks(rounds, republished, unrecordedPublications);
+  }
+
   /** Reports the cluster's STUCK items by kind from the agent's last read of etcd; nothing without a cluster. */
   public void watchClusterStuck(Supplier<Map<String, Long>> byKind) {
     cluster.watchClusterStuck(byKind);

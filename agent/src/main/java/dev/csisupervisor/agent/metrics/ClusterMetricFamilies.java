@@ -70,6 +70,18 @@ final class ClusterMetricFamilies {
         "Claim releases of this node waiting for etcd (its volumes are unmounted)", pendingReleases::getAsLong);
   }
 
+  /** Reports the controller agent's health and capacity checks (ControllerChecks). */
+  void watchClusterChecks(LongSupplier rounds, LongSupplier republished, LongSupplier unrecordedPublications) {
+    make.counterOf("csi_agent_cluster_volume_checks_total",
+        "Health and capacity checks of the led plugin ids this agent made as controller agent", rounds::getAsLong);
+    make.counterOf("csi_agent_cluster_volume_republishes_total",
+        "ATTACHED attachments published again because the plugin no longer listed them (LIST_VOLUMES_PUBLISHED_NODES)",
+        republished::getAsLong);
+    make.gaugeOf("csi_agent_cluster_volume_unrecorded_publications",
+        "Publications the led plugins list that no attachment records, at the last check (reported only)",
+        unrecordedPublications::getAsLong);
+  }
+
   /**
    * Reports the cluster's STUCK items by kind (request_failed, request_retried, no_controller, lost_node_claim,
    * attachment_failed) from the agent's last read of etcd; nothing without a cluster.

@@ -115,11 +115,25 @@ class ClusterConfigTest {
   }
 
   @Test
+  void controllerCheckInterval_isAMinuteByDefault_zeroForOff_andNeverBelowASecond() throws Exception {
+    assertEquals(java.time.Duration.ofSeconds(60), config("cluster:\n  endpoints: [h:1]\n").controllerCheckInterval());
+    assertEquals(java.time.Duration.ZERO,
+        config("cluster:\n  endpoints: [h:1]\n  controller_check_interval: 0s\n").controllerCheckInterval());
+    assertEquals(java.time.Duration.ofMinutes(5),
+        config("cluster:\n  endpoints: [h:1]\n  controller_check_interval: 5m\n").controllerCheckInterval());
+    assertTrue(problems("cluster:\n  endpoints: [h:1]\n  controller_check_interval: 10ms\n").get(0)
+        .startsWith("cluster.controller_check_interval: must be 0s (off) or at least 1s"),
+        problems("cluster:\n  endpoints: [h:1]\n  controller_check_interval: 10ms\n").toString());
+    assertTrue(problems("cluster:\n  endpoints: [h:1]\n  controller_check_interval: soon\n").get(0)
+        .startsWith("cluster.controller_check_interval"));
+  }
+
+  @Test
   void everyBadField_isReportedTogether() {
     List<String> p = problems("cluster:\n  endpoints: [h:1]\n  node_id: a/b\n  prefix: nope\n  lease_ttl: 1s\n"
         + "  cert_file: missing.pem\n  user: u\n  colour: red\n");
     String all = String.join("\n", p);
-    assertTrue(all.contains("cluster.colour: unknown field (known fields: ca_file, cert_file, detach_after, endpoints,"),
+    assertTrue(all.contains("cluster.colour: unknown field (known fields: ca_file, cert_file, controller_check_interval, detach_after,"),
         all);
     assertTrue(all.contains("cluster.node_id: must be 1 to 253 of"), all);
     assertTrue(all.contains("cluster.prefix: must be /segment"), all);
