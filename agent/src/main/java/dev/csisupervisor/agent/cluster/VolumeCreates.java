@@ -1,5 +1,6 @@
 package dev.csisupervisor.agent.cluster;
 
+import dev.csisupervisor.catalog.CapacityReading;
 import dev.csisupervisor.catalog.ClaimAccess;
 import dev.csisupervisor.catalog.ClusterVolume;
 import dev.csisupervisor.catalog.ClusterVolumeRequest;
@@ -17,11 +18,13 @@ import dev.csisupervisor.client.CsiClient;
 import dev.csisupervisor.client.CsiOutcome;
 import dev.csisupervisor.client.CsiVolume;
 import dev.csisupervisor.client.Secrets;
+import dev.csisupervisor.client.StatusCode;
 import dev.csisupervisor.client.TopologyRequirement;
 import dev.csisupervisor.client.VolumeCapability;
 import dev.csisupervisor.registry.PluginInfo;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
@@ -97,6 +100,15 @@ final class VolumeCreates {
         }
       }
       long required = spec.requiredBytes() == 0 ? sourceBytes : spec.requiredBytes();
+      if (topology.isEmpty() && !undo && controller.fingerprint().pluginCapabilities()
+          .contains(CsiCapabilities.VOLUME_ACCESSIBILITY_CONSTRAINTS)) {
+        // No topology asked: the segments the controller agent's last capacity reading found room in, most first.
+        List<Map<String, String>> room = CapacityReading.segmentsWithRoom(volumes.capacity(r.pluginId()),
+            spec.parameters(), required);
+        if (!room.isEmpty()) {
+          topology = Optional.of(new TopologyRequirement(List.of(), room));
+        }
+      }
       Optional<CapacityRange> capacity = required == 0 && spec.limitBytes() == 0 ? Optional.empty()
           : Optional.of(new CapacityRange(required, spec.limitBytes()));
       CreateVolumeRequest asked = new CreateVolumeRequest(r.name(), capacity, capabilities(spec), spec.parameters(),
@@ -149,7 +161,9 @@ final class VolumeCreates {
     } catch (LeaderCalls.NotLeading e) {
       return; // the attempt stays PENDING: the successor sends it again by name
     } catch (LeaderCalls.CallFailed e) {
-      steps.callFailed(l, r, what, e.getCause(), "");
+      boolean full = CsiOutcome.code(e.getCause()).map(c -> c == StatusCode.RESOURCE_EXHAUSTED).orElse(false);
+      steps.callFailed(l, r, what, e.getCause(), full ? " (capacity as last read: "
+          + CapacityReading.describe(volumes.capacity(r.pluginId()), r.spec().parameters()) + ")" : "");
       return;
     }
     steps.counts.created();

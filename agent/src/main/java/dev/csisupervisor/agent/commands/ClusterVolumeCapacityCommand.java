@@ -31,7 +31,7 @@ final class ClusterVolumeCapacityCommand extends ClusterVolumeSubcommand {
   @Override
   int run(ClusterVolumes v, PrintWriter out) {
     CsiIds.checkPlugin("PLUGIN", plugin);
-    Optional<String> refused = noControllerOffering(v, plugin, GET_CAPACITY);
+    Optional<String> refused = ClusterVolumeRequests.noControllerOffering(v, plugin, java.util.Set.of(GET_CAPACITY));
     if (refused.isPresent()) {
       spec.commandLine().getErr().println("csi-agent: " + refused.get());
       return ExitCodes.FAILURE;
@@ -76,31 +76,5 @@ final class ClusterVolumeCapacityCommand extends ClusterVolumeSubcommand {
       }
     }
     return ExitCodes.OK;
-  }
-
-  /**
-   * Why no agent can act for a call that needs {@code capability}: none of the plugin id's controllers in the catalog
-   * is healthy and offers it (each named with what it has: {@code n1: CREATE_DELETE_VOLUME}, or unhealthy).
-   *
-   * @return why not, or empty if one can
-   * @throws IllegalArgumentException naming PLUGIN if no controller of it is registered at all
-   */
-  static Optional<String> noControllerOffering(ClusterVolumes v, String plugin, String capability) {
-    List<CatalogEntry> controllers = v.controllersOf(plugin);
-    if (controllers.isEmpty()) {
-      throw new IllegalArgumentException("PLUGIN: no controller plugin '" + plugin + "' is registered in the cluster "
-          + "(csi-agent cluster plugins lists what is)");
-    }
-    List<String> what = new ArrayList<>();
-    for (CatalogEntry e : controllers) {
-      if (e.healthy() && e.controllerCapabilities().contains(capability)) {
-        return Optional.empty();
-      }
-      what.add(e.nodeId() + ": " + (!e.healthy() ? "unhealthy" + (e.healthMessage().isEmpty() ? ""
-          : " (" + e.healthMessage() + ")") : e.controllerCapabilities().isEmpty() ? "no capabilities"
-          : String.join(", ", new java.util.TreeSet<>(e.controllerCapabilities()))));
-    }
-    return Optional.of("no healthy controller of plugin " + plugin + " offers " + capability + " ("
-        + String.join("; ", what) + ")");
   }
 }

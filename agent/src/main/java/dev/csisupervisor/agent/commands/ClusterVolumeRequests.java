@@ -70,13 +70,24 @@ final class ClusterVolumeRequests {
    * @return why not, or empty if some controller agent can act
    */
   static Optional<String> noController(ClusterVolumes v, ClusterVolumeRequest r) {
-    String plugin = r.pluginId();
+    return noControllerOffering(v, r.pluginId(), dev.csisupervisor.agent.cluster.RequestCapabilities.needs(r))
+        .map(why -> why + ": nothing was asked" + (r.kind() == ClusterVolumeRequest.Kind.REGISTER
+            ? " (--no-validate registers it without validation)" : ""));
+  }
+
+  /**
+   * Why no agent can act for calls that need {@code needs}: none of the plugin id's controllers in the catalog is
+   * healthy and offers them all (each named with what it has: {@code n1: CREATE_DELETE_VOLUME}, or unhealthy).
+   *
+   * @return why not, or empty if one can
+   * @throws IllegalArgumentException naming PLUGIN if no controller of it is registered at all
+   */
+  static Optional<String> noControllerOffering(ClusterVolumes v, String plugin, Set<String> needs) {
     List<CatalogEntry> controllers = v.controllersOf(plugin);
     if (controllers.isEmpty()) {
       throw new IllegalArgumentException("PLUGIN: no controller plugin '" + plugin + "' is registered in the cluster "
           + "(csi-agent cluster plugins lists what is)");
     }
-    Set<String> needs = dev.csisupervisor.agent.cluster.RequestCapabilities.needs(r);
     List<String> what = new ArrayList<>();
     for (CatalogEntry e : controllers) {
       if (e.healthy() && e.controllerCapabilities().containsAll(needs)) {
@@ -87,8 +98,7 @@ final class ClusterVolumeRequests {
           : String.join(", ", new TreeSet<>(e.controllerCapabilities()))));
     }
     return Optional.of("no healthy controller of plugin " + plugin + (needs.isEmpty() ? ""
-        : " offers " + String.join(" and ", needs)) + " (" + String.join("; ", what) + "): nothing was asked"
-        + (r.kind() == ClusterVolumeRequest.Kind.REGISTER ? " (--no-validate registers it without validation)" : ""));
+        : " offers " + String.join(" and ", new TreeSet<>(needs))) + " (" + String.join("; ", what) + ")");
   }
 
   /** Says why nothing was asked ({@link #noController}), on the error stream: the command's exit code. */

@@ -330,6 +330,59 @@ class ControllerChecksTest {
     assertEquals(0, n0.check().writes(), "read again, unchanged: nothing written");
   }
 
+  /** A client that keeps the topology of every CreateVolume the controller agent sends. */
+  private static final class SeesCreates extends ForwardingCsiClient {
+    private final CsiClient plugin;
+    final List<Optional<dev.csisupervisor.client.TopologyRequirement>> topologies =
+        new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    SeesCreates(CsiClient plugin) {
+      this.plugin = plugin;
+    }
+
+    @Override
+    protected CsiClient delegate() {
+      return plugin;
+    }
+
+    @Override
+    public java.util.concurrent.CompletableFuture<dev.csisupervisor.client.CsiVolume> createVolumeAsync(
+        CreateVolumeRequest r) {
+      topologies.add(r.accessibilityRequirements());
+      return plugin.createVolumeAsync(r);
+    }
+  }
+
+  @Test
+  void aCreateWithNoTopology_prefersTheSegmentsWithRoomMostFirst_andOneTooBigFailsWithTheReadings() throws Exception {
+    SeesCreates[] seen = new SeesCreates[1];
+    Node n0 = node(0, true, b -> b.pools("fast=100Mi,slow=1Gi").accessibleTopology(Map.of(POOL, "fast")),
+        Map.of(POOL, "fast"), c -> seen[0] = new SeesCreates(c));
+    node(1, false, b -> b.pools("fast=100Mi,slow=1Gi").accessibleTopology(Map.of(POOL, "slow")),
+        Map.of(POOL, "slow"), c -> c);
+    n0.check();
+    dev.csisupervisor.catalog.ClusterVolumeRequest.Spec mid = new dev.csisupervisor.catalog.ClusterVolumeRequest.Spec(
+        50 << 20, 0, Set.of(VolumeAccessMode.SINGLE_NODE_WRITER), false, "", Map.of(), List.of(), List.of());
+    n0.volumes().ask(dev.csisupervisor.catalog.ClusterVolumeRequest.create(PLUGIN, "mid", mid, Optional.empty(),
+        Instant.now()));
+    await().atMost(WAIT).until(() -> n0.volumes().request(dev.csisupervisor.catalog.ClusterVolumeRequest.Kind.CREATE,
+        PLUGIN, "mid").orElseThrow().state() == dev.csisupervisor.catalog.ClusterVolumeRequest.State.DONE);
+    assertEquals(List.of(Map.of(POOL, "slow"), Map.of(POOL, "fast")),
+        seen[0].topologies.get(0).orElseThrow().preferred(), "both have room: the most first");
+
+    dev.csisupervisor.catalog.ClusterVolumeRequest.Spec huge = new dev.csisupervisor.catalog.ClusterVolumeRequest.Spec(
+        2L << 30, 0, Set.of(VolumeAccessMode.SINGLE_NODE_WRITER), false, "", Map.of(), List.of(), List.of());
+    n0.volumes().ask(dev.csisupervisor.catalog.ClusterVolumeRequest.create(PLUGIN, "huge", huge, Optional.empty(),
+        Instant.now()));
+    await().atMost(WAIT).until(() -> n0.volumes().request(dev.csisupervisor.catalog.ClusterVolumeRequest.Kind.CREATE,
+        PLUGIN, "huge").orElseThrow().state() == dev.csisupervisor.catalog.ClusterVolumeRequest.State.FAILED);
+    String why = n0.volumes().request(dev.csisupervisor.catalog.ClusterVolumeRequest.Kind.CREATE, PLUGIN, "huge")
+        .orElseThrow().message();
+    assertTrue(why.contains("RESOURCE_EXHAUSTED") && why.contains("capacity as last read: {" + POOL + "=")
+        && why.contains("bytes free"), why);
+    assertEquals(Optional.empty(), seen[0].topologies.get(1), "no segment has room: none preferred");
+  }
+
   private static Map<String, Long> available(Node n) {
     Map<String, Long> out = new java.util.TreeMap<>();
     for (CapacityReading r : n.volumes().capacity(PLUGIN)) {
