@@ -2,6 +2,7 @@ package dev.csisupervisor.benchmarks;
 
 import dev.csisupervisor.agent.cluster.ClusterController;
 import dev.csisupervisor.agent.config.ClusterConfig;
+import dev.csisupervisor.catalog.ClusterVolume;
 import dev.csisupervisor.catalog.ClusterVolumeRequest;
 import dev.csisupervisor.catalog.ClusterVolumeRequest.Kind;
 import dev.csisupervisor.catalog.ClusterVolumeRequest.State;
@@ -12,14 +13,17 @@ import dev.csisupervisor.catalog.VolumeSource;
 import dev.csisupervisor.catalog.VolumesSnapshot;
 import dev.csisupervisor.catalog.testing.EtcdCluster;
 import dev.csisupervisor.client.AccessMode;
+import dev.csisupervisor.client.CapacityRange;
 import dev.csisupervisor.client.ContentSource;
 import dev.csisupervisor.client.CreateSnapshotRequest;
 import dev.csisupervisor.client.CreateVolumeRequest;
 import dev.csisupervisor.client.CsiClient;
 import dev.csisupervisor.client.CsiSnapshot;
+import dev.csisupervisor.client.CsiVolume;
 import dev.csisupervisor.client.ForwardingCsiClient;
 import dev.csisupervisor.client.Secrets;
 import dev.csisupervisor.client.VolumeCapability;
+import dev.csisupervisor.client.VolumePage;
 import dev.csisupervisor.mockplugin.MockCsiPlugin;
 import dev.csisupervisor.mockplugin.MockMode;
 import dev.csisupervisor.registry.Fingerprint;
@@ -46,6 +50,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import java.util.function.UnaryOperator;
@@ -64,10 +71,13 @@ import java.util.function.UnaryOperator;
  *   <li>the controller agent (a child JVM, its own mock on the same cloud file, a cut taking 3 s) killed with SIGKILL
  *       once the request shows its attempt started: the successor (in this JVM, running, not leading) finishes it;
  *       kill to DONE beside the lease TTL and the cut time, and the cloud holds exactly one snapshot of the name.</li>
+ *   <li>a check round (health and capacity, {@link ClusterController#checkEvery}) over 1 000 volumes (full: and 5 000)
+ *       with nothing changed: its time, etcd writes (goal 0) and etcd requests, beside the bare ListVolumes of all of
+ *       them (paged as the check pages) and the first check after they were registered.</li>
  * </ol>
  * A request's DONE is seen as the CLI's side sees it, through its own {@link ClusterVolumes} client, here woken by the
  * watch (the CLI's {@code --wait} reads every 200 ms instead). Args: {@code quick|full [N] [KILLS]} (quick: 10
- * samples, 2 kills per TTL; full: 50, 5).
+ * samples, 2 kills per TTL, 10 checks; full: 50, 5, 20).
  */
 final class ClusterRequests {
   private static final String PLUGIN = "cloudy";
@@ -104,6 +114,9 @@ final class ClusterRequests {
           + " the watch's hint, retry %s%n", ttl.toSeconds(), ClusterController.RequestRetry.DEFAULT);
       readyAtOnce(tmp, options, ttl, n);
       readyLater(tmp, options, ttl, slow);
+      for (int volumes : quick ? List.of(1000) : List.of(1000, 5000)) {
+        checkRound(tmp, options, ttl, volumes, quick ? 10 : 20);
+      }
       for (Duration t : List.of(ttl, Duration.ofSeconds(2))) {
         killed(tmp, options, t, kills);
       }
@@ -211,6 +224,127 @@ final class ClusterRequests {
           + " round), not the plugin%n", NOT_READY.toMillis(), samples, Stats.ms(st.p50()), Stats.ms(st.max()),
           String.join(" ", sent), NOT_READY.toMillis());
     }
+  }
+
+  /**
+   * Figure 5: a check round over {@code volumes} volumes with nothing changed, {@code checks} times (after 3 not
+   * counted), each after a bare ListVolumes of all of them (the check's own paging: max_entries 0, the plugin's
+   * pages). The controller agent's fingerprint is the mock's own capabilities, as the agent registers it (LIST_VOLUMES,
+   * LIST_VOLUMES_PUBLISHED_NODES, LIST_SNAPSHOTS, GET_CAPACITY...); its checks' interval is an hour, so only the checks
+   * asked here run; its rounds run every second as in the other figures (they read the watch-fed mirror).
+   */
+  private static void checkRound(Path tmp, EtcdOptions options, Duration ttl, int volumes, int checks)
+      throws Exception {
+    String prefix = "/requests-check-" + volumes;
+    try (Agent agent = Agent.start(tmp.resolve("check-" + volumes), "n0", options, prefix,
+        tmp.resolve("cloud-check-" + volumes), ttl, b -> b, true)) {
+      agent.controller.checkEvery(Duration.ofHours(1));
+      agent.awaitLeading();
+      // Step 1: the disks, made in the cloud by CreateVolume (in flights of 64) and registered (8 at a time).
+      long setup = System.nanoTime();
+      List<String> ids = new ArrayList<>();
+      for (int from = 0; from < volumes; from += 64) {
+        List<CompletableFuture<CsiVolume>> made = new ArrayList<>();
+        for (int i = from; i < Math.min(volumes, from + 64); i++) {
+          made.add(agent.plugin.createVolumeAsync(new CreateVolumeRequest("disk-" + i,
+              Optional.of(new CapacityRange(1 << 20, 0)), List.of(VolumeCapability.mount(
+              AccessMode.SINGLE_NODE_WRITER)), Map.of(), Secrets.none())));
+        }
+        for (CompletableFuture<CsiVolume> f : made) {
+          ids.add(f.get(60, TimeUnit.SECONDS).volumeId());
+        }
+      }
+      long created = System.nanoTime() - setup;
+      ExecutorService registering = Executors.newFixedThreadPool(8);
+      try {
+        List<Future<Boolean>> done = new ArrayList<>();
+        for (String id : ids) {
+          done.add(registering.submit(() -> agent.volumes.register(new ClusterVolume(PLUGIN, id, 1 << 20,
+              Set.of(VolumeAccessMode.SINGLE_NODE_WRITER), List.of(), Map.of(), Map.of()))));
+        }
+        for (Future<Boolean> f : done) {
+          f.get(60, TimeUnit.SECONDS);
+        }
+      } finally {
+        registering.shutdownNow();
+      }
+      long until = System.nanoTime() + WAIT.toNanos();
+      while (agent.volumes.read().volumes().size() < volumes) { // the checks read the watch-fed mirror
+        if (System.nanoTime() > until) {
+          throw new IllegalStateException("the mirror has " + agent.volumes.read().volumes().size() + " of "
+              + volumes + " volumes after " + WAIT);
+        }
+        Thread.sleep(10);
+      }
+      System.out.printf(Locale.ROOT, ">>> %d disks created in the cloud in %s ms, registered and mirrored in %s ms%n",
+          volumes, Stats.ms(created), Stats.ms(System.nanoTime() - setup - created));
+      // Step 2: the first check (conditions, leaks and capacity as found), then the checks with nothing changed.
+      long requests = agent.volumes.etcdRequests();
+      long s = System.nanoTime();
+      ClusterController.CheckResult first = agent.controller.checkNow().get(WAIT.toSeconds(), TimeUnit.SECONDS);
+      long firstTook = System.nanoTime() - s;
+      long firstRequests = agent.volumes.etcdRequests() - requests;
+      if (first.plugins() != 1 || first.failed() != 0) {
+        throw new IllegalStateException("the first check: " + first);
+      }
+      long revision = agent.volumes.read().revision();
+      long[] took = new long[checks];
+      long[] listed = new long[checks];
+      long[] etcd = new long[checks];
+      int[] writes = new int[checks];
+      int pages = 0;
+      for (int i = -WARM_UP; i < checks; i++) {
+        s = System.nanoTime();
+        int seen = 0;
+        int p = 0;
+        Optional<String> token = Optional.empty();
+        do {
+          VolumePage page = agent.plugin.listVolumesAsync(0, token).get(60, TimeUnit.SECONDS);
+          seen += page.entries().size();
+          token = page.nextToken();
+          p++;
+        } while (token.isPresent());
+        long list = System.nanoTime() - s;
+        if (seen != volumes) {
+          throw new IllegalStateException("ListVolumes listed " + seen + " of " + volumes);
+        }
+        requests = agent.volumes.etcdRequests();
+        s = System.nanoTime();
+        ClusterController.CheckResult r = agent.controller.checkNow().get(WAIT.toSeconds(), TimeUnit.SECONDS);
+        long t = System.nanoTime() - s;
+        if (r.plugins() != 1 || r.failed() != 0) {
+          throw new IllegalStateException("check " + i + ": " + r);
+        }
+        if (i >= 0) {
+          took[i] = t;
+          listed[i] = list;
+          etcd[i] = agent.volumes.etcdRequests() - requests;
+          writes[i] = r.writes();
+          pages = p;
+        }
+      }
+      long revisionAfter = agent.volumes.read().revision();
+      Stats st = new Stats(took);
+      Stats ls = new Stats(listed);
+      System.out.printf(Locale.ROOT, "RESULT cluster-requests check-round-%d | a check round (health and capacity) over"
+          + " %d volumes, nothing changed, n=%d | p50 %s ms, max %s ms; etcd writes per check %s (goal 0), etcd"
+          + " requests per check %s; etcd revision +%d over the %d checks | reference: bare ListVolumes of all %d (%d"
+          + " page%s, as the check pages) p50 %s ms, max %s ms; the first check %s ms, %d keys written, %d etcd"
+          + " requests%n", volumes, volumes, checks, Stats.ms(st.p50()), Stats.ms(st.max()), distinct(writes),
+          distinct(etcd), revisionAfter - revision, checks + WARM_UP, volumes, pages, pages == 1 ? "" : "s",
+          Stats.ms(ls.p50()), Stats.ms(ls.max()), Stats.ms(firstTook), first.writes(), firstRequests);
+    }
+  }
+
+  /** The values seen, each once, in order ("0" when every check said 0). */
+  private static String distinct(int[] values) {
+    return java.util.Arrays.stream(values).distinct().sorted().mapToObj(Integer::toString)
+        .collect(java.util.stream.Collectors.joining("/"));
+  }
+
+  private static String distinct(long[] values) {
+    return java.util.Arrays.stream(values).distinct().sorted().mapToObj(Long::toString)
+        .collect(java.util.stream.Collectors.joining("/"));
   }
 
   /**
@@ -381,14 +515,23 @@ final class ClusterRequests {
 
     static Agent start(Path dir, String nodeId, EtcdOptions options, String prefix, Path cloud, Duration ttl,
         UnaryOperator<MockCsiPlugin.Builder> mock) throws Exception {
+      return start(dir, nodeId, options, prefix, cloud, ttl, mock, false);
+    }
+
+    /** @param advertised the fingerprint's capabilities the mock's own (as the agent registers it), not the fixed set */
+    static Agent start(Path dir, String nodeId, EtcdOptions options, String prefix, Path cloud, Duration ttl,
+        UnaryOperator<MockCsiPlugin.Builder> mock, boolean advertised) throws Exception {
       Path socket = dir.resolve(nodeId).resolve("csi.sock");
       Files.createDirectories(socket.getParent());
       MockCsiPlugin m = mock.apply(MockCsiPlugin.builder().mode(MockMode.MONOLITH).socket(socket).allCapabilities()
           .nodeId("csi-" + nodeId).cloud(cloud, Duration.ofMillis(10))).start();
       CsiClient plugin = CsiClient.create(socket);
       PluginRegistry registry = PluginRegistry.builder().stateStore(new InMemoryStateStore()).build();
-      Fingerprint f = new Fingerprint(PLUGIN, "1.0", Map.of(), Set.of("SERVICE:CONTROLLER_SERVICE"), CAPABILITIES,
-          Set.of(), "", 0, Map.of());
+      Fingerprint f = advertised
+          ? new Fingerprint(PLUGIN, "1.0", Map.of(), plugin.pluginCapabilitiesAsync().get(10, TimeUnit.SECONDS),
+              plugin.controllerCapabilitiesAsync().get(10, TimeUnit.SECONDS), Set.of(), "", 0, Map.of())
+          : new Fingerprint(PLUGIN, "1.0", Map.of(), Set.of("SERVICE:CONTROLLER_SERVICE"), CAPABILITIES, Set.of(), "",
+              0, Map.of());
       registry.register(new PluginInfo(PluginType.CSI_CONTROLLER, PLUGIN, "1.0", "alloc-" + nodeId, socket, Map.of(),
           f, PluginHealth.healthy(Instant.now()), false));
       ClusterVolumes volumes = ClusterVolumes.builder().etcd(options).prefix(prefix).nodeId(nodeId).leaseTtl(ttl)

@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -375,6 +376,21 @@ public final class ClusterController implements AutoCloseable {
       ControllerChecks.Counts n = c.counts();
       return new CheckCounts(n.rounds(), n.writes(), n.republished(), n.unrecordedPublications());
     });
+  }
+
+  /** What one check did: plugin ids checked, keys written to etcd (0 when nothing changed), plugin ids that failed. */
+  public record CheckResult(int plugins, int writes, int failed) {}
+
+  /**
+   * One check of every plugin id led here now, on the checks' own thread (after a check under way there), beside the
+   * interval's: for a benchmark or an operator's "check now". The future completes when the check is done.
+   *
+   * @throws IllegalStateException without checks ({@link #checkEvery} not called, or with zero)
+   */
+  public CompletableFuture<CheckResult> checkNow() {
+    ControllerChecks c = checks().orElseThrow(() -> new IllegalStateException(
+        "no checks: checkEvery was not called with a positive interval"));
+    return c.checkNow().thenApply(r -> new CheckResult(r.plugins(), r.writes(), r.failed()));
   }
 
   /** The checks, if started (for tests: {@link ControllerChecks#checkNow}). */

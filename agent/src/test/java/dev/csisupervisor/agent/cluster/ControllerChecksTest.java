@@ -2,6 +2,7 @@ package dev.csisupervisor.agent.cluster;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.csisupervisor.catalog.CapacityReading;
@@ -494,8 +495,23 @@ class ControllerChecksTest {
         requestsOfTheCheck);
     assertEquals(0, first.failed(), first.toString());
     assertEquals(new ControllerChecks.Result(1, 0, 0), again);
+    // The public hook (the benchmarks' and an operator's "check now") runs the same check and says the same.
+    assertEquals(new ClusterController.CheckResult(1, 0, 0),
+        n0.controller().orElseThrow().checkNow().get(WAIT.toSeconds(), TimeUnit.SECONDS));
     assertEquals(revision, n0.volumes().read().revision(), "no etcd write");
     assertTrue(n0.volumes().conditions(PLUGIN).isEmpty());
+  }
+
+  @Test
+  void checkNow_withoutChecks_isRefused() throws Exception {
+    Node n0 = node(0, false);
+    try (ClusterController c = new ClusterController(n0.volumes(), "n0", n0.registry(), p -> n0.client(),
+        Duration.ofSeconds(5), Optional.empty(), Clock.fixed(T0, ZoneOffset.UTC))) {
+      IllegalStateException e = assertThrows(IllegalStateException.class, c::checkNow);
+      assertTrue(e.getMessage().contains("checkEvery"), e.getMessage());
+      c.checkEvery(Duration.ZERO);
+      assertThrows(IllegalStateException.class, c::checkNow, "zero: no checks");
+    }
   }
 
   @Test
