@@ -169,7 +169,10 @@ public final class ClusterController implements AutoCloseable {
     if (!started) {
       return;
     }
-    long delay = Math.max(0, Duration.between(clock.instant(), at).toMillis());
+    // Rounded up, plus 1 ms: a round woken a fraction of a millisecond early finds the request not due yet and it
+    // would wait for the next timer tick (toMillis() rounds down: 8 of 10 retries missed their wake).
+    long nanos = Duration.between(clock.instant(), at).toNanos();
+    long delay = Math.max(0, (nanos + 999_999) / 1_000_000 + 1);
     try {
       loop.schedule(this::wake, delay, TimeUnit.MILLISECONDS);
     } catch (RejectedExecutionException closing) {
