@@ -16,17 +16,23 @@ import picocli.CommandLine.Parameters;
 
 /** {@code csi-agent cluster volume snapshot delete}: a snapshot-delete request, then its outcome. */
 @Command(name = "delete", mixinStandardHelpOptions = true,
-    description = "Deletes a recorded snapshot through the controller agent of the plugin id (DeleteSnapshot), then "
-        + "its record; refused while a volume is being made from it or it is still being cut. Waits for the outcome.")
+    description = "Deletes a recorded snapshot (by its id, or the name it was cut as) through the controller agent of "
+        + "the plugin id (DeleteSnapshot), then its record; refused while a volume is being made from it or it is "
+        + "still being cut. Waits for the outcome.")
 final class ClusterVolumeSnapshotDeleteCommand extends ClusterVolumeSubcommand {
   @Parameters(index = "0", paramLabel = "PLUGIN") String plugin;
-  @Parameters(index = "1", paramLabel = "SNAPSHOT_ID") String snapshotId;
+  @Parameters(index = "1", paramLabel = "ID_OR_NAME") String snapshotId;
   @Mixin ClusterVolumeRequests.RequestOptions request = new ClusterVolumeRequests.RequestOptions();
 
   @Override
   int run(ClusterVolumes v, PrintWriter out) throws VolumeStateException {
     CsiIds.checkPlugin("PLUGIN", plugin);
-    CsiIds.checkVolume("SNAPSHOT_ID", snapshotId);
+    CsiIds.checkVolume("ID_OR_NAME", snapshotId);
+    if (v.snapshot(plugin, snapshotId).isEmpty()
+        && v.request(ClusterVolumeRequest.Kind.SNAPSHOT, plugin, snapshotId).isPresent()) {
+      // The name it was cut as: its id (a name not cut yet, or failed, is refused saying so).
+      snapshotId = ClusterVolumeSnapshots.find(v, plugin, "ID_OR_NAME", snapshotId).snapshotId();
+    }
     ClusterVolumeRequest asked = ClusterVolumeRequest.deleteSnapshot(plugin, snapshotId, request.secretsFile(),
         Instant.now());
     Duration wait = request.waitFor();

@@ -195,7 +195,7 @@ class ClusterVolumeRequestsCommandTest {
     assertExit(2, run("snapshot", "create", LACKING, "s2"), "Missing required option: '--volume=VOLUME_ID'");
     assertExit(2, run("snapshot", "create", LACKING, "s2", "--volume", "disk-2", "--parameter", "noequals"),
         "--parameter");
-    assertExit(2, run("snapshot", "delete", LACKING, ""), "SNAPSHOT_ID must not be empty");
+    assertExit(2, run("snapshot", "delete", LACKING, ""), "ID_OR_NAME must not be empty");
     assertExit(2, run("snapshot", "list", "bad plugin"), "PLUGIN");
     assertExit(2, run("create", LACKING, "c2", "--from-snapshot", "x", "--clone-of", "disk-2"),
         "--from-snapshot and --clone-of exclude each other (a volume has one source)");
@@ -291,8 +291,8 @@ class ClusterVolumeRequestsCommandTest {
     assertTrue(status.out().contains("modify of full.csi/" + src) && status.out().contains("failed:"), status.out());
     assertEquals("withdrew the modify of full.csi/" + src + "\n", run("cancel", "modify", FULL, src).out());
 
-    // The snapshot deleted: DeleteSnapshot through the controller agent, then its record.
-    Run del = run("snapshot", "delete", FULL, id);
+    // The snapshot deleted, by the name it was cut as: DeleteSnapshot of its id, then its record.
+    Run del = run("snapshot", "delete", FULL, "snap-a");
     assertEquals(0, del.code(), del.err());
     assertEquals("deleted snapshot " + id + " of plugin full.csi\n", del.out());
     assertTrue(reader.snapshot(FULL, id).isEmpty());

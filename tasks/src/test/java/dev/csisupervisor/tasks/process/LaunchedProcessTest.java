@@ -115,7 +115,11 @@ class LaunchedProcessTest {
   void reattach_withUnknownStartTime_comparesTheCommandLine_andRefusesWhenItDiffers()
       throws Exception {
     // Two commands: the shell stays (a single one it would exec).
-    LaunchedProcess p = sh("sleep 30; true", Map.of());
+    LaunchedProcess p = sh("echo ready; sleep 30; true", Map.of());
+    // Only once the shell runs: read right after the fork, /proc/PID/cmdline is still the JVM's (this flaked under
+    // load); an agent re-attaching after a restart never sees a process that young.
+    await().atMost(Duration.ofSeconds(10)).until(() ->
+        Files.readString(dir.resolve("logs/p.log")).contains("ready"));
     ProcessRecord rec = p.record("p", dir.resolve("csi.sock"));
     ProcessRecord unknownStart = new ProcessRecord("p", rec.pid(), -1, rec.commandLine(),
         rec.socket());
