@@ -138,6 +138,7 @@ class ClusterOperatorPageTest {
           endpoints: [%s]
           node_id: %s
           lease_ttl: 5s
+          controller_check_interval: 1s
         """.formatted(dir, plugins, etcd.endpoints(), node));
     ConfigLoader.Sections s = ConfigLoader.loadSections(config);
     Agent a = agents.start(s.agent());
@@ -173,6 +174,38 @@ class ClusterOperatorPageTest {
     JsonNode plugins = new ObjectMapper().readTree(get(base(n2) + "/api/v1/cluster/plugins"));
     assertTrue(plugins.path("plugins").toString().contains("\"name\":\"mono\",\"controllers_healthy\":1,"
         + "\"controllers_expected\":1,\"nodes_healthy\":2,\"nodes_expected\":2"), plugins.toString());
+  }
+
+  /** {@code csi-mock-plugin cloud-...} on the agents' cloud file, as an operator runs it. */
+  private static void cloudCommand(String command, String... args) throws Exception {
+    List<String> cmd = new java.util.ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
+        .toString(), "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
+        "dev.csisupervisor.mockplugin.MockCsiPlugin", command, tmp.resolve("cloud").toString()));
+    cmd.addAll(List.of(args));
+    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+    assertTrue(p.waitFor(WAIT.toSeconds(), TimeUnit.SECONDS), command + " finished");
+    assertEquals(0, p.exitValue(), new String(p.getInputStream().readAllBytes()));
+  }
+
+  @Test
+  void inChromium_aVolumeTheControllersCheckFindsAbnormal_isShownInThePluginsWords_untilItRecovers()
+      throws Exception {
+    Chromium.require();
+    String api = base(n2) + "/api/v1/cluster/volumes";
+    cloudCommand("cloud-mark-abnormal", volume, "disk is read-only: I/O errors");
+    try {
+      await().atMost(WAIT).until(() -> get(api).contains("\"ABNORMAL\""));
+      Path profile = Files.createDirectories(tmp.resolve("chromium-" + System.nanoTime()));
+      String dom = Chromium.dumpDom(base(n2) + "/ui/#cluster", profile, 5000);
+      Matcher row = Pattern.compile("<tr data-key=\"cluster-volume:" + Pattern.quote("mono/" + volume)
+          + "\".*?</tr>").matcher(dom);
+      assertTrue(row.find(), dom);
+      assertTrue(row.group().contains("data-condition=\"ABNORMAL\"")
+          && row.group().contains("disk is read-only: I/O errors"), row.group());
+    } finally {
+      cloudCommand("cloud-mark-abnormal", volume, "");
+    }
+    await().atMost(WAIT).until(() -> !get(api).contains("\"ABNORMAL\""));
   }
 
   @Test

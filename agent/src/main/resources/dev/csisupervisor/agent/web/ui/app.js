@@ -226,13 +226,26 @@ function renderCluster(plugins, volumes, failure) {
     const attachments = v.attachments.map((a) => el('div', {},
       'node ' + a.node + ' ', el('span', { class: a.state === 'FAILED' ? 'bad' : 'ok' }, a.state),
       ' by ' + a.controller + ' since ' + time(a.since), a.message ? ': ' + a.message : null));
+    // What the controller agent's checks found (ABNORMAL in the plugin's words, MISSING), and where it came from.
+    const condition = (volumes.conditions || []).find((c) => c.plugin === v.plugin && c.volume === v.volume);
+    const about = [
+      condition ? el('div', { class: 'bad', 'data-condition': condition.condition }, condition.condition + ' since '
+        + time(condition.since) + (condition.message ? ': ' + condition.message : '')) : null,
+      v.source ? el('div', {}, 'from ' + v.source) : null,
+      v.validated === false ? el('div', { class: 'warn' }, 'NOT VALIDATED') : null];
     return el('tr', { 'data-key': 'cluster-volume:' + key, id: 'cluster-volume-' + encodeURIComponent(key) },
-      el('td', {}, v.plugin), el('td', { class: 'mono' }, v.volume),
+      el('td', {}, v.plugin), el('td', { class: 'mono' }, v.volume, ...about.filter((x) => x)),
       el('td', {}, (v.accessModes || []).join(', ') || 'any'),
       el('td', { class: 'num' }, v.capacityBytes ? bytes(v.capacityBytes) : '-'),
       el('td', {}, claims.length ? claims : '-'), el('td', {}, attachments.length ? attachments : '-'),
       el('td', {}, controllers[v.plugin] || 'none elected'));
   };
+  const listed = (what, ids) => (ids && ids.length ? [what + ' ' + ids.join(', ')] : []);
+  const leakItems = (volumes.leaks || []).map((l) => el('li', { 'data-kind': 'leak' }, 'plugin ' + l.plugin + ': '
+    + [...listed('volumes no record names:', l.volumes), ...listed('snapshots no record names:', l.snapshots),
+      ...listed('recorded snapshots it lacks:', l.missing_snapshots),
+      ...listed('publications no attachment records:', l.unrecorded_publications)].join('; ')
+    + ' (since ' + time(l.since) + ')'));
   const volumeText = (v) => [v.plugin + '/' + v.volume, ...v.claims.map((c) => c.node + ' ' + c.alloc)].join(' ');
   const requestRows = (volumes.requests || []).map((r) => el('tr', {},
     el('td', {}, r.kind), el('td', {}, r.plugin), el('td', { class: 'mono' }, r.name), el('td', {}, r.state),
@@ -248,6 +261,8 @@ function renderCluster(plugins, volumes, failure) {
       'Controller agent'], volumes.volumes, volumeText, volumeRow, 'No cluster volume is registered.'),
     requestRows.length ? el('h2', {}, 'Requests not done') : null,
     requestRows.length ? table(['Kind', 'Plugin', 'Name', 'State', 'Progress'], requestRows, '') : null,
+    leakItems.length ? el('h2', {}, 'LEAKED (left as they are)') : null,
+    leakItems.length ? el('ul', {}, leakItems) : null,
     (volumes.stuck || []).length ? el('h2', {}, 'STUCK') : null,
     (volumes.stuck || []).length ? el('ul', {}, volumes.stuck.map((s) => el('li', { 'data-kind': 'stuck' }, s))) : null);
 }
