@@ -141,8 +141,8 @@ final class SnapshotCalls {
       } catch (LeaderCalls.NotLeading e) {
         return;
       } catch (LeaderCalls.CallFailed e) {
-        if (CsiOutcome.uncertain(e.getCause())) {
-          steps.counts.error(what + ": " + e.getMessage());
+        if (CsiOutcome.uncertain(e.getCause()) || VolumeCreates.alreadyExists(e.getCause())) {
+          steps.counts.error(what + ": " + e.getMessage()); // kept CANCELLED: not "nothing cut"
           return;
         }
       }

@@ -210,11 +210,13 @@ final class VolumeCreates {
       } catch (LeaderCalls.NotLeading e) {
         return;
       } catch (LeaderCalls.CallFailed e) {
-        if (CsiOutcome.uncertain(e.getCause())) {
+        if (CsiOutcome.uncertain(e.getCause()) || alreadyExists(e.getCause())) {
+          // No answer, or something of that name the plugin will not match (ALREADY_EXISTS): not "nothing made".
+          // Kept CANCELLED, tried again next round; status shows it.
           steps.counts.error(what + ": " + e.getMessage());
-          return; // next round
+          return;
         }
-        // a final answer: nothing made by that name
+        // another final answer: nothing made by that name
       }
     }
     if (made.isPresent() && !deleteUnwanted(l, client, r, made.get())) {
@@ -224,6 +226,11 @@ final class VolumeCreates {
       log.info("cluster controller: cancelled {} undone{}", r.describe(),
           made.map(v -> ": volume " + v + " deleted").orElse(": it made nothing"));
     }
+  }
+
+  /** ALREADY_EXISTS: the plugin has something of that name it will not match to the call. */
+  static boolean alreadyExists(Throwable cause) {
+    return CsiOutcome.code(cause).map(c -> c == StatusCode.ALREADY_EXISTS).orElse(false);
   }
 
   /** DeleteVolume of a disk no record names; false (said, counted) if it stays. */

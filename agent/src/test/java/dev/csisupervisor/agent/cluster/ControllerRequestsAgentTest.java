@@ -80,6 +80,7 @@ class ControllerRequestsAgentTest {
   private final List<AutoCloseable> closeables = new ArrayList<>();
   private ClusterVolumes volumes;
   private CsiClient plugin;
+  private ClusterController controller;
 
   @BeforeAll
   static void startEtcd() throws Exception {
@@ -130,7 +131,7 @@ class ControllerRequestsAgentTest {
     volumes = track(ClusterVolumes.builder().etcd(etcdOptions()).prefix(prefix).nodeId("n0")
         .leaseTtl(Duration.ofSeconds(2)).build());
     CsiClient client = wrap.apply(plugin);
-    track(new ClusterController(volumes, "n0", registry, p -> client, Duration.ofSeconds(10), Optional.empty(),
+    controller = track(new ClusterController(volumes, "n0", registry, p -> client, Duration.ofSeconds(10), Optional.empty(),
         Clock.systemUTC(), new ClusterController.RequestRetry(Duration.ofMillis(100), Duration.ofMillis(400))))
         .start(Duration.ofMillis(50));
   }
@@ -375,7 +376,7 @@ class ControllerRequestsAgentTest {
   }
 
   /** A plugin whose CreateVolume answers only once the gate opens (made at once, answered late). */
-  private static final class LateCreates extends ForwardingCsiClient {
+  private static class LateCreates extends ForwardingCsiClient {
     private final CsiClient plugin;
     final CompletableFuture<Void> gate = new CompletableFuture<>();
 
@@ -414,5 +415,30 @@ class ControllerRequestsAgentTest {
     await().atMost(WAIT).until(() -> volumes.request(Kind.CREATE, PLUGIN, "doomed").isEmpty());
     assertEquals(0, disksNamed("doomed"), "the disk it made is deleted, not leaked");
     assertTrue(volumes.read().volumes().isEmpty());
+  }
+
+  @Test
+  void aCancelledCreateWhoseNameThePluginWillNotMatch_staysCancelled_notTakenForNothingMade() throws Exception {
+    java.util.concurrent.atomic.AtomicInteger creates = new java.util.concurrent.atomic.AtomicInteger();
+    LateCreates[] late = new LateCreates[1];
+    start(b -> b, ALL, c -> late[0] = new LateCreates(c) {
+      @Override
+      public CompletableFuture<dev.csisupervisor.client.CsiVolume> createVolumeAsync(
+          dev.csisupervisor.client.CreateVolumeRequest r) {
+        if (creates.incrementAndGet() > 1) { // the undo's: a plugin that will not match it (ALREADY_EXISTS)
+          return CompletableFuture.failedFuture(new CsiStatusException(Path.of("/scripted.sock"), "CreateVolume",
+              StatusCode.ALREADY_EXISTS, "a volume of that name exists with other parameters"));
+        }
+        return super.createVolumeAsync(r);
+      }
+    });
+    volumes.ask(ClusterVolumeRequest.create(PLUGIN, "kept", RWO, Optional.empty(), Instant.now()));
+    await().atMost(WAIT).until(() -> disksNamed("kept") == 1);
+    assertTrue(volumes.withdraw(Kind.CREATE, PLUGIN, "kept"));
+    late[0].gate.complete(null);
+    await().atMost(WAIT).until(() -> controller.counts().lastError().contains("ALREADY_EXISTS"));
+    assertEquals(State.CANCELLED, volumes.request(Kind.CREATE, PLUGIN, "kept").orElseThrow().state(),
+        "kept, for status to show: what the first call made is not known");
+    assertEquals(1, disksNamed("kept"));
   }
 }
