@@ -304,6 +304,15 @@ public record ClusterVolumeRequest(Kind kind, String pluginId, String name, Spec
         controllerNodeId, Optional.empty(), Optional.of(next), requested, revision);
   }
 
+  /** A cancelled request whose undo could not finish: tried again at {@code next}, still cancelled. */
+  public ClusterVolumeRequest undoRetryAt(Instant next, String error) {
+    if (state != State.CANCELLED) {
+      throw new IllegalStateException(describe() + " is " + state + ", not CANCELLED");
+    }
+    return new ClusterVolumeRequest(kind, pluginId, name, spec, secretsFile, State.CANCELLED, volumeId, error,
+        attempts + 1, controllerNodeId, Optional.empty(), Optional.of(next), requested, revision);
+  }
+
   /** Sent, and not done yet: a snapshot cut as {@code snapshotId}, not ready; sent again at {@code next}. */
   public ClusterVolumeRequest notReady(String snapshotId, Instant next, String said) {
     return new ClusterVolumeRequest(kind, pluginId, name, spec, secretsFile, State.PENDING, snapshotId, said,

@@ -60,8 +60,8 @@ final class RequestProvisioner {
   void provision(ClusterVolumes.Leadership l, PluginInfo controller, VolumesSnapshot s) {
     List<ClusterVolumeRequest> due = s.openRequests(controller.name()).stream()
         .filter(r -> r.state() == ClusterVolumeRequest.State.CANCELLED
-            || r.state() == ClusterVolumeRequest.State.PENDING
-            && r.nextAttempt().map(t -> !t.isAfter(clock.instant())).orElse(true))
+            || r.state() == ClusterVolumeRequest.State.PENDING)
+        .filter(r -> r.nextAttempt().map(t -> !t.isAfter(clock.instant())).orElse(true))
         .sorted(java.util.Comparator.comparing(ClusterVolumeRequest::requested))
         .toList();
     if (due.isEmpty()) {

@@ -70,6 +70,15 @@ final class RequestSteps {
     }
   }
 
+  /**
+   * A cancelled request's undo could not finish ({@code why}: no answer, or a name the plugin will not match): kept
+   * CANCELLED, tried again on the request backoff (not every round), counted.
+   */
+  void undoLater(ClusterVolumes.Leadership l, ClusterVolumeRequest r, String why) {
+    counts.error(why);
+    volumes.updateRequest(l, r, r.undoRetryAt(nextAttempt(r), why));
+  }
+
   /** Writes {@code to} over {@code from}; a failure is counted. */
   void finish(ClusterVolumes.Leadership l, ClusterVolumeRequest from, ClusterVolumeRequest to) {
     if (to.state() == ClusterVolumeRequest.State.FAILED) {

@@ -142,7 +142,7 @@ final class SnapshotCalls {
         return;
       } catch (LeaderCalls.CallFailed e) {
         if (CsiOutcome.uncertain(e.getCause()) || VolumeCreates.alreadyExists(e.getCause())) {
-          steps.counts.error(what + ": " + e.getMessage()); // kept CANCELLED: not "nothing cut"
+          steps.undoLater(l, r, what + ": " + e.getMessage()); // kept CANCELLED: not "nothing cut"
           return;
         }
       }
@@ -157,7 +157,7 @@ final class SnapshotCalls {
         return;
       } catch (LeaderCalls.CallFailed e) {
         if (!CsiOutcome.notFound(e.getCause())) {
-          steps.counts.error(what + " failed: " + e.getMessage() + "; tried again next round");
+          steps.undoLater(l, r, what + " failed: " + e.getMessage() + "; tried again on the backoff");
           return;
         }
       }

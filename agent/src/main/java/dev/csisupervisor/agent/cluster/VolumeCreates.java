@@ -212,8 +212,8 @@ final class VolumeCreates {
       } catch (LeaderCalls.CallFailed e) {
         if (CsiOutcome.uncertain(e.getCause()) || alreadyExists(e.getCause())) {
           // No answer, or something of that name the plugin will not match (ALREADY_EXISTS): not "nothing made".
-          // Kept CANCELLED, tried again next round; status shows it.
-          steps.counts.error(what + ": " + e.getMessage());
+          // Kept CANCELLED, tried again on the backoff; status shows it.
+          steps.undoLater(l, r, what + ": " + e.getMessage());
           return;
         }
         // another final answer: nothing made by that name
@@ -249,9 +249,9 @@ final class VolumeCreates {
         return true;
       }
       String said = what + " failed (" + e.getMessage() + "): volume " + volumeId + " of plugin " + r.pluginId()
-          + " exists and no record names it; tried again next round";
-      steps.counts.error(said);
+          + " exists and no record names it; tried again on the backoff";
       log.error("cluster controller: {}", said);
+      steps.undoLater(l, r, said);
       return false;
     }
   }

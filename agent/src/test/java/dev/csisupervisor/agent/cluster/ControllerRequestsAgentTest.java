@@ -436,9 +436,13 @@ class ControllerRequestsAgentTest {
     await().atMost(WAIT).until(() -> disksNamed("kept") == 1);
     assertTrue(volumes.withdraw(Kind.CREATE, PLUGIN, "kept"));
     late[0].gate.complete(null);
-    await().atMost(WAIT).until(() -> controller.counts().lastError().contains("ALREADY_EXISTS"));
-    assertEquals(State.CANCELLED, volumes.request(Kind.CREATE, PLUGIN, "kept").orElseThrow().state(),
-        "kept, for status to show: what the first call made is not known");
+    await().atMost(WAIT).until(() -> volumes.request(Kind.CREATE, PLUGIN, "kept").orElseThrow().nextAttempt()
+        .isPresent());
+    ClusterVolumeRequest kept = volumes.request(Kind.CREATE, PLUGIN, "kept").orElseThrow();
+    assertEquals(State.CANCELLED, kept.state(), "kept, for status to show: what the first call made is not known");
+    assertTrue(kept.message().contains("ALREADY_EXISTS"), kept.message());
+    assertTrue(kept.nextAttempt().orElseThrow().isAfter(Instant.now().minusMillis(50)),
+        "tried again on the request backoff, not every round");
     assertEquals(1, disksNamed("kept"));
   }
 }
