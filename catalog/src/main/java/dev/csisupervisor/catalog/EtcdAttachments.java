@@ -88,7 +88,6 @@ final class EtcdAttachments {
         .addSuccess(EtcdOps.delete(key)).build()).getSucceeded();
   }
 
-  /** The lost node's state, as the fence compares it: its node key and its clean-stop marker both absent. */
   /** While the node is lost (no node key, no clean-stop marker), or, {@code ordered}, gone with its order there. */
   private TxnRequest.Builder whileLost(ClusterVolumes.Leadership l, String node, boolean ordered) {
     return TxnRequest.newBuilder().addCompare(held(l)).addCompare(absent(keys.nodeKey(node)))

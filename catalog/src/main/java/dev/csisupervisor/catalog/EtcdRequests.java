@@ -239,27 +239,18 @@ final class EtcdRequests {
 
   boolean completeDelete(ClusterVolumes.Leadership l, ClusterVolumeRequest request) {
     String key = keys.requestKey(request.kind(), request.pluginId(), request.name());
-    String creates = keys.requestsPrefix(ClusterVolumeRequest.Kind.CREATE, request.pluginId());
-    TxnResponse made = txn(TxnRequest.newBuilder().addSuccess(rangePrefix(creates, 0)).build());
     TxnRequest.Builder t = TxnRequest.newBuilder().addCompare(attachments.held(l)).addCompare(modIs(key, request.revision()))
         .addSuccess(delete(keys.volumeKey(request.pluginId(), request.name()))).addSuccess(delete(key))
         .addSuccess(delete(keys.claimGuardKey(request.pluginId(), request.name())))
         .addSuccess(delete(keys.requestKey(ClusterVolumeRequest.Kind.MODIFY, request.pluginId(), request.name())))
         .addSuccess(delete(keys.requestKey(ClusterVolumeRequest.Kind.REGISTER, request.pluginId(), request.name())));
-    for (KeyValue kv : made.getResponses(0).getResponseRange().getKvsList()) {
-      try {
-        ClusterVolumeRequest c = VolumeCodec.decodeRequest(kv.getValue(), kv.getModRevision());
-        if (c.state() == ClusterVolumeRequest.State.DONE && c.volumeId().equals(request.name())) {
-          t.addSuccess(delete(kv.getKey().toStringUtf8()));
-        }
-      } catch (IllegalArgumentException e) {
-        log.warn("cluster volumes: skipping {}: {}", kv.getKey().toStringUtf8(), e.getMessage());
-      }
-    }
+    operations.doneRequestsMaking(ClusterVolumeRequest.Kind.CREATE, request.pluginId(), request.name())
+        .forEach(k -> t.addSuccess(delete(k)));
     boolean done = txn(t.build()).getSucceeded();
     if (done) {
       log.info("{} done: the volume's key removed", request.describe());
     }
     return done;
   }
+
 }

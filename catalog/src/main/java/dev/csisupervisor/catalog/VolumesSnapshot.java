@@ -72,7 +72,6 @@ public record VolumesSnapshot(long revision, List<ClusterVolume> volumes, List<C
         && d.volumeId().equals(volumeId)).map(DamagedKey::nodeId).collect(java.util.stream.Collectors.toSet());
   }
 
-  /** Whether {@code nodeId} is lost: its lease is gone, and it did not stop cleanly. */
   /**
    * Whether an operator ordered the node's claims of the volume detached ({@link DetachOrder}) and the node is
    * gone (its node key absent: lost, or stopped for good).
@@ -82,6 +81,7 @@ public record VolumesSnapshot(long revision, List<ClusterVolume> volumes, List<C
     return o != null && !liveNodes.contains(nodeId) && o.covers(pluginId, volumeId);
   }
 
+  /** Whether {@code nodeId} is lost: its lease is gone, and it did not stop cleanly. */
   public boolean lost(String nodeId) {
     return !liveNodes.contains(nodeId) && !stoppedNodes.containsKey(nodeId);
   }

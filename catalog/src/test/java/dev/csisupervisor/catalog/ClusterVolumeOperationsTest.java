@@ -245,6 +245,16 @@ class ClusterVolumeOperationsTest {
     IllegalArgumentException blankSnapshot = assertThrows(IllegalArgumentException.class,
         () -> ClusterVolumeRequest.deleteSnapshot(PLUGIN, "", Optional.empty(), NOW));
     assertTrue(blankSnapshot.getMessage().contains("snapshotId"), blankSnapshot.getMessage());
+    IllegalArgumentException size = assertThrows(IllegalArgumentException.class, () -> new ClusterVolumeSnapshot(PLUGIN,
+        "snap-1", "n", "v", -1, Optional.empty(), true));
+    assertTrue(size.getMessage().startsWith("sizeBytes must not be negative"), size.getMessage());
+    IllegalArgumentException source = assertThrows(IllegalArgumentException.class, () -> VolumeSource.snapshot(""));
+    assertTrue(source.getMessage().contains("snapshotId"), source.getMessage());
+    IllegalArgumentException snapshotOfNothing = assertThrows(IllegalArgumentException.class,
+        () -> new ClusterVolumeRequest(Kind.SNAPSHOT, PLUGIN, "s", ClusterVolumeRequest.Spec.NONE, Optional.empty(),
+            State.PENDING, "", "", 0, "", Optional.empty(), Optional.empty(), NOW, 0));
+    assertTrue(snapshotOfNothing.getMessage().startsWith("source must be the volume"), snapshotOfNothing.getMessage());
+    assertThrows(IllegalStateException.class, () -> snapshot("s", "v").undoRetryAt(NOW, "not cancelled"));
     assertEquals(Kind.SNAPSHOT_DELETE, Kind.parse("kind", "snapshot-delete"));
     IllegalArgumentException kind = assertThrows(IllegalArgumentException.class, () -> Kind.parse("kind", "resize"));
     assertTrue(kind.getMessage().startsWith("kind must be one of"), kind.getMessage());

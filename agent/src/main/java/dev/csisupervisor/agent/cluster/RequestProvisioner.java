@@ -41,7 +41,6 @@ final class RequestProvisioner {
   private final Set<String> provisioning = ConcurrentHashMap.newKeySet();
   /** Where requests run, beside the rounds: a few at once, each request one at a time. */
   private final ExecutorService provisioner;
-  private final Clock clock;
 
   RequestProvisioner(ClusterVolumes volumes, String nodeId, Clock clock, LeaderCalls calls, ControllerCounts counts,
       ClusterController.RequestRetry retry, java.util.function.Supplier<RequestSecrets> secrets,
@@ -51,7 +50,6 @@ final class RequestProvisioner {
     this.creates = new VolumeCreates(steps);
     this.snapshots = new SnapshotCalls(steps);
     this.changes = new VolumeChanges(steps);
-    this.clock = clock;
     this.clients = clients;
     this.provisioner = provisioner;
   }
@@ -61,7 +59,7 @@ final class RequestProvisioner {
     List<ClusterVolumeRequest> due = s.openRequests(controller.name()).stream()
         .filter(r -> r.state() == ClusterVolumeRequest.State.CANCELLED
             || r.state() == ClusterVolumeRequest.State.PENDING)
-        .filter(r -> r.nextAttempt().map(t -> !t.isAfter(clock.instant())).orElse(true))
+        .filter(r -> r.nextAttempt().map(t -> !t.isAfter(steps.clock.instant())).orElse(true))
         .sorted(java.util.Comparator.comparing(ClusterVolumeRequest::requested))
         .toList();
     if (due.isEmpty()) {

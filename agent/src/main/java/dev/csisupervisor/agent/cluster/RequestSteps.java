@@ -43,12 +43,33 @@ final class RequestSteps {
     this.secrets = secrets;
   }
 
+  /** An attempt about to be sent: the request as written with it, and the secrets read for it. */
+  record Attempt(ClusterVolumeRequest request, Secrets secrets) {}
+
+  /**
+   * Reads the request's secrets (a file that does not read fails the request), then writes the attempt. Empty: failed,
+   * changed meanwhile, or no longer ours.
+   */
+  Optional<Attempt> begin(ClusterVolumes.Leadership l, ClusterVolumeRequest asked) {
+    Secrets read;
+    try {
+      read = secrets(asked);
+    } catch (RequestSecrets.Unreadable e) {
+      fail(l, asked, e.getMessage());
+      return Optional.empty();
+    }
+    return sending(l, asked).map(r -> new Attempt(r, read));
+  }
+
   /** The attempt, written before the call: who sends it, since when. Empty: changed meanwhile, or no longer ours. */
   Optional<ClusterVolumeRequest> sending(ClusterVolumes.Leadership l, ClusterVolumeRequest r) {
     return volumes.updateRequest(l, r, r.sending(nodeId, clock.instant()));
   }
 
-  /** When a request answered uncertainly (or not ready yet) after {@code r.attempts()} attempts is sent again. */
+  /**
+   * When a request answered uncertainly (or not ready yet) after {@code r.attempts()} attempts is sent again; a round
+   * is woken then.
+   */
   Instant nextAttempt(ClusterVolumeRequest r) {
     Instant next = clock.instant().plus(retry.after(Math.max(1, r.attempts())));
     wakeAt.accept(next);

@@ -34,18 +34,12 @@ final class VolumeChanges {
   }
 
   void modify(ClusterVolumes.Leadership l, CsiClient client, ClusterVolumeRequest asked) {
-    Secrets secrets;
-    try {
-      secrets = steps.secrets(asked);
-    } catch (RequestSecrets.Unreadable e) {
-      steps.fail(l, asked, e.getMessage());
+    Optional<RequestSteps.Attempt> attempt = steps.begin(l, asked);
+    if (attempt.isEmpty()) {
       return;
     }
-    Optional<ClusterVolumeRequest> sent = steps.sending(l, asked);
-    if (sent.isEmpty()) {
-      return;
-    }
-    ClusterVolumeRequest r = sent.get();
+    ClusterVolumeRequest r = attempt.get().request();
+    Secrets secrets = attempt.get().secrets();
     String what = "ControllerModifyVolume " + r.name() + " " + r.spec().mutableParameters() + " (" + r.describe()
         + ")";
     try {
@@ -65,18 +59,12 @@ final class VolumeChanges {
   }
 
   void register(ClusterVolumes.Leadership l, CsiClient client, ClusterVolumeRequest asked) {
-    Secrets secrets;
-    try {
-      secrets = steps.secrets(asked);
-    } catch (RequestSecrets.Unreadable e) {
-      steps.fail(l, asked, e.getMessage());
+    Optional<RequestSteps.Attempt> attempt = steps.begin(l, asked);
+    if (attempt.isEmpty()) {
       return;
     }
-    Optional<ClusterVolumeRequest> sent = steps.sending(l, asked);
-    if (sent.isEmpty()) {
-      return;
-    }
-    ClusterVolumeRequest r = sent.get();
+    ClusterVolumeRequest r = attempt.get().request();
+    Secrets secrets = attempt.get().secrets();
     ClusterVolumeRequest.Spec spec = r.spec();
     List<VolumeCapability> capabilities = VolumeCreates.capabilities(spec);
     String what = "ValidateVolumeCapabilities " + r.name() + " " + capabilities + " (" + r.describe() + ")";

@@ -257,18 +257,12 @@ final class VolumeCreates {
   }
 
   void delete(ClusterVolumes.Leadership l, CsiClient client, ClusterVolumeRequest asked, VolumesSnapshot s) {
-    Secrets secrets;
-    try {
-      secrets = steps.secrets(asked);
-    } catch (RequestSecrets.Unreadable e) {
-      steps.fail(l, asked, e.getMessage());
+    Optional<RequestSteps.Attempt> attempt = steps.begin(l, asked);
+    if (attempt.isEmpty()) {
       return;
     }
-    Optional<ClusterVolumeRequest> sent = steps.sending(l, asked);
-    if (sent.isEmpty()) {
-      return;
-    }
-    ClusterVolumeRequest r = sent.get();
+    ClusterVolumeRequest r = attempt.get().request();
+    Secrets secrets = attempt.get().secrets();
     String what = "DeleteVolume " + r.name() + " (" + r.describe() + ")";
     try {
       steps.calls.call(l, what, () -> client.deleteVolumeAsync(r.name(), secrets));
