@@ -100,6 +100,15 @@ final class JournalRoll {
 
   /** One writer: {@code bytes} written at the next offset of a preallocated file, then force(false); each time. */
   static long[] bareFsync(Path file, int n, int bytes) throws Exception {
+    return bareFsync(file, n, bytes, 0);
+  }
+
+  /**
+   * {@code n} bare fsyncs as {@link #bareFsync(Path, int, int)}, each {@code pauseNanos} after the one before
+   * started (0: back to back): the reference for changes made at that pace, which wake an idle thread, CPU and
+   * disk each time.
+   */
+  static long[] bareFsync(Path file, int n, int bytes, long pauseNanos) throws Exception {
     long[] out = new long[n];
     try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
         StandardOpenOption.WRITE)) {
@@ -107,7 +116,11 @@ final class JournalRoll {
       ch.write(zeros, 0);
       ch.force(true);
       ByteBuffer frame = ByteBuffer.allocateDirect(bytes);
+      long start = System.nanoTime();
       for (int i = 0; i < n; i++) {
+        if (pauseNanos > 0) {
+          java.util.concurrent.locks.LockSupport.parkNanos(start + i * pauseNanos - System.nanoTime());
+        }
         long t0 = System.nanoTime();
         frame.clear();
         ch.write(frame, (long) i * bytes);

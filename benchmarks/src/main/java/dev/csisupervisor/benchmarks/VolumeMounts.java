@@ -194,6 +194,8 @@ final class VolumeMounts {
       // started at 250/s: a busy node, not a saturated one).
       concurrentWithRegistry(registry, manager, counting, direct, plugins, concurrent, root, false);
       concurrentWithRegistry(registry, manager, counting, direct, plugins, concurrent, root, true);
+      // The reference for the paced run: the same flapping alone, with no mount beside it, for as long.
+      concurrentWithRegistry(registry, manager, counting, direct, plugins, 0, root, true);
 
       // 3. A restart with many recorded mounts.
       int have = manager.list().size();
@@ -275,10 +277,14 @@ final class VolumeMounts {
   private static void concurrentWithRegistry(PluginRegistry registry, VolumeManager manager,
       CountingStateStore counting, List<CsiClient> direct, int plugins, int mounts, Path root, boolean paced)
       throws Exception {
-    String tag = paced ? "p" : "b";
+    String tag = mounts == 0 ? "a" : paced ? "p" : "b";
     int flapping = 200;
     int threads = 4;
     Stats bare = new Stats(JournalRoll.bareFsync(root.resolve("bare-fsync-" + tag), 2000, 64));
+    // The same at the flappers' pace when paced (one every 5 ms, as 200 plugins flipping once a second make):
+    // a change that wakes an idle thread, CPU and disk costs more than one of a tight loop, an fsync too.
+    Stats barePaced = paced ? new Stats(JournalRoll.bareFsync(root.resolve("bare-fsync-paced-" + tag), 400, 64,
+        5_000_000L)) : bare;
     List<PluginInfo> flappers = new ArrayList<>();
     for (int i = 0; i < flapping; i++) {
       Fingerprint f = new Fingerprint("f" + i, "1", Map.of(), Set.of(), Set.of(), Set.of(), "node-1", 0, Map.of());
@@ -289,7 +295,7 @@ final class VolumeMounts {
     }
     List<List<String>> perPlugin = new ArrayList<>();
     for (int i = 0; i < plugins; i++) {
-      perPlugin.add(createVolumes(direct.get(i), "x" + tag, mounts / plugins));
+      perPlugin.add(mounts == 0 ? List.of() : createVolumes(direct.get(i), "x" + tag, mounts / plugins));
     }
     long commitsBefore = counting.commits();
     long changesBefore = counting.changes();
@@ -334,6 +340,9 @@ final class VolumeMounts {
       all.add(manager.mount(VolumeClaim.of("p" + p, perPlugin.get(p).get(i / plugins), "x" + tag + i, CAP, false)));
     }
     CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).get(300, TimeUnit.SECONDS);
+    if (mounts == 0) { // alone: as long as the paced mounts of the run before take
+      java.util.concurrent.locks.LockSupport.parkNanos(4_000_000_000L);
+    }
     double seconds = (System.nanoTime() - t0) / 1e9;
     mounting.set(false);
     for (Thread th : flappingThreads) {
@@ -344,12 +353,15 @@ final class VolumeMounts {
     Stats reg = new Stats(latencies.stream().flatMapToLong(java.util.Arrays::stream).toArray());
     System.out.printf(Locale.ROOT, "RESULT volumes with-registry %s | %d mounts over %d plugins in %.3f s (%.0f mounts/s)"
             + " while %d threads flapped %d plugins' health: %d registry changes | %d commits (fsyncs) for %d"
-            + " changes = %.3f fsyncs per change | registry change %s = %.2f x bare fsync p50 | reference bare"
-            + " fsync (64 B write + fdatasync, preallocated file) %s%n",
-        paced ? "paced (each plugin flips once a second, mounts started at 250/s)"
+            + " changes = %.3f fsyncs per change | registry change %s = %.2f x bare fsync p50, %.2f x bare fsync"
+            + " p50 at the same pace | reference bare fsync (64 B write + fdatasync, preallocated file) %s, at the"
+            + " same pace %s%n",
+        mounts == 0 ? "alone (each plugin flips once a second, no mount beside it: the paced run's reference)"
+            : paced ? "paced (each plugin flips once a second, mounts started at 250/s)"
             : "burst (mounts all at once, flappers in tight loops)", mounts, plugins, seconds, mounts / seconds,
         threads, flapping, registryChanges.get(), commits, changes,
-        commits / (double) changes, reg.describeMillis(), reg.p50() / (double) bare.p50(), bare.describeMillis());
+        commits / (double) changes, reg.describeMillis(), reg.p50() / (double) bare.p50(),
+        reg.p50() / (double) barePaced.p50(), bare.describeMillis(), barePaced.describeMillis());
   }
 
   private static long warmBest(long[] times) {

@@ -21,6 +21,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -59,6 +60,13 @@ final class DefaultVolumeManager implements VolumeManager {
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private final Map<VolumeKey, VolumeRecord> records = new ConcurrentHashMap<>();
+  /**
+   * The keys of the records with work ({@link VolumeRecord#hasWork}; kept with {@code records} by {@link #commit}):
+   * what a plugin becoming ready settles. Registry events reach {@link #nodeReady} on the registry's own thread (the
+   * changing caller's), so it must not scan every record: a node of 10 000 volumes paid that scan in every health
+   * flip of any plugin (benchmarks/README.md 21).
+   */
+  private final Set<VolumeKey> withWork = ConcurrentHashMap.newKeySet();
   private final List<String> recovered = new ArrayList<>();
   private final VolumeEvents events;
   private final VolumeAdmission admission = new VolumeAdmission(records);
@@ -112,6 +120,7 @@ final class DefaultVolumeManager implements VolumeManager {
     m.recovered.addAll(VolumeRestore.restore(
         m.givenRecords != null ? m.givenRecords : m.store.loadAll(VolumeKey.STORE_PREFIX), m.records));
     m.recovered.addAll(m.audit.atStart(m.committer));
+    m.records.values().stream().filter(VolumeRecord::hasWork).forEach(r -> m.withWork.add(r.key()));
     m.plugins.start();
     m.health.start();
     if (m.clusterClaims != ClusterClaims.NONE) {
@@ -286,10 +295,11 @@ final class DefaultVolumeManager implements VolumeManager {
     if (closed.get()) {
       return;
     }
-    for (VolumeRecord r : records.values()) {
-      if (r.pluginId().equals(pluginId) && r.hasWork()) {
-        retries.clear(r.key());
-        settle(r.key());
+    for (VolumeKey key : withWork) {
+      VolumeRecord r = key.pluginId().equals(pluginId) ? records.get(key) : null;
+      if (r != null && r.hasWork()) {
+        retries.clear(key);
+        settle(key);
       }
     }
   }
@@ -308,11 +318,17 @@ final class DefaultVolumeManager implements VolumeManager {
       }
       if (next == null || next.isEmpty()) {
         records.remove(key);
+        withWork.remove(key);
         health.forget(key);
         secrets.forget(key);
         settler.forget(key);
       } else {
         records.put(key, next);
+        if (next.hasWork()) {
+          withWork.add(key);
+        } else {
+          withWork.remove(key);
+        }
       }
       unmountWaiters.recordChanged(key, records.get(key));
       clusterReleases.recordChanged(key);

@@ -224,6 +224,25 @@ class VolumeRecoveryTest extends MockNodeVolumeTest {
   }
 
   @Test
+  void aPendingUnmount_goesOnTheMomentItsPluginIsRegisteredAgain_withoutARestart() throws Exception {
+    VolumeManager m = kit.manager();
+    kit.drive(m.mount(VolumeClaim.of("mock", vol, "a1", RWO, false)));
+    String other = kit.createVolume("mock", "other");
+    kit.drive(m.mount(VolumeClaim.of("mock", other, "a2", RWO, false))); // no work: not settled again
+    kit.registry.deregister(PluginType.CSI_NODE, "mock", "alloc-mock");
+    CompletableFuture<Void> unmount = m.unmount("mock", vol, "a1");
+    VolumeKit.await().until(() -> m.find("mock", vol).orElseThrow()
+        .usageOf("a1").orElseThrow().allocs().get("a1") == AllocPhase.UNPUBLISHING);
+    // The fake clock is never moved here: only the plugin's readiness can finish the unmount.
+    kit.registerNode("mock");
+    VolumeKit.await().until(unmount::isDone);
+    unmount.join();
+    assertTrue(m.find("mock", vol).isEmpty());
+    assertEquals(AllocPhase.PUBLISHED, m.find("mock", other).orElseThrow().usageOf("a2").orElseThrow().allocs()
+        .get("a2"), "the volume without work is left as it was");
+  }
+
+  @Test
   void pluginKilledInTheMiddleOfAPublish_andRestartedWithItsState_letsTheRetriedMountSucceed() throws Exception {
     // A driver that keeps its state on disk, as hostpath does in its --statedir.
     java.nio.file.Path state = kit.dir.resolve("driver-state");
