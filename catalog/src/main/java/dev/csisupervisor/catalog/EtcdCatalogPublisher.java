@@ -70,7 +70,10 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
   private volatile long keepAliveAnsweredTtl;
   /** One timer thread for the keep-alive pings of every publisher in the JVM. */
   private static final ScheduledExecutorService KEEPALIVE = Executors.newSingleThreadScheduledExecutor(daemon("catalog-keepalive"));
+  /** After an etcd failure: the next endpoint soon, a longer wait once every endpoint failed ({@link FailoverBackoff}). */
   private final Backoff backoff;
+  /** After a refusal of the node id: asked again on the same endpoint. */
+  private final Backoff refusedBackoff;
   private int failuresInRow;
   /** The node key, reconciles and batches, conditional on the node key's revision; what was last written. */
   private final CatalogWriter writer;
@@ -86,7 +89,8 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
     this.batchSize = b.batchSize;
     this.image = new DesiredImage(keys, nodeId, b.maxBacklog);
     this.writer = new CatalogWriter(client, keys, nodeId, batchSize);
-    this.backoff = b.newBackoff();
+    this.backoff = b.newFailoverBackoff();
+    this.refusedBackoff = b.newBackoff();
     this.clock = b.clock;
     this.revokeOnClose = b.revokeOnClose;
     this.startedAt = clock.instant();
@@ -217,6 +221,7 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
       }
       failuresInRow = 0;
       backoff.reset();
+      refusedBackoff.reset();
       synchronized (this) {
         notifyAll(); // awaitInSync
       }
@@ -234,7 +239,7 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
     if ("LEASE_EXPIRED".equals(e.code())) {
       leaseId = 0; // a new one on reconnect, and every key put again
     }
-    Duration delay = failed(e.getMessage());
+    Duration delay = failed(e.getMessage(), backoff);
     // One line per backoff step, never one per key.
     log.warn("catalog: etcd unavailable (attempt {}): {}; retrying in {} ms", failuresInRow, e.getMessage(), delay.toMillis());
     client.failover();
@@ -252,13 +257,13 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
         // expires with its TTL
       }
     }
-    Duration delay = failed(e.getMessage());
+    Duration delay = failed(e.getMessage(), refusedBackoff);
     log.error("catalog: not publishing: {}; asking again in {} ms", e.getMessage(), delay.toMillis());
     retryIn(delay);
   }
 
-  /** Notes a failed step and disconnects; returns the backoff before the next. */
-  private Duration failed(String message) {
+  /** Notes a failed step and disconnects; returns the delay before the next from {@code policy}. */
+  private Duration failed(String message, Backoff policy) {
     synchronized (this) {
       etcdErrors++;
       lastError = message;
@@ -266,7 +271,7 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
     }
     disconnect();
     failuresInRow++;
-    return backoff.next();
+    return policy.next();
   }
 
   private void retryIn(Duration delay) {

@@ -53,4 +53,14 @@ abstract class EtcdClientSettings<B extends EtcdClientSettings<B>> {
   Backoff newBackoff() {
     return ExponentialBackoff.doubling(initialBackoff, maxBackoff, new Random());
   }
+
+  /**
+   * A new retry backoff for a loop that fails over to the next endpoint after each etcd failure: the initial delay
+   * to the next endpoint, and these bounds per round of every endpoint ({@link FailoverBackoff}).
+   */
+  Backoff newFailoverBackoff() {
+    Random random = new Random();
+    return new FailoverBackoff(ExponentialBackoff.doubling(initialBackoff, initialBackoff, random),
+        ExponentialBackoff.doubling(initialBackoff, maxBackoff, random), etcd.endpoints().size());
+  }
 }

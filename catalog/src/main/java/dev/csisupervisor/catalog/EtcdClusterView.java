@@ -69,7 +69,7 @@ final class EtcdClusterView implements ClusterView {
   EtcdClusterView(ClusterView.Builder b) {
     this.client = b.newClient();
     this.keys = b.keys;
-    this.backoff = b.newBackoff();
+    this.backoff = b.newFailoverBackoff();
     this.contents = new ViewContents(b.maxSubscriberBacklog);
     this.clock = b.clock;
     long timeout = b.etcd.requestTimeout().toNanos();

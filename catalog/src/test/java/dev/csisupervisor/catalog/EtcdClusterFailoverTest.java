@@ -29,6 +29,7 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -45,7 +46,7 @@ class EtcdClusterFailoverTest {
   private static final Duration CONVERGE = Duration.ofSeconds(20);
   private static final String PREFIX = "/csi";
 
-  @TempDir
+  @TempDir(cleanup = CleanupMode.ON_SUCCESS) // a failure keeps the members' etcd.log files
   Path tmp;
 
   private EtcdCluster etcd;
@@ -186,7 +187,8 @@ class EtcdClusterFailoverTest {
     try {
       await().atMost(CONVERGE).pollInterval(Duration.ofMillis(50)).until(() -> (last[0] = difference()) == null);
     } catch (org.awaitility.core.ConditionTimeoutException e) {
-      throw new AssertionError("not converged after " + what + ": " + last[0] + "; publishers "
+      throw new AssertionError("not converged after " + what + ": " + last[0] + "; etcd members " + etcd.members()
+          + " (their logs under " + tmp + ", kept after a failure); publishers "
           + nodes.stream().map(n -> n.id() + "=" + n.publisher().status()).toList() + "; view " + view.freshness(), e);
     }
     long ms = (System.nanoTime() - sinceNanos) / 1_000_000;

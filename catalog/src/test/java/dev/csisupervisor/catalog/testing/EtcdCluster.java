@@ -279,8 +279,17 @@ public final class EtcdCluster implements AutoCloseable {
     return members.stream().map(m -> m.name + "=" + m.peerUrl()).collect(Collectors.joining(","));
   }
 
-  /** Removes {@code m} from the cluster through another member (etcd's MemberRemove), then stops its process. */
-  public void remove(Member m) {
+  /**
+   * Removes {@code m} from the cluster through another member (etcd's MemberRemove), then stops its process; first
+   * waits until every other member is healthy. The members run with etcd's own check of that off
+   * ({@code --strict-reconfig-check=false}): without this wait, removing one of three while another is down (exited,
+   * or not answering yet) leaves two members of which one is down, a cluster without a quorum that no client can
+   * write to, whatever it does.
+   *
+   * @throws IOException if another member exited or is not healthy within 30 s (with its log's tail)
+   */
+  public void remove(Member m) throws IOException {
+    awaitHealthy(members.stream().filter(x -> x != m).toList());
     Member via = members.stream().filter(x -> x != m && x.answering()).findFirst()
         .orElseThrow(() -> new IllegalStateException("no other member answers"));
     ManagedChannel ch = channel(via);
