@@ -30,7 +30,7 @@ jar="$here/target/csi-benchmarks.jar"
 
 if [[ ! -f "$jar" ]] || [[ "${NO_BUILD:-0}" != 1 && -n "$(find "$repo" -path '*/src/main/*' -newer "$jar" -print -quit 2>/dev/null)" ]]; then
   echo ">>> building $jar" >&2
-  (cd "$repo" && ./mvnw -B -q install -pl benchmarks,agent -am -DskipTests)
+  (cd "$repo" && ./mvnw -B -q package -pl benchmarks,agent -am -DskipTests) # package, not install: ~/.m2 keeps no build of this tree
 fi
 
 cd "$here"
