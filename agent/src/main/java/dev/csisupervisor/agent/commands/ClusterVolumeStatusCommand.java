@@ -55,7 +55,7 @@ final class ClusterVolumeStatusCommand extends ClusterVolumeSubcommand {
     }
     ClusterVolumeRequests.printRequests(s,
         r -> selected(r.pluginId(), ClusterViews.volumeOf(r, s)), out);
-    ClusterViews.stuck(s).forEach(line -> out.println("STUCK: " + line));
+    ClusterViews.stuck(s, plugin, volumeId).forEach(line -> out.println("STUCK: " + line));
     if (volumeId == null) {
       health.printLeaks(out);
     }

@@ -49,8 +49,11 @@ public final class ClusterViews {
     }
   }
 
-  /** One STUCK item: its kind and the line that says what waits, why, and the way out. */
-  public record Stuck(StuckKind kind, String line) {}
+  /**
+   * One STUCK item: its kind, the plugin id and volume it is about (the volume null where it is none yet: a create),
+   * and the line that says what waits, why, and the way out.
+   */
+  public record Stuck(StuckKind kind, String pluginId, String volumeId, String line) {}
 
   /** The CSI call a request makes. */
   public static String call(ClusterVolumeRequest.Kind kind) {
@@ -145,30 +148,30 @@ public final class ClusterViews {
     List<Stuck> out = new ArrayList<>();
     for (ClusterVolumeRequest r : s.requests()) {
       if (r.state() == ClusterVolumeRequest.State.FAILED) {
-        out.add(new Stuck(StuckKind.REQUEST_FAILED, r.describe() + " failed: " + r.message() + " (ask again to retry, "
+        out.add(new Stuck(StuckKind.REQUEST_FAILED, r.pluginId(), volumeOf(r, s), r.describe() + " failed: " + r.message() + " (ask again to retry, "
             + "or csi-agent cluster volume cancel " + r.kind().segment() + " " + r.pluginId()
             + " " + r.name() + ")"));
       } else if ((r.state() == ClusterVolumeRequest.State.PENDING || r.state() == ClusterVolumeRequest.State.CANCELLED)
           && (isRetried(r) || !s.controllers().containsKey(r.pluginId()))) {
         out.add(new Stuck(s.controllers().containsKey(r.pluginId()) ? StuckKind.REQUEST_RETRIED
-            : StuckKind.NO_CONTROLLER, r.describe() + ": " + progress(r, s)));
+            : StuckKind.NO_CONTROLLER, r.pluginId(), volumeOf(r, s), r.describe() + ": " + progress(r, s)));
       }
     }
     for (ClusterClaim c : s.claims()) {
       if (s.lost(c.nodeId())) {
-        out.add(new Stuck(StuckKind.LOST_NODE_CLAIM, "claim of " + c.pluginId() + "/" + c.volumeId() + " by "
+        out.add(new Stuck(StuckKind.LOST_NODE_CLAIM, c.pluginId(), c.volumeId(), "claim of " + c.pluginId() + "/" + c.volumeId() + " by "
             + c.holder() + ": the node is lost; it stays until the node is back, detach_after fences it, or csi-agent"
             + " cluster volume detach --node " + c.nodeId() + " --force"));
       }
     }
     for (VolumesSnapshot.DamagedKey d : s.damaged()) {
-      out.add(new Stuck(StuckKind.UNREADABLE_KEY, "UNREADABLE: " + d.key() + ": " + d.why() + (d.nodeId().isEmpty()
+      out.add(new Stuck(StuckKind.UNREADABLE_KEY, d.pluginId(), d.volumeId(), "UNREADABLE: " + d.key() + ": " + d.why() + (d.nodeId().isEmpty()
           ? "" : " (taken to hold the volume; csi-agent cluster volume detach --node " + d.nodeId()
               + " --force removes it)")));
     }
     for (ClusterAttachment a : s.attachments()) {
       if (a.state() == ClusterAttachment.State.FAILED) {
-        out.add(new Stuck(StuckKind.ATTACHMENT_FAILED, "attachment of " + a.pluginId() + "/" + a.volumeId()
+        out.add(new Stuck(StuckKind.ATTACHMENT_FAILED, a.pluginId(), a.volumeId(), "attachment of " + a.pluginId() + "/" + a.volumeId()
             + " to node " + a.nodeId() + ": " + a.message()));
       }
     }
@@ -183,7 +186,16 @@ public final class ClusterViews {
 
   /** The STUCK lines of {@link #stuckItems}. */
   public static List<String> stuck(VolumesSnapshot s) {
-    return stuckItems(s).stream().map(Stuck::line).toList();
+    return stuck(s, null, null);
+  }
+
+  /**
+   * The STUCK lines of the items {@code status PLUGIN [VOLUME_ID]} selects ({@link #selected}); an unreadable key
+   * whose plugin id cannot be told is shown always.
+   */
+  public static List<String> stuck(VolumesSnapshot s, String plugin, String volumeId) {
+    return stuckItems(s).stream().filter(i -> (i.kind() == StuckKind.UNREADABLE_KEY && i.pluginId().isEmpty())
+        || selected(plugin, volumeId, i.pluginId(), i.volumeId())).map(Stuck::line).toList();
   }
 
   /** The requests {@code selected}, each with its progress. */
@@ -270,7 +282,7 @@ public final class ClusterViews {
     m.put("volumes", vols);
     m.put("requests", requestsJson(s, r -> r.state() != ClusterVolumeRequest.State.DONE
         && selected(plugin, volumeId, r.pluginId(), volumeOf(r, s))));
-    m.put("stuck", stuck(s));
+    m.put("stuck", stuck(s, plugin, volumeId));
     return m;
   }
 

@@ -1,6 +1,7 @@
 package dev.csisupervisor.agent.commands;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.csisupervisor.catalog.ClaimRequest;
@@ -75,6 +76,13 @@ class ClusterVolumeCommandTest {
     assertTrue(status.out().contains("STUCK: claim of disk.csi/projects/p/disks/d1 by node gone-node, alloc a1: the "
         + "node is lost"), status.out());
     assertTrue(run("status", "--json").out().contains("\"nodeLive\" : false"));
+    // What waits is shown for the plugin and the volume it is about, not for every status of another one.
+    assertTrue(run("status", "disk.csi").out().contains("STUCK: claim of disk.csi/projects/p/disks/d1"));
+    assertTrue(run("status", "disk.csi", "projects/p/disks/d1").out().contains("STUCK: claim of disk.csi/"));
+    Run other = run("status", "other.csi");
+    assertFalse(other.out().contains("STUCK"), other.out());
+    assertFalse(run("status", "disk.csi", "projects/p/disks/d2").out().contains("STUCK"));
+    assertFalse(run("status", "other.csi", "--json").out().contains("gone-node"));
 
     Run inUse = run("deregister", "disk.csi", "projects/p/disks/d1");
     assertEquals(1, inUse.code());
