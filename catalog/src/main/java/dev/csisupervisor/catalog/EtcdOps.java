@@ -26,7 +26,12 @@ final class EtcdOps {
     this.keys = keys;
   }
 
-  /** Runs {@code op}, moving to the next endpoint after a failure, each endpoint once. */
+  /**
+   * Runs {@code op}, moving to the next endpoint after a failure, each endpoint once. An answer of the cluster
+   * ({@link #isAnswer}: a denied or invalid request, a failed precondition, ...) is thrown at once: every member
+   * gives the same, and a failover shuts the channel down under every stream on it — the election lease's
+   * keep-alive first, which then took the lease for lost and campaigned again after one denied request.
+   */
   <T> T call(Supplier<T> op) {
     EtcdException first = null;
     int endpoints = client.options().endpoints().size();
@@ -34,7 +39,7 @@ final class EtcdOps {
       try {
         return op.get();
       } catch (EtcdException e) {
-        if ("CLOSED".equals(e.code())) {
+        if ("CLOSED".equals(e.code()) || isAnswer(e)) {
           throw e;
         }
         if (first == null) {
@@ -46,6 +51,15 @@ final class EtcdOps {
       }
     }
     throw first;
+  }
+
+  /** Whether {@code e} is an answer of a live member that another endpoint would give too. */
+  static boolean isAnswer(EtcdException e) {
+    return switch (e.code()) {
+      case "PERMISSION_DENIED", "INVALID_ARGUMENT", "FAILED_PRECONDITION", "NOT_FOUND", "OUT_OF_RANGE",
+          "ALREADY_EXISTS", "RESOURCE_EXHAUSTED", "UNAUTHENTICATED", "UNIMPLEMENTED" -> true;
+      default -> false;
+    };
   }
 
   TxnResponse txn(TxnRequest t) {
