@@ -76,12 +76,14 @@ class VolumeLifecycleTest {
     kit.scheduler.forwardTime(Duration.ofSeconds(10));
     VolumeKit.await().until(() -> !manager.abnormal().isEmpty());
     assertEquals(Map.of("mono/" + v.volumeId(), "disk on fire"), manager.abnormal());
-    assertTrue(kit.events.stream().anyMatch(e -> e.kind() == VolumeEvent.Kind.ABNORMAL && e.message().equals("disk on fire")));
+    // The condition is in the map before its event is emitted (on the checking thread): the event is waited for.
+    VolumeKit.await().until(() -> kit.events.stream()
+        .anyMatch(e -> e.kind() == VolumeEvent.Kind.ABNORMAL && e.message().equals("disk on fire")));
 
     kit.client("mono").condition = new VolumeStats.Condition(false, "");
     kit.scheduler.forwardTime(Duration.ofSeconds(10));
     VolumeKit.await().until(() -> manager.abnormal().isEmpty());
-    assertTrue(kit.events.stream().anyMatch(e -> e.kind() == VolumeEvent.Kind.NORMAL));
+    VolumeKit.await().until(() -> kit.events.stream().anyMatch(e -> e.kind() == VolumeEvent.Kind.NORMAL));
   }
 
   @Test
