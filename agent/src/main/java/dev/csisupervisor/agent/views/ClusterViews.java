@@ -184,14 +184,9 @@ public final class ClusterViews {
         && !(r.kind() == ClusterVolumeRequest.Kind.SNAPSHOT && !r.volumeId().isEmpty());
   }
 
-  /** The STUCK lines of {@link #stuckItems}. */
-  public static List<String> stuck(VolumesSnapshot s) {
-    return stuck(s, null, null);
-  }
-
   /**
-   * The STUCK lines of the items {@code status PLUGIN [VOLUME_ID]} selects ({@link #selected}); an unreadable key
-   * whose plugin id cannot be told is shown always.
+   * The STUCK lines of the {@link #stuckItems} that {@code status [PLUGIN [VOLUME_ID]]} selects ({@link #selected};
+   * nulls: all); an unreadable key whose plugin id cannot be told is shown always.
    */
   public static List<String> stuck(VolumesSnapshot s, String plugin, String volumeId) {
     return stuckItems(s).stream().filter(i -> (i.kind() == StuckKind.UNREADABLE_KEY && i.pluginId().isEmpty())
