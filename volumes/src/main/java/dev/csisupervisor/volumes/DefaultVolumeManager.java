@@ -108,7 +108,7 @@ final class DefaultVolumeManager implements VolumeManager {
         new VolumeContext.Services(mounts, secrets, b.clusterClaims));
     this.retries = new SettleRetries(b.scheduler, b.initialBackoff, b.pendingRetryMax, b.random, this::settle);
     this.health = new VolumeHealth(ctx, b.scheduler, b.healthInterval);
-    this.provisioning = new ProvisioningOperations(ctx, this::commit);
+    this.provisioning = new ProvisioningOperations(ctx, this::commit, mountWait);
     this.settler = new VolumeSettler(ctx, this::commit, retries);
     this.mounter = new VolumeMounter(ctx, admission, settler, this::commit, b.csiRoot);
     this.audit = new MountTableAudit(mounts, records, b.csiRoot);

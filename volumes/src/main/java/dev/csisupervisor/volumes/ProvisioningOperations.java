@@ -16,6 +16,7 @@ import dev.csisupervisor.volumes.VolumeException.Reason;
 import dev.csisupervisor.volumes.VolumeRecord.AllocPhase;
 import dev.csisupervisor.volumes.VolumeRecord.UsageRecord;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -46,10 +47,13 @@ final class ProvisioningOperations {
 
   private final VolumeContext ctx;
   private final RecordCommit commit;
+  private final Duration pluginWait;
 
-  ProvisioningOperations(VolumeContext ctx, RecordCommit commit) {
+  /** @param pluginWait how long a create or delete waits for the plugin's controller to be ready */
+  ProvisioningOperations(VolumeContext ctx, RecordCommit commit, Duration pluginWait) {
     this.ctx = ctx;
     this.commit = commit;
+    this.pluginWait = pluginWait;
   }
 
   CompletableFuture<CsiVolume> create(String pluginId, String name, Optional<CapacityRange> capacity,
@@ -60,16 +64,18 @@ final class ProvisioningOperations {
     // Bad arguments throw before anything is asked of the plugin.
     CreateVolumeRequest asked = new CreateVolumeRequest(VolumeIds.checkVolume("name", name), capacity, capabilities,
         parameters, secrets);
-    try {
-      ControllerPlugin controller = controllerFor(pluginId, CsiCapabilities.CREATE_DELETE_VOLUME);
-      CreateVolumeRequest request = new CreateVolumeRequest(asked.name(), asked.capacityRange(), asked.capabilities(),
-          asked.parameters(), asked.secrets(), accessibilityRequirements(controller, topology));
+    return controllerFor(pluginId, CsiCapabilities.CREATE_DELETE_VOLUME).thenCompose(controller -> {
+      CreateVolumeRequest request;
+      try {
+        request = new CreateVolumeRequest(asked.name(), asked.capacityRange(), asked.capabilities(),
+            asked.parameters(), asked.secrets(), accessibilityRequirements(controller, topology));
+      } catch (VolumeException e) {
+        return CompletableFuture.failedFuture(e);
+      }
       // Serialized by name: the volume id is not known before the answer.
       return ctx.lanes().submit(new VolumeKey(pluginId, "\0create/" + name), () -> ctx.calls().call("CreateVolume",
           "creation of " + name, false, () -> controller.client().createVolumeAsync(request)));
-    } catch (VolumeException e) {
-      return CompletableFuture.failedFuture(e);
-    }
+    });
   }
 
   /**
@@ -103,25 +109,20 @@ final class ProvisioningOperations {
 
   CompletableFuture<Void> delete(VolumeKey key, Secrets secrets) {
     Objects.requireNonNull(secrets, "secrets");
-    return ctx.lanes().submit(key, () -> {
-      VolumeRecord r = ctx.records().get(key);
-      if (r != null && r.onNode()) {
-        return CompletableFuture.failedFuture(new VolumeException(Reason.IN_USE, "volume " + key
-            + " is in use on this node (allocs " + r.allocs() + "); unmount it first (csi-agent volume unmount,"
-            + " with --force if its node plugin is gone for good)"));
-      }
-      ControllerPlugin controller;
-      try {
-        controller = controllerFor(key.pluginId(), CsiCapabilities.CREATE_DELETE_VOLUME);
-      } catch (VolumeException e) {
-        return CompletableFuture.failedFuture(e);
-      }
-      CompletableFuture<Void> deleted = ctx.calls().call("DeleteVolume", "deletion of " + key, false,
-          () -> controller.client().deleteVolumeAsync(key.volumeId(), secrets));
-      // A record that only owed a node expansion goes with the volume.
-      return r == null ? deleted
-          : deleted.thenCompose(x -> commit.commit(key, r, r.withNodeExpansion(Optional.empty()))).thenApply(x -> null);
-    });
+    return controllerFor(key.pluginId(), CsiCapabilities.CREATE_DELETE_VOLUME)
+        .thenCompose(controller -> ctx.lanes().submit(key, () -> {
+          VolumeRecord r = ctx.records().get(key);
+          if (r != null && r.onNode()) {
+            return CompletableFuture.failedFuture(new VolumeException(Reason.IN_USE, "volume " + key
+                + " is in use on this node (allocs " + r.allocs() + "); unmount it first (csi-agent volume unmount,"
+                + " with --force if its node plugin is gone for good)"));
+          }
+          CompletableFuture<Void> deleted = ctx.calls().call("DeleteVolume", "deletion of " + key, false,
+              () -> controller.client().deleteVolumeAsync(key.volumeId(), secrets));
+          // A record that only owed a node expansion goes with the volume.
+          return r == null ? deleted : deleted.thenCompose(x -> commit.commit(key, r,
+              r.withNodeExpansion(Optional.empty()))).thenApply(x -> null);
+        }));
   }
 
   CompletableFuture<Long> expand(VolumeKey key, CapacityRange range, Secrets secrets) {
@@ -211,15 +212,14 @@ final class ProvisioningOperations {
     });
   }
 
-  private ControllerPlugin controllerFor(String pluginId, String capability) throws VolumeException {
-    Optional<ControllerPlugin> c = ctx.plugins().readyController(pluginId);
-    if (c.isEmpty()) {
-      throw new VolumeException(Reason.PLUGIN_UNAVAILABLE, "controller plugin " + pluginId
-          + (ctx.plugins().registeredController(pluginId).isPresent() ? " is not ready" : " is not registered"));
-    }
-    if (!c.get().has(capability)) {
-      throw new VolumeException(Reason.UNSUPPORTED, "controller plugin " + pluginId + " does not offer " + capability);
-    }
-    return c.get();
+  /**
+   * The plugin's controller once it is ready (waiting up to the plugin wait: a plugin just started or restarted is
+   * not yet), failing {@code UNSUPPORTED} if it does not offer {@code capability}.
+   */
+  private CompletableFuture<ControllerPlugin> controllerFor(String pluginId, String capability) {
+    return ctx.plugins().awaitController(pluginId, pluginWait).thenCompose(c -> c.has(capability)
+        ? CompletableFuture.completedFuture(c)
+        : CompletableFuture.failedFuture(new VolumeException(Reason.UNSUPPORTED,
+            "controller plugin " + pluginId + " does not offer " + capability)));
   }
 }

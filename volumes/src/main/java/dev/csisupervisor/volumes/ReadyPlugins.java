@@ -22,6 +22,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -89,7 +90,8 @@ final class ReadyPlugins implements AutoCloseable {
 
   private final Object lock = new Object();
   private final Map<Path, CsiClient> clientsBySocket = new HashMap<>(); // guarded by lock
-  private final Map<String, List<CompletableFuture<NodePlugin>>> waiters = new HashMap<>(); // guarded by lock
+  private final Waiters<NodePlugin> nodeWaiters = new Waiters<>(); // guarded by lock
+  private final Waiters<ControllerPlugin> controllerWaiters = new Waiters<>(); // guarded by lock
   private final List<Subscription> subscriptions = new ArrayList<>();
   private boolean closed; // guarded by lock
 
@@ -135,25 +137,28 @@ final class ReadyPlugins implements AutoCloseable {
       closeUnusedClients();
     }
     String id = event.plugin().name();
-    if (event.type() == PluginType.CSI_CONTROLLER) {
-      // Work that waits only for the controller (its unpublish) goes on when it is ready.
-      if (readyController(id).isPresent()) {
-        onReady.accept(id);
-      }
-      return;
+    boolean ready = event.type() == PluginType.CSI_CONTROLLER
+        ? wake(controllerWaiters, id, readyController(id))
+        : wake(nodeWaiters, id, readyNode(id));
+    if (ready) {
+      // Work that waits only for the controller (its unpublish) goes on when it is ready, too.
+      onReady.accept(id);
     }
-    Optional<NodePlugin> ready = readyNode(id);
+  }
+
+  /** Completes the waiters of {@code id} if the plugin is ready; whether it is. */
+  private <P> boolean wake(Waiters<P> waiters, String id, Optional<P> ready) {
     if (ready.isEmpty()) {
-      return;
+      return false;
     }
-    List<CompletableFuture<NodePlugin>> woken;
+    List<CompletableFuture<P>> woken;
     synchronized (lock) {
-      woken = waiters.remove(id);
+      woken = waiters.byId.remove(id);
     }
     if (woken != null) {
       woken.forEach(w -> w.complete(ready.get()));
     }
-    onReady.accept(id);
+    return true;
   }
 
   static boolean isReady(PluginInfo info) {
@@ -187,31 +192,52 @@ final class ReadyPlugins implements AutoCloseable {
    * (no wait) if {@code id} is registered as a controller only: that is a wrong plugin, not a late one.
    */
   CompletableFuture<NodePlugin> awaitNode(String id, Duration timeout) {
-    Optional<NodePlugin> now = readyNode(id);
-    if (now.isPresent()) {
-      return CompletableFuture.completedFuture(now.get());
-    }
-    if (registry.find(PluginType.CSI_NODE, id).isEmpty() && registry.find(PluginType.CSI_CONTROLLER, id).isPresent()) {
+    if (registry.find(PluginType.CSI_NODE, id).isEmpty()
+        && registry.find(PluginType.CSI_CONTROLLER, id).isPresent()) {
       return CompletableFuture.failedFuture(new VolumeException(VolumeException.Reason.UNSUPPORTED,
           "plugin " + id + " is registered as a controller plugin only; volumes are mounted through a node plugin"));
     }
-    CompletableFuture<NodePlugin> waiter = new CompletableFuture<>();
+    return await(nodeWaiters, id, timeout, () -> readyNode(id), () -> notReady(PluginType.CSI_NODE, id, timeout));
+  }
+
+  /**
+   * The controller plugin once it is ready (a plugin just started, or restarted after a crash, is not yet), waiting
+   * up to {@code timeout} on the scheduler. Fails at once if {@code id} is registered as a node plugin only: a
+   * node-only plugin has no controller to wait for (a monolith registers its controller half first).
+   */
+  CompletableFuture<ControllerPlugin> awaitController(String id, Duration timeout) {
+    if (registry.find(PluginType.CSI_CONTROLLER, id).isEmpty()
+        && registry.find(PluginType.CSI_NODE, id).isPresent()) {
+      return CompletableFuture.failedFuture(new VolumeException(VolumeException.Reason.UNSUPPORTED,
+          "plugin " + id + " is registered as a node plugin only; it has no controller service"));
+    }
+    return await(controllerWaiters, id, timeout, () -> readyController(id),
+        () -> notReady(PluginType.CSI_CONTROLLER, id, timeout));
+  }
+
+  private <P> CompletableFuture<P> await(Waiters<P> waiters, String id, Duration timeout, Supplier<Optional<P>> ready,
+      Supplier<VolumeException> late) {
+    Optional<P> now = ready.get();
+    if (now.isPresent()) {
+      return CompletableFuture.completedFuture(now.get());
+    }
+    CompletableFuture<P> waiter = new CompletableFuture<>();
     synchronized (lock) {
       if (closed) {
         return CompletableFuture.failedFuture(new VolumeException(VolumeException.Reason.CLOSED, "volume manager is closed"));
       }
-      waiters.computeIfAbsent(id, k -> new ArrayList<>()).add(waiter);
+      waiters.byId.computeIfAbsent(id, k -> new ArrayList<>()).add(waiter);
     }
     // The plugin may have become ready between the first look and the registration of the waiter.
-    readyNode(id).ifPresent(waiter::complete);
+    ready.get().ifPresent(waiter::complete);
     ScheduledFuture<?> timer = scheduler.schedule(() -> {
-      if (waiter.completeExceptionally(notReady(id, timeout))) {
+      if (waiter.completeExceptionally(late.get())) {
         synchronized (lock) {
-          List<CompletableFuture<NodePlugin>> list = waiters.get(id);
+          List<CompletableFuture<P>> list = waiters.byId.get(id);
           if (list != null) {
             list.remove(waiter);
             if (list.isEmpty()) {
-              waiters.remove(id);
+              waiters.byId.remove(id);
             }
           }
         }
@@ -221,13 +247,14 @@ final class ReadyPlugins implements AutoCloseable {
     return waiter;
   }
 
-  private VolumeException notReady(String id, Duration waited) {
-    Optional<PluginInfo> info = registry.find(PluginType.CSI_NODE, id);
-    String state = info.isEmpty() ? "is not registered as a node plugin"
+  private VolumeException notReady(PluginType type, String id, Duration waited) {
+    String kind = type == PluginType.CSI_NODE ? "node" : "controller";
+    Optional<PluginInfo> info = registry.find(type, id);
+    String state = info.isEmpty() ? "is not registered as a " + kind + " plugin"
         : info.get().restored() ? "is restored from the last run but not confirmed running"
         : "is registered but unhealthy (" + info.get().health().message() + ")";
     return new VolumeException(VolumeException.Reason.PLUGIN_UNAVAILABLE,
-        "node plugin " + id + " " + state + " after waiting " + Durations.format(waited));
+        kind + " plugin " + id + " " + state + " after waiting " + Durations.format(waited));
   }
 
   /** The plugin's directory: its socket's directory when that lies under the CSI root, else {@code <csiRoot>/node/<id>}. */
@@ -288,7 +315,7 @@ final class ReadyPlugins implements AutoCloseable {
   @Override
   public void close() {
     List<CsiClient> all;
-    List<CompletableFuture<NodePlugin>> pending = new ArrayList<>();
+    List<CompletableFuture<?>> pending = new ArrayList<>();
     synchronized (lock) {
       if (closed) {
         return;
@@ -296,12 +323,22 @@ final class ReadyPlugins implements AutoCloseable {
       closed = true;
       all = new ArrayList<>(clientsBySocket.values());
       clientsBySocket.clear();
-      waiters.values().forEach(pending::addAll);
-      waiters.clear();
+      nodeWaiters.drainTo(pending);
+      controllerWaiters.drainTo(pending);
     }
     subscriptions.forEach(Subscription::close);
     pending.forEach(w -> w.completeExceptionally(
         new VolumeException(VolumeException.Reason.CLOSED, "volume manager is closed")));
     all.forEach(CsiClient::close);
+  }
+
+  /** The callers waiting for a plugin of one type to be ready, by plugin id; guarded by the outer lock. */
+  private static final class Waiters<P> {
+    final Map<String, List<CompletableFuture<P>>> byId = new HashMap<>();
+
+    void drainTo(List<CompletableFuture<?>> into) {
+      byId.values().forEach(into::addAll);
+      byId.clear();
+    }
   }
 }

@@ -154,13 +154,18 @@ public interface VolumeManager extends AutoCloseable {
    * requirements when the plugin has {@code VOLUME_ACCESSIBILITY_CONSTRAINTS}: {@code topology} if given, else
    * this node's (its node plugin's NodeGetInfo {@code accessible_topology}, as requisite and preferred), none if
    * this node reported none. A {@code topology} for a plugin without the capability fails {@code UNSUPPORTED}
-   * (CSI forbids it). The volume answered carries its {@link CsiVolume#accessibleTopology()}.
+   * (CSI forbids it). The volume answered carries its {@link CsiVolume#accessibleTopology()}. Waits for the
+   * controller to be ready up to {@link Builder#mountWait}, as a mount waits for its node plugin.
    */
   CompletableFuture<CsiVolume> create(String pluginId, String name, Optional<CapacityRange> capacity,
       List<VolumeCapability> capabilities, Map<String, String> parameters, Secrets secrets,
       Optional<TopologyRequirement> topology);
 
-  /** DeleteVolume through the plugin's controller; refused ({@code IN_USE}) while mounted on this node. */
+  /**
+   * DeleteVolume through the plugin's controller; refused ({@code IN_USE}) while mounted on this node. Like
+   * {@link #create}, it waits for the controller to be ready up to {@link Builder#mountWait} (a plugin just
+   * started or restarted); a plugin registered as a node plugin only is refused at once.
+   */
   CompletableFuture<Void> delete(String pluginId, String volumeId, Secrets secrets);
 
   /** Volumes with an operation in flight or pending (an unmount waiting for its plugin, a rollback). */
@@ -288,7 +293,10 @@ public interface VolumeManager extends AutoCloseable {
       return this;
     }
 
-    /** How long a mount waits for its node plugin to be ready (default 1 min). */
+    /**
+     * How long a mount waits for its node plugin to be ready, and a create or delete for its controller plugin
+     * (default 1 min).
+     */
     public Builder mountWait(Duration mountWait) {
       this.mountWait = Bounds.positive(Objects.requireNonNull(mountWait, "mountWait"), "mountWait");
       return this;

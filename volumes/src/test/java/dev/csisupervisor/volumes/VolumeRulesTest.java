@@ -5,12 +5,14 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.csisupervisor.client.AccessMode;
+import dev.csisupervisor.client.Secrets;
 import dev.csisupervisor.client.VolumeCapability;
 import dev.csisupervisor.registry.PluginType;
 import dev.csisupervisor.volumes.VolumeException.Reason;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -147,12 +149,15 @@ class VolumeRulesTest extends MockNodeVolumeTest {
   }
 
   @Test
-  void mountWaitsForAnAbsentPlugin_upToTheDeadline_thenFailsNamingIt() {
-    VolumeException e = kit.failure(manager.mount(VolumeClaim.of("ghost", "v", "a", RWO, false)));
-    assertEquals(Reason.PLUGIN_UNAVAILABLE, e.reason());
-    assertTrue(e.getMessage().contains("node plugin ghost is not registered"), e.getMessage());
+  void mountAndDeleteWaitForAnAbsentPlugin_upToTheDeadline_thenFailNamingIt() {
+    VolumeException mount = kit.failure(manager.mount(VolumeClaim.of("ghost", "v", "a", RWO, false)));
+    VolumeException delete = kit.failure(manager.delete("ghost", "v", Secrets.none()));
+    assertEquals(List.of(Reason.PLUGIN_UNAVAILABLE, Reason.PLUGIN_UNAVAILABLE), List.of(mount.reason(), delete.reason()));
+    assertTrue(mount.getMessage().contains("node plugin ghost is not registered"), mount.getMessage());
+    assertTrue(delete.getMessage().contains("controller plugin ghost is not registered"), delete.getMessage());
     // The wait in the project's words (the config's), not java.time's PT30S.
-    assertTrue(e.getMessage().endsWith("after waiting 30s"), e.getMessage());
+    assertTrue(mount.getMessage().endsWith("after waiting 30s"), mount.getMessage());
+    assertTrue(delete.getMessage().endsWith("after waiting 30s"), delete.getMessage());
   }
 
   @Test
@@ -164,6 +169,29 @@ class VolumeRulesTest extends MockNodeVolumeTest {
     assertTrue(!f.isDone(), "waiting");
     kit.registerNode("late");
     assertEquals(v, kit.drive(f).volumeId());
+  }
+
+  @Test
+  void createOnAControllerRegisteredLater_goesOnWhenItIsReady() throws Exception {
+    // An agent just started (or a plugin just restarted): the volume create is asked before the controller is
+    // registered, and is answered once it is, not refused.
+    kit.startPlugin("late");
+    var f = manager.create("late", "lv", Optional.empty(), List.of(RWO), Map.of(), Secrets.none());
+    kit.scheduler.forwardTime(java.time.Duration.ofSeconds(5));
+    assertTrue(!f.isDone(), "waiting");
+    kit.registerController("late", VolumeKit.ALL_CONTROLLER_CAPS);
+    assertTrue(!kit.drive(f).volumeId().isEmpty());
+  }
+
+  @Test
+  void createOnANodeOnlyPlugin_isRefusedAtOnce() throws Exception {
+    kit.startPlugin("nd");
+    kit.registerNode("nd");
+    var f = manager.create("nd", "v", Optional.empty(), List.of(RWO), Map.of(), Secrets.none());
+    assertTrue(f.isDone(), "no wait for a controller that a node-only plugin does not have");
+    VolumeException e = kit.failure(f);
+    assertEquals(Reason.UNSUPPORTED, e.reason());
+    assertTrue(e.getMessage().contains("node plugin only"), e.getMessage());
   }
 
   @Test
