@@ -149,6 +149,11 @@ final class DefaultVolumeManager implements VolumeManager {
     AtomicBoolean claimed = new AtomicBoolean();
     return plugins.awaitNode(claim.pluginId(), mountWait)
         .thenCompose(ready -> acquire(claim))
+        // Published here by this node's controller (not the cluster's) and not yet: a controller that must publish
+        // and is not ready yet (just started or restarted) is waited for too, never skipped.
+        .thenCompose(context -> context.isPresent() || controllerPublished(key)
+            ? CompletableFuture.completedFuture(context)
+            : plugins.awaitPublishingController(claim.pluginId(), mountWait).thenApply(x -> context))
         .thenCompose(context -> {
           claimed.set(true);
           VolumeClaim c = context.map(claim::withPublishContext).orElse(claim);
@@ -157,6 +162,11 @@ final class DefaultVolumeManager implements VolumeManager {
         // A mount that failed after its claim (before or undoing its first step): the claim goes, once nothing of it
         // is left here. A claim that was refused (or not granted) is no claim of this mount.
         .whenComplete((m, e) -> clusterReleases.mountEnded(key, claim.allocId(), e != null && claimed.get()));
+  }
+
+  private boolean controllerPublished(VolumeKey key) {
+    VolumeRecord r = records.get(key);
+    return r != null && r.controller() == VolumeRecord.ControllerState.PUBLISHED;
   }
 
   private CompletableFuture<Optional<Map<String, String>>> acquire(VolumeClaim claim) {

@@ -215,6 +215,18 @@ final class ReadyPlugins implements AutoCloseable {
         () -> notReady(PluginType.CSI_CONTROLLER, id, timeout));
   }
 
+  /**
+   * Done once the controller plugin {@code id} is ready if it is registered with {@code PUBLISH_UNPUBLISH_VOLUME}
+   * (it must publish a volume to this node before the node plugin may stage it), waiting up to {@code timeout}; done
+   * at once if no such controller is registered.
+   */
+  CompletableFuture<Void> awaitPublishingController(String id, Duration timeout) {
+    boolean publishes = registry.find(PluginType.CSI_CONTROLLER, id)
+        .filter(i -> i.fingerprint().controllerCapabilities().contains(CsiCapabilities.PUBLISH_UNPUBLISH_VOLUME))
+        .isPresent();
+    return publishes ? awaitController(id, timeout).thenApply(c -> null) : CompletableFuture.completedFuture(null);
+  }
+
   private <P> CompletableFuture<P> await(Waiters<P> waiters, String id, Duration timeout, Supplier<Optional<P>> ready,
       Supplier<VolumeException> late) {
     Optional<P> now = ready.get();

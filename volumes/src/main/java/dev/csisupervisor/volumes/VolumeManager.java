@@ -31,7 +31,8 @@ import java.util.function.LongSupplier;
  * it again, and never loses or leaks a mount across crashes of the agent or the plugin.
  *
  * <p><b>Mount.</b> {@link #mount} waits for the claim's node plugin to be registered and healthy (up
- * to {@link Builder#mountWait}), then, on the volume's lane: controller publish to this node if a
+ * to {@link Builder#mountWait}), and for its controller plugin too if that one must publish the volume here (each
+ * wait up to {@code mountWait}), then, on the volume's lane: controller publish to this node if a
  * controller plugin of the same id offers {@code PUBLISH_UNPUBLISH_VOLUME}; NodeStageVolume once per
  * volume if the node plugin has {@code STAGE_UNSTAGE_VOLUME}; NodePublishVolume per allocation; then
  * the NodeExpandVolume the volume is owed, if any ({@link #expand}). Paths (see {@link VolumeRecord}):

@@ -9,6 +9,7 @@ import dev.csisupervisor.client.CsiVolume;
 import dev.csisupervisor.client.Secrets;
 import dev.csisupervisor.client.VolumeCapability;
 import dev.csisupervisor.client.VolumeStats;
+import dev.csisupervisor.registry.PluginType;
 import dev.csisupervisor.volumes.VolumeRecord.ControllerState;
 import java.time.Duration;
 import java.util.List;
@@ -53,6 +54,31 @@ class VolumeLifecycleTest {
     assertEquals(List.of("NodeUnpublishVolume " + v.volumeId(), "NodeUnstageVolume " + v.volumeId(),
         "ControllerUnpublishVolume " + v.volumeId(), "DeleteVolume " + v.volumeId()), c.log().subList(4, 8));
     assertTrue(manager.list().isEmpty());
+  }
+
+  @Test
+  void mountWhileItsPublishingControllerIsNotReady_waitsForIt_thenPublishesFirst() {
+    CsiVolume v = kit.drive(manager.create("mono", "d4", Optional.empty(), List.of(RWO), Map.of(), Secrets.none()));
+    // The plugin restarted: its node half is healthy again, its controller half not yet.
+    kit.setHealthy(PluginType.CSI_CONTROLLER, "mono", false);
+    var f = manager.mount(VolumeClaim.of("mono", v.volumeId(), "a1", RWO, false));
+    kit.scheduler.forwardTime(Duration.ofSeconds(5));
+    assertTrue(!f.isDone(), "waiting for the controller, neither refused nor staged without its publish");
+    assertEquals(0, kit.client("mono").calls("NodeStageVolume"));
+    kit.setHealthy(PluginType.CSI_CONTROLLER, "mono", true);
+    kit.drive(f);
+    assertEquals(List.of("ControllerPublishVolume " + v.volumeId(), "NodeStageVolume " + v.volumeId(),
+        "NodePublishVolume " + v.volumeId()), kit.client("mono").log().subList(1, 4));
+  }
+
+  @Test
+  void mountWhoseControllerStaysUnready_failsAfterTheWait_namingIt() {
+    CsiVolume v = kit.drive(manager.create("mono", "d5", Optional.empty(), List.of(RWO), Map.of(), Secrets.none()));
+    kit.setHealthy(PluginType.CSI_CONTROLLER, "mono", false);
+    VolumeException e = kit.failure(manager.mount(VolumeClaim.of("mono", v.volumeId(), "a1", RWO, false)));
+    assertEquals(VolumeException.Reason.PLUGIN_UNAVAILABLE, e.reason());
+    assertTrue(e.getMessage().contains("controller plugin mono is registered but unhealthy"), e.getMessage());
+    VolumeKit.await().until(() -> manager.list().isEmpty());
   }
 
   @Test
