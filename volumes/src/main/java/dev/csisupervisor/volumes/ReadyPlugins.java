@@ -189,11 +189,13 @@ final class ReadyPlugins implements AutoCloseable {
 
   /**
    * The node plugin once it is ready, waiting up to {@code timeout} on the scheduler. Fails at once
-   * (no wait) if {@code id} is registered as a controller only: that is a wrong plugin, not a late one.
+   * (no wait) if {@code id} is registered as a controller only and its plugin does not serve the Node service (it
+   * answered no NodeGetInfo): that is a wrong plugin, not a late one. A monolith registers its controller half first,
+   * so a controller whose plugin serves Node is its node half's forerunner: waited for.
    */
   CompletableFuture<NodePlugin> awaitNode(String id, Duration timeout) {
-    if (registry.find(PluginType.CSI_NODE, id).isEmpty()
-        && registry.find(PluginType.CSI_CONTROLLER, id).isPresent()) {
+    if (registry.find(PluginType.CSI_NODE, id).isEmpty() && registry.find(PluginType.CSI_CONTROLLER, id)
+        .filter(c -> c.fingerprint().nodeId().isEmpty()).isPresent()) {
       return CompletableFuture.failedFuture(new VolumeException(VolumeException.Reason.UNSUPPORTED,
           "plugin " + id + " is registered as a controller plugin only; volumes are mounted through a node plugin"));
     }
@@ -202,12 +204,12 @@ final class ReadyPlugins implements AutoCloseable {
 
   /**
    * The controller plugin once it is ready (a plugin just started, or restarted after a crash, is not yet), waiting
-   * up to {@code timeout} on the scheduler. Fails at once if {@code id} is registered as a node plugin only: a
-   * node-only plugin has no controller to wait for (a monolith registers its controller half first).
+   * up to {@code timeout} on the scheduler. Fails at once if {@code id} is registered as a node plugin only and its
+   * plugin does not advertise {@code CONTROLLER_SERVICE}: it has no controller to wait for.
    */
   CompletableFuture<ControllerPlugin> awaitController(String id, Duration timeout) {
-    if (registry.find(PluginType.CSI_CONTROLLER, id).isEmpty()
-        && registry.find(PluginType.CSI_NODE, id).isPresent()) {
+    if (registry.find(PluginType.CSI_CONTROLLER, id).isEmpty() && registry.find(PluginType.CSI_NODE, id)
+        .filter(n -> !n.fingerprint().pluginCapabilities().contains(CsiCapabilities.CONTROLLER_SERVICE)).isPresent()) {
       return CompletableFuture.failedFuture(new VolumeException(VolumeException.Reason.UNSUPPORTED,
           "plugin " + id + " is registered as a node plugin only; it has no controller service"));
     }

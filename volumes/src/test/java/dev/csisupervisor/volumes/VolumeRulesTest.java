@@ -5,8 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.csisupervisor.client.AccessMode;
+import dev.csisupervisor.client.CsiCapabilities;
 import dev.csisupervisor.client.Secrets;
 import dev.csisupervisor.client.VolumeCapability;
+import dev.csisupervisor.registry.Fingerprint;
+import dev.csisupervisor.registry.PluginInfo;
 import dev.csisupervisor.registry.PluginType;
 import dev.csisupervisor.volumes.VolumeException.Reason;
 import java.nio.file.Path;
@@ -180,6 +183,33 @@ class VolumeRulesTest extends MockNodeVolumeTest {
     kit.scheduler.forwardTime(java.time.Duration.ofSeconds(5));
     assertTrue(!f.isDone(), "waiting");
     kit.registerController("late", VolumeKit.ALL_CONTROLLER_CAPS);
+    assertTrue(!kit.drive(f).volumeId().isEmpty());
+  }
+
+  @Test
+  void mountBetweenAMonolithsTwoRegistrations_waitsForItsNodeHalf() throws Exception {
+    // A monolith registers its controller half, then its node half; a mount in between is early, not wrong.
+    kit.startPlugin("mono2");
+    String v = kit.createVolume("mono2", "mv");
+    PluginInfo controller = kit.info(PluginType.CSI_CONTROLLER, "mono2", VolumeKit.ALL_CONTROLLER_CAPS, Set.of(), 0,
+        true);
+    kit.registry.register(controller.withFingerprint(new Fingerprint("mono2", "1.0", Map.of(),
+        controller.fingerprint().pluginCapabilities(), VolumeKit.ALL_CONTROLLER_CAPS, VolumeKit.ALL_NODE_CAPS,
+        "node-1", 0, Map.of())));
+    var f = manager.mount(VolumeClaim.of("mono2", v, "a", RWO, false));
+    assertTrue(!f.isDone(), "waiting for the node half");
+    kit.registerNode("mono2");
+    assertEquals(v, kit.drive(f).volumeId());
+  }
+
+  @Test
+  void createOnANodePluginWhoseControllerServiceIsNotRegisteredYet_waitsForIt() throws Exception {
+    kit.startPlugin("mono3");
+    kit.registry.register(kit.info(PluginType.CSI_NODE, "mono3", Set.of(CsiCapabilities.CONTROLLER_SERVICE), Set.of(),
+        VolumeKit.ALL_NODE_CAPS, 0, Map.of(), true));
+    var f = manager.create("mono3", "v", Optional.empty(), List.of(RWO), Map.of(), Secrets.none());
+    assertTrue(!f.isDone(), "waiting for the controller half");
+    kit.registerController("mono3", VolumeKit.ALL_CONTROLLER_CAPS);
     assertTrue(!kit.drive(f).volumeId().isEmpty());
   }
 
