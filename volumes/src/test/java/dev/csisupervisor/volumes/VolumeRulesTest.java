@@ -174,11 +174,17 @@ class VolumeRulesTest extends MockNodeVolumeTest {
     assertEquals(v, kit.drive(f).volumeId());
   }
 
-  @Test
-  void createOnAControllerRegisteredLater_goesOnWhenItIsReady() throws Exception {
+  @ParameterizedTest
+  @ValueSource(booleans = {false, true})
+  void createOnAControllerRegisteredLater_goesOnWhenItIsReady(boolean nodeHalfFirst) throws Exception {
     // An agent just started (or a plugin just restarted): the volume create is asked before the controller is
-    // registered, and is answered once it is, not refused.
+    // registered (with nothing registered, or only the node half of a plugin that advertises CONTROLLER_SERVICE),
+    // and is answered once it is, not refused.
     kit.startPlugin("late");
+    if (nodeHalfFirst) {
+      kit.registry.register(kit.info(PluginType.CSI_NODE, "late", Set.of(CsiCapabilities.CONTROLLER_SERVICE),
+          Set.of(), VolumeKit.ALL_NODE_CAPS, 0, Map.of(), true));
+    }
     var f = manager.create("late", "lv", Optional.empty(), List.of(RWO), Map.of(), Secrets.none());
     kit.scheduler.forwardTime(java.time.Duration.ofSeconds(5));
     assertTrue(!f.isDone(), "waiting");
@@ -200,17 +206,6 @@ class VolumeRulesTest extends MockNodeVolumeTest {
     assertTrue(!f.isDone(), "waiting for the node half");
     kit.registerNode("mono2");
     assertEquals(v, kit.drive(f).volumeId());
-  }
-
-  @Test
-  void createOnANodePluginWhoseControllerServiceIsNotRegisteredYet_waitsForIt() throws Exception {
-    kit.startPlugin("mono3");
-    kit.registry.register(kit.info(PluginType.CSI_NODE, "mono3", Set.of(CsiCapabilities.CONTROLLER_SERVICE), Set.of(),
-        VolumeKit.ALL_NODE_CAPS, 0, Map.of(), true));
-    var f = manager.create("mono3", "v", Optional.empty(), List.of(RWO), Map.of(), Secrets.none());
-    assertTrue(!f.isDone(), "waiting for the controller half");
-    kit.registerController("mono3", VolumeKit.ALL_CONTROLLER_CAPS);
-    assertTrue(!kit.drive(f).volumeId().isEmpty());
   }
 
   @Test
