@@ -6,10 +6,13 @@ import static dev.csisupervisor.catalog.EtcdOps.modIs;
 import static dev.csisupervisor.catalog.EtcdOps.none;
 import static dev.csisupervisor.catalog.EtcdOps.put;
 import static dev.csisupervisor.catalog.EtcdOps.range;
+import static dev.csisupervisor.catalog.EtcdOps.rangePrefix;
 import static dev.csisupervisor.catalog.EtcdOps.some;
 import static dev.csisupervisor.catalog.EtcdOps.unchangedSince;
 
 import dev.csisupervisor.catalog.etcdpb.Compare;
+import dev.csisupervisor.catalog.etcdpb.KeyValue;
+import dev.csisupervisor.catalog.etcdpb.RangeRequest;
 import dev.csisupervisor.catalog.etcdpb.TxnRequest;
 import dev.csisupervisor.catalog.etcdpb.TxnResponse;
 import java.time.Clock;
@@ -21,19 +24,23 @@ import org.slf4j.LoggerFactory;
 /**
  * The controller agent's writes of attachments, the fence and what it remembers of a plugin id, each one
  * transaction conditional on the election key being still the writer's ({@link #held}) and on what it read being
- * unchanged (the attachment's mod revision; for the fence, the node still gone and its claims as read). Thread-safe.
+ * unchanged (the attachment's mod revision; for the fence, the node still gone and its claims as read); and the node
+ * side's reads of them: an attachment, and whether the plugin id's controller publishes (from the watch-fed mirror
+ * while it is in sync). Thread-safe.
  */
 final class EtcdAttachments {
   private static final Logger log = LoggerFactory.getLogger(EtcdAttachments.class);
 
   private final EtcdOps ops;
   private final CatalogKeys keys;
+  private final VolumesReads reads;
   private final String nodeId;
   private final Clock clock;
 
-  EtcdAttachments(EtcdOps ops, String nodeId, Clock clock) {
+  EtcdAttachments(EtcdOps ops, VolumesReads reads, String nodeId, Clock clock) {
     this.ops = ops;
     this.keys = ops.keys;
+    this.reads = reads;
     this.nodeId = nodeId;
     this.clock = clock;
   }
@@ -51,6 +58,49 @@ final class EtcdAttachments {
 
   private Optional<ClusterAttachment> written(TxnResponse r, ClusterAttachment a) {
     return r.getSucceeded() ? Optional.of(a.withRevision(r.getHeader().getRevision())) : Optional.empty();
+  }
+
+  /**
+   * The volume's attachment to {@code node}, read from etcd (not the mirror); a key that does not read is an
+   * {@link IllegalStateException} naming the force that removes it.
+   */
+  Optional<ClusterAttachment> attachment(String pluginId, String volumeId, String node) {
+    String key = keys.attachmentKey(pluginId, volumeId, node);
+    var r = ops.call(() -> ops.client.range(RangeRequest.newBuilder().setKey(EtcdOps.bytes(key)).build()));
+    if (r.getKvsCount() == 0) {
+      return Optional.empty();
+    }
+    try {
+      return Optional.of(reads.attachmentAtItsKey(r.getKvs(0)));
+    } catch (IllegalArgumentException e) {
+      throw new IllegalStateException("the attachment key " + key + " does not read (" + e.getMessage() + "); "
+          + "csi-agent cluster volume detach --node " + node + " --force removes it", e);
+    }
+  }
+
+  /** See {@link VolumeClaims#controllerPublishes}. */
+  boolean controllerPublishes(String pluginId) {
+    dev.csisupervisor.common.CsiIds.checkPlugin("pluginId", pluginId);
+    Optional<KeyValue> mirroredCaps = reads.mirrored(keys.capabilitiesKey(pluginId)).orElse(Optional.empty());
+    if (mirroredCaps.isPresent()) {
+      return VolumeCodec.decodeCapabilities(mirroredCaps.get().getValue()).contains("PUBLISH_UNPUBLISH_VOLUME");
+    }
+    Optional<Set<String>> remembered = rememberedCapabilities(pluginId);
+    if (remembered.isPresent()) {
+      return remembered.get().contains("PUBLISH_UNPUBLISH_VOLUME");
+    }
+    String prefix = keys.pluginEntriesPrefix(dev.csisupervisor.registry.PluginType.CSI_CONTROLLER, pluginId);
+    TxnResponse r = ops.txn(TxnRequest.newBuilder().addSuccess(rangePrefix(prefix, 0)).build());
+    for (KeyValue kv : r.getResponses(0).getResponseRange().getKvsList()) {
+      try {
+        if (CatalogCodec.decodeEntry(kv.getValue()).controllerCapabilities().contains("PUBLISH_UNPUBLISH_VOLUME")) {
+          return true;
+        }
+      } catch (IllegalArgumentException e) {
+        log.warn("cluster volumes: skipping {}: {}", kv.getKey().toStringUtf8(), e.getMessage());
+      }
+    }
+    return false;
   }
 
   /** The intent, before ControllerPublishVolume: only while there is no attachment and the node claims the volume. */
@@ -177,6 +227,4 @@ final class EtcdAttachments {
       }
     }
   }
-
-
 }
