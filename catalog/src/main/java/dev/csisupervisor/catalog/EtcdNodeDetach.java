@@ -5,7 +5,6 @@ import static dev.csisupervisor.catalog.EtcdOps.put;
 
 import dev.csisupervisor.catalog.etcdpb.RequestOp;
 import dev.csisupervisor.catalog.etcdpb.TxnRequest;
-import dev.csisupervisor.catalog.etcdpb.TxnResponse;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -17,34 +16,20 @@ import org.slf4j.LoggerFactory;
  * force, which deletes the node's claims, attachments and unreadable keys as a snapshot lists them, without any
  * unpublish, in transactions of at most {@link EtcdOps#MAX_TXN_OPS}. Thread-safe.
  */
-final class EtcdNodeDetach {
+record EtcdNodeDetach(EtcdOps ops, VolumesReads reads) {
   private static final Logger log = LoggerFactory.getLogger(EtcdNodeDetach.class);
-
-  private final EtcdOps ops;
-  private final CatalogKeys keys;
-  private final VolumesReads reads;
-
-  EtcdNodeDetach(EtcdOps ops, VolumesReads reads) {
-    this.ops = ops;
-    this.keys = ops.keys;
-    this.reads = reads;
-  }
-
-  private TxnResponse txn(TxnRequest t) {
-    return ops.txn(t);
-  }
 
   /** See {@link VolumeClaims#orderDetach}. */
   void orderDetach(DetachOrder order) {
-    String key = keys.detachOrderKey(order.nodeId());
-    txn(TxnRequest.newBuilder().addSuccess(put(key, VolumeCodec.encode(order), 0)).build());
+    String key = ops.keys.detachOrderKey(order.nodeId());
+    ops.txn(TxnRequest.newBuilder().addSuccess(put(key, VolumeCodec.encode(order), 0)).build());
     log.warn("cluster volumes: detach of node {} ordered ({})", order.nodeId(), order);
   }
 
   /** See {@link VolumeClaims#withdrawDetach}. */
   boolean withdrawDetach(String nodeId) {
-    String key = keys.detachOrderKey(nodeId);
-    return txn(TxnRequest.newBuilder().addSuccess(delete(key)).build()).getResponses(0).getResponseDeleteRange()
+    String key = ops.keys.detachOrderKey(nodeId);
+    return ops.txn(TxnRequest.newBuilder().addSuccess(delete(key)).build()).getResponses(0).getResponseDeleteRange()
         .getDeleted() > 0;
   }
 
@@ -58,13 +43,13 @@ final class EtcdNodeDetach {
       if (c.nodeId().equals(nodeId) && pluginId.map(c.pluginId()::equals).orElse(true)
           && volumeId.map(c.volumeId()::equals).orElse(true)) {
         gone.add(c);
-        deletes.add(delete(keys.claimKey(c.pluginId(), c.volumeId(), c.nodeId(), c.allocId())));
+        deletes.add(delete(ops.keys.claimKey(c.pluginId(), c.volumeId(), c.nodeId(), c.allocId())));
       }
     }
     for (ClusterAttachment a : s.attachments()) {
       if (a.nodeId().equals(nodeId) && pluginId.map(a.pluginId()::equals).orElse(true)
           && volumeId.map(a.volumeId()::equals).orElse(true)) {
-        deletes.add(delete(keys.attachmentKey(a.pluginId(), a.volumeId(), a.nodeId())));
+        deletes.add(delete(ops.keys.attachmentKey(a.pluginId(), a.volumeId(), a.nodeId())));
       }
     }
     for (VolumesSnapshot.DamagedKey d : s.damaged()) {
@@ -76,7 +61,7 @@ final class EtcdNodeDetach {
     }
     for (int i = 0; i < deletes.size(); i += EtcdOps.MAX_TXN_OPS) {
       List<RequestOp> part = deletes.subList(i, Math.min(deletes.size(), i + EtcdOps.MAX_TXN_OPS));
-      txn(TxnRequest.newBuilder().addAllSuccess(part).build());
+      ops.txn(TxnRequest.newBuilder().addAllSuccess(part).build());
     }
     log.warn("FORCED: {} claim(s) of node {} deleted without any controller unpublish: {}", gone.size(), nodeId,
         gone.stream().map(c -> c.pluginId() + "/" + c.volumeId() + "/" + c.allocId()).toList());

@@ -23,28 +23,14 @@ import org.slf4j.LoggerFactory;
  * refused), deregistered only while nothing holds the volume, in a transaction that compares the claim guard as read
  * ({@link EtcdClaims#guarded}) and that no attachment appeared. Thread-safe.
  */
-final class EtcdVolumeRegistrations {
+record EtcdVolumeRegistrations(EtcdOps ops, EtcdClaims claimStore) {
   private static final Logger log = LoggerFactory.getLogger(EtcdVolumeRegistrations.class);
-
-  private final EtcdOps ops;
-  private final CatalogKeys keys;
-  private final EtcdClaims claimStore;
-
-  EtcdVolumeRegistrations(EtcdOps ops, EtcdClaims claimStore) {
-    this.ops = ops;
-    this.keys = ops.keys;
-    this.claimStore = claimStore;
-  }
-
-  private TxnResponse txn(TxnRequest t) {
-    return ops.txn(t);
-  }
 
   /** See {@link VolumeClaims#register}. */
   boolean register(ClusterVolume volume) throws VolumeStateException {
-    String key = keys.volumeKey(volume.pluginId(), volume.volumeId());
+    String key = ops.keys.volumeKey(volume.pluginId(), volume.volumeId());
     ByteString value = VolumeCodec.encode(volume);
-    TxnResponse r = txn(TxnRequest.newBuilder()
+    TxnResponse r = ops.txn(TxnRequest.newBuilder()
         .addCompare(Compare.newBuilder().setKey(bytes(key)).setTarget(Compare.CompareTarget.CREATE)
             .setResult(Compare.CompareResult.EQUAL).setCreateRevision(0))
         .addSuccess(put(key, value, 0)).addFailure(range(key)).build());
@@ -62,11 +48,11 @@ final class EtcdVolumeRegistrations {
 
   /** See {@link VolumeClaims#deregister}. */
   boolean deregister(String pluginId, String volumeId) throws VolumeStateException {
-    String key = keys.volumeKey(pluginId, volumeId);
-    String guard = keys.claimGuardKey(pluginId, volumeId);
-    String attachments = keys.volumeAttachmentsPrefix(pluginId, volumeId);
+    String key = ops.keys.volumeKey(pluginId, volumeId);
+    String guard = ops.keys.claimGuardKey(pluginId, volumeId);
+    String attachments = ops.keys.volumeAttachmentsPrefix(pluginId, volumeId);
     for (int round = 1; round <= EtcdClaims.MAX_CLAIM_ROUNDS; round++) {
-      TxnResponse read = txn(TxnRequest.newBuilder().addSuccess(range(guard))
+      TxnResponse read = ops.txn(TxnRequest.newBuilder().addSuccess(range(guard))
           .addSuccess(rangePrefix(attachments, 1)).build());
       Optional<EtcdClaims.Guarded> claims = claimStore.guarded(read, 0, guard);
       if (claims.isEmpty()) {
@@ -81,7 +67,7 @@ final class EtcdVolumeRegistrations {
             + "csi-agent cluster volume detach --node N --force");
       }
       // Only if no claim was written since the read (each one puts the guard) and no attachment appeared.
-      TxnResponse r = txn(TxnRequest.newBuilder().addCompare(modIs(guard, claims.get().guardRevision()))
+      TxnResponse r = ops.txn(TxnRequest.newBuilder().addCompare(modIs(guard, claims.get().guardRevision()))
           .addCompare(none(attachments)).addSuccess(delete(key)).addSuccess(delete(guard)).build());
       if (r.getSucceeded()) {
         boolean existed = r.getResponses(0).getResponseDeleteRange().getDeleted() > 0;
