@@ -49,7 +49,7 @@ final class ProvisioningOperations {
   private final RecordCommit commit;
   private final Duration pluginWait;
 
-  /** @param pluginWait how long a create or delete waits for the plugin's controller to be ready */
+  /** @param pluginWait how long a create, delete or expansion waits for the plugin's controller (or node) to be ready */
   ProvisioningOperations(VolumeContext ctx, RecordCommit commit, Duration pluginWait) {
     this.ctx = ctx;
     this.commit = commit;
@@ -130,7 +130,7 @@ final class ProvisioningOperations {
     Objects.requireNonNull(secrets, "secrets");
     String pluginId = key.pluginId();
     String volumeId = key.volumeId();
-    return ctx.lanes().submit(key, () -> {
+    return expanderReady(pluginId).thenCompose(ready -> ctx.lanes().submit(key, () -> {
       String what = "expansion of " + key;
       Optional<ControllerPlugin> controller = ctx.plugins().readyController(pluginId)
           .filter(p -> p.has(CsiCapabilities.EXPAND_VOLUME));
@@ -178,7 +178,24 @@ final class ProvisioningOperations {
         }
         return owe(key, range).thenApply(x -> result.capacityBytes());
       });
-    });
+    }));
+  }
+
+  /**
+   * Done once the plugin's expander is ready: its controller if one is registered offering {@code EXPAND_VOLUME},
+   * else its node plugin if that one offers it (each waited for up to the plugin wait: a plugin just started or
+   * restarted is not ready yet); at once if neither is registered offering it.
+   */
+  private CompletableFuture<?> expanderReady(String pluginId) {
+    if (ctx.plugins().registeredController(pluginId)
+        .filter(i -> i.fingerprint().controllerCapabilities().contains(CsiCapabilities.EXPAND_VOLUME)).isPresent()) {
+      return ctx.plugins().awaitController(pluginId, pluginWait);
+    }
+    if (ctx.plugins().registeredNode(pluginId)
+        .filter(i -> i.fingerprint().nodeCapabilities().contains(CsiCapabilities.EXPAND_VOLUME)).isPresent()) {
+      return ctx.plugins().awaitNode(pluginId, pluginWait);
+    }
+    return CompletableFuture.completedFuture(null);
   }
 
   /** Whether the plugin's expansion mode is {@code OFFLINE} without {@code ONLINE} (neither: not a rule). */

@@ -127,7 +127,8 @@ public interface VolumeManager extends AutoCloseable {
    * Expands the volume: ControllerExpandVolume if a controller plugin of the id offers
    * {@code EXPAND_VOLUME}, then NodeExpandVolume where it is published if the controller says so
    * (or there is no controller) and the node plugin offers {@code EXPAND_VOLUME}. The future holds
-   * the new size in bytes (0 if the plugin did not say).
+   * the new size in bytes (0 if the plugin did not say). A registered controller (else node plugin) that offers
+   * {@code EXPAND_VOLUME} and is not ready yet is waited for, up to {@link Builder#mountWait}.
    *
    * <p>A plugin that expands {@code VOLUME_EXPANSION:OFFLINE} only (not {@code ONLINE}) does not expand a
    * volume published or staged on this node: {@code IN_USE}, nothing called; neither advertised: no such rule.

@@ -121,6 +121,20 @@ class VolumeExpansionAndTopologyTest {
   }
 
   @Test
+  void expansionAskedWhileItsControllerIsNotReady_waitsForIt() throws Exception {
+    start(Set.of(ONLINE));
+    String vol = kit.createVolume("mock", "grow");
+    VolumeManager manager = kit.manager();
+    kit.setHealthy(PluginType.CSI_CONTROLLER, "mock", false); // restarted: not ready yet
+    var f = manager.expand("mock", vol, CapacityRange.atLeast(2 * GIB), Secrets.none());
+    kit.scheduler.forwardTime(java.time.Duration.ofSeconds(5));
+    assertFalse(f.isDone(), "waiting, not refused as UNSUPPORTED");
+    kit.setHealthy(PluginType.CSI_CONTROLLER, "mock", true);
+    assertEquals(2 * GIB, kit.drive(f));
+    assertEquals(1, kit.client("mock").calls("ControllerExpandVolume"));
+  }
+
+  @Test
   void nodeExpansionRequired_forAVolumeNotHere_isRecorded_survivesARestart_isDoneAfterTheNextPublish_thenCleared()
       throws Exception {
     start(Set.of(ONLINE));
