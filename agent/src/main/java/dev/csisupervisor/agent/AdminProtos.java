@@ -80,7 +80,7 @@ final class AdminProtos {
     }
     agent.clusterNode().ifPresent(n -> b.setCluster(catalogProto(n)));
     if (agent.volumes() != null) {
-      b.addAllPendingVolumes(dev.csisupervisor.agent.admin.VolumeProtos.volumes(agent.volumes().pending(),
+      b.addAllPendingVolumes(dev.csisupervisor.agent.admin.AdminVolumeProtos.volumes(agent.volumes().pending(),
           agent.volumes()));
       b.putAllAbnormalVolumes(agent.volumes().abnormal());
     }

@@ -3,7 +3,7 @@ package dev.csisupervisor.agent;
 import dev.csisupervisor.admin.v1.ListPluginsResponse;
 import dev.csisupervisor.admin.v1.ListVolumesResponse;
 import dev.csisupervisor.agent.admin.ProtoMapper;
-import dev.csisupervisor.agent.admin.VolumeProtos;
+import dev.csisupervisor.agent.admin.AdminVolumeProtos;
 import dev.csisupervisor.agent.cluster.ClusterNode;
 import dev.csisupervisor.agent.views.ClusterViews;
 import dev.csisupervisor.agent.views.ClusterVolumeHealth;
@@ -92,7 +92,7 @@ final class OperatorView implements OperatorPages.Source {
       case "status" -> Optional.of(Format.json(AdminProtos.agentStatus(agent), true));
       case "plugins" -> Optional.of(Format.json(plugins(), true));
       case "volumes" -> Optional.of(Format.json(ListVolumesResponse.newBuilder()
-          .addAllVolumes(VolumeProtos.volumes(agent.volumes().list(), agent.volumes())).build(), true));
+          .addAllVolumes(AdminVolumeProtos.volumes(agent.volumes().list(), agent.volumes())).build(), true));
       case "problems" -> Optional.of(JsonText.write(problems()));
       case "volume-stats" -> Optional.of(JsonText.write(volumeStats()));
       case "cluster/plugins" -> {

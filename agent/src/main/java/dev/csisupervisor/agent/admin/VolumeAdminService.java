@@ -85,10 +85,10 @@ public final class VolumeAdminService extends VolumeAdminGrpc.VolumeAdminImplBas
   @Override
   public void createVolume(CreateVolumeRequest r, StreamObserver<CreateVolumeResponse> response) {
     answer(response, () -> volumes.create(r.getPlugin(), r.getName(), range(r.getRequiredBytes(), r.getLimitBytes()),
-            List.of(VolumeProtos.capability(r.getAccess(), "access")), r.getParametersMap(), secrets(r.getSecretsMap()),
-            VolumeProtos.topology(r.getTopologyMap(), "topology")),
+            List.of(AdminVolumeProtos.capability(r.getAccess(), "access")), r.getParametersMap(), secrets(r.getSecretsMap()),
+            AdminVolumeProtos.topology(r.getTopologyMap(), "topology")),
         v -> CreateVolumeResponse.newBuilder().setVolumeId(v.volumeId()).setCapacityBytes(v.capacityBytes())
-            .putAllVolumeContext(v.volumeContext()).addAllAccessibleTopology(VolumeProtos.topologies(
+            .putAllVolumeContext(v.volumeContext()).addAllAccessibleTopology(AdminVolumeProtos.topologies(
                 v.accessibleTopology())).build());
   }
 
@@ -167,7 +167,7 @@ public final class VolumeAdminService extends VolumeAdminGrpc.VolumeAdminImplBas
    */
   private static VolumeClaim claim(MountVolumeRequest r) {
     VolumeClaim c = new VolumeClaim(r.getPlugin(), r.getVolumeId(), r.getAllocId(),
-        VolumeProtos.capability(r.getAccess(), "access"), r.getReadOnly(), r.getVolumeContextMap(),
+        AdminVolumeProtos.capability(r.getAccess(), "access"), r.getReadOnly(), r.getVolumeContextMap(),
         r.getPublishContextMap(), secrets(r.getSecretsMap()));
     if (r.getSecretsFile().isEmpty()) {
       return c;
@@ -248,7 +248,7 @@ public final class VolumeAdminService extends VolumeAdminGrpc.VolumeAdminImplBas
   @Override
   public void listVolumes(ListVolumesRequest r, StreamObserver<ListVolumesResponse> response) {
     response.onNext(ListVolumesResponse.newBuilder()
-        .addAllVolumes(VolumeProtos.volumes(volumes.list(), volumes)).build());
+        .addAllVolumes(AdminVolumeProtos.volumes(volumes.list(), volumes)).build());
     response.onCompleted();
   }
 

@@ -276,7 +276,7 @@ class VolumeCliTest {
   @Test
   void status_showsPendingVolumesWithWhatTheyWaitFor() {
     volumes.waiting = Map.of("disk/v", "NodeUnpublishVolume failed: UNAVAILABLE: plugin down");
-    status = GetAgentStatusResponse.newBuilder().addAllPendingVolumes(VolumeProtos.volumes(
+    status = GetAgentStatusResponse.newBuilder().addAllPendingVolumes(AdminVolumeProtos.volumes(
         List.of(FakeVolumeManager.record("v", AllocPhase.UNPUBLISHING, StageState.STAGED, false)), volumes))
         .build();
 

@@ -17,8 +17,8 @@ import java.util.Map;
 import java.util.Optional;
 
 /** The admin API's volume messages to and from the volume manager's values. Stateless. */
-public final class VolumeProtos {
-  private VolumeProtos() {}
+public final class AdminVolumeProtos {
+  private AdminVolumeProtos() {}
 
   /**
    * The capability a request asks for.
