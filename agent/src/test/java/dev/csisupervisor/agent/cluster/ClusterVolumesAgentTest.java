@@ -365,11 +365,10 @@ class ClusterVolumesAgentTest {
 
     etcd.members().forEach(etcd::pause);
     await().atMost(WAIT).until(() -> !n1.publisher().status().connected());
-    long t0 = System.nanoTime();
     VolumeException e = failure(n1.manager().mount(VolumeClaim.of(PLUGIN, other, "a2", RWO, false)));
     assertEquals(VolumeException.Reason.CLUSTER_REFUSED, e.reason());
-    assertTrue(e.getMessage().contains("etcd cannot be reached"), e.getMessage());
-    assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(1), "refused without waiting for etcd");
+    // Refused from the publisher's state, without an etcd request (one would fail with its own timeout's words).
+    assertTrue(e.getMessage().contains("etcd cannot be reached now"), e.getMessage());
 
     get(n1.manager().unmount(PLUGIN, vol, "a1")); // the node unmounts without etcd
     assertTrue(n1.manager().list().isEmpty());

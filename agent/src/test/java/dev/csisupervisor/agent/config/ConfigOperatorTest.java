@@ -151,31 +151,32 @@ class ConfigOperatorTest {
     byte[] line = new byte[10 * 1024 * 1024];
     java.util.Arrays.fill(line, (byte) 'a');
     Files.write(f, line);
-    long t0 = System.nanoTime();
     ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(f));
-    long ms = (System.nanoTime() - t0) / 1_000_000;
     assertEquals(List.of("config file is 10485760 bytes, over the limit of 1048576 bytes (is it"
         + " the right file?)"), e.problems());
-    assertTrue(ms < 500, "took " + ms + " ms");
+    // "At once": refused by its size, unread. A sparse 64 GiB file could not be read into this JVM's heap at all.
+    Path sparse = dir.resolve("sparse.yaml");
+    try (java.io.RandomAccessFile raf = new java.io.RandomAccessFile(sparse.toFile(), "rw")) {
+      raf.setLength(64L << 30);
+    }
+    assertEquals(List.of("config file is " + (64L << 30) + " bytes, over the limit of 1048576 bytes (is it"
+        + " the right file?)"), assertThrows(ConfigException.class, () -> ConfigLoader.load(sparse)).problems());
     assertThrows(ConfigException.class,
         () -> ConfigLoader.parse(new String(line, StandardCharsets.US_ASCII), f));
   }
 
   @Test
-  void aMegabyteOfUnknownKeys_isReportedQuickly_first100Located() throws Exception {
+  void aMegabyteOfUnknownKeys_isReported_first100Located() throws Exception {
     StringBuilder y = new StringBuilder("data_dir: /var/lib/a\nplugins: []\n");
     for (int i = 0; y.length() < ConfigLoader.MAX_CONFIG_BYTES - 32; i++) {
       y.append("unknown_key_").append(i).append(": 1\n");
     }
-    long t0 = System.nanoTime();
     ConfigException e = failsToLoad(dir, y.toString());
-    long ms = (System.nanoTime() - t0) / 1_000_000;
     assertEquals(101, e.problems().size());
     assertTrue(e.problems().get(0).startsWith("unknown_key_0: unknown field (line 3, column 1)"),
         e.problems().get(0));
     assertTrue(e.problems().get(100).matches("\\.\\.\\. and \\d+ more unknown field\\(s\\)"),
         e.problems().get(100));
-    assertTrue(ms < 3000, "took " + ms + " ms");
   }
 
   @Test
