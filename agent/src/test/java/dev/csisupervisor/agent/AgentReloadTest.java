@@ -150,7 +150,7 @@ class AgentReloadTest {
 
     write(String.format(plugin, "2.0.0"));
     assertEquals(List.of("m: updated"), agent.reloadFromFile());
-    await().atMost(Duration.ofSeconds(5)).until(() -> !healthy(PluginType.CSI_NODE, "m"));
+    await().atMost(WAIT).until(() -> !healthy(PluginType.CSI_NODE, "m"));
     assertTrue(agent.registry().find(PluginType.CSI_NODE, "m").orElseThrow().health().message()
         .contains("stopping pid " + pid), agent.registry().find(PluginType.CSI_NODE, "m")
         .toString());

@@ -323,7 +323,8 @@ class ClusterVolumesAgentTest {
     await().atMost(WAIT).until(() -> !n0.controller().orElseThrow().inFlight().isEmpty());
     long sent = n0.plugin().callCount(dev.csisupervisor.csi.v1.ControllerGrpc.getControllerPublishVolumeMethod());
     etcd.members().forEach(etcd::pause); // the controller agent can no longer renew its election lease
-    await().atMost(Duration.ofSeconds(3)).until(() -> n0.controller().orElseThrow().inFlight().isEmpty());
+    // Cancelled at the election lease's deadline (its 2 s less a margin), before the call's own timeout (5 s).
+    await().atMost(Duration.ofMillis(4500)).until(() -> n0.controller().orElseThrow().inFlight().isEmpty());
     // While it cannot be sure of its election, it sends nothing more.
     await().during(Duration.ofSeconds(2)).atMost(WAIT).until(() -> n0.plugin()
         .callCount(dev.csisupervisor.csi.v1.ControllerGrpc.getControllerPublishVolumeMethod()) == sent);

@@ -197,7 +197,10 @@ class ClusterEndToEndTest {
     for (Process p : processes) {
       assertTrue(p.waitFor(30, TimeUnit.SECONDS));
     }
-    await().atMost(Duration.ofSeconds(2)).until(() -> view.snapshot().entries().isEmpty() && view.snapshot().nodes().isEmpty());
+    // Exited, so revoked: etcd has nothing of them now (a lease left to expire would keep them for its TTL).
+    ClusterSnapshot right = ClusterView.read(EtcdOptions.of(etcd.endpoint()), PREFIX);
+    assertTrue(right.entries().isEmpty() && right.nodes().isEmpty(), right.toString());
+    await().atMost(WAIT).until(() -> view.snapshot().entries().isEmpty() && view.snapshot().nodes().isEmpty());
   }
 
   @Test
