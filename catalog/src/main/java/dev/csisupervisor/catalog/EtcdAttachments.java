@@ -193,7 +193,7 @@ final class EtcdAttachments {
   }
 
   /** The controller capabilities remembered for the plugin id, if any agent ever led it. */
-  Optional<Set<String>> rememberedCapabilities(String pluginId) {
+  private Optional<Set<String>> rememberedCapabilities(String pluginId) {
     String key = keys.capabilitiesKey(pluginId);
     var r = ops.txn(TxnRequest.newBuilder().addSuccess(range(key)).build()).getResponses(0).getResponseRange();
     return r.getKvsCount() == 0 ? Optional.empty()
