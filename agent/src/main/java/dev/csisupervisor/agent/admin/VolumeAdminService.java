@@ -72,8 +72,9 @@ public final class VolumeAdminService extends VolumeAdminGrpc.VolumeAdminImplBas
   }
 
   /**
-   * @param unknownPlugin for a plugin id no mount could ever reach (the config does not name it and discovery has not
-   *     seen it), why it is refused at once, naming the plugin ids there are; empty for an id that may come
+   * @param unknownPlugin for a plugin id no mount, create, delete or expansion could ever reach (the config does not
+   *     name it and discovery has not seen it), why it is refused at once, naming the plugin ids there are; empty for
+   *     an id that may come
    */
   public VolumeAdminService(VolumeManager volumes, ScheduledExecutorService scheduler,
       Function<String, Optional<String>> unknownPlugin) {
@@ -82,8 +83,21 @@ public final class VolumeAdminService extends VolumeAdminGrpc.VolumeAdminImplBas
     this.unknownPlugin = Objects.requireNonNull(unknownPlugin, "unknownPlugin");
   }
 
+  /**
+   * Refuses at once ({@code NOT_FOUND}, naming the agent's plugins) a plugin id no call could ever reach; whether it
+   * did. A known id that is not ready yet is the manager's to wait for (up to its mount wait).
+   */
+  private boolean refusedUnknown(String pluginId, StreamObserver<?> response) {
+    Optional<String> unknown = pluginId.isEmpty() ? Optional.empty() : unknownPlugin.apply(pluginId);
+    unknown.ifPresent(why -> response.onError(Status.NOT_FOUND.withDescription(why).asException()));
+    return unknown.isPresent();
+  }
+
   @Override
   public void createVolume(CreateVolumeRequest r, StreamObserver<CreateVolumeResponse> response) {
+    if (refusedUnknown(r.getPlugin(), response)) {
+      return;
+    }
     answer(response, () -> volumes.create(r.getPlugin(), r.getName(), range(r.getRequiredBytes(), r.getLimitBytes()),
             List.of(AdminVolumeProtos.capability(r.getAccess(), "access")), r.getParametersMap(), secrets(r.getSecretsMap()),
             AdminVolumeProtos.topology(r.getTopologyMap(), "topology")),
@@ -94,15 +108,16 @@ public final class VolumeAdminService extends VolumeAdminGrpc.VolumeAdminImplBas
 
   @Override
   public void deleteVolume(DeleteVolumeRequest r, StreamObserver<DeleteVolumeResponse> response) {
+    if (refusedUnknown(r.getPlugin(), response)) {
+      return;
+    }
     answer(response, () -> volumes.delete(r.getPlugin(), r.getVolumeId(), secrets(r.getSecretsMap())),
         v -> DeleteVolumeResponse.getDefaultInstance());
   }
 
   @Override
   public void mountVolume(MountVolumeRequest r, StreamObserver<MountVolumeResponse> response) {
-    Optional<String> unknown = r.getPlugin().isEmpty() ? Optional.empty() : unknownPlugin.apply(r.getPlugin());
-    if (unknown.isPresent()) {
-      response.onError(Status.NOT_FOUND.withDescription(unknown.get()).asException());
+    if (refusedUnknown(r.getPlugin(), response)) {
       return;
     }
     answer(response, () -> volumes.mount(claim(r)),
@@ -260,6 +275,9 @@ public final class VolumeAdminService extends VolumeAdminGrpc.VolumeAdminImplBas
 
   @Override
   public void expandVolume(ExpandVolumeRequest r, StreamObserver<ExpandVolumeResponse> response) {
+    if (refusedUnknown(r.getPlugin(), response)) {
+      return;
+    }
     answer(response, () -> volumes.expand(r.getPlugin(), r.getVolumeId(),
             range(r.getRequiredBytes(), r.getLimitBytes()).orElseThrow(() -> new IllegalArgumentException(
                 "required_bytes or limit_bytes must be set")), secrets(r.getSecretsMap())),
