@@ -70,7 +70,9 @@ final class EtcdCatalogPublisher implements CatalogPublisher {
   private volatile long keepAliveAnsweredTtl;
   /** One timer thread for the keep-alive pings of every publisher in the JVM. */
   private static final ScheduledExecutorService KEEPALIVE = Executors.newSingleThreadScheduledExecutor(daemon("catalog-keepalive"));
-  /** After an etcd failure: the next endpoint soon, a longer wait once every endpoint failed ({@link FailoverBackoff}). */
+  /**
+   * After an etcd failure: the next endpoint soon, a longer wait once every endpoint failed ({@link FailoverBackoff}).
+   */
   private final Backoff backoff;
   /** After a refusal of the node id: asked again on the same endpoint. */
   private final Backoff refusedBackoff;

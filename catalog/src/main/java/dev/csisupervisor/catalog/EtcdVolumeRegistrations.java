@@ -60,7 +60,8 @@ record EtcdVolumeRegistrations(EtcdOps ops, EtcdClaims claimStore) {
       }
       List<String> held = new ArrayList<>();
       claims.get().claims().forEach(kv -> held.add("claim " + kv.getKey().toStringUtf8()));
-      read.getResponses(1).getResponseRange().getKvsList().forEach(kv -> held.add("attachment " + kv.getKey().toStringUtf8()));
+      read.getResponses(1).getResponseRange().getKvsList()
+          .forEach(kv -> held.add("attachment " + kv.getKey().toStringUtf8()));
       if (!held.isEmpty()) {
         throw new VolumeStateException("volume " + volumeId + " of plugin " + pluginId + " is still in use (" + held
             + (held.size() == 1 ? "" : " and more") + "): unmount it everywhere first, or detach a lost node with "

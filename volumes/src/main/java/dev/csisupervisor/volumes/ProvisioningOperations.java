@@ -49,7 +49,9 @@ final class ProvisioningOperations {
   private final RecordCommit commit;
   private final Duration pluginWait;
 
-  /** @param pluginWait how long a create, delete or expansion waits for the plugin's controller (or node) to be ready */
+  /**
+   * @param pluginWait how long a create, delete or expansion waits for the plugin's controller (or node) to be ready
+   */
   ProvisioningOperations(VolumeContext ctx, RecordCommit commit, Duration pluginWait) {
     this.ctx = ctx;
     this.commit = commit;

@@ -155,7 +155,8 @@ class VolumeRulesTest extends MockNodeVolumeTest {
   void mountAndDeleteWaitForAnAbsentPlugin_upToTheDeadline_thenFailNamingIt() {
     VolumeException mount = kit.failure(manager.mount(VolumeClaim.of("ghost", "v", "a", RWO, false)));
     VolumeException delete = kit.failure(manager.delete("ghost", "v", Secrets.none()));
-    assertEquals(List.of(Reason.PLUGIN_UNAVAILABLE, Reason.PLUGIN_UNAVAILABLE), List.of(mount.reason(), delete.reason()));
+    assertEquals(List.of(Reason.PLUGIN_UNAVAILABLE, Reason.PLUGIN_UNAVAILABLE),
+        List.of(mount.reason(), delete.reason()));
     assertTrue(mount.getMessage().contains("node plugin ghost is not registered"), mount.getMessage());
     assertTrue(delete.getMessage().contains("controller plugin ghost is not registered"), delete.getMessage());
     // The wait in the project's words (the config's), not java.time's PT30S.

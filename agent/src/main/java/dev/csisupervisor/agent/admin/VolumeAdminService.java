@@ -99,7 +99,8 @@ public final class VolumeAdminService extends VolumeAdminGrpc.VolumeAdminImplBas
       return;
     }
     answer(response, () -> volumes.create(r.getPlugin(), r.getName(), range(r.getRequiredBytes(), r.getLimitBytes()),
-            List.of(AdminVolumeProtos.capability(r.getAccess(), "access")), r.getParametersMap(), secrets(r.getSecretsMap()),
+            List.of(AdminVolumeProtos.capability(r.getAccess(), "access")), r.getParametersMap(),
+            secrets(r.getSecretsMap()),
             AdminVolumeProtos.topology(r.getTopologyMap(), "topology")),
         v -> CreateVolumeResponse.newBuilder().setVolumeId(v.volumeId()).setCapacityBytes(v.capacityBytes())
             .putAllVolumeContext(v.volumeContext()).addAllAccessibleTopology(AdminVolumeProtos.topologies(

@@ -148,9 +148,9 @@ public final class ClusterViews {
     List<Stuck> out = new ArrayList<>();
     for (ClusterVolumeRequest r : s.requests()) {
       if (r.state() == ClusterVolumeRequest.State.FAILED) {
-        out.add(new Stuck(StuckKind.REQUEST_FAILED, r.pluginId(), volumeOf(r, s), r.describe() + " failed: " + r.message() + " (ask again to retry, "
-            + "or csi-agent cluster volume cancel " + r.kind().segment() + " " + r.pluginId()
-            + " " + r.name() + ")"));
+        out.add(new Stuck(StuckKind.REQUEST_FAILED, r.pluginId(), volumeOf(r, s), r.describe() + " failed: "
+            + r.message() + " (ask again to retry, or csi-agent cluster volume cancel " + r.kind().segment() + " "
+            + r.pluginId() + " " + r.name() + ")"));
       } else if ((r.state() == ClusterVolumeRequest.State.PENDING || r.state() == ClusterVolumeRequest.State.CANCELLED)
           && (isRetried(r) || !s.controllers().containsKey(r.pluginId()))) {
         out.add(new Stuck(s.controllers().containsKey(r.pluginId()) ? StuckKind.REQUEST_RETRIED
@@ -159,20 +159,21 @@ public final class ClusterViews {
     }
     for (ClusterClaim c : s.claims()) {
       if (s.lost(c.nodeId())) {
-        out.add(new Stuck(StuckKind.LOST_NODE_CLAIM, c.pluginId(), c.volumeId(), "claim of " + c.pluginId() + "/" + c.volumeId() + " by "
-            + c.holder() + ": the node is lost; it stays until the node is back, detach_after fences it, or csi-agent"
-            + " cluster volume detach --node " + c.nodeId() + " --force"));
+        out.add(new Stuck(StuckKind.LOST_NODE_CLAIM, c.pluginId(), c.volumeId(), "claim of " + c.pluginId() + "/"
+            + c.volumeId() + " by " + c.holder() + ": the node is lost; it stays until the node is back, detach_after"
+            + " fences it, or csi-agent cluster volume detach --node " + c.nodeId() + " --force"));
       }
     }
     for (VolumesSnapshot.DamagedKey d : s.damaged()) {
-      out.add(new Stuck(StuckKind.UNREADABLE_KEY, d.pluginId(), d.volumeId(), "UNREADABLE: " + d.key() + ": " + d.why() + (d.nodeId().isEmpty()
-          ? "" : " (taken to hold the volume; csi-agent cluster volume detach --node " + d.nodeId()
-              + " --force removes it)")));
+      out.add(new Stuck(StuckKind.UNREADABLE_KEY, d.pluginId(), d.volumeId(), "UNREADABLE: " + d.key() + ": "
+          + d.why() + (d.nodeId().isEmpty() ? ""
+              : " (taken to hold the volume; csi-agent cluster volume detach --node " + d.nodeId()
+                  + " --force removes it)")));
     }
     for (ClusterAttachment a : s.attachments()) {
       if (a.state() == ClusterAttachment.State.FAILED) {
-        out.add(new Stuck(StuckKind.ATTACHMENT_FAILED, a.pluginId(), a.volumeId(), "attachment of " + a.pluginId() + "/" + a.volumeId()
-            + " to node " + a.nodeId() + ": " + a.message()));
+        out.add(new Stuck(StuckKind.ATTACHMENT_FAILED, a.pluginId(), a.volumeId(), "attachment of " + a.pluginId()
+            + "/" + a.volumeId() + " to node " + a.nodeId() + ": " + a.message()));
       }
     }
     return out;
