@@ -11,10 +11,11 @@ import org.slf4j.LoggerFactory;
  * has no usage of the volume here and, if it was the volume's last use on this node, once the volume is unstaged
  * here too, since the controller agent unpublishes the volume from this node as soon as the node's last claim goes,
  * and CSI's ControllerUnpublishVolume "MUST be called after all NodeUnstageVolume and NodeUnpublishVolume on the
- * volume are called and succeed". A release that waits for the unstage is made by the commit that records it
- * ({@link #recordChanged}). A release is never made while a mount of the same allocation is under way: that mount
- * took (or is taking) the claim again, and releases it at its end if it failed ({@link #mountEnded}). Thread-safe:
- * its decisions are made under its lock (they are quick: {@link ClusterClaims#released} never blocks).
+ * volume are called and succeed". Releases are decided by the commits that take an allocation off the volume's record
+ * or record its unstage ({@link #recordChanged}), before whoever waits for that commit (an unmount's caller) learns
+ * of it. A release is never made while a mount of the same allocation is under way: that mount took (or is taking)
+ * the claim again, and releases it at its end if it failed ({@link #mountEnded}). Thread-safe: its decisions are made
+ * under its lock (they are quick: {@link ClusterClaims#released} never blocks).
  */
 final class ClusterReleases {
   private static final Logger log = LoggerFactory.getLogger(ClusterReleases.class);
@@ -73,16 +74,23 @@ final class ClusterReleases {
     return r.allocs().isEmpty() && r.onNode();
   }
 
-  /** A commit changed the volume's record: releases that waited for its unstage are made if it is done. */
-  synchronized void recordChanged(VolumeKey key) {
-    if (!afterUnstage.containsKey(key)) {
+  /**
+   * A commit changed the volume's record from {@code before} (null: none) to what {@code records} holds now: the
+   * allocations it took off lose their claim ({@link #allocGone}), and releases that waited for the volume's unstage
+   * here are made if it is done.
+   */
+  synchronized void recordChanged(VolumeKey key, VolumeRecord before) {
+    if (claims == ClusterClaims.NONE) {
       return;
     }
     VolumeRecord r = records.get(key);
-    if (r != null && stillStaged(r)) {
-      return;
+    if (before != null) {
+      before.allocs().stream().filter(alloc -> r == null || r.usageOf(alloc).isEmpty())
+          .forEach(alloc -> allocGone(key, alloc));
     }
-    afterUnstage.remove(key).forEach(alloc -> allocGone(key, alloc));
+    if (afterUnstage.containsKey(key) && (r == null || !stillStaged(r))) {
+      afterUnstage.remove(key).forEach(alloc -> allocGone(key, alloc));
+    }
   }
 
   /** Allocations whose claim waits for the volume's unstage here (for what a volume waits for). */

@@ -123,14 +123,6 @@ final class DefaultVolumeManager implements VolumeManager {
     m.records.values().stream().filter(VolumeRecord::hasWork).forEach(r -> m.withWork.add(r.key()));
     m.plugins.start();
     m.health.start();
-    if (m.clusterClaims != ClusterClaims.NONE) {
-      // After the commit that took the allocation off the volume: its cluster claim goes.
-      m.events.add(e -> {
-        if (e.kind() == VolumeEvent.Kind.UNMOUNTED || e.kind() == VolumeEvent.Kind.ROLLED_BACK) {
-          m.clusterReleases.allocGone(new VolumeKey(e.pluginId(), e.volumeId()), e.allocId());
-        }
-      }, Runnable::run);
-    }
     return m;
   }
 
@@ -326,6 +318,7 @@ final class DefaultVolumeManager implements VolumeManager {
         throw new java.util.concurrent.CompletionException(new VolumeException(Reason.STATE_ERROR,
             "volume " + key + ": the state could not be committed, nothing was done: " + Futures.unwrap(e).getMessage(), Futures.unwrap(e)));
       }
+      VolumeRecord before = records.get(key);
       if (next == null || next.isEmpty()) {
         records.remove(key);
         withWork.remove(key);
@@ -340,8 +333,8 @@ final class DefaultVolumeManager implements VolumeManager {
           withWork.remove(key);
         }
       }
+      clusterReleases.recordChanged(key, before); // first: an unmount's caller sees its claim's release asked
       unmountWaiters.recordChanged(key, records.get(key));
-      clusterReleases.recordChanged(key);
       return next;
     });
   }

@@ -79,9 +79,10 @@ class VolumeClusterClaimsTest {
     assertEquals(Map.of("device", "/dev/cloud-1"), manager.find("mono", vol).orElseThrow().publishContext());
     assertEquals(List.of("acquire " + vol + " a1"), claims.log());
 
-    kit.drive(manager.unmount("mono", vol, "a1"));
+    List<String> atCompletion = kit.drive(manager.unmount("mono", vol, "a1").thenApply(x -> claims.log()));
     assertEquals(0, kit.client("mono").calls("ControllerUnpublishVolume"), "the cluster's controller agent unpublishes");
-    assertEquals(List.of("acquire " + vol + " a1", "release " + vol + " a1"), claims.log());
+    assertEquals(List.of("acquire " + vol + " a1", "release " + vol + " a1"), atCompletion,
+        "the release is asked before the unmount's caller learns it is done");
   }
 
   @Test
@@ -90,10 +91,10 @@ class VolumeClusterClaimsTest {
     VolumeCapability rwx = VolumeCapability.mount(AccessMode.SINGLE_NODE_MULTI_WRITER);
     kit.drive(manager.mount(VolumeClaim.of("mono", vol, "a1", rwx, false)));
     kit.drive(manager.mount(VolumeClaim.of("mono", vol, "a2", rwx, false)));
-    kit.drive(manager.unmount("mono", vol, "a1"));
-    assertEquals(List.of("acquire " + vol + " a1", "acquire " + vol + " a2", "release " + vol + " a1"), claims.log());
-    kit.drive(manager.unmount("mono", vol, "a2"));
-    assertEquals("release " + vol + " a2", claims.log().get(3));
+    List<String> atCompletion = kit.drive(manager.unmount("mono", vol, "a1").thenApply(x -> claims.log()));
+    assertEquals(List.of("acquire " + vol + " a1", "acquire " + vol + " a2", "release " + vol + " a1"), atCompletion);
+    atCompletion = kit.drive(manager.unmount("mono", vol, "a2").thenApply(x -> claims.log()));
+    assertEquals("release " + vol + " a2", atCompletion.get(3));
   }
 
   @Test
@@ -127,10 +128,12 @@ class VolumeClusterClaimsTest {
     String vol = kit.createVolume("mono", "busy");
     kit.drive(manager.mount(VolumeClaim.of("mono", vol, "a1", RWO, false)));
     kit.client("mono").fail("NodeUnstageVolume", StatusCode.INTERNAL, 2); // "target is busy", twice
-    kit.drive(manager.unmount("mono", vol, "a1")); // done once the unstage, retried, succeeded
+    // Done once the unstage, retried, succeeded; the log as it is when the caller learns that.
+    List<String> atCompletion = kit.drive(manager.unmount("mono", vol, "a1").thenApply(x -> claims.log()));
     assertEquals(3, kit.client("mono").calls("NodeUnstageVolume"));
-    assertEquals(List.of("acquire " + vol + " a1", "release " + vol + " a1"), claims.log(),
-        "released once, after the unstage (CSI: the controller unpublish follows every node unstage)");
+    assertEquals(List.of("acquire " + vol + " a1", "release " + vol + " a1"), atCompletion,
+        "released once, after the unstage (CSI: the controller unpublish follows every node unstage), and before the"
+            + " unmount's caller learns it is done");
   }
 
   @Test
@@ -140,11 +143,10 @@ class VolumeClusterClaimsTest {
     kit.drive(manager.mount(VolumeClaim.of("mono", vol, "a1", rwx, false)));
     kit.drive(manager.mount(VolumeClaim.of("mono", vol, "a2", rwx, false)));
     kit.client("mono").fail("NodeUnstageVolume", StatusCode.INTERNAL, 1);
-    kit.drive(manager.unmount("mono", vol, "a1"));
-    VolumeKit.await().until(() -> claims.log().size() >= 3);
-    assertEquals("release " + vol + " a1", claims.log().get(2), "a2 still uses the volume: a1's claim goes now");
-    kit.drive(manager.unmount("mono", vol, "a2"));
+    List<String> atCompletion = kit.drive(manager.unmount("mono", vol, "a1").thenApply(x -> claims.log()));
+    assertEquals("release " + vol + " a1", atCompletion.get(2), "a2 still uses the volume: a1's claim goes now");
+    atCompletion = kit.drive(manager.unmount("mono", vol, "a2").thenApply(x -> claims.log()));
     assertEquals(List.of("acquire " + vol + " a1", "acquire " + vol + " a2", "release " + vol + " a1",
-        "release " + vol + " a2"), claims.log());
+        "release " + vol + " a2"), atCompletion);
   }
 }
