@@ -152,7 +152,8 @@ class VolumeFencedLostMountTest {
     assertEquals(0, stagesSince(), calls());
     assertEquals(0, publishesSince(), calls());
     assertEquals(Set.of(), kit.mounts.all());
-    assertTrue(kit.events.stream().anyMatch(e -> e.kind() == VolumeEvent.Kind.UNMOUNTED && e.allocId().equals("a1")));
+    VolumeKit.await().until(() -> kit.events.stream() // heard just after the unmount's caller is told
+        .anyMatch(e -> e.kind() == VolumeEvent.Kind.UNMOUNTED && e.allocId().equals("a1")));
     assertEquals("", waiting(second));
   }
 
@@ -166,7 +167,8 @@ class VolumeFencedLostMountTest {
     assertEquals(1, stagesSince(), calls());
     assertEquals(1, publishesSince(), calls());
     assertTrue(kit.mounts.isMounted(m.targetPath()));
-    assertTrue(kit.events.stream().anyMatch(e -> e.kind() == VolumeEvent.Kind.REMOUNTED && e.allocId().equals("a1")));
+    until(() -> kit.events.stream() // reported after the commit its phase is read from
+        .anyMatch(e -> e.kind() == VolumeEvent.Kind.REMOUNTED && e.allocId().equals("a1")));
     assertFalse(waiting(second).contains("FENCED"), waiting(second));
   }
 

@@ -69,7 +69,8 @@ class VolumeMountTableTest extends MockNodeVolumeTest {
         .until(() -> phase(second, "a1") == AllocPhase.PUBLISHED && second.pending().isEmpty());
     assertEquals(stages + 1, client.calls("NodeStageVolume"));
     assertEquals(publishes + 1, client.calls("NodePublishVolume"));
-    assertTrue(kit.events.stream().anyMatch(e -> e.kind() == VolumeEvent.Kind.REMOUNTED && e.allocId().equals("a1")));
+    VolumeKit.await().until(() -> kit.events.stream() // reported after the commit its phase is read from
+        .anyMatch(e -> e.kind() == VolumeEvent.Kind.REMOUNTED && e.allocId().equals("a1")));
     // The task's own mount after the restart: the same path, nothing called.
     assertEquals(m.targetPath(), kit.drive(second.mount(VolumeClaim.of("mock", vol, "a1", RWO, false))).targetPath());
     assertEquals(publishes + 1, client.calls("NodePublishVolume"));

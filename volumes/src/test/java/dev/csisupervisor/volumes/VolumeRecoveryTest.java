@@ -64,7 +64,9 @@ class VolumeRecoveryTest extends MockNodeVolumeTest {
     assertTrue(m.recovered().get(0).contains("interrupted mount for alloc a1"), m.recovered().toString());
     VolumeKit.await().until(() -> m.find("mock", vol).isEmpty());
     assertFalse(Files.exists(kit.socket("mock").getParent().resolve("per-alloc/a1")));
-    assertTrue(kit.events.stream().anyMatch(e -> e.kind() == VolumeEvent.Kind.ROLLED_BACK && e.allocId().equals("a1")));
+    // Reported once the commit is done, after the record is gone: its listeners hear of it just after.
+    VolumeKit.await().until(() -> kit.events.stream()
+        .anyMatch(e -> e.kind() == VolumeEvent.Kind.ROLLED_BACK && e.allocId().equals("a1")));
   }
 
   @Test
