@@ -66,19 +66,40 @@ public final class ObservedCsiClient extends ForwardingCsiClient {
   }
 
   private <T> CompletableFuture<T> observed(String rpc, java.util.function.Supplier<CompletableFuture<T>> call) {
-    long start = nanoTime.getAsLong();
-    CompletableFuture<T> f = call.get();
-    f.whenComplete((v, failure) ->
-        metrics.volumeRpc(plugin, rpc, code(failure), Duration.ofNanos(nanoTime.getAsLong() - start)));
-    return f;
+    return observed(rpc, call, v -> { });
   }
 
-
-
-
-
-
-
+  /**
+   * The call's answer, completed only once its metrics (and {@code onAnswer}) have it: whoever waits for the call
+   * then reads them as of that answer. A dependent of the call's own future would run after the caller's (they run
+   * last registered first). Cancelling the answer cancels the call.
+   */
+  private <T> CompletableFuture<T> observed(String rpc, java.util.function.Supplier<CompletableFuture<T>> call,
+      java.util.function.Consumer<T> onAnswer) {
+    long start = nanoTime.getAsLong();
+    CompletableFuture<T> f = call.get();
+    CompletableFuture<T> answer = new CompletableFuture<>();
+    f.whenComplete((v, failure) -> {
+      try {
+        metrics.volumeRpc(plugin, rpc, code(failure), Duration.ofNanos(nanoTime.getAsLong() - start));
+        if (failure == null) {
+          onAnswer.accept(v);
+        }
+      } finally {
+        if (failure == null) {
+          answer.complete(v);
+        } else {
+          answer.completeExceptionally(failure);
+        }
+      }
+    });
+    answer.whenComplete((v, failure) -> {
+      if (failure instanceof java.util.concurrent.CancellationException) {
+        f.cancel(true);
+      }
+    });
+    return answer;
+  }
 
   @Override
   public CompletableFuture<Void> nodeStageVolumeAsync(NodeStageRequest request) {
@@ -103,10 +124,8 @@ public final class ObservedCsiClient extends ForwardingCsiClient {
   @Override
   public CompletableFuture<VolumeStats> nodeGetVolumeStatsAsync(String volumeId, Path volumePath,
       Optional<Path> stagingPath) {
-    CompletableFuture<VolumeStats> f = observed("NodeGetVolumeStats",
-        () -> client.nodeGetVolumeStatsAsync(volumeId, volumePath, stagingPath));
-    f.thenAccept(s -> stats.record(plugin, volumeId, s));
-    return f;
+    return observed("NodeGetVolumeStats", () -> client.nodeGetVolumeStatsAsync(volumeId, volumePath, stagingPath),
+        s -> stats.record(plugin, volumeId, s));
   }
 
   @Override
