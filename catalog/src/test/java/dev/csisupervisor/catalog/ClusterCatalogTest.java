@@ -40,6 +40,11 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class ClusterCatalogTest {
   private static final Duration TTL = Duration.ofSeconds(3);
+  /**
+   * How long a wait on etcd's state may take before the test fails: a bound against a hang, not a figure (a wait
+   * returns as soon as its condition holds; the figures are printed). Long enough for a loaded machine.
+   */
+  private static final Duration ETCD_WAIT = Duration.ofSeconds(30);
   private static final AtomicInteger PREFIXES = new AtomicInteger();
 
   @TempDir
@@ -192,7 +197,7 @@ class ClusterCatalogTest {
     // A crash of n2's ebs node plugin: the supervisor reports it unhealthy; the view shows it on n2 only.
     long t0 = System.nanoTime();
     r2.register(plugin(PluginType.CSI_NODE, "ebs", "n2-ebs", false));
-    await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(5))
+    await().atMost(ETCD_WAIT).pollInterval(Duration.ofMillis(5))
         .until(() -> counts(v.snapshot(), "ebs").equals("c1/1 n2/3 entries=4"));
     long lagMs = (System.nanoTime() - t0) / 1_000_000;
     System.out.println("CATALOG unhealthy-visible-ms " + lagMs);
@@ -201,7 +206,7 @@ class ClusterCatalogTest {
     assertEquals("probe failed", n2.healthMessage());
     assertTrue(v.snapshot().nodePlugins("n1").stream().allMatch(CatalogEntry::healthy));
 
-    await().atMost(Duration.ofSeconds(5)).until(() -> mirror.content().equals(content(v.snapshot())));
+    await().atMost(ETCD_WAIT).until(() -> mirror.content().equals(content(v.snapshot())));
     assertEquals(null, mirror.error);
   }
 
@@ -216,7 +221,7 @@ class ClusterCatalogTest {
     child.toHandle().destroyForcibly();
     long killed = System.nanoTime();
     child.waitFor();
-    await().atMost(TTL.plusSeconds(2)).pollInterval(Duration.ofMillis(10))
+    await().atMost(TTL.plus(ETCD_WAIT)).pollInterval(Duration.ofMillis(10))
         .until(() -> v.snapshot().nodePlugins("n9").isEmpty() && !v.snapshot().nodes().containsKey("n9"));
     System.out.println("CATALOG kill9-vanish-ms " + (System.nanoTime() - killed) / 1_000_000 + " (ttl " + TTL.toMillis() + " ms)");
     assertEquals("c0/0 n1/1 entries=1", counts(v.snapshot(), "ebs"));
@@ -260,7 +265,7 @@ class ClusterCatalogTest {
       r1.register(plugin(PluginType.CSI_NODE, "nfs", "n1-nfs", true).withVersion(v2 + ".0"));
     }
     r2.deregister(PluginType.CSI_CONTROLLER, "ebs", "n2-ebs");          // removed meanwhile
-    await().atMost(Duration.ofSeconds(5)).until(() -> p1.status().etcdErrors() > 0 && p2.status().etcdErrors() > 0);
+    await().atMost(ETCD_WAIT).until(() -> p1.status().etcdErrors() > 0 && p2.status().etcdErrors() > 0);
     assertFalse(p1.status().connected());
     assertEquals(1, p1.status().backlog(), "six changes of one key wait as one: " + p1.status());
 
@@ -284,12 +289,12 @@ class ClusterCatalogTest {
     var exec = Executors.newSingleThreadExecutor();
     closeables.add(exec::shutdownNow);
     Mirror mirror = Mirror.subscribe(v, exec, closeables);
-    await().atMost(Duration.ofSeconds(5)).until(() -> v.snapshot().entries().size() == 2);
+    await().atMost(ETCD_WAIT).until(() -> v.snapshot().entries().size() == 2);
 
     // The view loses its watch (a broken connection); while it is away etcd changes and compacts.
     var resume = new java.util.concurrent.CompletableFuture<Void>();
     v.dropWatchForTest(resume);
-    await().atMost(Duration.ofSeconds(5)).until(() -> v.etcdErrors() > 0);
+    await().atMost(ETCD_WAIT).until(() -> v.etcdErrors() > 0);
     r1.deregister(PluginType.CSI_NODE, "nfs", "n1-nfs");
     assertTrue(p1.awaitInSync(Duration.ofSeconds(5)));
     try (EtcdClient side = new EtcdClient(EtcdOptions.of(etcd.endpoint()))) {
@@ -323,15 +328,20 @@ class ClusterCatalogTest {
     assertEquals(1, v.snapshot().nodePlugins("old-id").size());
     old.close(); // stopped hard: the lease is not revoked
     publisher(r, "new-id", etcd.endpoint());
-    await().atMost(Duration.ofSeconds(5)).until(() -> v.snapshot().nodePlugins("new-id").size() == 1);
-    await().atMost(TTL.plusSeconds(2)).until(() -> v.snapshot().nodePlugins("old-id").isEmpty());
+    await().atMost(ETCD_WAIT).until(() -> v.snapshot().nodePlugins("new-id").size() == 1);
+    await().atMost(TTL.plus(ETCD_WAIT)).until(() -> v.snapshot().nodePlugins("old-id").isEmpty());
     assertEquals("c0/0 n1/1 entries=1", counts(v.snapshot(), "ebs"));
     assertEquals(List.of("new-id"), List.copyOf(v.snapshot().nodes().keySet()));
   }
 
   private CatalogPublisher instance(PluginRegistry r, String nodeId, String instance, boolean revokeOnClose) {
+    return instance(r, nodeId, instance, revokeOnClose, TTL);
+  }
+
+  private CatalogPublisher instance(PluginRegistry r, String nodeId, String instance, boolean revokeOnClose,
+      Duration ttl) {
     CatalogPublisher p = track(CatalogPublisher.builder().registry(r).etcd(EtcdOptions.of(etcd.endpoint()))
-        .prefix(prefix).nodeId(nodeId).instance(instance).leaseTtl(TTL).revokeOnClose(revokeOnClose)
+        .prefix(prefix).nodeId(nodeId).instance(instance).leaseTtl(ttl).revokeOnClose(revokeOnClose)
         .backoff(Duration.ofMillis(100), Duration.ofMillis(300)).build());
     p.start();
     return p;
@@ -350,14 +360,14 @@ class ClusterCatalogTest {
     CatalogPublisher.checkNodeIdFree(EtcdOptions.of(etcd.endpoint()), prefix, "n1", "agent-a"); // itself: free
 
     CatalogPublisher second = instance(registry("n1", "node:nfs"), "n1", "agent-b", true);
-    await().atMost(Duration.ofSeconds(5)).until(() -> second.status().lastError().contains("in use by another agent"));
+    await().atMost(ETCD_WAIT).until(() -> second.status().lastError().contains("in use by another agent"));
     assertFalse(second.awaitInSync(Duration.ofMillis(500)));
     assertEquals(List.of("ebs"), v.snapshot().nodePlugins("n1").stream().map(CatalogEntry::name).toList());
     assertTrue(second.status().etcdErrors() >= 1);
 
     first.close(); // leaves: lease revoked, node key gone; the second's next attempt creates it
     assertTrue(second.awaitInSync(Duration.ofSeconds(10)), second.status().toString());
-    await().atMost(Duration.ofSeconds(5)).until(() -> v.snapshot().nodePlugins("n1").stream()
+    await().atMost(ETCD_WAIT).until(() -> v.snapshot().nodePlugins("n1").stream()
         .map(CatalogEntry::name).toList().equals(List.of("nfs")));
   }
 
@@ -365,11 +375,13 @@ class ClusterCatalogTest {
   @Test
   void theSameInstanceRestartedWithinItsTtl_takesItsNodeKeyOver_withoutWaiting() throws Exception {
     PluginRegistry r = registry("n1", "node:ebs");
-    CatalogPublisher crashed = instance(r, "n1", "agent-a", false);
-    assertTrue(crashed.awaitInSync(Duration.ofSeconds(10)));
+    // A lease of a minute, so that in sync within the wait below is "without waiting for it to expire".
+    Duration minute = Duration.ofMinutes(1);
+    CatalogPublisher crashed = instance(r, "n1", "agent-a", false, minute);
+    assertTrue(crashed.awaitInSync(ETCD_WAIT));
     crashed.close(); // as a crash: the lease is left to expire
-    CatalogPublisher again = instance(r, "n1", "agent-a", true);
-    assertTrue(again.awaitInSync(Duration.ofSeconds(TTL.toSeconds() - 1)), again.status().toString());
+    CatalogPublisher again = instance(r, "n1", "agent-a", true, minute);
+    assertTrue(again.awaitInSync(ETCD_WAIT), again.status().toString());
     assertEquals("", again.status().lastError());
   }
 
@@ -384,7 +396,7 @@ class ClusterCatalogTest {
     for (int i = 0; i < 10; i++) { // they return although no etcd listens there until `late` below
       r.register(plugin(PluginType.CSI_NODE, "p" + i, "n1-p" + i, true));
     }
-    await().atMost(Duration.ofSeconds(5)).until(() -> p.status().etcdErrors() >= 3);
+    await().atMost(ETCD_WAIT).until(() -> p.status().etcdErrors() >= 3);
     PublisherStatus s = p.status();
     assertFalse(s.connected());
     assertTrue(s.backlog() <= 3, "backlog bounded: " + s);
@@ -410,7 +422,7 @@ class ClusterCatalogTest {
     try (EtcdClient side = new EtcdClient(EtcdOptions.of(etcd.endpoint()))) {
       side.revokeLease(lease); // as if it had expired during a partition: etcd drops every key on it
     }
-    await().atMost(Duration.ofSeconds(5)).until(() -> p.status().leaseId() != lease && p.status().leaseId() != 0
+    await().atMost(ETCD_WAIT).until(() -> p.status().leaseId() != lease && p.status().leaseId() != 0
         && v.snapshot().entries().size() == 2 && v.snapshot().nodes().containsKey("n1"));
     assertTrue(p.status().reconciles() >= 2, p.status().toString());
   }
@@ -436,13 +448,13 @@ class ClusterCatalogTest {
               .setValue(CatalogCodec.encode(CatalogEntry.of("n1", ebs.withVersion("0.9")))).setLease(lease)))
           .build());
     }
-    await().atMost(Duration.ofSeconds(5)).until(() -> v.snapshot().plugin("ebs").orElseThrow().entries().get(0)
+    await().atMost(ETCD_WAIT).until(() -> v.snapshot().plugin("ebs").orElseThrow().entries().get(0)
         .version().equals("0.9"));
     // The next change's write finds the node key changed: the publisher reconnects and writes every key again.
     r.register(plugin(PluginType.CSI_NODE, "nfs", "n1-nfs", false));
     Map<String, CatalogEntry> want = new HashMap<>();
     r.listAll(PluginType.CSI_NODE).forEach(i -> want.put(Mirror.key(CatalogEntry.of("n1", i)), CatalogEntry.of("n1", i)));
-    await().atMost(Duration.ofSeconds(5)).until(() -> content(v.snapshot()).equals(want));
+    await().atMost(ETCD_WAIT).until(() -> content(v.snapshot()).equals(want));
     assertTrue(p.status().lastError().contains("changed behind"), p.status().lastError());
   }
 
@@ -463,8 +475,8 @@ class ClusterCatalogTest {
     try (EtcdClient c = new EtcdClient(EtcdOptions.of(etcd.endpoint()))) {
       c.revokeLease(lease);
     }
-    await().atMost(Duration.ofSeconds(5)).until(() -> v.snapshot().entries().isEmpty());
-    await().atMost(TTL).until(() -> p.status().leaseId() != lease && p.status().connected()
+    await().atMost(ETCD_WAIT).until(() -> v.snapshot().entries().isEmpty());
+    await().atMost(ETCD_WAIT).until(() -> p.status().leaseId() != lease && p.status().connected()
         && content(v.snapshot()).equals(want) && v.snapshot().nodes().containsKey("n1"));
     try (EtcdClient c = new EtcdClient(EtcdOptions.of(etcd.endpoint()))) {
       assertEquals(4, c.leaseKeys(p.status().leaseId()).size(), "the node key and every plugin key on the new lease");
@@ -530,12 +542,12 @@ class ClusterCatalogTest {
     for (int i = 0; i < 8; i++) {
       r.register(plugin(PluginType.CSI_NODE, "p" + i, "n1-p" + i, true));
     }
-    await().atMost(Duration.ofSeconds(5)).until(() -> mirror.content().size() == 8);
+    await().atMost(ETCD_WAIT).until(() -> mirror.content().size() == 8);
     assertEquals(null, mirror.error);
     assertTrue(thrown.get() >= 8, "the throwing listener still gets every change: " + thrown.get());
     assertFalse(slow.isActive(), "the stuck one is dropped");
     stuck.countDown();
-    await().atMost(Duration.ofSeconds(5)).until(closed::get);
+    await().atMost(ETCD_WAIT).until(closed::get);
     assertEquals(slow.snapshotSequence() + 1, laggedAt.get(), "it had been handed only the first change");
   }
 
@@ -544,11 +556,11 @@ class ClusterCatalogTest {
     PluginRegistry r = registry("n1", "node:ebs");
     CatalogPublisher p = publisher(r, "n1", etcd.endpoint());
     EtcdClusterView v = view(Duration.ofMillis(100));
-    await().atMost(Duration.ofSeconds(5)).until(() -> v.snapshot().entries().size() == 1);
+    await().atMost(ETCD_WAIT).until(() -> v.snapshot().entries().size() == 1);
     r.deregister(PluginType.CSI_NODE, "ebs", "n1-ebs");
-    await().atMost(Duration.ofSeconds(5)).until(() -> v.snapshot().entries().isEmpty());
+    await().atMost(ETCD_WAIT).until(() -> v.snapshot().entries().isEmpty());
     r.register(plugin(PluginType.CSI_NODE, "ebs", "n1-ebs", true).withVersion("2.0.0"));
-    await().atMost(Duration.ofSeconds(5)).until(() -> v.snapshot().entries().size() == 1
+    await().atMost(ETCD_WAIT).until(() -> v.snapshot().entries().size() == 1
         && v.snapshot().entries().get(0).version().equals("2.0.0"));
     assertTrue(p.awaitInSync(Duration.ofSeconds(5)));
     assertTrue(p.status().published() >= 3, p.status().toString());

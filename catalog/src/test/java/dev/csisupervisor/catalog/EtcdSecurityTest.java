@@ -65,9 +65,9 @@ class EtcdSecurityTest {
         p.start();
         v.start();
         assertTrue(p.awaitInSync(Duration.ofSeconds(10)), p.status().toString());
-        await().atMost(Duration.ofSeconds(5)).until(() -> v.snapshot().entries().size() == 2);
+        await().atMost(Duration.ofSeconds(30)).until(() -> v.snapshot().entries().size() == 2);
         r.register(plugin(PluginType.CSI_NODE, "nfs", "n1-nfs", true));
-        await().atMost(Duration.ofSeconds(5)).until(() -> v.snapshot().entries().size() == 3);
+        await().atMost(Duration.ofSeconds(30)).until(() -> v.snapshot().entries().size() == 3);
       } finally {
         r.close();
       }
@@ -152,7 +152,7 @@ class EtcdSecurityTest {
           await().atMost(Duration.ofSeconds(5)).until(() -> System.nanoTime() > quietUntil);
           r.register(plugin(PluginType.CSI_NODE, "nfs" + i, "n1-nfs" + i, true));
           int want = 2 + i;
-          await().atMost(Duration.ofSeconds(5)).until(() -> ClusterView.read(good, "/auth").entries().size() == want);
+          await().atMost(Duration.ofSeconds(30)).until(() -> ClusterView.read(good, "/auth").entries().size() == want);
         }
         assertEquals(0, p.status().etcdErrors(), "a token that expired is renewed, not a failure: " + p.status());
         assertEquals(1, p.status().reconciles(), p.status().toString());

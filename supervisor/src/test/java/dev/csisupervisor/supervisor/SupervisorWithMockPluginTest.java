@@ -115,7 +115,8 @@ class SupervisorWithMockPluginTest {
     assertEquals("ctl.csi.dev", registered.plugin().fingerprint().name());
     assertTrue(registered.plugin().fingerprint().pluginCapabilities().stream()
         .anyMatch(c -> c.contains("CONTROLLER_SERVICE")), registered.plugin().toString());
-    assertEquals(Phase.REGISTERED, hook.phase());
+    // The hook learns of the commit after the registry's listeners do.
+    await().atMost(WAIT).until(() -> hook.phase() == Phase.REGISTERED);
   }
 
   @Test
@@ -223,7 +224,7 @@ class SupervisorWithMockPluginTest {
     hook.poststart(PoststartRequest.of());
     await().atMost(WAIT).until(() -> count(PluginEvent.Kind.REGISTERED) == 1);
     assertTrue(registry.find(PluginType.CSI_NODE, "noready").orElseThrow().health().healthy());
-    assertTrue(hook.healthy());
+    await().atMost(WAIT).until(hook::healthy); // set once the hook learns of the commit, after the listeners
   }
 
   @Test
@@ -233,9 +234,10 @@ class SupervisorWithMockPluginTest {
     plugin(MockCsiPlugin.builder().socket(hook.socketPath()).mode(MockMode.NODE));
     hook.poststart(PoststartRequest.of());
     await().atMost(WAIT).until(() -> hook.phase() == Phase.REGISTERED);
+    // Listeners and task events are told on their own threads: awaited, then checked that nothing else came.
+    await().atMost(WAIT).until(() -> !events.isEmpty() && taskEvents.stream().anyMatch(e -> e.type()
+        .equals(TaskEvent.PLUGIN_PARTIAL) && e.message().contains("controller half not registered")));
     assertEquals(List.of(PluginType.CSI_NODE), events.stream().map(PluginEvent::type).toList());
-    assertTrue(taskEvents.stream().anyMatch(e -> e.type().equals(TaskEvent.PLUGIN_PARTIAL)
-        && e.message().contains("controller half not registered")), taskEvents.toString());
     assertTrue(restarts.isEmpty());
   }
 

@@ -20,6 +20,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
@@ -83,6 +84,8 @@ class PluginFaultsTest {
       assertEquals(List.of(), h.checkStoppedHistory(s));
       assertEquals(List.of(), FaultHarness.checkHealthAlternation(s));
     }
+    // The views hear of each change on their own delivery, after the registry has it: awaited, then shown.
+    waiting().until(() -> h.viewProblems().isEmpty());
     assertEquals(List.of(), h.viewProblems());
   }
 
@@ -140,6 +143,9 @@ class PluginFaultsTest {
     for (PluginInfo p : h.registrations(s)) {
       assertTrue(p.health().message().contains(s.socket().toString()), "the reason names the socket: " + p.health());
     }
+    // Task events and listeners are told after the registry changed, on their own threads.
+    waiting().until(() -> s.count(TaskEvent.PLUGIN_UNHEALTHY) >= 1
+        && Arrays.stream(PluginType.values()).allMatch(t -> kinds(s, t).size() >= 2));
     assertEquals(1, s.count(TaskEvent.PLUGIN_UNHEALTHY));
     for (PluginType t : PluginType.values()) {
       assertEquals(List.of(Kind.REGISTERED, Kind.UPDATED), kinds(s, t), "crash: an UPDATED, never a DEREGISTERED");
@@ -147,6 +153,8 @@ class PluginFaultsTest {
 
     serve(s, "1.0.0"); // the restarted process: same build; start() replaces the stale socket
     waiting().until(() -> h.registeredHealthy(s, "1.0.0"));
+    waiting().until(() -> healthEvents(s).size() >= 3
+        && Arrays.stream(PluginType.values()).allMatch(t -> kinds(s, t).size() >= 3));
     assertEquals(List.of(TaskEvent.PLUGIN_HEALTHY, TaskEvent.PLUGIN_UNHEALTHY, TaskEvent.PLUGIN_HEALTHY), healthEvents(s));
     assertEquals(1, s.count(TaskEvent.PLUGIN_REGISTERED), "same build: no new registration task event");
     for (PluginType t : PluginType.values()) {
@@ -291,6 +299,11 @@ class PluginFaultsTest {
     p.stop();
     serve(s, "2.0.0");
     waiting().until(() -> h.registeredHealthy(s, "2.0.0"));
+    waiting().until(() -> s.count(TaskEvent.PLUGIN_REGISTERED) >= 2 && Arrays.stream(PluginType.values())
+        .allMatch(t -> { // listeners hear of the new build after the registry has it
+          List<PluginEvent> e = h.events(s, t);
+          return "2.0.0".equals(e.get(e.size() - 1).plugin().fingerprint().vendorVersion());
+        }));
     for (PluginType t : PluginType.values()) {
       List<Kind> kinds = kinds(s, t);
       assertEquals(Kind.REGISTERED, kinds.get(0));
@@ -310,6 +323,7 @@ class PluginFaultsTest {
     waiting().until(() -> h.notHealthy(s));
     serve(s, "1.1.0");
     waiting().until(() -> h.registeredHealthy(s, "1.1.0"));
+    waiting().until(() -> s.count(TaskEvent.PLUGIN_REGISTERED) >= 2); // told on the task events' own thread
     assertEquals(2, s.count(TaskEvent.PLUGIN_REGISTERED), s.taskEventTypes().toString());
     stopAllAndCheck();
   }

@@ -303,9 +303,11 @@ class ClusterVolumesAgentTest {
     // The intent is written, the call sent and not answered. The lease (2 s) is renewed meanwhile, so the call is
     // not cut at the lease's end (a cloud attach may take longer than a lease period) but at the call timeout (5 s);
     // the intent says so, and the call is sent again after a backoff; then the mount goes through.
-    await().atMost(WAIT).until(() -> n0.volumes().attachment(PLUGIN, vol, "n1")
-        .map(a -> a.message().contains("no answer within")).orElse(false));
-    dev.csisupervisor.catalog.ClusterAttachment a = n0.volumes().attachment(PLUGIN, vol, "n1").orElseThrow();
+    // The attachment as read when it said so (the retry, a second later, may have attached it by the next read).
+    dev.csisupervisor.catalog.ClusterAttachment a = await().atMost(WAIT)
+        .until(() -> n0.volumes().attachment(PLUGIN, vol, "n1"),
+            read -> read.map(x -> x.message().contains("no answer within")).orElse(false))
+        .orElseThrow();
     assertEquals(dev.csisupervisor.catalog.ClusterAttachment.State.ATTACHING, a.state());
     assertTrue(a.message().contains("within the call timeout of 5000 ms"), a.message());
     assertTrue(a.retryAt().isPresent(), "sent again after a backoff, not at once: " + a);

@@ -60,8 +60,9 @@ class ClusterEndToEndTest {
     y.append("metrics_address: 127.0.0.1:0\n");
     y.append("shutdown_grace: 5s\n");
     y.append("defaults:\n  probe_interval: 200ms\n  health_timeout: 30s\n");
-    // A crashed plugin is restarted after 2 s: long enough to see it unhealthy in the cluster.
-    y.append("  restart: {attempts: 3, interval: 1m, delay: 2s}\n");
+    // A crashed plugin is restarted after 5 s: long enough to see it unhealthy in the cluster, with a CLI started
+    // after the view saw it (a JVM, on a loaded machine).
+    y.append("  restart: {attempts: 3, interval: 1m, delay: 5s}\n");
     if (pluginType == null) {
       y.append("plugins: []\n");
     } else {
