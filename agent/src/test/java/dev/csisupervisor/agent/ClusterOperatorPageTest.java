@@ -113,6 +113,9 @@ class ClusterOperatorPageTest {
       refusal = e.getCause().getMessage();
     }
     assertTrue(refusal.contains("held by node n1, alloc web-1"), refusal);
+    // Connected comes before the reconcile that writes a node's plugin entries: the page reads etcd.
+    await().atMost(WAIT).ignoreExceptions().until(() -> new ObjectMapper().readTree(get(base(n2)
+        + "/api/v1/cluster/plugins")).path("plugins").toString().contains("\"nodes_healthy\":2,\"nodes_expected\":2"));
   }
 
   private static VolumeClaim claim(String alloc) {

@@ -233,7 +233,7 @@ class GrpcCallFramesTest {
       ex.drain();
     });
     StatusRuntimeException e = assertThrows(StatusRuntimeException.class,
-        () -> GrpcCall.unary(server.socket(), METHOD, new byte[100_000], Duration.ofMillis(300)));
+        () -> GrpcCall.unary(server.socket(), METHOD, new byte[100_000], Duration.ofSeconds(2)));
     assertEquals(Status.Code.DEADLINE_EXCEEDED, e.getStatus().getCode());
     assertTrue(e.getStatus().getDescription().contains("flow-control window stayed shut"), e.toString());
   }
@@ -310,7 +310,7 @@ class GrpcCallFramesTest {
     });
     StringWriter out = new StringWriter();
     StringWriter err = new StringWriter();
-    try (AdminClient client = AdminClient.connect(server.socket(), Duration.ofMillis(300))) {
+    try (AdminClient client = AdminClient.connect(server.socket(), Duration.ofSeconds(2))) {
       EventsCommand events = new EventsCommand(file -> server.socket());
       new picocli.CommandLine(events.spec).parseArgs();
       int code = events.run(client, new PrintWriter(out, true), new PrintWriter(err, true));
@@ -331,16 +331,17 @@ class GrpcCallFramesTest {
       ex.okHeaders();
       ex.message(ANSWER);
       // Real time is the point: the deadline is the real clock's. Longer than the first answer's deadline:
-      new java.util.concurrent.CountDownLatch(1).await(500, TimeUnit.MILLISECONDS);
+      new java.util.concurrent.CountDownLatch(1).await(2500, TimeUnit.MILLISECONDS);
       ex.message(ANSWER);
       ex.trailers(0, null);
     });
-    try (GrpcCall wedged = GrpcCall.follow(server.socket(), METHOD, new byte[0], Duration.ofMillis(200))) {
+    try (GrpcCall wedged = GrpcCall.follow(server.socket(), METHOD, new byte[0], Duration.ofMillis(500))) {
       StatusRuntimeException e = assertThrows(StatusRuntimeException.class, wedged::next);
       assertEquals(Status.Code.DEADLINE_EXCEEDED, e.getStatus().getCode());
       assertTrue(e.getStatus().getDescription().contains("did not start answering"), e.toString());
     }
-    try (GrpcCall stream = GrpcCall.follow(server.socket(), METHOD, new byte[0], Duration.ofMillis(200))) {
+    // 2 s to start answering (a loaded machine), then 2.5 s of silence between two messages: no deadline then.
+    try (GrpcCall stream = GrpcCall.follow(server.socket(), METHOD, new byte[0], Duration.ofSeconds(2))) {
       assertArrayEquals(ANSWER, stream.next());
       assertArrayEquals(ANSWER, stream.next());
       assertNull(stream.next());

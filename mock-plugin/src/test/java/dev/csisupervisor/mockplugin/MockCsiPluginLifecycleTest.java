@@ -109,7 +109,7 @@ class MockCsiPluginLifecycleTest {
       // The open connection was dropped. (A call racing the client's own discovery of that
       // can fail UNKNOWN / ClosedChannelException inside grpc-java, as with any dead peer;
       // so wait until the client has seen it.)
-      await().atMost(Duration.ofSeconds(5))
+      await().atMost(Duration.ofSeconds(20))
           .until(() -> csi.channel.getState(false) != ConnectivityState.READY);
       assertEquals(Status.Code.UNAVAILABLE,
           codeOf(() -> csi.identity().probe(ProbeRequest.getDefaultInstance())));
@@ -130,9 +130,9 @@ class MockCsiPluginLifecycleTest {
     try (plugin; Csi csi = new Csi(socket)) {
       plugin.hangProbes(true);
       ListenableFuture<ProbeResponse> waiting = csi.identityFuture().probe(ProbeRequest.getDefaultInstance());
-      await().atMost(Duration.ofSeconds(5)).until(() -> plugin.hungProbeCount() == 1);
+      await().atMost(Duration.ofSeconds(20)).until(() -> plugin.hungProbeCount() == 1);
       plugin.crash();
-      ExecutionException e = assertThrows(ExecutionException.class, () -> waiting.get(5, TimeUnit.SECONDS));
+      ExecutionException e = assertThrows(ExecutionException.class, () -> waiting.get(20, TimeUnit.SECONDS));
       assertEquals(Status.Code.UNAVAILABLE, ((StatusRuntimeException) e.getCause()).getStatus().getCode());
     }
   }
@@ -142,12 +142,12 @@ class MockCsiPluginLifecycleTest {
     Path socket = dir.resolve("csi.sock");
     EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
     try (MockCsiPlugin plugin = MockCsiPlugin.builder().socket(socket).eventLoopGroup(group)
-            .latency(Duration.ofSeconds(3)).start();
+            .latency(Duration.ofSeconds(60)).start(); // in flight until the crash, whatever the machine's load
         Csi csi = new Csi(socket)) {
       ListenableFuture<ProbeResponse> delayed = csi.identityFuture().probe(ProbeRequest.getDefaultInstance());
-      await().atMost(Duration.ofSeconds(5)).until(() -> plugin.probeCount() == 1);
+      await().atMost(Duration.ofSeconds(20)).until(() -> plugin.probeCount() == 1);
       plugin.crash();
-      ExecutionException e = assertThrows(ExecutionException.class, () -> delayed.get(5, TimeUnit.SECONDS));
+      ExecutionException e = assertThrows(ExecutionException.class, () -> delayed.get(20, TimeUnit.SECONDS));
       assertEquals(Status.Code.UNAVAILABLE, ((StatusRuntimeException) e.getCause()).getStatus().getCode());
       assertFalse(group.isShuttingDown());
       assertTrue(SocketFiles.isSocket(socket));

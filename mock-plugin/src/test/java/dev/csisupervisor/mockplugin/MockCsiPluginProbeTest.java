@@ -92,7 +92,7 @@ class MockCsiPluginProbeTest extends PluginOnSocketTest {
         .probe(ProbeRequest.getDefaultInstance()));
     assertEquals(Status.Code.DEADLINE_EXCEEDED, code, "only the client's deadline ends it");
     // The cancelled call is forgotten, so hung calls cannot pile up.
-    await().atMost(Duration.ofSeconds(5)).until(() -> plugin.hungProbeCount() == 0);
+    await().atMost(Duration.ofSeconds(20)).until(() -> plugin.hungProbeCount() == 0);
     // Other RPCs are not affected by a hanging Probe.
     assertEquals("mock.csi.dev", csi.identity().getPluginInfo(
         GetPluginInfoRequest.getDefaultInstance()).getName());
@@ -105,10 +105,10 @@ class MockCsiPluginProbeTest extends PluginOnSocketTest {
     plugin.hangProbes(true);
     plugin.setReady(false);
     ListenableFuture<ProbeResponse> waiting = csi.identityFuture().probe(ProbeRequest.getDefaultInstance());
-    await().atMost(Duration.ofSeconds(5)).until(() -> plugin.hungProbeCount() == 1);
+    await().atMost(Duration.ofSeconds(20)).until(() -> plugin.hungProbeCount() == 1);
     assertFalse(waiting.isDone());
     plugin.hangProbes(false);
-    ProbeResponse response = waiting.get(5, TimeUnit.SECONDS);
+    ProbeResponse response = waiting.get(20, TimeUnit.SECONDS);
     assertTrue(response.hasReady());
     assertFalse(response.getReady().getValue());
     assertFalse(csi.ready(), "no longer hangs: answers at once");
@@ -120,9 +120,9 @@ class MockCsiPluginProbeTest extends PluginOnSocketTest {
     start(b -> { });
     plugin.hangProbes(true);
     ListenableFuture<ProbeResponse> waiting = csi.identityFuture().probe(ProbeRequest.getDefaultInstance());
-    await().atMost(Duration.ofSeconds(5)).until(() -> plugin.hungProbeCount() == 1);
+    await().atMost(Duration.ofSeconds(20)).until(() -> plugin.hungProbeCount() == 1);
     plugin.stop();
-    ExecutionException e = assertThrows(ExecutionException.class, () -> waiting.get(5, TimeUnit.SECONDS));
+    ExecutionException e = assertThrows(ExecutionException.class, () -> waiting.get(20, TimeUnit.SECONDS));
     // Answered by stop() itself: a stop that waited for the probe would end it only when its grace period ran out
     // and the server cut the call off, with the server's words, not these.
     Status status = ((StatusRuntimeException) e.getCause()).getStatus();
@@ -192,11 +192,11 @@ class MockCsiPluginProbeTest extends PluginOnSocketTest {
   void latency_delaysEveryResponse_andCanBeTurnedOff() throws Exception {
     start(b -> b.latency(Duration.ofMillis(300)));
     ListenableFuture<ProbeResponse> late = csi.identityFuture().probe(ProbeRequest.getDefaultInstance());
-    await().atMost(Duration.ofSeconds(5)).until(() -> waits.pendingCount() == 1);
+    await().atMost(Duration.ofSeconds(20)).until(() -> waits.pendingCount() == 1);
     waits.forwardTime(Duration.ofMillis(299));
     assertFalse(late.isDone(), "not answered before the latency");
     waits.forwardTime(Duration.ofMillis(1));
-    assertTrue(late.get(5, TimeUnit.SECONDS).getReady().getValue());
+    assertTrue(late.get(20, TimeUnit.SECONDS).getReady().getValue());
 
     // A client deadline shorter than the latency expires.
     assertEquals(Status.Code.DEADLINE_EXCEEDED, codeOf(() -> csi.identity()
@@ -209,11 +209,11 @@ class MockCsiPluginProbeTest extends PluginOnSocketTest {
     plugin.setLatency(Duration.ofMillis(200));
     plugin.failProbes(Status.Code.UNAVAILABLE, "later");
     ListenableFuture<ProbeResponse> failing = csi.identityFuture().probe(ProbeRequest.getDefaultInstance());
-    await().atMost(Duration.ofSeconds(5)).until(() -> waits.pendingDelays().contains(Duration.ofMillis(200)));
+    await().atMost(Duration.ofSeconds(20)).until(() -> waits.pendingDelays().contains(Duration.ofMillis(200)));
     waits.forwardTime(Duration.ofMillis(199));
     assertFalse(failing.isDone(), "not failed before the latency");
     waits.forwardTime(Duration.ofMillis(1));
-    ExecutionException e = assertThrows(ExecutionException.class, () -> failing.get(5, TimeUnit.SECONDS));
+    ExecutionException e = assertThrows(ExecutionException.class, () -> failing.get(20, TimeUnit.SECONDS));
     assertEquals(Status.Code.UNAVAILABLE, ((StatusRuntimeException) e.getCause()).getStatus().getCode());
   }
 

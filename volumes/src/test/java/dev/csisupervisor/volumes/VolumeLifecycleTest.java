@@ -37,6 +37,14 @@ class VolumeLifecycleTest {
     kit.close();
   }
 
+  /**
+   * The calls made, without the health rounds' NodeGetVolumeStats: a round falls due whenever a drive moves the fake
+   * clock past its 10 s, which may be between a mount's last commit and its answer.
+   */
+  private static List<String> volumeCalls(FaultyClient c) {
+    return c.log().stream().filter(call -> !call.startsWith("NodeGetVolumeStats")).toList();
+  }
+
   @Test
   void createPublishStageMount_thenTheReverse_andDelete() {
     CsiVolume v = kit.drive(manager.create("mono", "data", Optional.of(CapacityRange.atLeast(1 << 20)), List.of(RWO),
@@ -44,7 +52,7 @@ class VolumeLifecycleTest {
     kit.drive(manager.mount(VolumeClaim.of("mono", v.volumeId(), "a1", RWO, false)));
     FaultyClient c = kit.client("mono");
     assertEquals(List.of("CreateVolume data", "ControllerPublishVolume " + v.volumeId(),
-        "NodeStageVolume " + v.volumeId(), "NodePublishVolume " + v.volumeId()), c.log());
+        "NodeStageVolume " + v.volumeId(), "NodePublishVolume " + v.volumeId()), volumeCalls(c));
     VolumeRecord r = manager.find("mono", v.volumeId()).orElseThrow();
     assertEquals(ControllerState.PUBLISHED, r.controller());
     assertEquals("node-1", r.controllerNodeId());
@@ -52,7 +60,7 @@ class VolumeLifecycleTest {
     kit.drive(manager.unmount("mono", v.volumeId(), "a1"));
     kit.drive(manager.delete("mono", v.volumeId(), Secrets.none()));
     assertEquals(List.of("NodeUnpublishVolume " + v.volumeId(), "NodeUnstageVolume " + v.volumeId(),
-        "ControllerUnpublishVolume " + v.volumeId(), "DeleteVolume " + v.volumeId()), c.log().subList(4, 8));
+        "ControllerUnpublishVolume " + v.volumeId(), "DeleteVolume " + v.volumeId()), volumeCalls(c).subList(4, 8));
     assertTrue(manager.list().isEmpty());
   }
 
@@ -68,7 +76,7 @@ class VolumeLifecycleTest {
     kit.setHealthy(PluginType.CSI_CONTROLLER, "mono", true);
     kit.drive(f);
     assertEquals(List.of("ControllerPublishVolume " + v.volumeId(), "NodeStageVolume " + v.volumeId(),
-        "NodePublishVolume " + v.volumeId()), kit.client("mono").log().subList(1, 4));
+        "NodePublishVolume " + v.volumeId()), volumeCalls(kit.client("mono")).subList(1, 4));
   }
 
   @Test

@@ -227,7 +227,7 @@ class VolumeMountTableTest extends MockNodeVolumeTest {
     kit.drive(manager.mount(VolumeClaim.of("mock", vol, "a1", RWO, false)));
     kit.client("mock").fail("ControllerUnpublishVolume", dev.csisupervisor.client.StatusCode.INTERNAL, 1);
     CompletableFuture<Void> unmount = manager.unmount("mock", vol, "a1");
-    kit.scheduler.forwardTime(100, TimeUnit.MILLISECONDS);
+    // The node steps are done, the controller's retry waits on the fake clock (not moved: it would end the wait).
     VolumeKit.await()
         .until(() -> manager.find("mock", vol).map(r -> r.usages().isEmpty()).orElse(false));
     kit.setHealthy(PluginType.CSI_NODE, "mock", false); // only the controller step is left

@@ -87,10 +87,10 @@ class ClusterVolumeRequestsCommandTest {
     ShortTempDir dir = track(new ShortTempDir("clireq"));
     Path socket = dir.resolve("csi.sock");
     plugin = track(MockCsiPlugin.builder().mode(MockMode.CONTROLLER).socket(socket).allCapabilities()
-        .mutableParameters(List.of("iops")).snapshotTime(Duration.ofMillis(1500)).start());
+        .mutableParameters(List.of("iops")).snapshotTime(Duration.ofSeconds(4)).start()); // a cancel lands inside
     Path slowSocket = dir.resolve("slow.sock");
     track(MockCsiPlugin.builder().mode(MockMode.CONTROLLER).socket(slowSocket).allCapabilities()
-        .snapshotReadyTime(Duration.ofSeconds(4)).start());
+        .snapshotReadyTime(Duration.ofSeconds(8)).start()); // a list and a create run before it is ready
     PluginRegistry full = track(PluginRegistry.builder().stateStore(new InMemoryStateStore()).build());
     full.register(controller(FULL, socket, EVERYTHING));
     full.register(controller(SLOW, slowSocket, EVERYTHING));
