@@ -498,7 +498,12 @@ class ClusterVolumesAgentTest {
     assertEquals(Set.of("csi-n1"), cloud.on(vol));
     assertEquals(1, n0.volumes().claims(PLUGIN, vol).size());
     // An order whose --wait timed out would otherwise stay, and fence n1 at once the next time it is lost.
-    n1.claims().sweep();
+    // Its sweep removes it once its node key is there (published on its own thread after start; a loaded machine
+    // may not have it yet at the first sweep): swept as the agent does, until it is.
+    await().atMost(WAIT).until(() -> {
+      n1.claims().sweep();
+      return n0.volumes().read().detachOrders().isEmpty();
+    });
     assertEquals(Map.of(), n0.volumes().read().detachOrders(), "the live node removed the order against it");
   }
 
