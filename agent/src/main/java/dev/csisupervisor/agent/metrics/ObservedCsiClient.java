@@ -21,8 +21,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 /**
  * A plugin's {@link CsiClient} that tells the agent's metrics of every CSI volume call made through it, with the
@@ -65,7 +68,7 @@ public final class ObservedCsiClient extends ForwardingCsiClient {
     return client;
   }
 
-  private <T> CompletableFuture<T> observed(String rpc, java.util.function.Supplier<CompletableFuture<T>> call) {
+  private <T> CompletableFuture<T> observed(String rpc, Supplier<CompletableFuture<T>> call) {
     return observed(rpc, call, v -> { });
   }
 
@@ -74,8 +77,7 @@ public final class ObservedCsiClient extends ForwardingCsiClient {
    * then reads them as of that answer. A dependent of the call's own future would run after the caller's (they run
    * last registered first). Cancelling the answer cancels the call.
    */
-  private <T> CompletableFuture<T> observed(String rpc, java.util.function.Supplier<CompletableFuture<T>> call,
-      java.util.function.Consumer<T> onAnswer) {
+  private <T> CompletableFuture<T> observed(String rpc, Supplier<CompletableFuture<T>> call, Consumer<T> onAnswer) {
     long start = nanoTime.getAsLong();
     CompletableFuture<T> f = call.get();
     CompletableFuture<T> answer = new CompletableFuture<>();
@@ -94,7 +96,7 @@ public final class ObservedCsiClient extends ForwardingCsiClient {
       }
     });
     answer.whenComplete((v, failure) -> {
-      if (failure instanceof java.util.concurrent.CancellationException) {
+      if (failure instanceof CancellationException) {
         f.cancel(true);
       }
     });
